@@ -1,0 +1,150 @@
+# libcudaload -- GNU make. `make help` lists the targets.
+#
+# Everything CUDA is dlopen'ed at run time: nothing here links a CUDA library. The CUDA
+# headers are needed at build time only, for the real prototypes of the function tables.
+
+VERSION    := 0.1.0
+SOMAJOR    := 0
+CC         ?= cc
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+DESTDIR    ?=
+CUDA_HOME  ?= /usr/local/cuda
+# Any directory with cuda.h, cuda_runtime_api.h and cublas_v2.h: the toolkit's include dir,
+# or the nvidia wheels' (site-packages/nvidia/cu13/include).
+CUDA_INC   ?= $(CUDA_HOME)/include
+PYTHON     ?= python3
+
+B          := build
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS     ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
+LIBS       := -ldl -lpthread
+
+LIB_SRC    := libcudaload/status.c libcudaload/config.c libcudaload/search.c libcudaload/open.c \
+              libcudaload/resolve.c libcudaload/gate.c libcudaload/cudaload.c
+LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
+HEADERS    := include/cudaload.h include/cudaload_tables.h libcudaload/internal.h
+
+SO_REAL    := $(B)/libcudaload.so.$(VERSION)
+SO_NAME    := libcudaload.so.$(SOMAJOR)
+STATIC     := $(B)/libcudaload.a
+PROBE      := $(B)/cudaload-probe
+PC         := $(B)/cudaload.pc
+
+TEST_SRC   := $(wildcard tests/test_*.c)
+TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
+FIXTURES   := $(abspath $(B)/fixtures)
+
+.PHONY: all check check-gpu bench bench-bins install uninstall clean help headers-check
+
+all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
+
+help:
+	@echo "libcudaload $(VERSION) -- targets:"
+	@echo "  make              build $(SO_REAL) (SONAME $(SO_NAME)), $(STATIC), $(PC), $(PROBE)"
+	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
+	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1); no GPU needed"
+	@echo "  make check-gpu    run the GPU tests (needs an NVIDIA driver and GPU; skipped with a reason otherwise)"
+	@echo "  make bench        loader-cost benchmarks (bench/run.sh); results for docs/performance.md"
+	@echo "  make install      install lib, headers, pkg-config file and cudaload-probe under"
+	@echo "                    DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) (LIBDIR=$(LIBDIR))"
+	@echo "  make uninstall    remove what install put there"
+	@echo "  make clean        remove $(B)/"
+	@echo "Variables: CUDA_HOME=$(CUDA_HOME) CUDA_INC=$(CUDA_INC) CC=$(CC) PREFIX DESTDIR LIBDIR PYTHON"
+
+headers-check:
+	@for h in cuda.h cuda_runtime_api.h cublas_v2.h; do \
+	  test -f "$(CUDA_INC)/$$h" || { echo "error: $(CUDA_INC)/$$h not found: set CUDA_INC to a directory" \
+	    "holding the CUDA headers (the toolkit's include, or site-packages/nvidia/cu13/include)"; exit 1; }; done
+
+$(B)/obj/%.o: libcudaload/%.c $(HEADERS) | $(B)/obj
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(SO_REAL): $(LIB_OBJ) libcudaload/cudaload.map
+	$(CC) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=libcudaload/cudaload.map \
+	  -Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LIBS)
+
+$(B)/$(SO_NAME): $(SO_REAL)
+	ln -sf $(notdir $(SO_REAL)) $@
+$(B)/libcudaload.so: $(B)/$(SO_NAME)
+	ln -sf $(SO_NAME) $@
+
+# The archive's objects keep hidden visibility, so a module that embeds it exports nothing of it.
+$(STATIC): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(PC): libcudaload/cudaload.pc.in Makefile | $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# The probe embeds the static library: one self-contained binary.
+$(PROBE): tools/cudaload-probe.c $(STATIC) include/cudaload.h
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+
+$(B) $(B)/obj $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/bench:
+	mkdir -p $@
+
+# ---- tests ----
+
+# The only fake: a libcuda.so.1 that reports a chosen CUDA version and device count
+# (a driver of another version cannot be had on a machine without a GPU).
+$(B)/fake/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake
+	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -isystem $(CUDA_INC) -o $@ $<
+$(B)/fake/missing-symbol/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake/missing-symbol
+	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -DFAKE_CUDA_OMIT_DEVICE_GET_NAME \
+	  -isystem $(CUDA_INC) -o $@ $<
+
+$(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
+	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
+
+check: all $(TEST_BIN) $(FAKE_DRV)
+	tests/fixtures.sh $(FIXTURES)
+	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN)
+
+check-gpu: all $(B)/tests/gpu_loader
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) $(B)/tests/gpu_loader
+
+$(B)/tests/gpu_loader: tests/gpu/gpu_loader.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
+	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
+
+# ---- benchmarks ----
+
+bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct
+
+$(B)/bench/bench_init: bench/bench_init.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+$(B)/bench/bench_call: bench/bench_call.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+# The direct-linked comparison binary: a bench tool only, never part of the library.
+BENCH_CUDART_DIR ?= $(CUDA_HOME)/lib64
+$(B)/bench/bench_call_direct: bench/bench_call.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -DBENCH_DIRECT -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) \
+	  -L$(BENCH_CUDART_DIR) -l:libcudart.so.13 -Wl,-rpath,$(BENCH_CUDART_DIR) $(LIBS)
+
+bench: all bench-bins
+	bench/run.sh
+
+# ---- install ----
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(SO_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so
+	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 include/cudaload.h include/cudaload_tables.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so \
+	  $(DESTDIR)$(LIBDIR)/libcudaload.a $(DESTDIR)$(PREFIX)/include/cudaload.h \
+	  $(DESTDIR)$(PREFIX)/include/cudaload_tables.h $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc \
+	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,245 @@
+/*
+ * cudaload.h -- find, open and resolve the CUDA runtime and cuBLAS at run time.
+ *
+ * libcudaload finds libcudart and libcublas that pip (CUDA 12 and 13 wheel
+ * layouts), conda, CUDA_HOME or the system installed, in one documented order
+ * (docs/search-order.md), dlopens them by SONAME, fills typed function tables
+ * (cudaload_tables.h) and checks the driver's CUDA version against what each
+ * library needs. It has no link-time dependency on any CUDA library.
+ *
+ * This header needs no CUDA header. The typed tables are in cudaload_tables.h,
+ * which includes cuda.h, cuda_runtime_api.h and cublas_v2.h.
+ *
+ * Conventions (libuv style): every fallible call returns a cudaload_status;
+ * CUDALOAD_OK is 0; cudaload_status_string() names a status and
+ * cudaload_last_error() gives the calling thread's detailed message (paths,
+ * versions, dlerror text, every candidate tried). The library never prints
+ * unless CUDALOAD_DEBUG=1 (or CUDALOAD_FLAG_DEBUG) and never exits.
+ */
+#ifndef CUDALOAD_H
+#define CUDALOAD_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CUDALOAD_API __attribute__((visibility("default")))
+#else
+#define CUDALOAD_API
+#endif
+
+#define CUDALOAD_VERSION_MAJOR 0
+#define CUDALOAD_VERSION_MINOR 1
+#define CUDALOAD_VERSION_PATCH 0
+#define CUDALOAD_VERSION_STRING "0.1.0"
+
+/* Status codes. Stable numbers: they are part of the ABI. */
+typedef enum cudaload_status {
+    CUDALOAD_OK = 0,
+    CUDALOAD_ERROR_INVALID_ARGUMENT = 1,  /* NULL pointer, bad enum, short size field */
+    CUDALOAD_ERROR_INVALID_OPTION = 2,    /* bad CUDALOAD_* variable or option value */
+    CUDALOAD_ERROR_NOT_INITIALIZED = 3,   /* cudaload_init() has not succeeded yet */
+    CUDALOAD_ERROR_NOT_FOUND = 4,         /* no usable copy of a library anywhere searched */
+    CUDALOAD_ERROR_OVERRIDE_UNUSABLE = 5, /* an exact file given by env/options cannot be used */
+    CUDALOAD_ERROR_NO_DRIVER = 6,         /* libcuda.so.1 could not be loaded */
+    CUDALOAD_ERROR_DRIVER_TOO_OLD = 7,    /* copies exist, but only of majors the driver cannot run */
+    CUDALOAD_ERROR_NO_DEVICE = 8,         /* the driver loaded but reports no CUDA device */
+    CUDALOAD_ERROR_SYMBOL_MISSING = 9,    /* a required (or the asked-for optional) symbol is absent */
+    CUDALOAD_ERROR_MAJOR_MISMATCH = 10,   /* cudart and cuBLAS of different CUDA majors */
+    CUDALOAD_ERROR_CUDA = 11,             /* a CUDA call failed; the message names the error */
+    CUDALOAD_ERROR_OUT_OF_MEMORY = 12,    /* host allocation failed */
+    CUDALOAD_ERROR_NOT_ATTEMPTED = 13,    /* the library was not searched (not asked for yet, find-only) */
+    CUDALOAD_STATUS_COUNT_ = 14
+} cudaload_status;
+
+/* The libraries libcudaload manages. */
+typedef enum cudaload_lib {
+    CUDALOAD_LIB_DRIVER = 0,   /* libcuda.so.1 */
+    CUDALOAD_LIB_CUDART = 1,   /* libcudart.so.{13,12} */
+    CUDALOAD_LIB_CUBLASLT = 2, /* libcublasLt.so.{13,12} (cuBLAS's dependency) */
+    CUDALOAD_LIB_CUBLAS = 3,   /* libcublas.so.{13,12} */
+    CUDALOAD_LIB_COUNT_ = 4
+} cudaload_lib;
+
+/* Where a library came from; also the vocabulary of CUDALOAD_SOURCES. */
+typedef enum cudaload_source {
+    CUDALOAD_SOURCE_NONE = 0,
+    CUDALOAD_SOURCE_OVERRIDE = 1,  /* CUDALOAD_*_PATH files, CUDALOAD_PATH dirs, option paths */
+    CUDALOAD_SOURCE_CALLER = 2,    /* roots passed in cudaload_options.roots */
+    CUDALOAD_SOURCE_SELF = 3,      /* the site-packages holding the module that embeds us */
+    CUDALOAD_SOURCE_VENV = 4,      /* $VIRTUAL_ENV/lib{,64}/python3.* /site-packages */
+    CUDALOAD_SOURCE_CONDA = 5,     /* $CONDA_PREFIX/{lib,lib64,targets/<triple>/lib} */
+    CUDALOAD_SOURCE_CUDA_HOME = 6, /* $CUDA_HOME, $CUDA_PATH: {lib64,lib,targets/<triple>/lib} */
+    CUDALOAD_SOURCE_SYSTEM = 7,    /* dlopen(soname): LD_LIBRARY_PATH, ld.so.cache, default dirs */
+    CUDALOAD_SOURCE_LOADED = 8,    /* a copy already in the process, reused (never a scope bit) */
+    CUDALOAD_SOURCE_COUNT_ = 9
+} cudaload_source;
+
+/* Bit for a source in cudaload_options.sources: CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA). */
+#define CUDALOAD_SOURCE_BIT(s) (1u << (unsigned)(s))
+/* Every searchable source (override .. system). */
+#define CUDALOAD_SOURCES_ALL 0xFEu
+
+/* Flags for cudaload_options.flags. */
+enum {
+    CUDALOAD_FLAG_IGNORE_ENV = 1u << 0,   /* read no CUDALOAD_* variable (CUDA_HOME etc. still name roots
+                                             unless their sources are scoped out) */
+    CUDALOAD_FLAG_DEBUG = 1u << 1,        /* trace every candidate on stderr, like CUDALOAD_DEBUG=1 */
+    CUDALOAD_FLAG_FIND_ONLY = 1u << 2,    /* locate candidates without dlopen'ing any CUDA library */
+    CUDALOAD_FLAG_LOAD_CUBLAS = 1u << 3,  /* load cuBLAS during init instead of on first use */
+    CUDALOAD_FLAG_SECURE = 1u << 4,       /* behave as under AT_SECURE: ignore every environment
+                                             override (the test seam and a hardening switch) */
+    CUDALOAD_FLAG_DRIVER_OPTIONAL = 1u << 5 /* a missing driver is not an init error: cudart is
+                                               still loaded, ungated, and init returns OK */
+};
+
+/*
+ * Options for cudaload_init(). Zero-initialise, set .size = sizeof(cudaload_options),
+ * then fill what you need; every zero field means "default". The size field lets
+ * later versions append fields without breaking callers built against this one.
+ * Strings are copied; the caller may free them after cudaload_init() returns.
+ */
+typedef struct cudaload_options {
+    size_t size;                /* sizeof(cudaload_options) */
+    const char *const *roots;   /* caller roots: site-packages dirs or library dirs (absolute) */
+    size_t n_roots;
+    int cuda_major;             /* 0: any (newest the driver runs), or 12 or 13 */
+    unsigned sources;           /* 0: all; else a mask of CUDALOAD_SOURCE_BIT()s */
+    unsigned flags;             /* CUDALOAD_FLAG_* */
+    const char *lib_dirs;       /* like CUDALOAD_PATH: colon-separated absolute dirs, searched first */
+    const char *cudart_path;    /* exact files, like CUDALOAD_CUDART_PATH and friends */
+    const char *cublas_path;
+    const char *cublaslt_path;
+    const char *driver_path;
+} cudaload_options;
+
+/* One file (or system-search attempt) that was considered for a library. */
+typedef struct cudaload_candidate {
+    const char *path;         /* absolute path, or the SONAME for a system search */
+    cudaload_source source;   /* where the candidate came from */
+    cudaload_status result;   /* CUDALOAD_OK when taken; otherwise why it was skipped */
+    const char *reason;       /* human text: "taken", "not an ELF file", dlerror text, ... */
+} cudaload_candidate;
+
+/* A search root: a directory the search looked in, in order. */
+typedef struct cudaload_root {
+    const char *path;
+    cudaload_source source;
+    int exists;               /* 1 when the directory exists */
+} cudaload_root;
+
+/*
+ * What libcudaload knows about one library. Filled by cudaload_get_library_info().
+ * The strings and the candidate array stay valid for the life of the process.
+ */
+typedef struct cudaload_library_info {
+    size_t size;                  /* set by the caller: sizeof(cudaload_library_info) */
+    cudaload_lib lib;
+    const char *name;             /* "cuda", "cudart", "cublasLt", "cublas" */
+    cudaload_status status;       /* OK: loaded (or found, in find-only mode); else why not */
+    int loaded;                   /* 1 when a handle is open and its table is filled */
+    const char *path;             /* absolute path of the copy taken, or NULL */
+    const char *soname;           /* e.g. "libcudart.so.13", or NULL */
+    cudaload_source source;       /* where it came from (CUDALOAD_SOURCE_LOADED when reused) */
+    int already_loaded;           /* 1 when the copy was in the process before libcudaload looked */
+    int major;                    /* CUDA major of the copy taken (12, 13), 0 when unknown */
+    int version;                  /* driver: cuDriverGetVersion (13000); cudart:
+                                     cudaRuntimeGetVersion (13000); cublas/cublasLt:
+                                     major*10000+minor*100+patch (130100); 0 unknown */
+    const char *driver_branch;    /* driver only: "580.159.04" from /proc or NVML, else NULL */
+    size_t n_candidates;
+    const cudaload_candidate *candidates;
+} cudaload_library_info;
+
+/* ---- version and errors ---------------------------------------------------------------- */
+
+/** Returns the library's version string, e.g. "0.1.0" (never NULL). */
+CUDALOAD_API const char *cudaload_version_string(void);
+
+/** Returns the status's name, e.g. "CUDALOAD_ERROR_NOT_FOUND" (never NULL; unknown values give
+ *  "CUDALOAD_ERROR_UNKNOWN"). */
+CUDALOAD_API const char *cudaload_status_name(cudaload_status status);
+
+/** Returns a one-line description of the status, e.g. "library not found" (never NULL). */
+CUDALOAD_API const char *cudaload_status_string(cudaload_status status);
+
+/** Returns the calling thread's detailed message for the last failed call: the paths,
+ *  versions and dlerror text, and for a failed search every candidate with its reason.
+ *  "" when the thread has seen no failure. Valid until the thread's next libcudaload call. */
+CUDALOAD_API const char *cudaload_last_error(void);
+
+/** Returns the name of a source ("override", "caller", "self", "venv", "conda",
+ *  "cuda_home", "system", "loaded"), or "none". Never NULL. */
+CUDALOAD_API const char *cudaload_source_name(cudaload_source source);
+
+/** Returns the library's short name ("cuda", "cudart", "cublasLt", "cublas") or "unknown". */
+CUDALOAD_API const char *cudaload_lib_name(cudaload_lib lib);
+
+/* ---- initialisation -------------------------------------------------------------------- */
+
+/** Sets *opts to the defaults (all zero, size = sizeof(cudaload_options)). */
+CUDALOAD_API void cudaload_options_init(cudaload_options *opts);
+
+/**
+ * Finds and loads the CUDA driver and runtime, fills their tables and gates them.
+ * opts may be NULL (defaults, environment applies). Thread-safe and idempotent: the
+ * first call does the work and every later call returns the same status (its options
+ * are ignored). Returns CUDALOAD_OK, or the status of the first step that failed:
+ * CUDALOAD_ERROR_INVALID_OPTION, _NO_DRIVER (cudart is still searched, ungated, so
+ * cudaload_get_library_info() can tell what is there), _NOT_FOUND, _DRIVER_TOO_OLD,
+ * _OVERRIDE_UNUSABLE, _SYMBOL_MISSING. Never prints (unless asked) and never exits.
+ */
+CUDALOAD_API cudaload_status cudaload_init(const cudaload_options *opts);
+
+/** Returns 1 when cudaload_init() has completed (successfully or not), else 0. */
+CUDALOAD_API int cudaload_is_initialized(void);
+
+/**
+ * Loads cuBLAS (cublasLt first, from the same directory) if not loaded yet: from the root
+ * cudart came from when that root has it, else in the search order; only the major of the
+ * loaded cudart. Thread-safe; later calls return the first result. Needs a successful init.
+ */
+CUDALOAD_API cudaload_status cudaload_load_cublas(void);
+
+/* ---- what was found -------------------------------------------------------------------- */
+
+/** Fills *out (whose .size the caller set) for lib: status, path, SONAME, source, version
+ *  and every candidate tried. Works before init (status CUDALOAD_ERROR_NOT_ATTEMPTED). */
+CUDALOAD_API cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_info *out);
+
+/** Returns the search roots of the completed init, in search order, and their count in
+ *  *count (0 and NULL before init). The array lives for the life of the process. */
+CUDALOAD_API const cudaload_root *cudaload_roots(size_t *count);
+
+/** Returns the driver's CUDA version (cuDriverGetVersion: 13000 = 13.0) in *version.
+ *  CUDALOAD_ERROR_NO_DRIVER when the driver did not load. */
+CUDALOAD_API cudaload_status cudaload_driver_version(int *version);
+
+/** Initialises the driver (cuInit) on first use and returns the number of CUDA devices in
+ *  *count. CUDALOAD_ERROR_NO_DEVICE (count 0) when there is none; the message carries the
+ *  driver's error name. Not called by cudaload_init(), which stays cheap. */
+CUDALOAD_API cudaload_status cudaload_device_count(int *count);
+
+/** Returns 1 when the named symbol of lib was resolved (optional symbols may be absent,
+ *  e.g. cudaMemGetDefaultMemPool in a CUDA 12 runtime), 0 when absent or lib not loaded.
+ *  The name is the exported one ("cublasSgemm_v2"); the macro name ("cublasSgemm") works too. */
+CUDALOAD_API int cudaload_has_symbol(cudaload_lib lib, const char *name);
+
+/** Returns the number of symbols in lib's X-macro list, and through the out-pointers the
+ *  exported name of entry i, whether it is required and whether it was resolved. For the
+ *  probe's listing. Returns 0 for an unknown lib or i out of range (outputs untouched). */
+CUDALOAD_API size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **name,
+                                       int *required, int *present);
+
+/** Returns the raw dlopen handle of a loaded library, or NULL. The handle stays open for
+ *  the life of the process; do not dlclose it. */
+CUDALOAD_API void *cudaload_handle(cudaload_lib lib);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDALOAD_H */

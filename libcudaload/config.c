@@ -1,0 +1,236 @@
+/*
+ * config.c -- merge cudaload_options with the CUDALOAD_* environment into one cl_config.
+ *
+ * Precedence: an environment variable beats the option that does the same thing (the
+ * user of a program outranks its integrator, as LD_LIBRARY_PATH outranks RUNPATH), unless
+ * the program sets CUDALOAD_FLAG_IGNORE_ENV. Under AT_SECURE (setuid/setgid programs) or
+ * CUDALOAD_FLAG_SECURE no environment variable is read at all, as ld.so does.
+ * Every value is validated: a relative path, a path longer than PATH_MAX, an unknown source
+ * name or a major other than 12/13 is an error naming the variable, never silently ignored.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+static const char *const cl_source_names[CUDALOAD_SOURCE_COUNT_] = {
+    [CUDALOAD_SOURCE_NONE] = "none",       [CUDALOAD_SOURCE_OVERRIDE] = "override",
+    [CUDALOAD_SOURCE_CALLER] = "caller",   [CUDALOAD_SOURCE_SELF] = "self",
+    [CUDALOAD_SOURCE_VENV] = "venv",       [CUDALOAD_SOURCE_CONDA] = "conda",
+    [CUDALOAD_SOURCE_CUDA_HOME] = "cuda_home", [CUDALOAD_SOURCE_SYSTEM] = "system",
+    [CUDALOAD_SOURCE_LOADED] = "loaded",
+};
+
+const char *cudaload_source_name(cudaload_source source) {
+    if ((unsigned)source >= CUDALOAD_SOURCE_COUNT_) return "none";
+    return cl_source_names[source];
+}
+
+void cudaload_options_init(cudaload_options *opts) {
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+}
+
+const char *cl_config_env(const cl_config *cfg, const char *name) {
+    if (cfg->secure) return NULL;
+    return getenv(name);
+}
+
+/* Absolute, not too long, no empty. `what` names the variable or option in the message. */
+static cudaload_status cl_check_path(const char *what, const char *path, cl_buf *err) {
+    if (path[0] != '/') {
+        cl_buf_printf(err, "%s: '%s' is a relative path; libcudaload only accepts absolute paths "
+                           "(a relative one would depend on the current directory)", what, path);
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    if (strlen(path) >= PATH_MAX) {
+        cl_buf_printf(err, "%s: path of %zu bytes is longer than PATH_MAX (%d)", what, strlen(path),
+                      PATH_MAX);
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    return CUDALOAD_OK;
+}
+
+static cudaload_status cl_push(char ***list, size_t *n, const char *s) {
+    char **p = realloc(*list, (*n + 1) * sizeof **list);
+    if (!p) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    *list = p;
+    if (!(p[*n] = strdup(s))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    (*n)++;
+    return CUDALOAD_OK;
+}
+
+/* A colon-separated directory list. Empty elements are skipped: for ld.so they mean the
+ * current directory, which libcudaload never searches. */
+static cudaload_status cl_parse_dir_list(const char *what, const char *text, char ***list, size_t *n,
+                                         cl_buf *err) {
+    const char *p = text;
+    while (1) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len > 0) {
+            char *elem = strndup(p, len);
+            if (!elem) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+            cudaload_status st = cl_check_path(what, elem, err);
+            if (st == CUDALOAD_OK) st = cl_push(list, n, elem);
+            free(elem);
+            if (st != CUDALOAD_OK) return st;
+        } else {
+            cl_debug("%s: empty element skipped (never the current directory)", what);
+        }
+        if (!colon) break;
+        p = colon + 1;
+    }
+    return CUDALOAD_OK;
+}
+
+cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err) {
+    unsigned m = 0;
+    const char *p = text;
+    while (1) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        /* tolerate blanks around names ("caller, conda"), nothing else */
+        while (len > 0 && (*p == ' ' || *p == '\t')) p++, len--;
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
+        int found = 0;
+        for (int s = CUDALOAD_SOURCE_OVERRIDE; s < CUDALOAD_SOURCE_COUNT_; s++) {
+            if (strlen(cl_source_names[s]) == len && strncmp(cl_source_names[s], p, len) == 0) {
+                /* "loaded" is accepted but is no scope: reuse of a loaded copy always applies */
+                if (s != CUDALOAD_SOURCE_LOADED) m |= CUDALOAD_SOURCE_BIT(s);
+                found = 1;
+                break;
+            }
+        }
+        if (!found) {
+            cl_buf_printf(err, "CUDALOAD_SOURCES: unknown source '%.*s' (known: override, caller, "
+                               "self, venv, conda, cuda_home, system, loaded)", (int)(len > 64 ? 64 : len), p);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    if (m == 0 && strstr(text, "loaded") == NULL) {
+        cl_buf_printf(err, "CUDALOAD_SOURCES: no source named");
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    *mask = m;
+    return CUDALOAD_OK;
+}
+
+static cudaload_status cl_parse_major(const char *what, const char *text, int *major, cl_buf *err) {
+    if (strcmp(text, "12") == 0 || strcmp(text, "13") == 0) {
+        *major = atoi(text);
+        return CUDALOAD_OK;
+    }
+    cl_buf_printf(err, "%s: '%.64s' is not a CUDA major libcudaload supports (12 or 13)", what, text);
+    return CUDALOAD_ERROR_INVALID_OPTION;
+}
+
+static const struct {
+    cudaload_lib lib;
+    const char *env;
+    const char *opt;
+} cl_file_vars[] = {
+    {CUDALOAD_LIB_DRIVER, "CUDALOAD_DRIVER_PATH", "options.driver_path"},
+    {CUDALOAD_LIB_CUDART, "CUDALOAD_CUDART_PATH", "options.cudart_path"},
+    {CUDALOAD_LIB_CUBLASLT, "CUDALOAD_CUBLASLT_PATH", "options.cublaslt_path"},
+    {CUDALOAD_LIB_CUBLAS, "CUDALOAD_CUBLAS_PATH", "options.cublas_path"},
+};
+
+static const char *cl_opt_file(const cudaload_options *o, cudaload_lib lib) {
+    switch (lib) {
+    case CUDALOAD_LIB_DRIVER: return o->driver_path;
+    case CUDALOAD_LIB_CUDART: return o->cudart_path;
+    case CUDALOAD_LIB_CUBLASLT: return o->cublaslt_path;
+    case CUDALOAD_LIB_CUBLAS: return o->cublas_path;
+    default: return NULL;
+    }
+}
+
+cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl_buf *err) {
+    memset(cfg, 0, sizeof *cfg);
+    cudaload_options o;
+    cudaload_options_init(&o);
+    if (opts) {
+        if (opts->size < offsetof(cudaload_options, roots) + sizeof opts->roots) {
+            cl_buf_printf(err, "cudaload_options.size is %zu: set it to sizeof(cudaload_options) (%zu)",
+                          opts->size, sizeof o);
+            return CUDALOAD_ERROR_INVALID_ARGUMENT;
+        }
+        /* copy only the fields the caller's struct has (an older caller has a smaller one) */
+        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+        o.size = sizeof o;
+    }
+    cfg->flags = o.flags;
+    cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || getauxval(AT_SECURE) != 0;
+    int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
+    cfg->env_read = use_env;
+    cl_debug_enabled = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;
+    const char *v;
+    if (use_env && (v = getenv("CUDALOAD_DEBUG")) && v[0] && strcmp(v, "0") != 0) cl_debug_enabled = 1;
+    cl_debug("libcudaload %s: configuring%s", CUDALOAD_VERSION_STRING,
+             cfg->secure ? " (secure mode: environment overrides ignored)" : "");
+
+    cudaload_status st;
+    /* options */
+    if (o.n_roots && !o.roots) {
+        cl_buf_printf(err, "cudaload_options.roots is NULL but n_roots is %zu", o.n_roots);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < o.n_roots; i++) {
+        if (!o.roots[i] || !o.roots[i][0]) continue; /* empty: never the current directory */
+        if ((st = cl_check_path("options.roots", o.roots[i], err)) != CUDALOAD_OK) return st;
+        if ((st = cl_push(&cfg->caller_roots, &cfg->n_caller_roots, o.roots[i])) != CUDALOAD_OK) return st;
+    }
+    const char *lib_dirs = o.lib_dirs;
+    const char *lib_dirs_what = "options.lib_dirs";
+    if (use_env && (v = getenv("CUDALOAD_PATH")) && v[0]) {
+        lib_dirs = v;
+        lib_dirs_what = "CUDALOAD_PATH";
+    }
+    if (lib_dirs && (st = cl_parse_dir_list(lib_dirs_what, lib_dirs, &cfg->override_dirs,
+                                            &cfg->n_override_dirs, err)) != CUDALOAD_OK)
+        return st;
+
+    for (size_t i = 0; i < sizeof cl_file_vars / sizeof cl_file_vars[0]; i++) {
+        const char *path = cl_opt_file(&o, cl_file_vars[i].lib);
+        const char *what = cl_file_vars[i].opt;
+        if (use_env && (v = getenv(cl_file_vars[i].env)) && v[0]) {
+            path = v;
+            what = cl_file_vars[i].env;
+        }
+        if (!path || !path[0]) continue;
+        if ((st = cl_check_path(what, path, err)) != CUDALOAD_OK) return st;
+        if (!(cfg->file[cl_file_vars[i].lib] = strdup(path))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cfg->file_origin[cl_file_vars[i].lib] = what;
+    }
+
+    cfg->cuda_major = 0;
+    if (o.cuda_major != 0) {
+        if (o.cuda_major != 12 && o.cuda_major != 13) {
+            cl_buf_printf(err, "options.cuda_major: %d is not a CUDA major libcudaload supports (12 or 13)",
+                          o.cuda_major);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        cfg->cuda_major = o.cuda_major;
+    }
+    if (use_env && (v = getenv("CUDALOAD_CUDA_MAJOR")) && v[0] &&
+        (st = cl_parse_major("CUDALOAD_CUDA_MAJOR", v, &cfg->cuda_major, err)) != CUDALOAD_OK)
+        return st;
+
+    cfg->sources = o.sources ? o.sources : CUDALOAD_SOURCES_ALL;
+    if (cfg->sources & ~(unsigned)CUDALOAD_SOURCES_ALL) {
+        cl_buf_printf(err, "options.sources: 0x%x has bits outside CUDALOAD_SOURCES_ALL (0x%x)", o.sources,
+                      CUDALOAD_SOURCES_ALL);
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    if (use_env && (v = getenv("CUDALOAD_SOURCES")) && v[0] &&
+        (st = cl_parse_sources(v, &cfg->sources, err)) != CUDALOAD_OK)
+        return st;
+    return CUDALOAD_OK;
+}

@@ -1,0 +1,166 @@
+/*
+ * gate.c -- step 4 of the walk: what the driver can run.
+ *
+ * cuDriverGetVersion() gives the CUDA API level of the driver (12040 = 12.4), which decides
+ * the runtime majors it can run: a runtime of a newer major than the driver's fails every
+ * call with cudaErrorInsufficientDriver (35), so such a candidate is skipped before it is
+ * loaded. The driver branch (580.159.04) comes from /proc/driver/nvidia/version, or NVML
+ * where /proc has no such file (some containers); it is reported and checked against the
+ * documented minimum branch of each major.
+ */
+#define _GNU_SOURCE
+#include "cudaload_tables.h"
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cl_min_branch_for_major(int major) {
+    switch (major) {
+    case 13: return 580;
+    case 12: return 525;
+    default: return 0;
+    }
+}
+
+/* A token of the form D+.D+ or D+.D+.D+ (a driver version such as 580.159.04). */
+static int cl_is_version_token(const char *s, size_t n) {
+    int dots = 0;
+    if (n == 0 || n > 31 || s[0] < '0' || s[0] > '9' || s[n - 1] == '.') return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '.') {
+            if (s[i - 1] == '.') return 0;
+            dots++;
+        } else if (s[i] < '0' || s[i] > '9') {
+            return 0;
+        }
+    }
+    return dots >= 1 && dots <= 2;
+}
+
+char *cl_parse_proc_driver_version(const char *text, size_t n) {
+    static const char key[] = "NVRM version:";
+    const char *end = text + n;
+    for (const char *line = text; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *lend = nl ? nl : end;
+        if ((size_t)(lend - line) >= sizeof key - 1 && memcmp(line, key, sizeof key - 1) == 0) {
+            const char *p = line + sizeof key - 1;
+            while (p < lend) {
+                while (p < lend && (*p == ' ' || *p == '\t')) p++;
+                const char *tok = p;
+                while (p < lend && *p != ' ' && *p != '\t') p++;
+                if (cl_is_version_token(tok, (size_t)(p - tok))) return strndup(tok, (size_t)(p - tok));
+            }
+            return NULL;
+        }
+        line = nl ? nl + 1 : end;
+    }
+    return NULL;
+}
+
+/* NVML fallback: only reached when /proc/driver/nvidia/version is absent. */
+static char *cl_branch_from_nvml(void) {
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        dlerror();
+        return NULL;
+    }
+    typedef int (*init_fn)(void);
+    typedef int (*version_fn)(char *, unsigned int);
+    init_fn init, shutdown;
+    version_fn get_version;
+    void *p;
+    char *branch = NULL;
+    if ((p = dlsym(h, "nvmlInit_v2"))) memcpy(&init, &p, sizeof p);
+    else goto out;
+    if ((p = dlsym(h, "nvmlShutdown"))) memcpy(&shutdown, &p, sizeof p);
+    else goto out;
+    if ((p = dlsym(h, "nvmlSystemGetDriverVersion"))) memcpy(&get_version, &p, sizeof p);
+    else goto out;
+    if (init() == 0) {
+        char buf[96] = {0};
+        if (get_version(buf, sizeof buf) == 0 && cl_is_version_token(buf, strlen(buf))) branch = strdup(buf);
+        shutdown();
+    }
+out:
+    dlclose(h);
+    return branch;
+}
+
+char *cl_read_driver_branch(void) {
+    int fd = open("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[1024];
+        ssize_t n = read(fd, buf, sizeof buf);
+        close(fd);
+        if (n > 0) {
+            char *b = cl_parse_proc_driver_version(buf, (size_t)n);
+            if (b) return b;
+        }
+    }
+    return cl_branch_from_nvml();
+}
+
+cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_buf *why) {
+    if (wanted_major && major != wanted_major) {
+        cl_buf_printf(why, "CUDA %d, but CUDA %d was asked for (CUDALOAD_CUDA_MAJOR / options.cuda_major)", major,
+                      wanted_major);
+        return CUDALOAD_ERROR_MAJOR_MISMATCH;
+    }
+    if (!drv->loaded) return CUDALOAD_OK; /* nothing to gate on: the caller reports NO_DRIVER */
+    int drv_major = drv->version / 1000;
+    if (drv->version > 0 && major > drv_major) {
+        cl_buf_printf(why, "CUDA %d runtime needs a CUDA %d driver (branch >= %d); this driver supports CUDA %d.%d "
+                           "(cuDriverGetVersion %d%s%s)",
+                      major, major, cl_min_branch_for_major(major), drv_major, (drv->version % 1000) / 10,
+                      drv->version, drv->branch ? ", branch " : "", drv->branch ? drv->branch : "");
+        return CUDALOAD_ERROR_DRIVER_TOO_OLD;
+    }
+    if (drv->branch_major > 0 && drv->branch_major < cl_min_branch_for_major(major)) {
+        cl_buf_printf(why, "CUDA %d needs driver branch >= %d; this driver is %s", major,
+                      cl_min_branch_for_major(major), drv->branch);
+        return CUDALOAD_ERROR_DRIVER_TOO_OLD;
+    }
+    return CUDALOAD_OK;
+}
+
+cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, int *version, cl_buf *why) {
+    const cudaload_cudart_table *rt = cl_table_ptr(CUDALOAD_LIB_CUDART);
+    int v = 0;
+    cudaError_t e = rt->cudaRuntimeGetVersion(&v);
+    if (e != cudaSuccess) {
+        cl_buf_printf(why, "cudaRuntimeGetVersion failed with error %d", (int)e);
+        return CUDALOAD_ERROR_CUDA;
+    }
+    *version = v;
+    if (expected_major && v / 1000 != expected_major) {
+        cl_buf_printf(why, "file is named for CUDA %d but cudaRuntimeGetVersion reports %d.%d", expected_major,
+                      v / 1000, (v % 1000) / 10);
+        return CUDALOAD_ERROR_MAJOR_MISMATCH;
+    }
+    return cl_gate_major(drv, 0, v / 1000, why);
+}
+
+int cl_gate_cublas_version(cudaload_lib lib) {
+    int maj = 0, min = 0, patch = 0;
+    if (lib == CUDALOAD_LIB_CUBLAS) {
+        const cudaload_cublas_table *t = cl_table_ptr(lib);
+        if (t->cublasGetProperty(MAJOR_VERSION, &maj) != CUBLAS_STATUS_SUCCESS ||
+            t->cublasGetProperty(MINOR_VERSION, &min) != CUBLAS_STATUS_SUCCESS ||
+            t->cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+            return 0;
+    } else if (lib == CUDALOAD_LIB_CUBLASLT) {
+        const cudaload_cublaslt_table *t = cl_table_ptr(lib);
+        if (t->cublasLtGetProperty(MAJOR_VERSION, &maj) != CUBLAS_STATUS_SUCCESS ||
+            t->cublasLtGetProperty(MINOR_VERSION, &min) != CUBLAS_STATUS_SUCCESS ||
+            t->cublasLtGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+            return 0;
+    } else {
+        return 0;
+    }
+    return maj * 10000 + min * 100 + patch;
+}

@@ -1,0 +1,145 @@
+/*
+ * internal.h -- shared state and the interfaces between the steps of the walk
+ *
+ *     config (options + environment) -> search (roots, candidate dirs) -> open (ELF check,
+ *     dlopen, reuse of a loaded copy) -> resolve (fill the X-macro tables) -> gate (driver
+ *     version, majors the driver can run) -> cudaload.c (the walk, public getters)
+ *
+ * Nothing here is exported: every object is built with -fvisibility=hidden and only the
+ * CUDALOAD_API functions of the public headers are visible.
+ */
+#ifndef CUDALOAD_INTERNAL_H
+#define CUDALOAD_INTERNAL_H
+
+#include "cudaload.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#define CL_MAX_MAJORS 2
+/* CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"). */
+extern const int cl_known_majors[CL_MAX_MAJORS];
+
+/* Minimum Linux driver branch per CUDA major (design notes: 13.x >= 580, 12.x >= 525). */
+int cl_min_branch_for_major(int major);
+
+/* ---- growable string (errors, traces) ---- */
+typedef struct cl_buf {
+    char *data;
+    size_t len, cap;
+    int oom;
+} cl_buf;
+void cl_buf_printf(cl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cl_buf_vprintf(cl_buf *b, const char *fmt, va_list ap);
+const char *cl_buf_str(const cl_buf *b);
+void cl_buf_free(cl_buf *b);
+char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
+char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
+
+/* ---- per-thread error text and the debug trace (status.c) ---- */
+void cl_set_error(const char *text);
+void cl_set_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int cl_debug_enabled;
+void cl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- configuration: options merged with the environment (config.c) ---- */
+typedef struct cl_config {
+    char **caller_roots;
+    size_t n_caller_roots;
+    char **override_dirs;    /* CUDALOAD_PATH, options.lib_dirs */
+    size_t n_override_dirs;
+    char *file[CUDALOAD_LIB_COUNT_];            /* exact-file overrides, absolute */
+    const char *file_origin[CUDALOAD_LIB_COUNT_]; /* "CUDALOAD_CUDART_PATH" / "options.cudart_path" */
+    int cuda_major;          /* 0, 12 or 13 */
+    unsigned sources;        /* mask of CUDALOAD_SOURCE_BIT()s */
+    unsigned flags;
+    int secure;              /* AT_SECURE or CUDALOAD_FLAG_SECURE: no environment overrides */
+    int env_read;            /* CUDALOAD_* were read */
+} cl_config;
+
+/* Builds cfg from opts (may be NULL) and the environment. On a bad value returns
+ * CUDALOAD_ERROR_INVALID_OPTION with the reason in *err. */
+cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl_buf *err);
+/* Parses a CUDALOAD_SOURCES-style comma list into a mask. */
+cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err);
+/* Reads an environment variable unless the configuration is secure; NULL when unset. */
+const char *cl_config_env(const cl_config *cfg, const char *name);
+
+/* ---- search: roots and candidate directories (search.c) ---- */
+typedef struct cl_root {
+    cudaload_root pub;       /* path, source, exists */
+} cl_root;
+
+typedef struct cl_roots {
+    cl_root *items;
+    cudaload_root *pub;      /* the public view, same order */
+    size_t n, cap;
+} cl_roots;
+
+/* Builds the ordered, de-duplicated root list from the configuration and environment.
+ * self_path is the file that embeds libcudaload (from dladdr), or NULL. */
+cudaload_status cl_search_build_roots(cl_roots *roots, const cl_config *cfg, const char *self_path);
+/* The directories of a root that may hold lib of the given major, in the order tried:
+ * the CUDA 13 wheel dir (nvidia/cu13/lib), the CUDA 12 wheel dir (nvidia/<component>/lib),
+ * then the root itself. Returns the count written to dirs (malloc'd strings). */
+size_t cl_search_dirs(const char *root, cudaload_lib lib, int major, char *dirs[3]);
+/* The SONAME of lib at a major: "libcudart.so.13"; the driver ignores major. */
+const char *cl_soname(cudaload_lib lib, int major);
+/* Finds soname the way ld.so would without loading it (find-only mode): LD_LIBRARY_PATH
+ * (unless secure), /etc/ld.so.cache, the default directories. Returns a malloc'd path. */
+char *cl_search_system_path(const char *soname, int secure);
+/* Looks soname up in an ld.so.cache image (new format); malloc'd path or NULL. Pure. */
+char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *soname);
+/* Returns the site-packages (or dist-packages) directory that contains path, or NULL. */
+char *cl_site_packages_of(const char *path);
+
+/* ---- open (open.c) ---- */
+/* Checks that path is a loadable shared object for this process before dlopen: exists,
+ * not a directory, readable, ELF, our class and machine, not truncated. Returns OK or a
+ * status with the reason in *why. */
+cudaload_status cl_open_check_file(const char *path, cl_buf *why);
+/* Pure part of the check, on the first bytes of a file and its size. */
+cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
+                                    cl_buf *why);
+/* dlopen(path, RTLD_NOW|RTLD_LOCAL); NULL with dlerror text in *why. */
+void *cl_open_path(const char *path, cl_buf *why);
+/* A copy of soname already in the process (RTLD_NOLOAD), with its real path, or NULL. */
+void *cl_open_loaded(const char *soname, char **real_path);
+/* The path ld.so recorded for a handle (dlinfo RTLD_DI_LINKMAP), malloc'd. */
+char *cl_handle_path(void *handle);
+
+/* ---- resolve (resolve.c) ---- */
+/* Fills lib's table from handle into the library's static table (zeroed first). Returns
+ * OK, or SYMBOL_MISSING naming the first required symbol absent. */
+cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why);
+/* Clears lib's table (a candidate was rejected after resolve). */
+void cl_resolve_clear(cudaload_lib lib);
+size_t cl_symbol_count(cudaload_lib lib);
+int cl_symbol_info(cudaload_lib lib, size_t i, const char **name, int *required, int *present);
+int cl_symbol_present(cudaload_lib lib, const char *name);
+/* The library's static table (cudaload_*_table), final once its step completed. */
+const void *cl_table_ptr(cudaload_lib lib);
+
+/* ---- gate (gate.c) ---- */
+typedef struct cl_driver_facts {
+    int loaded;
+    int version;        /* cuDriverGetVersion, 0 unknown */
+    char *branch;       /* "580.159.04" or NULL */
+    int branch_major;   /* 580, 0 unknown */
+} cl_driver_facts;
+
+/* Parses the driver branch out of /proc/driver/nvidia/version text. Pure. Returns a
+ * malloc'd "580.159.04" or NULL. */
+char *cl_parse_proc_driver_version(const char *text, size_t n);
+/* Reads the branch from /proc/driver/nvidia/version, else NVML; malloc'd or NULL. */
+char *cl_read_driver_branch(void);
+/* Decides whether a runtime major may be used with the driver and the wanted major.
+ * Returns OK, DRIVER_TOO_OLD or MAJOR_MISMATCH with the reason in *why. */
+cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_buf *why);
+/* Checks a loaded cudart: its cudaRuntimeGetVersion() major against the expected one and
+ * the driver. Fills *version. */
+cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, int *version, cl_buf *why);
+/* Reads cuBLAS's (or cuBLASLt's) version as major*10000+minor*100+patch. */
+int cl_gate_cublas_version(cudaload_lib lib);
+
+#endif /* CUDALOAD_INTERNAL_H */

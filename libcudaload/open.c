@@ -1,0 +1,156 @@
+/*
+ * open.c -- step 2 of the walk: turn a candidate file into a dlopen handle, or into a
+ * precise reason why not.
+ *
+ * Before dlopen, the file's ELF header is checked. dlerror() would also fail on a bad
+ * file, but with texts like "invalid ELF header" or "file too short"; the check names the
+ * problem in the user's terms (empty file, text file, aarch64 library in an x86_64
+ * process, 32-bit library, truncated download) and costs one 64-byte read.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define CL_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define CL_ELF_MACHINE EM_AARCH64
+#endif
+
+static const char *cl_machine_name(unsigned m) {
+    switch (m) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_386: return "i386";
+    case EM_ARM: return "arm";
+    case EM_PPC64: return "ppc64";
+    case EM_RISCV: return "riscv";
+    default: return "unknown machine";
+    }
+}
+
+cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
+                                    cl_buf *why) {
+    if (file_size == 0) {
+        cl_buf_printf(why, "empty file (0 bytes)");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (n < 4 || memcmp(hdr, ELFMAG, SELFMAG) != 0) {
+        cl_buf_printf(why, "not an ELF file (%llu bytes, does not start with \\x7fELF)", file_size);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (n < EI_NIDENT || hdr[EI_CLASS] != ELFCLASS64) {
+        cl_buf_printf(why, "%s ELF, this process is 64-bit",
+                      n >= EI_NIDENT && hdr[EI_CLASS] == ELFCLASS32 ? "32-bit" : "ELF of unknown class");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (n < sizeof(Elf64_Ehdr)) {
+        cl_buf_printf(why, "truncated ELF: file is %llu bytes, shorter than an ELF header", file_size);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    Elf64_Ehdr eh;
+    memcpy(&eh, hdr, sizeof eh);
+    if (hdr[EI_DATA] != ELFDATA2LSB) {
+        cl_buf_printf(why, "big-endian ELF, this process is little-endian");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (eh.e_machine != CL_ELF_MACHINE) {
+        cl_buf_printf(why, "ELF for %s (e_machine %u), this process is %s (e_machine %u)",
+                      cl_machine_name(eh.e_machine), (unsigned)eh.e_machine, cl_machine_name(CL_ELF_MACHINE),
+                      (unsigned)CL_ELF_MACHINE);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (eh.e_type != ET_DYN) {
+        cl_buf_printf(why, "ELF is not a shared library (e_type %u)", (unsigned)eh.e_type);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    /* the program and section header tables must lie inside the file: a short download or
+     * a partial copy ends before them */
+    unsigned long long ph_end = (unsigned long long)eh.e_phoff + (unsigned long long)eh.e_phnum * eh.e_phentsize;
+    unsigned long long sh_end = (unsigned long long)eh.e_shoff + (unsigned long long)eh.e_shnum * eh.e_shentsize;
+    unsigned long long need = ph_end > sh_end ? ph_end : sh_end;
+    if (need > file_size) {
+        cl_buf_printf(why, "truncated ELF: file is %llu bytes, its headers need at least %llu", file_size, need);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    return CUDALOAD_OK;
+}
+
+cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+    struct stat lst, st;
+    if (lstat(path, &lst) != 0) {
+        cl_buf_printf(why, "%s", strerror(errno));
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        if (S_ISLNK(lst.st_mode)) {
+            char target[512];
+            ssize_t n = readlink(path, target, sizeof target - 1);
+            target[n > 0 ? n : 0] = 0;
+            cl_buf_printf(why, "dangling symbolic link to '%s' (%s)", target, strerror(e));
+        } else {
+            cl_buf_printf(why, "%s", strerror(e));
+        }
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        cl_buf_printf(why, "is a directory, not a library file");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        cl_buf_printf(why, "not a regular file");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cl_buf_printf(why, "cannot read: %s", strerror(errno));
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    unsigned char hdr[sizeof(Elf64_Ehdr)];
+    ssize_t n;
+    do n = read(fd, hdr, sizeof hdr);
+    while (n < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        cl_buf_printf(why, "cannot read: %s", strerror(e));
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    return cl_elf_check_header(hdr, (size_t)n, (unsigned long long)st.st_size, why);
+}
+
+void *cl_open_path(const char *path, cl_buf *why) {
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        cl_buf_printf(why, "dlopen failed: %s", e ? e : "(no dlerror text)");
+    }
+    return h;
+}
+
+char *cl_handle_path(void *handle) {
+    struct link_map *lm = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) return NULL;
+    /* l_name is the path ld.so opened; resolve symbolic links for the report */
+    char *real = realpath(lm->l_name, NULL);
+    return real ? real : strdup(lm->l_name);
+}
+
+void *cl_open_loaded(const char *soname, char **real_path) {
+    *real_path = NULL;
+    void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+    dlerror(); /* a miss sets dlerror text that nobody should see later */
+    if (h) *real_path = cl_handle_path(h);
+    return h;
+}

@@ -1,0 +1,265 @@
+/*
+ * search.c -- step 1 of the walk: the ordered list of roots and, within a root, the
+ * directories that may hold a library of a given major. Nothing here opens a library.
+ *
+ * Order (docs/search-order.md is the contract): override dirs, caller roots, self,
+ * venv, conda, cuda_home; the system search (dlopen by SONAME) comes after every root and
+ * has no directory of its own. The current directory is never a root.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define CL_TARGET_TRIPLE "x86_64-linux"
+#define CL_LDCACHE_ARCH_FLAGS 0x0300 /* FLAG_X8664_LIB64 */
+#define CL_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define CL_TARGET_TRIPLE "sbsa-linux"
+#define CL_LDCACHE_ARCH_FLAGS 0x0a00 /* FLAG_AARCH64_LIB64 */
+#define CL_MULTIARCH "aarch64-linux-gnu"
+#else
+#error "libcudaload supports x86_64 and aarch64 Linux"
+#endif
+
+const int cl_known_majors[CL_MAX_MAJORS] = {13, 12};
+
+const char *cl_soname(cudaload_lib lib, int major) {
+    switch (lib) {
+    case CUDALOAD_LIB_DRIVER: return "libcuda.so.1";
+    case CUDALOAD_LIB_CUDART: return major == 13 ? "libcudart.so.13" : "libcudart.so.12";
+    case CUDALOAD_LIB_CUBLASLT: return major == 13 ? "libcublasLt.so.13" : "libcublasLt.so.12";
+    case CUDALOAD_LIB_CUBLAS: return major == 13 ? "libcublas.so.13" : "libcublas.so.12";
+    default: return "";
+    }
+}
+
+/* The CUDA 12 wheels put each component in its own package directory. */
+static const char *cl_cu12_component(cudaload_lib lib) {
+    switch (lib) {
+    case CUDALOAD_LIB_CUDART: return "nvidia/cuda_runtime/lib";
+    case CUDALOAD_LIB_CUBLASLT:
+    case CUDALOAD_LIB_CUBLAS: return "nvidia/cublas/lib";
+    default: return NULL;
+    }
+}
+
+size_t cl_search_dirs(const char *root, cudaload_lib lib, int major, char *dirs[3]) {
+    size_t n = 0;
+    /* CUDA 13 wheels share one directory; only CUDA 13 libraries live there */
+    if (major == 13) dirs[n++] = cl_path_join(root, "nvidia/cu13/lib");
+    if (major == 12 && cl_cu12_component(lib)) dirs[n++] = cl_path_join(root, cl_cu12_component(lib));
+    /* the root itself: a plain library directory (conda lib, CUDA_HOME/lib64, CUDALOAD_PATH) */
+    dirs[n++] = cl_strdup(root);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dirs[i]) dirs[out++] = dirs[i];
+    return out;
+}
+
+static int cl_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source) {
+    if (!path || !path[0] || path[0] != '/') return CUDALOAD_OK; /* never relative, never "" */
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->items[i].pub.path, path) == 0) {
+            cl_debug("root %s (%s) already listed as %s: skipped", path, cudaload_source_name(source),
+                     cudaload_source_name(r->items[i].pub.source));
+            return CUDALOAD_OK;
+        }
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        cl_root *p = realloc(r->items, cap * sizeof *p);
+        if (!p) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        r->items = p;
+        r->cap = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    /* strip trailing slashes so duplicates compare equal ("/x/" == "/x") */
+    for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
+    r->items[r->n].pub.path = copy;
+    r->items[r->n].pub.source = source;
+    r->items[r->n].pub.exists = cl_is_dir(copy);
+    cl_debug("root %zu: %s (%s)%s", r->n, copy, cudaload_source_name(source),
+             r->items[r->n].pub.exists ? "" : " [does not exist]");
+    r->n++;
+    return CUDALOAD_OK;
+}
+
+/* $prefix/lib{,64}/python3.<minor>/site-packages of a virtual environment */
+static cudaload_status cl_roots_add_venv(cl_roots *r, const char *prefix) {
+    static const char *const libdirs[] = {"lib", "lib64"};
+    cudaload_status st = CUDALOAD_OK;
+    for (size_t i = 0; i < 2 && st == CUDALOAD_OK; i++) {
+        char *lib = cl_path_join(prefix, libdirs[i]);
+        if (!lib) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        DIR *d = opendir(lib);
+        if (d) {
+            /* sorted by name would need a second pass; venvs hold one python3.X in practice */
+            struct dirent *e;
+            while ((e = readdir(d)) && st == CUDALOAD_OK) {
+                if (strncmp(e->d_name, "python3", 7) != 0) continue;
+                char *py = cl_path_join(lib, e->d_name);
+                char *site = py ? cl_path_join(py, "site-packages") : NULL;
+                if (site && cl_is_dir(site)) st = cl_roots_add(r, site, CUDALOAD_SOURCE_VENV);
+                free(site);
+                free(py);
+            }
+            closedir(d);
+        }
+        free(lib);
+    }
+    return st;
+}
+
+/* A CUDA install prefix (conda, CUDA_HOME): its library directories in the toolkit's order. */
+static cudaload_status cl_roots_add_prefix(cl_roots *r, const char *prefix, cudaload_source source,
+                                           const char *const *subdirs, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char *dir = cl_path_join(prefix, subdirs[i]);
+        if (!dir) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cudaload_status st = cl_roots_add(r, dir, source);
+        free(dir);
+        if (st != CUDALOAD_OK) return st;
+    }
+    return CUDALOAD_OK;
+}
+
+char *cl_site_packages_of(const char *path) {
+    char *real = realpath(path, NULL);
+    if (!real) return NULL;
+    char *slash;
+    while ((slash = strrchr(real, '/')) != NULL && slash != real) {
+        const char *base = slash + 1;
+        if (strcmp(base, "site-packages") == 0 || strcmp(base, "dist-packages") == 0) return real;
+        *slash = 0;
+    }
+    free(real);
+    return NULL;
+}
+
+cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const char *self_path) {
+    cudaload_status st = CUDALOAD_OK;
+    unsigned src = cfg->sources;
+    const char *v;
+#define CL_TRY(expr)                                 \
+    do {                                             \
+        if ((st = (expr)) != CUDALOAD_OK) return st; \
+    } while (0)
+
+    if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_OVERRIDE))
+        for (size_t i = 0; i < cfg->n_override_dirs; i++)
+            CL_TRY(cl_roots_add(r, cfg->override_dirs[i], CUDALOAD_SOURCE_OVERRIDE));
+    if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER))
+        for (size_t i = 0; i < cfg->n_caller_roots; i++)
+            CL_TRY(cl_roots_add(r, cfg->caller_roots[i], CUDALOAD_SOURCE_CALLER));
+    if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SELF)) && self_path) {
+        char *site = cl_site_packages_of(self_path);
+        if (site) {
+            st = cl_roots_add(r, site, CUDALOAD_SOURCE_SELF);
+            free(site);
+            if (st != CUDALOAD_OK) return st;
+        } else {
+            cl_debug("self: %s is not inside a site-packages directory", self_path);
+        }
+    }
+    if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_VENV)) && (v = cl_config_env(cfg, "VIRTUAL_ENV")) &&
+        v[0] == '/')
+        CL_TRY(cl_roots_add_venv(r, v));
+    if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA)) && (v = cl_config_env(cfg, "CONDA_PREFIX")) &&
+        v[0] == '/') {
+        static const char *const conda_dirs[] = {"lib", "lib64", "targets/" CL_TARGET_TRIPLE "/lib"};
+        CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, 3));
+    }
+    if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME)) {
+        static const char *const home_dirs[] = {"lib64", "lib", "targets/" CL_TARGET_TRIPLE "/lib"};
+        static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
+        for (size_t i = 0; i < 2; i++)
+            if ((v = cl_config_env(cfg, vars[i])) && v[0] == '/')
+                CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, 3));
+    }
+#undef CL_TRY
+    r->pub = calloc(r->n ? r->n : 1, sizeof *r->pub);
+    if (!r->pub) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < r->n; i++) r->pub[i] = r->items[i].pub;
+    return CUDALOAD_OK;
+}
+
+/* ---- find-only system search: what dlopen(soname) would pick, without loading ---- */
+
+static char *cl_file_in(const char *dir, const char *name) {
+    char *p = cl_path_join(dir, name);
+    if (p && access(p, F_OK) == 0) return p;
+    free(p);
+    return NULL;
+}
+
+char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *soname) {
+    static const char magic[] = "glibc-ld.so.cache1.1";
+    const size_t header = 48, entry = 24;
+    if (size < header || memcmp(data, magic, sizeof magic - 1) != 0) return NULL;
+    uint32_t nlibs;
+    memcpy(&nlibs, data + 20, 4);
+    if (nlibs > (size - header) / entry) return NULL;
+    for (uint32_t i = 0; i < nlibs; i++) {
+        const unsigned char *e = data + header + (size_t)i * entry;
+        int32_t flags;
+        uint32_t key, value;
+        memcpy(&flags, e, 4);
+        memcpy(&key, e + 4, 4);
+        memcpy(&value, e + 8, 4);
+        if ((flags & 0xff) != 3 /* FLAG_ELF_LIBC6 */ || (flags & 0xff00) != CL_LDCACHE_ARCH_FLAGS) continue;
+        if (key >= size || value >= size) continue;
+        const char *k = (const char *)data + key;
+        const char *kend = memchr(k, 0, size - key);
+        if (!kend || strcmp(k, soname) != 0) continue;
+        const char *val = (const char *)data + value;
+        const char *vend = memchr(val, 0, size - value);
+        if (!vend) continue;
+        return strndup(val, (size_t)(vend - val));
+    }
+    return NULL;
+}
+
+char *cl_search_system_path(const char *soname, int secure) {
+    char *found = NULL;
+    const char *llp = secure ? NULL : getenv("LD_LIBRARY_PATH");
+    if (llp) {
+        char *copy = strdup(llp), *save = NULL;
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save))
+            if (d[0] == '/') found = cl_file_in(d, soname);
+        free(copy);
+        if (found) return found;
+    }
+    int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_size > 0) {
+            void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (map != MAP_FAILED) {
+                found = cl_ldcache_lookup(map, (size_t)st.st_size, soname);
+                munmap(map, (size_t)st.st_size);
+            }
+        }
+        close(fd);
+        if (found) return found;
+    }
+    static const char *const defaults[] = {"/lib/" CL_MULTIARCH, "/usr/lib/" CL_MULTIARCH, "/lib64",
+                                           "/usr/lib64", "/lib", "/usr/lib"};
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0] && !found; i++)
+        found = cl_file_in(defaults[i], soname);
+    return found;
+}

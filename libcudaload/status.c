@@ -1,0 +1,149 @@
+/*
+ * status.c -- status names and texts, the per-thread error message, the debug trace and
+ * the small string helpers every step uses.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    const char *text;
+} cl_status_table[CUDALOAD_STATUS_COUNT_] = {
+    [CUDALOAD_OK] = {"CUDALOAD_OK", "success"},
+    [CUDALOAD_ERROR_INVALID_ARGUMENT] = {"CUDALOAD_ERROR_INVALID_ARGUMENT", "invalid argument"},
+    [CUDALOAD_ERROR_INVALID_OPTION] = {"CUDALOAD_ERROR_INVALID_OPTION", "invalid option or environment variable"},
+    [CUDALOAD_ERROR_NOT_INITIALIZED] = {"CUDALOAD_ERROR_NOT_INITIALIZED", "libcudaload is not initialized"},
+    [CUDALOAD_ERROR_NOT_FOUND] = {"CUDALOAD_ERROR_NOT_FOUND", "library not found"},
+    [CUDALOAD_ERROR_OVERRIDE_UNUSABLE] = {"CUDALOAD_ERROR_OVERRIDE_UNUSABLE", "an explicitly given library file cannot be used"},
+    [CUDALOAD_ERROR_NO_DRIVER] = {"CUDALOAD_ERROR_NO_DRIVER", "CUDA driver (libcuda.so.1) not found"},
+    [CUDALOAD_ERROR_DRIVER_TOO_OLD] = {"CUDALOAD_ERROR_DRIVER_TOO_OLD", "the CUDA driver is too old for the libraries found"},
+    [CUDALOAD_ERROR_NO_DEVICE] = {"CUDALOAD_ERROR_NO_DEVICE", "no CUDA device"},
+    [CUDALOAD_ERROR_SYMBOL_MISSING] = {"CUDALOAD_ERROR_SYMBOL_MISSING", "a required symbol is missing"},
+    [CUDALOAD_ERROR_MAJOR_MISMATCH] = {"CUDALOAD_ERROR_MAJOR_MISMATCH", "CUDA major version mismatch"},
+    [CUDALOAD_ERROR_CUDA] = {"CUDALOAD_ERROR_CUDA", "a CUDA call failed"},
+    [CUDALOAD_ERROR_OUT_OF_MEMORY] = {"CUDALOAD_ERROR_OUT_OF_MEMORY", "out of host memory"},
+    [CUDALOAD_ERROR_NOT_ATTEMPTED] = {"CUDALOAD_ERROR_NOT_ATTEMPTED", "not attempted"},
+};
+
+const char *cudaload_status_name(cudaload_status status) {
+    if ((unsigned)status >= CUDALOAD_STATUS_COUNT_) return "CUDALOAD_ERROR_UNKNOWN";
+    return cl_status_table[status].name;
+}
+
+const char *cudaload_status_string(cudaload_status status) {
+    if ((unsigned)status >= CUDALOAD_STATUS_COUNT_) return "unknown status";
+    return cl_status_table[status].text;
+}
+
+const char *cudaload_version_string(void) { return CUDALOAD_VERSION_STRING; }
+
+/* ---- growable strings ---- */
+
+void cl_buf_vprintf(cl_buf *b, const char *fmt, va_list ap) {
+    if (b->oom) return;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int need = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (need < 0) return;
+    if (b->len + (size_t)need + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + (size_t)need + 1) cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->data = p;
+        b->cap = cap;
+    }
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    b->len += (size_t)need;
+}
+
+void cl_buf_printf(cl_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    cl_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+const char *cl_buf_str(const cl_buf *b) {
+    if (b->oom) return "(out of memory while formatting the message)";
+    return b->data ? b->data : "";
+}
+
+void cl_buf_free(cl_buf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+}
+
+char *cl_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+char *cl_path_join(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    int slash = la > 0 && a[la - 1] == '/';
+    char *p = malloc(la + lb + 2);
+    if (!p) return NULL;
+    memcpy(p, a, la);
+    if (!slash) p[la++] = '/';
+    memcpy(p + la, b, lb + 1);
+    return p;
+}
+
+/* ---- per-thread error text ---- */
+
+static pthread_key_t cl_error_key;
+static pthread_once_t cl_error_once = PTHREAD_ONCE_INIT;
+static int cl_error_key_ok;
+
+static void cl_error_key_make(void) { cl_error_key_ok = pthread_key_create(&cl_error_key, free) == 0; }
+
+void cl_set_error(const char *text) {
+    pthread_once(&cl_error_once, cl_error_key_make);
+    if (!cl_error_key_ok) return;
+    char *old = pthread_getspecific(cl_error_key);
+    char *copy = text ? strdup(text) : NULL;
+    pthread_setspecific(cl_error_key, copy);
+    free(old);
+}
+
+void cl_set_errorf(const char *fmt, ...) {
+    cl_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    cl_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    cl_set_error(cl_buf_str(&b));
+    cl_buf_free(&b);
+}
+
+const char *cudaload_last_error(void) {
+    pthread_once(&cl_error_once, cl_error_key_make);
+    if (!cl_error_key_ok) return "";
+    const char *s = pthread_getspecific(cl_error_key);
+    return s ? s : "";
+}
+
+/* ---- debug trace (CUDALOAD_DEBUG=1 or CUDALOAD_FLAG_DEBUG): the only place that prints ---- */
+
+int cl_debug_enabled;
+
+void cl_debug(const char *fmt, ...) {
+    if (!cl_debug_enabled) return;
+    va_list ap;
+    va_start(ap, fmt);
+    flockfile(stderr);
+    fputs("cudaload: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+    va_end(ap);
+}
