@@ -97,7 +97,7 @@ $(B)/fake/missing-symbol/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake/missin
 	  -isystem $(CUDA_INC) -o $@ $<
 
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
-	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
 
 check: all $(TEST_BIN) $(FAKE_DRV)
@@ -108,7 +108,7 @@ check-gpu: all $(B)/tests/gpu_loader
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) $(B)/tests/gpu_loader
 
 $(B)/tests/gpu_loader: tests/gpu/gpu_loader.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
-	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
 
 # ---- benchmarks ----

@@ -1,0 +1,688 @@
+/*
+ * test_search.c -- the walk end to end, on real CUDA library files: the toolkit's
+ * libcudart/libcublas arranged as a CUDA 13 wheel tree, a conda prefix and a CUDA_HOME;
+ * real pip wheels (nvidia-cuda-runtime-cu12, nvidia-cublas-cu12, nvidia-cuda-runtime) in
+ * venvs made by tests/fixtures.sh. The driver is the one fake (tests/fake/fake_cuda.c):
+ * it reports the CUDA version a scenario needs. Every scenario runs in a forked child,
+ * since libcudaload's state is per process.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cudaload.h"
+#include "harness.h"
+
+#define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
+
+static char driver_env[PATH_MAX + 64];
+static char missing_symbol_driver_env[PATH_MAX + 64];
+
+static const char *site_cu12(void) { return th_fixture_env("VENV_CU12_SITE"); }
+static const char *site_cu13(void) { return th_fixture_env("VENV_CU13_SITE"); }
+static const char *toolkit_lib(void) { return th_fixture_env("CUDA_TOOLKIT_LIB"); }
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!b || !getenv("CUDALOAD_TEST_FIXTURES")) {
+        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD and CUDALOAD_TEST_FIXTURES unset)\n");
+        return -1;
+    }
+    snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
+    snprintf(missing_symbol_driver_env, sizeof missing_symbol_driver_env,
+             "CUDALOAD_DRIVER_PATH=%s/fake/missing-symbol/libcuda.so.1", b);
+    return 0;
+}
+
+static cudaload_options opts(const char *const *roots, size_t n, unsigned sources, unsigned flags) {
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = n;
+    o.sources = sources;
+    o.flags = flags;
+    return o;
+}
+
+static void expect_status(const th_result *r, int want) {
+    if (!r->exited || r->exit_code != 0) fail_msg("child did not exit cleanly (signaled=%d exit=%d)", r->signaled, r->exit_code);
+    if (r->init_status != want)
+        fail_msg("init returned %s, want %s; message:\n%s", cudaload_status_name((cudaload_status)r->init_status),
+                 cudaload_status_name((cudaload_status)want), r->error);
+}
+
+static void expect_reason(const th_result *r, int lib, const char *path_part, int result, const char *words) {
+    int i = th_find_candidate(r, lib, path_part);
+    if (i < 0) fail_msg("no %s candidate matching '%s'; message:\n%s", cudaload_lib_name((cudaload_lib)lib), path_part, r->error);
+    const char *reason = r->lib[lib].cand[i].reason;
+    if (r->lib[lib].cand[i].result != result || !strstr(reason, words))
+        fail_msg("%s candidate %s: result %s reason '%s'; want %s with '%s'", cudaload_lib_name((cudaload_lib)lib),
+                 r->lib[lib].cand[i].path, cudaload_status_name((cudaload_status)r->lib[lib].cand[i].result), reason,
+                 cudaload_status_name((cudaload_status)result), words);
+}
+
+/* ---- layouts ---- */
+
+static void test_cu13_wheel_tree(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"), CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublasLt.so.13"), CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublas.so.13"), CUDALOAD_SOURCE_CALLER);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 13);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].version / 1000, 13);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].version / 10000, 13);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].version, 13000);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].source, CUDALOAD_SOURCE_OVERRIDE);
+    assert_string_equal(r->lib[CUDALOAD_LIB_CUDART].soname, "libcudart.so.13");
+    th_result_free(r);
+}
+
+static void test_real_cu12_wheels(void **state) {
+    (void)state;
+    const char *roots[] = {site_cu12()};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", site_cu12());
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].version / 1000, 12);
+    snprintf(want, sizeof want, "%s/nvidia/cublas/lib/libcublas.so.12", site_cu12());
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, want, CUDALOAD_SOURCE_CALLER);
+    snprintf(want, sizeof want, "%s/nvidia/cublas/lib/libcublasLt.so.12", site_cu12());
+    th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, want, CUDALOAD_SOURCE_CALLER);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].version / 10000, 12);
+    th_result_free(r);
+}
+
+static void child_optional_symbol(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    r->user_int[0] = cudaload_has_symbol(CUDALOAD_LIB_CUDART, "cudaMemGetDefaultMemPool");
+    r->user_int[1] = cudaload_has_symbol(CUDALOAD_LIB_CUBLAS, "cublasSgemm");
+    r->user_int[2] = cudaload_has_symbol(CUDALOAD_LIB_CUBLAS, "cublasSgemm_v2");
+}
+
+static void test_optional_symbol_presence(void **state) {
+    (void)state;
+    const char *roots12[] = {site_cu12()}, *roots13[] = {site_cu13()};
+    const char *env12[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
+    const char *env13[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
+    th_result *r = th_result_new();
+    cudaload_options o = opts(roots12, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_run(r, env12, child_optional_symbol, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 0);
+    assert_int_equal(r->user_int[1], 1); /* the macro name and the exported name both work */
+    assert_int_equal(r->user_int[2], 1);
+    o = opts(roots13, 1, SRC(CALLER), 0);
+    th_run(r, env13, child_optional_symbol, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 1);
+    th_result_free(r);
+}
+
+static void test_real_cu13_wheel(void **state) {
+    (void)state;
+    const char *roots[] = {site_cu13()};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", site_cu13());
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
+    /* cuBLAS stays unloaded until asked for */
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].status, CUDALOAD_ERROR_NOT_ATTEMPTED);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLAS], 0);
+    th_result_free(r);
+}
+
+/* ---- driver gating ---- */
+
+/* One root holding both majors, in both wheel layouts, from real files. */
+static const char *mixed_root(void) {
+    static char root[PATH_MAX];
+    if (root[0]) return root;
+    char *tmp = th_tmpdir();
+    char p[PATH_MAX], src[PATH_MAX];
+    snprintf(root, sizeof root, "%s/site-packages", tmp);
+    snprintf(p, sizeof p, "%s/nvidia/cu13/lib", root);
+    th_mkdirs(p);
+    snprintf(p, sizeof p, "%s/nvidia/cu13/lib/libcudart.so.13", root);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit_lib());
+    th_copy(src, p);
+    snprintf(p, sizeof p, "%s/nvidia/cuda_runtime/lib", root);
+    th_mkdirs(p);
+    snprintf(p, sizeof p, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", root);
+    snprintf(src, sizeof src, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", site_cu12());
+    th_copy(src, p);
+    free(tmp);
+    return root;
+}
+
+static void test_driver_12_takes_cudart_12_from_same_root(void **state) {
+    (void)state;
+    const char *roots[] = {mixed_root()};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", mixed_root());
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
+    expect_reason(r, CUDALOAD_LIB_CUDART, "cu13/lib/libcudart.so.13", CUDALOAD_ERROR_DRIVER_TOO_OLD,
+                  "CUDA 13 runtime needs a CUDA 13 driver");
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1); /* the skipped .so.13 was never mapped */
+    th_result_free(r);
+}
+
+static void test_driver_13_takes_cudart_13(void **state) {
+    (void)state;
+    const char *roots[] = {mixed_root()};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", mixed_root());
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
+    th_result_free(r);
+}
+
+static void test_wanted_major(void **state) {
+    (void)state;
+    const char *roots[] = {mixed_root()};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", "CUDALOAD_CUDA_MAJOR=12", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
+    expect_reason(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_MAJOR_MISMATCH, "CUDA 12 was asked for");
+    th_result_free(r);
+}
+
+static void test_driver_too_old(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12020", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_non_null(strstr(r->error, "this driver supports CUDA 12.2 (cuDriverGetVersion 12020"));
+    assert_non_null(strstr(r->error, "fix:"));
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    th_result_free(r);
+}
+
+static void test_no_driver(void **state) {
+    (void)state;
+    /* this machine has no libcuda.so.1 at all: the real "no driver" case */
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, NULL, th_init_child, &o);
+    if (r->lib[CUDALOAD_LIB_DRIVER].status == CUDALOAD_OK) skip(); /* a machine with a driver */
+    expect_status(r, CUDALOAD_ERROR_NO_DRIVER);
+    assert_non_null(strstr(r->error, "libcuda.so.1"));
+    assert_non_null(strstr(r->error, "cannot open shared object file"));
+    /* the runtime is still searched, ungated, so a report can say what is there */
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"), CUDALOAD_SOURCE_CALLER);
+    o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    th_run(r, NULL, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_result_free(r);
+}
+
+static void test_driver_missing_symbol_and_stub(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    const char *env[] = {missing_symbol_driver_env, NULL};
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    expect_reason(r, CUDALOAD_LIB_DRIVER, "missing-symbol/libcuda.so.1", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                  "missing required symbol cuDeviceGetName");
+    /* the toolkit's link stub is not a driver (real file) */
+    char stub[PATH_MAX + 32];
+    snprintf(stub, sizeof stub, "CUDALOAD_DRIVER_PATH=%s/stubs/libcuda.so", toolkit_lib());
+    const char *env2[] = {stub, NULL};
+    th_run(r, env2, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    expect_reason(r, CUDALOAD_LIB_DRIVER, "stubs/libcuda.so", CUDALOAD_ERROR_OVERRIDE_UNUSABLE, "link stub");
+    th_result_free(r);
+}
+
+static void child_devices(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    int n = -1;
+    r->user_int[0] = cudaload_device_count(&n);
+    r->user_int[1] = n;
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+}
+
+static void test_device_count(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    const char *env0[] = {driver_env, "FAKE_CUDA_DEVICES=0", NULL};
+    th_run(r, env0, child_devices, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_NO_DEVICE);
+    assert_int_equal(r->user_int[1], 0);
+    assert_non_null(strstr(r->user, "CUDA_ERROR_NO_DEVICE"));
+    const char *env2[] = {driver_env, "FAKE_CUDA_DEVICES=2", NULL};
+    th_run(r, env2, child_devices, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], 2);
+    th_result_free(r);
+}
+
+/* ---- order ---- */
+
+static void test_each_source_beats_the_next(void **state) {
+    (void)state;
+    char conda[PATH_MAX + 32], home[PATH_MAX + 32], venv[PATH_MAX + 32], path[PATH_MAX + 32];
+    snprintf(conda, sizeof conda, "CONDA_PREFIX=%s", th_fixture("conda"));
+    snprintf(home, sizeof home, "CUDA_HOME=%s", th_fixture("cudahome"));
+    snprintf(venv, sizeof venv, "VIRTUAL_ENV=%s", th_fixture("venv-cu13"));
+    snprintf(path, sizeof path, "CUDALOAD_PATH=%s", th_fixture("conda/lib"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    struct {
+        const char *sources;
+        const char *want_prefix;
+        cudaload_source want_source;
+    } steps[] = {
+        {"override,caller,venv,conda,cuda_home,system", th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE},
+        {"caller,venv,conda,cuda_home,system", th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib"), CUDALOAD_SOURCE_CALLER},
+        {"venv,conda,cuda_home,system", th_fixture("venv-cu13/lib"), CUDALOAD_SOURCE_VENV},
+        {"conda,cuda_home,system", th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_CONDA},
+        {"cuda_home,system", th_fixture("cudahome/lib64/libcudart.so.13"), CUDALOAD_SOURCE_CUDA_HOME},
+        {"system", "/", CUDALOAD_SOURCE_SYSTEM},
+    };
+    th_result *r = th_result_new();
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        char sources[256];
+        snprintf(sources, sizeof sources, "CUDALOAD_SOURCES=%s", steps[i].sources);
+        const char *env[] = {driver_env, conda, home, venv, path, sources, NULL};
+        cudaload_options o = opts(roots, 1, 0, 0);
+        th_run(r, env, th_init_child, &o);
+        expect_status(r, CUDALOAD_OK);
+        th_assert_taken(r, CUDALOAD_LIB_CUDART, steps[i].want_prefix, (int)steps[i].want_source);
+    }
+    th_result_free(r);
+}
+
+static void test_scoped_search_keeps_system_out(void **state) {
+    (void)state;
+    char *empty = th_tmpdir();
+    const char *roots[] = {empty};
+    const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
+    cudaload_options o = opts(roots, 1, 0, 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    assert_non_null(strstr(r->error, "system search scoped out"));
+    assert_non_null(strstr(r->error, "pip install nvidia-cuda-runtime"));
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 0);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    /* an unknown source name is an error, never ignored */
+    const char *env2[] = {driver_env, "CUDALOAD_SOURCES=caller,sytem", NULL};
+    th_run(r, env2, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(r->error, "unknown source 'sytem'"));
+    th_result_free(r);
+    free(empty);
+}
+
+/* ---- overrides ---- */
+
+static void test_exact_file_override(void **state) {
+    (void)state;
+    char rt[PATH_MAX + 32];
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("cudahome/lib64/libcudart.so.13"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, rt, NULL};
+    cudaload_options o = opts(roots, 1, 0, 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("cudahome/lib64/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE);
+
+    /* unusable: fails loudly, no fallback to the good root */
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_non_null(strstr(r->error, "not an ELF file"));
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+
+    /* relative: refused with the reason */
+    const char *env3[] = {driver_env, "CUDALOAD_CUDART_PATH=lib/libcudart.so.13", NULL};
+    th_run(r, env3, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(r->error, "CUDALOAD_CUDART_PATH: 'lib/libcudart.so.13' is a relative path"));
+
+    /* secure mode ignores every environment override */
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    o.flags = CUDALOAD_FLAG_SECURE;
+    o.sources = SRC(CALLER);
+    th_run(r, env, th_init_child, &o);
+    /* the driver override is ignored too, so on a machine without a driver this is NO_DRIVER */
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    assert_int_equal(th_find_candidate(r, CUDALOAD_LIB_CUDART, "bad/text"), -1);
+    th_result_free(r);
+}
+
+/* ---- reuse of a loaded copy ---- */
+
+static void child_preload(th_result *r, void *arg) {
+    void *h = dlopen(th_fixture("conda/lib/libcudart.so.13"), RTLD_NOW | RTLD_LOCAL);
+    r->user_int[0] = h != NULL;
+    th_init_child(r, arg);
+}
+
+static void test_already_loaded_is_reused(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, child_preload, &o);
+    assert_int_equal(r->user_int[0], 1);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_LOADED);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].already_loaded, 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1); /* one copy in /proc/self/maps */
+    th_result_free(r);
+}
+
+/* ---- bad candidates are skipped with their reason ---- */
+
+static void test_bad_candidates_skipped(void **state) {
+    (void)state;
+    const char *roots[] = {
+        th_fixture("bad/empty/lib"),   th_fixture("bad/text/lib"),     th_fixture("bad/truncated/lib"),
+        th_fixture("bad/missing-symbol/lib"), th_fixture("bad/aarch64/lib"), th_fixture("bad/elf32/lib"),
+        th_fixture("bad/dangling/lib"), th_fixture("bad/dir/lib"),      th_fixture("toolkit-cu13-wheel"),
+    };
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, sizeof roots / sizeof roots[0], SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/empty", CUDALOAD_ERROR_NOT_FOUND, "empty file (0 bytes)");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/text", CUDALOAD_ERROR_NOT_FOUND, "not an ELF file");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/truncated", CUDALOAD_ERROR_NOT_FOUND, "truncated ELF: file is 4096 bytes");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/missing-symbol", CUDALOAD_ERROR_SYMBOL_MISSING,
+                  "missing required symbol cudaRuntimeGetVersion");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/aarch64", CUDALOAD_ERROR_NOT_FOUND, "ELF for aarch64");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/elf32", CUDALOAD_ERROR_NOT_FOUND, "32-bit ELF");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/dangling", CUDALOAD_ERROR_NOT_FOUND, "dangling symbolic link");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "bad/dir", CUDALOAD_ERROR_NOT_FOUND, "is a directory");
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
+static void test_all_bad_lists_every_candidate(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("bad/empty/lib"), th_fixture("bad/text/lib")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 2, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    assert_non_null(strstr(r->error, "bad/empty/lib/libcudart.so.13 [caller]: empty file (0 bytes)"));
+    assert_non_null(strstr(r->error, "bad/text/lib/libcudart.so.13 [caller]: not an ELF file"));
+    th_result_free(r);
+}
+
+/* ---- cuBLAS ---- */
+
+static void test_cublas_from_cudart_root(void **state) {
+    (void)state;
+    /* root A has only cuBLAS (13); root B has the runtime and cuBLAS: cuBLAS comes from B */
+    char *tmp = th_tmpdir();
+    char a[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
+    snprintf(a, sizeof a, "%s/a", tmp);
+    th_mkdirs(a);
+    snprintf(p, sizeof p, "%s/libcublas.so.13", a);
+    snprintf(src, sizeof src, "%s/libcublas.so.13", toolkit_lib());
+    th_symlink(src, p);
+    snprintf(p, sizeof p, "%s/libcublasLt.so.13", a);
+    snprintf(src, sizeof src, "%s/libcublasLt.so.13", toolkit_lib());
+    th_symlink(src, p);
+    const char *roots[] = {a, th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_result_free(r);
+    free(tmp);
+}
+
+static void test_cublas_major_mix_refused(void **state) {
+    (void)state;
+    /* runtime 13 from a root without cuBLAS; the only cuBLAS is CUDA 12: refused */
+    char *tmp = th_tmpdir();
+    char a[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
+    snprintf(a, sizeof a, "%s/rt13", tmp);
+    th_mkdirs(a);
+    snprintf(p, sizeof p, "%s/libcudart.so.13", a);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit_lib());
+    th_copy(src, p);
+    const char *roots[] = {a, site_cu12()};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
+    assert_int_equal(r->cublas_status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_non_null(strstr(r->error, "fix: pip install nvidia-cublas (CUDA 13)"));
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLAS], 0);
+    /* with the CUDA 12 runtime asked for, the same roots give a consistent CUDA 12 pair */
+    const char *env12[] = {driver_env, "CUDALOAD_CUDA_MAJOR=12", NULL};
+    th_run(r, env12, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].major, 12);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
+    th_result_free(r);
+    free(tmp);
+}
+
+static void child_lazy_cublas(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    r->user_int[0] = th_count_maps("libcublas.so.");
+    r->user_int[1] = cudaload_load_cublas();
+    r->user_int[2] = th_count_maps("libcublas.so.");
+    r->user_int[3] = cudaload_load_cublas(); /* idempotent */
+    th_capture(r, (cudaload_status)r->init_status);
+}
+
+static void test_cublas_lazy(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, child_lazy_cublas, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 0);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->user_int[3], CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_result_free(r);
+}
+
+/* ---- find-only, threads, fork, before init ---- */
+
+static void test_find_only_loads_nothing(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 0);
+    assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUDART].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"));
+    assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUBLAS].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcublas.so.13"));
+    for (int lib = 0; lib < CUDALOAD_LIB_COUNT_; lib++) assert_int_equal(r->maps_count[lib], 0);
+    /* the system search is emulated from ld.so.cache without loading */
+    o = opts(roots, 0, SRC(SYSTEM), CUDALOAD_FLAG_FIND_ONLY);
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].source, CUDALOAD_SOURCE_SYSTEM);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    th_result_free(r);
+}
+
+static cudaload_options thread_opts;
+static void *thread_init(void *arg) {
+    (void)arg;
+    return (void *)(intptr_t)cudaload_init(&thread_opts);
+}
+
+static void child_threads(th_result *r, void *arg) {
+    thread_opts = *(cudaload_options *)arg;
+    pthread_t t[32];
+    for (int i = 0; i < 32; i++) pthread_create(&t[i], NULL, thread_init, NULL);
+    int same = 1;
+    for (int i = 0; i < 32; i++) {
+        void *ret;
+        pthread_join(t[i], &ret);
+        if ((intptr_t)ret != CUDALOAD_OK) same = 0;
+    }
+    r->user_int[0] = same;
+    th_capture(r, cudaload_init(NULL));
+}
+
+static void test_32_threads_one_load(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, child_threads, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
+static void child_fork(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the grandchild sees the same, completed state and can use the tables */
+        _exit(cudaload_init(NULL) == (cudaload_status)r->init_status && cudaload_is_initialized() ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    r->user_int[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+static void test_init_after_fork(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, child_fork, &o);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 0);
+    th_result_free(r);
+}
+
+static void child_before_init(th_result *r, void *arg) {
+    (void)arg;
+    int v = 0, n = 0;
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[0] = cudaload_driver_version(&v);
+    r->user_int[1] = cudaload_device_count(&n);
+    r->user_int[2] = cudaload_load_cublas();
+    r->user_int[3] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK &&
+                     info.status == CUDALOAD_ERROR_NOT_ATTEMPTED;
+    r->user_int[4] = cudaload_handle(CUDALOAD_LIB_CUDART) == NULL && cudaload_is_initialized() == 0;
+    size_t count = 7;
+    r->user_int[5] = cudaload_roots(&count) == NULL && count == 0;
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    r->init_status = 0;
+}
+
+static void test_api_before_init(void **state) {
+    (void)state;
+    th_result *r = th_result_new();
+    th_run(r, NULL, child_before_init, NULL);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_NOT_INITIALIZED);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_NOT_INITIALIZED);
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_NOT_INITIALIZED);
+    assert_int_equal(r->user_int[3], 1);
+    assert_int_equal(r->user_int[4], 1);
+    assert_int_equal(r->user_int[5], 1);
+    assert_non_null(strstr(r->user, "call cudaload_init() first"));
+    th_result_free(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cu13_wheel_tree),
+        cmocka_unit_test(test_real_cu12_wheels),
+        cmocka_unit_test(test_real_cu13_wheel),
+        cmocka_unit_test(test_optional_symbol_presence),
+        cmocka_unit_test(test_driver_12_takes_cudart_12_from_same_root),
+        cmocka_unit_test(test_driver_13_takes_cudart_13),
+        cmocka_unit_test(test_wanted_major),
+        cmocka_unit_test(test_driver_too_old),
+        cmocka_unit_test(test_no_driver),
+        cmocka_unit_test(test_driver_missing_symbol_and_stub),
+        cmocka_unit_test(test_device_count),
+        cmocka_unit_test(test_each_source_beats_the_next),
+        cmocka_unit_test(test_scoped_search_keeps_system_out),
+        cmocka_unit_test(test_exact_file_override),
+        cmocka_unit_test(test_already_loaded_is_reused),
+        cmocka_unit_test(test_bad_candidates_skipped),
+        cmocka_unit_test(test_all_bad_lists_every_candidate),
+        cmocka_unit_test(test_cublas_from_cudart_root),
+        cmocka_unit_test(test_cublas_major_mix_refused),
+        cmocka_unit_test(test_cublas_lazy),
+        cmocka_unit_test(test_find_only_loads_nothing),
+        cmocka_unit_test(test_32_threads_one_load),
+        cmocka_unit_test(test_init_after_fork),
+        cmocka_unit_test(test_api_before_init),
+    };
+    return cmocka_run_group_tests_name("search", tests, setup, NULL);
+}

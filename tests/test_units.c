@@ -1,0 +1,244 @@
+/*
+ * test_units.c -- the pure parts of each step, called directly (the static library's
+ * hidden functions link fine into a test): option parsing, the ELF check, the driver
+ * version parser, the ld.so.cache reader, site-packages detection, status texts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudaload.h"
+#include "harness.h"
+#include "internal.h"
+
+static void test_status_names(void **state) {
+    (void)state;
+    for (int s = 0; s < CUDALOAD_STATUS_COUNT_; s++) {
+        assert_non_null(strstr(cudaload_status_name((cudaload_status)s), "CUDALOAD_"));
+        assert_true(strlen(cudaload_status_string((cudaload_status)s)) > 0);
+    }
+    assert_string_equal(cudaload_status_name(CUDALOAD_ERROR_NOT_FOUND), "CUDALOAD_ERROR_NOT_FOUND");
+    assert_string_equal(cudaload_status_name((cudaload_status)999), "CUDALOAD_ERROR_UNKNOWN");
+    assert_string_equal(cudaload_source_name(CUDALOAD_SOURCE_CUDA_HOME), "cuda_home");
+    assert_string_equal(cudaload_source_name((cudaload_source)-1), "none");
+    assert_string_equal(cudaload_lib_name(CUDALOAD_LIB_CUBLASLT), "cublasLt");
+    assert_string_equal(cudaload_version_string(), CUDALOAD_VERSION_STRING);
+}
+
+static void test_parse_sources(void **state) {
+    (void)state;
+    unsigned m = 0;
+    cl_buf err = {0};
+    assert_int_equal(cl_parse_sources("caller,conda", &m, &err), CUDALOAD_OK);
+    assert_int_equal(m, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER) | CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA));
+    assert_int_equal(cl_parse_sources(" system , cuda_home", &m, &err), CUDALOAD_OK);
+    assert_int_equal(m, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM) | CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME));
+    assert_int_equal(cl_parse_sources("caller,sytem", &m, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(cl_buf_str(&err), "unknown source 'sytem'"));
+    cl_buf_free(&err);
+    assert_int_equal(cl_parse_sources("caller,,conda", &m, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(cl_buf_str(&err), "unknown source ''"));
+    cl_buf_free(&err);
+}
+
+/* A real ELF header (of the toolkit's libcudart) patched the way a broken file would be. */
+static unsigned char real_hdr[sizeof(Elf64_Ehdr)];
+static unsigned long long real_size;
+
+static int load_real_header(void **state) {
+    (void)state;
+    const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/libcudart.so.13", lib && lib[0] ? lib : "/usr/local/cuda/lib64");
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    struct stat st;
+    fstat(fd, &st);
+    real_size = (unsigned long long)st.st_size;
+    ssize_t n = read(fd, real_hdr, sizeof real_hdr);
+    close(fd);
+    return n == (ssize_t)sizeof real_hdr ? 0 : -1;
+}
+
+static void expect_elf(const unsigned char *h, size_t n, unsigned long long size, cudaload_status want,
+                       const char *words) {
+    cl_buf why = {0};
+    assert_int_equal(cl_elf_check_header(h, n, size, &why), want);
+    if (words) {
+        if (!strstr(cl_buf_str(&why), words)) fail_msg("reason '%s' lacks '%s'", cl_buf_str(&why), words);
+    }
+    cl_buf_free(&why);
+}
+
+static void test_elf_check(void **state) {
+    (void)state;
+    unsigned char h[sizeof real_hdr];
+    expect_elf(real_hdr, sizeof real_hdr, real_size, CUDALOAD_OK, NULL);
+    expect_elf(real_hdr, 0, 0, CUDALOAD_ERROR_NOT_FOUND, "empty file (0 bytes)");
+    expect_elf((const unsigned char *)"hello world\n", 12, 12, CUDALOAD_ERROR_NOT_FOUND, "not an ELF file");
+    memcpy(h, real_hdr, sizeof h);
+    h[EI_CLASS] = ELFCLASS32;
+    expect_elf(h, sizeof h, real_size, CUDALOAD_ERROR_NOT_FOUND, "32-bit ELF");
+    memcpy(h, real_hdr, sizeof h);
+    h[18] = EM_AARCH64 & 0xff; /* e_machine, little-endian */
+    h[19] = EM_AARCH64 >> 8;
+    expect_elf(h, sizeof h, real_size, CUDALOAD_ERROR_NOT_FOUND, "ELF for aarch64 (e_machine 183)");
+    memcpy(h, real_hdr, sizeof h);
+    h[16] = ET_EXEC;
+    h[17] = 0;
+    expect_elf(h, sizeof h, real_size, CUDALOAD_ERROR_NOT_FOUND, "not a shared library");
+    expect_elf(real_hdr, sizeof real_hdr, 4096, CUDALOAD_ERROR_NOT_FOUND, "truncated ELF: file is 4096 bytes");
+    expect_elf(real_hdr, 20, 20, CUDALOAD_ERROR_NOT_FOUND, "truncated ELF");
+}
+
+static void test_proc_driver_version(void **state) {
+    (void)state;
+    static const char prop[] = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  9 2025\n"
+                               "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
+    static const char open_km[] = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build"
+                                  "  (dvs-builder@U16-I3-B07-1-1)  Thu Jan 30 2025\n";
+    char *b = cl_parse_proc_driver_version(prop, sizeof prop - 1);
+    assert_non_null(b);
+    assert_string_equal(b, "580.159.04");
+    free(b);
+    b = cl_parse_proc_driver_version(open_km, sizeof open_km - 1);
+    assert_non_null(b);
+    assert_string_equal(b, "570.86.15");
+    free(b);
+    assert_null(cl_parse_proc_driver_version("GCC version: 12.2\n", 18));
+    assert_null(cl_parse_proc_driver_version("NVRM version: garbage..\n", 24));
+    assert_null(cl_parse_proc_driver_version("", 0));
+}
+
+static void test_ldcache_lookup(void **state) {
+    (void)state;
+    int fd = open("/etc/ld.so.cache", O_RDONLY);
+    if (fd < 0) skip();
+    struct stat st;
+    fstat(fd, &st);
+    unsigned char *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    assert_true(map != MAP_FAILED);
+    char *p = cl_ldcache_lookup(map, (size_t)st.st_size, "libc.so.6");
+    assert_non_null(p);
+    assert_int_equal(access(p, F_OK), 0);
+    free(p);
+    assert_null(cl_ldcache_lookup(map, (size_t)st.st_size, "libdoes-not-exist.so.7"));
+    /* truncated images are refused, never read past their end */
+    assert_null(cl_ldcache_lookup(map, 40, "libc.so.6"));
+    assert_null(cl_ldcache_lookup(map, 100, "libc.so.6"));
+    munmap(map, (size_t)st.st_size);
+    assert_null(cl_ldcache_lookup((const unsigned char *)"not a cache", 11, "libc.so.6"));
+}
+
+static void test_site_packages_of(void **state) {
+    (void)state;
+    char *tmp = th_tmpdir();
+    char dir[PATH_MAX], file[PATH_MAX], want[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/venv/lib/python3.11/site-packages/pkg/sub", tmp);
+    th_mkdirs(dir);
+    snprintf(file, sizeof file, "%s/_ext.so", dir);
+    th_write(file, "x", 1);
+    snprintf(want, sizeof want, "%s/venv/lib/python3.11/site-packages", tmp);
+    char *real_want = realpath(want, NULL);
+    char *got = cl_site_packages_of(file);
+    assert_non_null(got);
+    assert_string_equal(got, real_want);
+    free(got);
+    free(real_want);
+    assert_null(cl_site_packages_of(tmp));
+    assert_null(cl_site_packages_of("/nonexistent/site-packages/x.so"));
+    free(tmp);
+}
+
+static void test_config_validation(void **state) {
+    (void)state;
+    cl_config cfg;
+    cl_buf err = {0};
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_IGNORE_ENV;
+    o.cudart_path = "lib/libcudart.so.13";
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(cl_buf_str(&err), "options.cudart_path: 'lib/libcudart.so.13' is a relative path"));
+    cl_buf_free(&err);
+
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_IGNORE_ENV;
+    o.cuda_major = 11;
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(cl_buf_str(&err), "11 is not a CUDA major"));
+    cl_buf_free(&err);
+
+    char *longpath = malloc(PATH_MAX + 16);
+    longpath[0] = '/';
+    memset(longpath + 1, 'a', PATH_MAX + 10);
+    longpath[PATH_MAX + 11] = 0;
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_IGNORE_ENV;
+    o.lib_dirs = longpath;
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(cl_buf_str(&err), "longer than PATH_MAX"));
+    cl_buf_free(&err);
+    free(longpath);
+
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_IGNORE_ENV;
+    o.lib_dirs = "/a::/b:";
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_OK);
+    assert_int_equal(cfg.n_override_dirs, 2); /* empty elements never mean the current directory */
+    assert_string_equal(cfg.override_dirs[0], "/a");
+    assert_string_equal(cfg.override_dirs[1], "/b");
+
+    cudaload_options_init(&o);
+    o.size = 4; /* a caller that forgot to set the size */
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    cl_buf_free(&err);
+}
+
+static void test_gate_major(void **state) {
+    (void)state;
+    cl_buf why = {0};
+    cl_driver_facts none = {0};
+    cl_driver_facts d124 = {.loaded = 1, .version = 12040, .branch = "550.54.15", .branch_major = 550};
+    cl_driver_facts d130 = {.loaded = 1, .version = 13000, .branch = "580.159.04", .branch_major = 580};
+    cl_driver_facts odd = {.loaded = 1, .version = 13000, .branch = "575.1", .branch_major = 575};
+    assert_int_equal(cl_gate_major(&none, 0, 13, &why), CUDALOAD_OK);
+    assert_int_equal(cl_gate_major(&d130, 0, 13, &why), CUDALOAD_OK);
+    assert_int_equal(cl_gate_major(&d130, 0, 12, &why), CUDALOAD_OK);
+    assert_int_equal(cl_gate_major(&d124, 0, 12, &why), CUDALOAD_OK);
+    assert_int_equal(cl_gate_major(&d124, 0, 13, &why), CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_non_null(strstr(cl_buf_str(&why), "supports CUDA 12.4 (cuDriverGetVersion 12040, branch 550.54.15)"));
+    cl_buf_free(&why);
+    assert_int_equal(cl_gate_major(&odd, 0, 13, &why), CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_non_null(strstr(cl_buf_str(&why), "branch >= 580"));
+    cl_buf_free(&why);
+    assert_int_equal(cl_gate_major(&d130, 12, 13, &why), CUDALOAD_ERROR_MAJOR_MISMATCH);
+    cl_buf_free(&why);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_names),
+        cmocka_unit_test(test_parse_sources),
+        cmocka_unit_test_setup(test_elf_check, load_real_header),
+        cmocka_unit_test(test_proc_driver_version),
+        cmocka_unit_test(test_ldcache_lookup),
+        cmocka_unit_test(test_site_packages_of),
+        cmocka_unit_test(test_config_validation),
+        cmocka_unit_test(test_gate_major),
+    };
+    return cmocka_run_group_tests_name("units", tests, NULL, NULL);
+}
