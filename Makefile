@@ -105,11 +105,11 @@ check: all $(TEST_BIN) $(FAKE_DRV)
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN)
 
 check-gpu: all $(B)/tests/gpu_loader
-	CUDALOAD_TEST_BUILD=$(abspath $(B)) $(B)/tests/gpu_loader
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(B)/tests/gpu_loader
 
 $(B)/tests/gpu_loader: tests/gpu/gpu_loader.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
-	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
+	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka -lm $(LIBS)
 
 # ---- benchmarks ----
 
