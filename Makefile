@@ -14,6 +14,9 @@ CUDA_HOME  ?= /usr/local/cuda
 # or the nvidia wheels' (site-packages/nvidia/cu13/include).
 CUDA_INC   ?= $(CUDA_HOME)/include
 PYTHON     ?= python3
+# cmocka for the tests (Debian's libcmocka-dev by default; point elsewhere on a machine without it)
+CMOCKA_CFLAGS ?=
+CMOCKA_LIBS   ?= -lcmocka
 
 B          := build
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -37,7 +40,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
 
@@ -53,6 +56,7 @@ help:
 	@echo "  make uninstall    remove what install put there"
 	@echo "  make clean        remove $(B)/"
 	@echo "Variables: CUDA_HOME=$(CUDA_HOME) CUDA_INC=$(CUDA_INC) CC=$(CC) PREFIX DESTDIR LIBDIR PYTHON"
+	@echo "           CMOCKA_CFLAGS CMOCKA_LIBS (tests), CUDALOAD_GPU_SITE (check-gpu: site-packages to search)"
 
 headers-check:
 	@for h in cuda.h cuda_runtime_api.h cublas_v2.h; do \
@@ -96,11 +100,16 @@ $(B)/fake/missing-symbol/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake/missin
 	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -DFAKE_CUDA_OMIT_DEVICE_GET_NAME \
 	  -isystem $(CUDA_INC) -o $@ $<
 
+# cmocka and python3-venv: installed when missing (as root on Debian), else named.
+test-deps:
+	tests/deps.sh
+
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
-	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka $(LIBS)
+	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) $(LIBS)
 
-check: all $(TEST_BIN) $(FAKE_DRV)
+check: test-deps
+	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN)
 
@@ -109,7 +118,7 @@ check-gpu: all $(B)/tests/gpu_loader
 
 $(B)/tests/gpu_loader: tests/gpu/gpu_loader.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
-	  -isystem $(CUDA_INC) -o $@ $< tests/harness.c $(STATIC) -lcmocka -lm $(LIBS)
+	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) -lm $(LIBS)
 
 # ---- benchmarks ----
 
