@@ -131,8 +131,9 @@ $(B)/bench/bench_call: bench/bench_call.c $(STATIC) | $(B)/bench
 # The direct-linked comparison binary: a bench tool only, never part of the library.
 BENCH_CUDART_DIR ?= $(CUDA_HOME)/lib64
 $(B)/bench/bench_call_direct: bench/bench_call.c $(STATIC) | $(B)/bench
-	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -DBENCH_DIRECT -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) \
-	  -L$(BENCH_CUDART_DIR) -l:libcudart.so.13 -Wl,-rpath,$(BENCH_CUDART_DIR) $(LIBS)
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -DBENCH_DIRECT -DBENCH_DIRECT_CUBLAS -Iinclude -isystem $(CUDA_INC) \
+	  -o $@ $< $(STATIC) -L$(BENCH_CUDART_DIR) -l:libcudart.so.13 -l:libcublas.so.13 -Wl,--enable-new-dtags \
+	  -Wl,-rpath,$(BENCH_CUDART_DIR) $(LIBS)
 
 bench: all bench-bins
 	bench/run.sh
