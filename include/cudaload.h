@@ -52,7 +52,9 @@ typedef enum cudaload_status {
     CUDALOAD_ERROR_CUDA = 11,             /* a CUDA call failed; the message names the error */
     CUDALOAD_ERROR_OUT_OF_MEMORY = 12,    /* host allocation failed */
     CUDALOAD_ERROR_NOT_ATTEMPTED = 13,    /* the library was not searched (not asked for yet, find-only) */
-    CUDALOAD_STATUS_COUNT_ = 14
+    CUDALOAD_ERROR_KERNELS_NOT_BUILT = 14, /* libcudaload was built without nvcc: no bundled kernels */
+    CUDALOAD_ERROR_NO_KERNEL_IMAGE = 15,  /* no SASS for this GPU and its PTX cannot be JIT-compiled */
+    CUDALOAD_STATUS_COUNT_ = 16
 } cudaload_status;
 
 /* The libraries libcudaload manages. */
@@ -237,6 +239,70 @@ CUDALOAD_API size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **
 /** Returns the raw dlopen handle of a loaded library, or NULL. The handle stays open for
  *  the life of the process; do not dlclose it. */
 CUDALOAD_API void *cudaload_handle(cudaload_lib lib);
+
+/* ---- bundled kernels: SAXPY and SGEMM --------------------------------------------------- */
+
+/* Which implementation runs cudaload_saxpy / cudaload_sgemm. */
+typedef enum cudaload_backend {
+    CUDALOAD_BACKEND_AUTO = 0,    /* the bundled kernels when the driver and GPU can run them,
+                                     else cuBLAS (and the fallback is reported) */
+    CUDALOAD_BACKEND_BUNDLED = 1, /* only the bundled kernels: an error when they cannot run */
+    CUDALOAD_BACKEND_CUBLAS = 2   /* only cuBLAS (cublasSaxpy_v2 / cublasSgemm_v2) */
+} cudaload_backend;
+
+/* BLAS transpose flags for cudaload_sgemm (column-major, as in BLAS and cuBLAS). */
+typedef enum cudaload_op {
+    CUDALOAD_OP_N = 0, /* use the matrix as stored */
+    CUDALOAD_OP_T = 1  /* use its transpose */
+} cudaload_op;
+
+/* What the bundled kernels are and whether they run on a device. */
+typedef struct cudaload_kernels_info {
+    size_t size;              /* set by the caller: sizeof(cudaload_kernels_info) */
+    int built;                /* 1 when libcudaload was built with nvcc and embeds a fatbin */
+    int toolkit_version;      /* CUDA version of the nvcc that built them (13000), 0 if not built */
+    const char *sass_archs;   /* e.g. "75,80,86,89,90,100,120"; "" if not built */
+    int ptx_arch;             /* the PTX embedded (lowest arch, e.g. 75), 0 if none */
+    size_t fatbin_bytes;      /* size of the embedded fatbin */
+    /* per device (filled when device >= 0 and a driver is loaded): */
+    int device;
+    int cc_major, cc_minor;   /* compute capability of that device */
+    int has_sass;             /* 1 when the fatbin has SASS for it */
+    int would_jit;            /* 1 when only PTX covers it (JIT at first load) */
+    cudaload_status runnable; /* OK when the bundled kernels can run there; else the reason,
+                                 with the text in cudaload_last_error() */
+    cudaload_backend last_backend; /* the backend the last call on this thread used */
+} cudaload_kernels_info;
+
+/** Sets the backend for later SAXPY/SGEMM calls of the whole process (default AUTO; the
+ *  environment variable CUDALOAD_BACKEND=auto|bundled|cublas sets it at init). */
+CUDALOAD_API cudaload_status cudaload_set_backend(cudaload_backend backend);
+
+/** Fills *out: how the kernels were built and, for device (an ordinal; -1 for none),
+ *  whether they can run there. Needs init for the device part. */
+CUDALOAD_API cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out);
+
+/**
+ * y = a*x + y on n floats in device memory, on stream (a cudaStream_t; NULL = the legacy
+ * default stream), asynchronous like any launch. x and y are device pointers on the
+ * current device (cudaMalloc, PyTorch, CuPy). n == 0 is a no-op; n < 0 or a NULL pointer
+ * is CUDALOAD_ERROR_INVALID_ARGUMENT. Launch errors come back as CUDALOAD_ERROR_CUDA with
+ * the CUDA error name. Uses the backend chosen by cudaload_set_backend().
+ */
+CUDALOAD_API cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, void *stream);
+
+/**
+ * C = alpha * op(A) * op(B) + beta * C, column-major BLAS semantics: op(A) is m x k, op(B)
+ * is k x n, C is m x n with leading dimension ldc >= max(1, m); lda >= max(1, rows of A
+ * as stored: m for OP_N, k for OP_T), ldb likewise (k for OP_N, n for OP_T). When beta is 0
+ * C is not read (NaN in C does not propagate). m, n or k == 0 follows BLAS (k == 0 scales C
+ * by beta). Sizes are checked for overflow in 64 bits. Device pointers, stream as for
+ * cudaload_saxpy.
+ */
+CUDALOAD_API cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long m, long long n,
+                                            long long k, float alpha, const float *A, long long lda,
+                                            const float *B, long long ldb, float beta, float *C, long long ldc,
+                                            void *stream);
 
 #ifdef __cplusplus
 }

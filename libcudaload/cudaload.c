@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,9 @@ static struct {
     int device_count;
     char *devices_error;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Set (release) once a library's table is final, so the table accessors need no lock. */
+static atomic_int cl_table_ready[CUDALOAD_LIB_COUNT_];
 
 static const char *const cl_lib_names[CUDALOAD_LIB_COUNT_] = {"cuda", "cudart", "cublasLt", "cublas"};
 
@@ -422,6 +426,14 @@ static void cl_describe_failure(cudaload_lib lib, cl_buf *b) {
 static void cl_finish_lib(cudaload_lib lib, cudaload_status st) {
     cl_lib_state *ls = &g.lib[lib];
     ls->status = st;
+    if (st == CUDALOAD_OK && ls->loaded) {
+        atomic_store_explicit(&cl_table_ready[lib], 1, memory_order_release);
+        /* cublasLt is finished as a side effect of cuBLAS */
+        if (lib == CUDALOAD_LIB_CUBLAS && g.lib[CUDALOAD_LIB_CUBLASLT].loaded) {
+            g.lib[CUDALOAD_LIB_CUBLASLT].status = CUDALOAD_OK;
+            atomic_store_explicit(&cl_table_ready[CUDALOAD_LIB_CUBLASLT], 1, memory_order_release);
+        }
+    }
     if (st != CUDALOAD_OK) {
         cl_buf b = {0};
         cl_describe_failure(lib, &b);
@@ -805,6 +817,7 @@ void *cudaload_handle(cudaload_lib lib) {
 }
 
 static const void *cl_table_if_loaded(cudaload_lib lib) {
+    if (atomic_load_explicit(&cl_table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();
     const void *t = NULL;
     if (g.done && g.lib[lib].loaded && g.lib[lib].status == CUDALOAD_OK) {
@@ -823,6 +836,8 @@ const cudaload_cudart_table *cudaload_cudart(void) { return cl_table_if_loaded(C
 const cudaload_cublaslt_table *cudaload_cublaslt(void) { return cl_table_if_loaded(CUDALOAD_LIB_CUBLASLT); }
 
 const cudaload_cublas_table *cudaload_cublas(void) {
+    if (atomic_load_explicit(&cl_table_ready[CUDALOAD_LIB_CUBLAS], memory_order_acquire))
+        return cl_table_ptr(CUDALOAD_LIB_CUBLAS);
     if (cudaload_load_cublas() != CUDALOAD_OK) return NULL;
     return cl_table_if_loaded(CUDALOAD_LIB_CUBLAS);
 }

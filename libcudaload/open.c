@@ -147,10 +147,56 @@ char *cl_handle_path(void *handle) {
     return real ? real : strdup(lm->l_name);
 }
 
+/* Finds a loaded object whose file name or DT_SONAME is soname, without touching the disk:
+ * dlopen(soname, RTLD_NOLOAD) would first search the library path for the file. */
+typedef struct cl_loaded_query {
+    const char *soname;
+    char *path;
+} cl_loaded_query;
+
+static const char *cl_object_soname(const struct dl_phdr_info *info) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+        const ElfW(Dyn) *dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        ElfW(Addr) strtab = 0;
+        ElfW(Xword) soname = (ElfW(Xword))-1;
+        for (; dyn->d_tag != DT_NULL; dyn++) {
+            if (dyn->d_tag == DT_STRTAB) strtab = dyn->d_un.d_ptr;
+            if (dyn->d_tag == DT_SONAME) soname = dyn->d_un.d_val;
+        }
+        if (!strtab || soname == (ElfW(Xword))-1) return NULL;
+        /* ld.so relocates DT_STRTAB in place on x86_64 and aarch64; an unrelocated one is
+         * an offset from the load address */
+        if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;
+        return (const char *)(strtab + soname);
+    }
+    return NULL;
+}
+
+static int cl_loaded_cb(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    cl_loaded_query *q = data;
+    const char *name = info->dlpi_name;
+    if (!name || name[0] != '/') return 0; /* the executable and the vDSO */
+    const char *base = strrchr(name, '/') + 1;
+    const char *so = strcmp(base, q->soname) == 0 ? q->soname : cl_object_soname(info);
+    if (!so || strcmp(so, q->soname) != 0) return 0;
+    q->path = strdup(name);
+    return 1;
+}
+
 void *cl_open_loaded(const char *soname, char **real_path) {
     *real_path = NULL;
-    void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
-    dlerror(); /* a miss sets dlerror text that nobody should see later */
-    if (h) *real_path = cl_handle_path(h);
+    cl_loaded_query q = {soname, NULL};
+    dl_iterate_phdr(cl_loaded_cb, &q);
+    if (!q.path) return NULL;
+    /* the exact name ld.so recorded: matched in memory, no search, never a second copy */
+    void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);
+    dlerror();
+    if (h) {
+        *real_path = realpath(q.path, NULL);
+        if (!*real_path) *real_path = strdup(q.path);
+    }
+    free(q.path);
     return h;
 }

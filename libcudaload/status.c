@@ -28,6 +28,8 @@ static const struct {
     [CUDALOAD_ERROR_CUDA] = {"CUDALOAD_ERROR_CUDA", "a CUDA call failed"},
     [CUDALOAD_ERROR_OUT_OF_MEMORY] = {"CUDALOAD_ERROR_OUT_OF_MEMORY", "out of host memory"},
     [CUDALOAD_ERROR_NOT_ATTEMPTED] = {"CUDALOAD_ERROR_NOT_ATTEMPTED", "not attempted"},
+    [CUDALOAD_ERROR_KERNELS_NOT_BUILT] = {"CUDALOAD_ERROR_KERNELS_NOT_BUILT", "the bundled kernels were not built (no nvcc at build time)"},
+    [CUDALOAD_ERROR_NO_KERNEL_IMAGE] = {"CUDALOAD_ERROR_NO_KERNEL_IMAGE", "the bundled kernels have no image this GPU and driver can run"},
 };
 
 const char *cudaload_status_name(cudaload_status status) {
