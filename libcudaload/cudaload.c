@@ -601,6 +601,11 @@ static cudaload_status cl_find_driver(void) {
     return CUDALOAD_OK;
 }
 
+const char *cl_env(const char *name) {
+    if (!g.done || (g.cfg.flags & CUDALOAD_FLAG_IGNORE_ENV)) return NULL;
+    return cl_config_env(&g.cfg, name);
+}
+
 /* ---- public API ---- */
 
 static cudaload_status cl_init_locked(const cudaload_options *opts) {

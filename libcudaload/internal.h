@@ -65,6 +65,10 @@ cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err);
 /* Reads an environment variable unless the configuration is secure; NULL when unset. */
 const char *cl_config_env(const cl_config *cfg, const char *name);
 
+/* Reads an environment variable under the configuration of the completed init (NULL under
+ * AT_SECURE, CUDALOAD_FLAG_SECURE or CUDALOAD_FLAG_IGNORE_ENV, or before init). */
+const char *cl_env(const char *name);
+
 /* ---- search: roots and candidate directories (search.c) ---- */
 typedef struct cl_root {
     cudaload_root pub;       /* path, source, exists */
@@ -141,5 +145,12 @@ cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int 
 cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, int *version, cl_buf *why);
 /* Reads cuBLAS's (or cuBLASLt's) version as major*10000+minor*100+patch. */
 int cl_gate_cublas_version(cudaload_lib lib);
+
+/* ---- launch (kernels.c) ---- */
+/* The kernel gate, pure: can kernels built by toolkit_version with SASS for sass_archs
+ * ("75,80,...") and PTX for ptx_arch run on a cc_major.cc_minor device under a driver of
+ * driver_version? OK, KERNELS_NOT_BUILT, DRIVER_TOO_OLD or NO_KERNEL_IMAGE with the reason. */
+cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass_archs, int ptx_arch, int driver_version,
+                                int cc_major, int cc_minor, int *has_sass, int *would_jit, cl_buf *why);
 
 #endif /* CUDALOAD_INTERNAL_H */

@@ -42,7 +42,7 @@ typedef struct th_result {
     char roots[TH_MAX_ROOTS][512];
     int root_source[TH_MAX_ROOTS];
     int maps_count[CUDALOAD_LIB_COUNT_]; /* distinct files of that library mapped in the child */
-    int user_int[8];                     /* free for the scenario's own child function */
+    int user_int[16];                    /* free for the scenario's own child function */
     char user[4096];
 } th_result;
 

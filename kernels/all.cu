@@ -1,0 +1,3 @@
+// all.cu -- the one translation unit nvcc compiles into libcudaload's fatbin.
+#include "saxpy.cu"
+#include "sgemm.cu"

@@ -1,0 +1,203 @@
+/*
+ * test_kernels.c -- the CPU side of the bundled kernels: the gate (which driver and GPU
+ * can run the embedded fatbin, and the named status when not), argument checks of
+ * cudaload_saxpy / cudaload_sgemm (they fail before any device work), and the fatbin
+ * really embedded. The launches themselves are tested on a GPU (tests/gpu/gpu_kernels.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudaload.h"
+#include "harness.h"
+#include "internal.h"
+
+static char driver_env[PATH_MAX + 64];
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!b) return -1;
+    snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
+    return 0;
+}
+
+static void expect_gate(int built, int driver, int ccmaj, int ccmin, cudaload_status want, int sass, int jit,
+                        const char *words) {
+    cl_buf why = {0};
+    int has_sass = -1, would_jit = -1;
+    cudaload_status st = cl_kernels_gate(built, 13000, "75,80,86,89,90,100,120", 75, driver, ccmaj, ccmin, &has_sass,
+                                         &would_jit, &why);
+    if (st != want || has_sass != sass || would_jit != jit || (words && !strstr(cl_buf_str(&why), words)))
+        fail_msg("gate(built %d, driver %d, sm_%d%d) = %s sass %d jit %d '%s'; want %s sass %d jit %d '%s'", built, driver,
+                 ccmaj, ccmin, cudaload_status_name(st), has_sass, would_jit, cl_buf_str(&why), cudaload_status_name(want),
+                 sass, jit, words ? words : "");
+    cl_buf_free(&why);
+}
+
+static void test_gate(void **state) {
+    (void)state;
+    expect_gate(1, 13000, 9, 0, CUDALOAD_OK, 1, 0, NULL);          /* H100: SASS */
+    expect_gate(1, 13020, 8, 6, CUDALOAD_OK, 1, 0, NULL);          /* newer minor driver */
+    expect_gate(1, 13000, 8, 7, CUDALOAD_OK, 1, 0, NULL);          /* sm_80 SASS runs on 8.7 */
+    expect_gate(1, 13000, 10, 3, CUDALOAD_OK, 1, 0, NULL);         /* sm_100 SASS runs on 10.3 */
+    expect_gate(1, 13000, 13, 0, CUDALOAD_OK, 0, 1, NULL);         /* a future GPU: PTX JIT */
+    expect_gate(1, 12080, 9, 0, CUDALOAD_ERROR_DRIVER_TOO_OLD, 0, 0, "need a CUDA 13 driver; this driver supports CUDA 12.8");
+    expect_gate(1, 13000, 7, 0, CUDALOAD_ERROR_NO_KERNEL_IMAGE, 0, 0, "no SASS for sm_70");
+    expect_gate(0, 13000, 9, 0, CUDALOAD_ERROR_KERNELS_NOT_BUILT, 0, 0, "built without nvcc");
+    /* PTX written by CUDA 13.1 cannot be JIT-compiled by a 13.0 driver */
+    cl_buf why = {0};
+    int s, j;
+    assert_int_equal(cl_kernels_gate(1, 13010, "90", 90, 13000, 12, 0, &s, &j, &why), CUDALOAD_ERROR_NO_KERNEL_IMAGE);
+    assert_non_null(strstr(cl_buf_str(&why), "needs a driver of CUDA 13.1 or newer to JIT"));
+    cl_buf_free(&why);
+}
+
+static void test_fatbin_embedded(void **state) {
+    (void)state;
+    cudaload_kernels_info info = {.size = sizeof info};
+    assert_int_equal(cudaload_kernels_info_get(-1, &info), CUDALOAD_OK);
+    if (!info.built) {
+        print_message("skipped: this build has no nvcc, so no kernels (CUDALOAD_ERROR_KERNELS_NOT_BUILT)\n");
+        skip();
+    }
+    assert_true(info.toolkit_version >= 12000);
+    assert_non_null(strstr(info.sass_archs, "90"));
+    assert_int_equal(info.ptx_arch, 75);
+    assert_true(info.fatbin_bytes > 10000);
+    assert_true(info.fatbin_bytes < 2 * 1024 * 1024);
+    info.size = 3;
+    assert_int_equal(cudaload_kernels_info_get(-1, &info), CUDALOAD_ERROR_INVALID_ARGUMENT);
+}
+
+/* Argument checks need no device: each call must fail with INVALID_ARGUMENT and a message. */
+static void child_args(th_result *r, void *arg) {
+    (void)arg;
+    th_init_child(r, NULL);
+    float *p = (float *)(uintptr_t)0x10000, *odd = (float *)(uintptr_t)0x10002;
+    int i = 0;
+#define CHECK(call) r->user_int[i++] = (call)
+    CHECK(cudaload_saxpy(-1, 1.f, p, p, NULL));
+    CHECK(cudaload_saxpy(10, 1.f, NULL, p, NULL));
+    CHECK(cudaload_saxpy(10, 1.f, p, odd, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 3, p, 4, 0.f, p, 4, NULL)); /* lda < m */
+    CHECK(cudaload_sgemm(CUDALOAD_OP_T, CUDALOAD_OP_N, 8, 4, 2, 1.f, p, 1, p, 2, 0.f, p, 8, NULL)); /* lda < k */
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, -1, 4, 4, 1.f, p, 4, p, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 4, p, 4, 0.f, NULL, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 2, INT_MAX, 2, 1.f, p, 2, p, 2, 0.f, p, LLONG_MAX / 2, NULL));
+    CHECK(cudaload_sgemm((cudaload_op)7, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 4, p, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, odd, 4, p, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, (long long)INT_MAX + 1, 1, 1, 1.f, p, (long long)INT_MAX + 1, p, 1, 0.f, p,
+                         (long long)INT_MAX + 1, NULL));
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    /* quick returns: nothing to do is success, without touching the pointers */
+    r->user_int[i++] = cudaload_saxpy(0, 1.f, NULL, NULL, NULL) == CUDALOAD_OK &&
+                       cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 0, 5, 5, 1.f, NULL, 1, NULL, 5, 0.f, NULL, 1, NULL) ==
+                           CUDALOAD_OK;
+#undef CHECK
+}
+
+static void test_argument_checks(void **state) {
+    (void)state;
+    const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_args, NULL);
+    for (int i = 0; i < 11; i++)
+        if (r->user_int[i] != CUDALOAD_ERROR_INVALID_ARGUMENT)
+            fail_msg("check %d returned %s", i, cudaload_status_name((cudaload_status)r->user_int[i]));
+    assert_int_equal(r->user_int[11], 1); /* the quick returns */
+    assert_non_null(strstr(r->user, "each must be in 0.."));
+    th_result_free(r);
+}
+
+static void child_quick(th_result *r, void *arg) {
+    (void)arg;
+    th_init_child(r, NULL);
+    r->user_int[0] = cudaload_saxpy(0, 1.f, NULL, NULL, NULL);
+    r->user_int[1] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 0, 5, 5, 1.f, NULL, 1, NULL, 5, 0.f, NULL, 1, NULL);
+    r->user_int[2] = cudaload_set_backend((cudaload_backend)9);
+    r->user_int[3] = cudaload_set_backend(CUDALOAD_BACKEND_CUBLAS);
+}
+
+static void test_quick_returns(void **state) {
+    (void)state;
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_quick, NULL);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(r->user_int[3], CUDALOAD_OK);
+    th_result_free(r);
+}
+
+/* The gate through the fake driver: a too-old driver, an old GPU, no GPU. */
+static void child_kinfo(th_result *r, void *arg) {
+    const char *const *roots = arg;
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = 1;
+    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    th_init_child(r, &o);
+    cudaload_kernels_info k = {.size = sizeof k};
+    r->user_int[0] = cudaload_kernels_info_get(0, &k);
+    r->user_int[1] = k.runnable;
+    r->user_int[2] = k.has_sass;
+    r->user_int[3] = k.would_jit;
+    r->user_int[4] = k.cc_major * 10 + k.cc_minor;
+    snprintf(r->user, sizeof r->user, "%s", k.runnable == CUDALOAD_OK ? "" : cudaload_last_error());
+}
+
+static void test_gate_through_driver(void **state) {
+    (void)state;
+    cudaload_kernels_info info = {.size = sizeof info};
+    cudaload_kernels_info_get(-1, &info);
+    if (!info.built) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    th_result *r = th_result_new();
+    const char *old[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
+    th_run(r, old, child_kinfo, roots);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_non_null(strstr(r->user, "need a CUDA 13 driver"));
+    const char *volta[] = {driver_env, "FAKE_CUDA_CC=70", NULL};
+    th_run(r, volta, child_kinfo, roots);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_NO_KERNEL_IMAGE);
+    assert_int_equal(r->user_int[4], 70);
+    assert_non_null(strstr(r->user, "no SASS for sm_70"));
+    const char *none[] = {driver_env, "FAKE_CUDA_DEVICES=0", NULL};
+    th_run(r, none, child_kinfo, roots);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_NO_DEVICE);
+    /* an H100-like device passes the gate; the fake driver has no module API, so loading
+     * then stops with a named status instead of a crash */
+    const char *h100[] = {driver_env, "FAKE_CUDA_CC=90", NULL};
+    th_run(r, h100, child_kinfo, roots);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->user_int[3], 0);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_SYMBOL_MISSING);
+    const char *future[] = {driver_env, "FAKE_CUDA_CC=130", "FAKE_CUDA_VERSION=13000", NULL};
+    th_run(r, future, child_kinfo, roots);
+    assert_int_equal(r->user_int[2], 0);
+    assert_int_equal(r->user_int[3], 1);
+    th_result_free(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_fatbin_embedded),
+        cmocka_unit_test(test_argument_checks),
+        cmocka_unit_test(test_quick_returns),
+        cmocka_unit_test(test_gate_through_driver),
+    };
+    return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
+}
