@@ -145,16 +145,21 @@ check: test-deps
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN)
 
-check-gpu: all $(B)/tests/gpu_loader
-	CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(B)/tests/gpu_loader
+# GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
+GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels
+check-gpu: all $(GPU_TEST_BIN)
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
 
-$(B)/tests/gpu_loader: tests/gpu/gpu_loader.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
+$(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) -lm $(LIBS)
 
 # ---- benchmarks ----
 
-bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct
+bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels
+
+$(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) -lm $(LIBS)
 
 $(B)/bench/bench_init: bench/bench_init.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
@@ -167,8 +172,10 @@ $(B)/bench/bench_call_direct: bench/bench_call.c $(STATIC) | $(B)/bench
 	  -o $@ $< $(STATIC) -L$(BENCH_CUDART_DIR) -l:libcudart.so.13 -l:libcublas.so.13 -Wl,--enable-new-dtags \
 	  -Wl,-rpath,$(BENCH_CUDART_DIR) $(LIBS)
 
+# Loader cost (bench/run.sh), then the kernels against cuBLAS and torch (bench/run-kernels.sh).
 bench: all bench-bins
 	bench/run.sh
+	bench/run-kernels.sh
 
 # ---- install ----
 

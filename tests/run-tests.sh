@@ -2,7 +2,8 @@
 # Runs each cmocka test binary given, in order, and ends with one summary line that CI
 # reads, summed over all binaries from cmocka's own reports:
 #   "tests: N passed, N failed, N skipped"
-# A binary that crashes or exits non-zero without a cmocka report counts as one failure.
+# A program that exits 77 was skipped as a whole (its reason is in its output); one that
+# crashes or exits non-zero without a cmocka report counts as one failure.
 set -u
 passed=0 failed=0 skipped=0
 bad=()
@@ -16,7 +17,10 @@ for t in "$@"; do
     f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
-    if [ "$rc" -ne 0 ]; then
+    if [ "$rc" -eq 77 ]; then
+        # the automake convention: the whole program was skipped, with its reason above
+        skipped=$((skipped + 1))
+    elif [ "$rc" -ne 0 ]; then
         bad+=("$(basename "$t") (exit $rc)")
         if [ -z "$f" ]; then failed=$((failed + 1)); fi
     fi

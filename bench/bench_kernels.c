@@ -1,0 +1,193 @@
+/*
+ * bench_kernels.c -- the bundled SAXPY and SGEMM against cuBLAS called through
+ * libcudaload's own table, in the same process and run (make bench; bench/run-kernels.sh
+ * adds torch). Device events time each launch; every figure is the median of RUNS timed
+ * runs (default 25) after 3 warm-ups, ours and cuBLAS alternating run by run so clock and
+ * thermal drift hit both alike.
+ *
+ *   SAXPY n = 2^28 (1 GiB per vector, far beyond L2): effective GB/s = 12 bytes x n / t
+ *   (read x, read y, write y); the device-to-device copy of one vector is the roofline
+ *   reference (GB/s = 2 x bytes / t).
+ *   SGEMM FP32 (cuBLAS in its default math mode: no TF32) m = n = k = 1024, 4096, 8192 and
+ *   an odd 3001: TFLOP/s = 2mnk / t.
+ *
+ * usage: bench_kernels [--runs N] [--root SITE_PACKAGES] [--quick]
+ */
+#include "cudaload_tables.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cudaload_cudart_table *rt;
+static const cudaload_cublas_table *bl;
+static cublasHandle_t handle;
+static int runs = 25;
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static float median(float *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_float);
+    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define CHECK_RT(call)                                                                          \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, rt->cudaGetErrorName(e_)); \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+/* One timed run of each contender, alternating; which: 0 ours, 1 cuBLAS, 2 copy. */
+typedef int (*run_fn)(int which, void *ctx);
+
+static void measure(run_fn fn, void *ctx, int contenders, float med[3]) {
+    cudaEvent_t a, b;
+    CHECK_RT(rt->cudaEventCreate(&a));
+    CHECK_RT(rt->cudaEventCreate(&b));
+    float *t[3];
+    for (int c = 0; c < contenders; c++) {
+        t[c] = calloc((size_t)runs, sizeof(float));
+        for (int w = 0; w < 3; w++) fn(c, ctx);
+    }
+    CHECK_RT(rt->cudaDeviceSynchronize());
+    for (int r = 0; r < runs; r++)
+        for (int c0 = 0; c0 < contenders; c0++) {
+            int c = (c0 + r) % contenders; /* rotate who goes first */
+            CHECK_RT(rt->cudaEventRecord(a, NULL));
+            if (fn(c, ctx) != 0) exit(1);
+            CHECK_RT(rt->cudaEventRecord(b, NULL));
+            CHECK_RT(rt->cudaEventSynchronize(b));
+            CHECK_RT(rt->cudaEventElapsedTime(&t[c][r], a, b));
+        }
+    for (int c = 0; c < contenders; c++) {
+        med[c] = median(t[c], runs);
+        free(t[c]);
+    }
+    rt->cudaEventDestroy(a);
+    rt->cudaEventDestroy(b);
+}
+
+typedef struct saxpy_ctx {
+    long long n;
+    float *x, *y;
+} saxpy_ctx;
+
+static int run_saxpy(int which, void *p) {
+    saxpy_ctx *c = p;
+    const float a = 1.0001f;
+    if (which == 0) {
+        cudaload_status st = cudaload_saxpy(c->n, a, c->x, c->y, NULL);
+        if (st != CUDALOAD_OK) fprintf(stderr, "cudaload_saxpy: %s\n", cudaload_last_error());
+        return st != CUDALOAD_OK;
+    }
+    if (which == 1) return bl->cublasSaxpy(handle, (int)c->n, &a, c->x, 1, c->y, 1) != CUBLAS_STATUS_SUCCESS;
+    return rt->cudaMemcpyAsync(c->y, c->x, (size_t)c->n * sizeof(float), cudaMemcpyDeviceToDevice, NULL) != cudaSuccess;
+}
+
+typedef struct sgemm_ctx {
+    int m, n, k;
+    float *A, *B, *C;
+} sgemm_ctx;
+
+static int run_sgemm(int which, void *p) {
+    sgemm_ctx *c = p;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (which == 0) {
+        cudaload_status st = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, c->m, c->n, c->k, alpha, c->A, c->m, c->B, c->k, beta,
+                                            c->C, c->m, NULL);
+        if (st != CUDALOAD_OK) fprintf(stderr, "cudaload_sgemm: %s\n", cudaload_last_error());
+        return st != CUDALOAD_OK;
+    }
+    return bl->cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, c->m, c->n, c->k, &alpha, c->A, c->m, c->B, c->k, &beta, c->C,
+                           c->m) != CUBLAS_STATUS_SUCCESS;
+}
+
+static void fill(float *d, size_t n) {
+    float *h = malloc(n * sizeof(float));
+    unsigned s = 12345;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f;
+    }
+    CHECK_RT(rt->cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    free(h);
+}
+
+int main(int argc, char **argv) {
+    const char *root = getenv("CUDALOAD_GPU_SITE");
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--root") && i + 1 < argc) root = argv[++i];
+        else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else {
+            fprintf(stderr, "usage: bench_kernels [--runs N] [--root SITE_PACKAGES] [--quick]\n");
+            return 2;
+        }
+    }
+    if (runs < 1) runs = 1;
+    cudaload_options o;
+    cudaload_options_init(&o);
+    const char *roots[] = {root};
+    if (root && root[0]) o.roots = roots, o.n_roots = 1;
+    o.flags = CUDALOAD_FLAG_LOAD_CUBLAS;
+    int ndev = 0;
+    if (cudaload_init(&o) != CUDALOAD_OK || cudaload_device_count(&ndev) != CUDALOAD_OK) {
+        printf("bench_kernels: skipped: %s\n", cudaload_last_error());
+        return 0;
+    }
+    rt = cudaload_cudart();
+    bl = cudaload_cublas();
+    if (!bl || bl->cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "bench_kernels: cuBLAS: %s\n", cudaload_last_error());
+        return 1;
+    }
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    cudaload_kernels_info ki = {.size = sizeof ki};
+    cudaload_kernels_info_get(0, &ki);
+    cudaload_library_info li = {.size = sizeof li};
+    cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &li);
+    printf("bundled kernels: toolkit %d, SASS %s, fatbin %zu bytes, device sm_%d%d (%s); cuBLAS %s (%d.%d.%d)\n",
+           ki.toolkit_version, ki.sass_archs, ki.fatbin_bytes, ki.cc_major, ki.cc_minor, ki.has_sass ? "SASS" : "PTX JIT",
+           li.path, li.version / 10000, li.version / 100 % 100, li.version % 100);
+    printf("medians of %d timed runs after 3 warm-ups, contenders alternating\n\n", runs);
+    printf("| benchmark | libcudaload | cuBLAS (same table) | ratio | reference |\n|---|---|---|---|---|\n");
+
+    saxpy_ctx sc = {.n = quick ? (1LL << 24) : (1LL << 28)};
+    sc.x = NULL;
+    CHECK_RT(rt->cudaMalloc((void **)&sc.x, (size_t)sc.n * 4));
+    CHECK_RT(rt->cudaMalloc((void **)&sc.y, (size_t)sc.n * 4));
+    fill(sc.x, (size_t)sc.n);
+    fill(sc.y, (size_t)sc.n);
+    float med[3];
+    measure(run_saxpy, &sc, 3, med);
+    double gb = 12.0 * (double)sc.n / 1e9;
+    printf("| SAXPY n=2^%d (GB/s) | %.0f | %.0f | %.3f | D2D copy %.0f GB/s |\n", quick ? 24 : 28, gb / (med[0] / 1e3),
+           gb / (med[1] / 1e3), med[1] / med[0], 2.0 * sc.n * 4 / 1e9 / (med[2] / 1e3));
+    rt->cudaFree(sc.x);
+    rt->cudaFree(sc.y);
+
+    const int sizes[][3] = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 3001, 3001}};
+    for (size_t i = 0; i < (quick ? 1u : sizeof sizes / sizeof sizes[0]); i++) {
+        sgemm_ctx g = {sizes[i][0], sizes[i][1], sizes[i][2], NULL, NULL, NULL};
+        CHECK_RT(rt->cudaMalloc((void **)&g.A, (size_t)g.m * g.k * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.B, (size_t)g.k * g.n * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.C, (size_t)g.m * g.n * 4));
+        fill(g.A, (size_t)g.m * g.k);
+        fill(g.B, (size_t)g.k * g.n);
+        measure(run_sgemm, &g, 2, med);
+        double tf = 2.0 * g.m * g.n * (double)g.k / 1e12;
+        printf("| SGEMM %dx%dx%d (TFLOP/s) | %.1f | %.1f | %.3f | |\n", g.m, g.n, g.k, tf / (med[0] / 1e3), tf / (med[1] / 1e3),
+               med[1] / med[0]);
+        rt->cudaFree(g.A), rt->cudaFree(g.B), rt->cudaFree(g.C);
+    }
+    bl->cublasDestroy(handle);
+    return 0;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# bench/run-kernels.sh [--out FILE] -- bundled SAXPY/SGEMM against cuBLAS (same process,
+# through libcudaload's table) and torch (separate process), medians of 25 timed runs.
+# env: PYTHON (torch's python, default python3), CUDALOAD_GPU_SITE (site-packages to search),
+#      BENCH_RUNS (default 25).
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(dirname "$here")
+out=""
+[ "${1:-}" = "--out" ] && out=${2:?}
+runs=${BENCH_RUNS:-25}
+py=${PYTHON:-python3}
+{
+    echo "## Kernels: \`bench/run-kernels.sh\` ($(date -u +%Y-%m-%d))"
+    echo
+    if command -v nvidia-smi >/dev/null; then
+        echo "device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1)"
+    else
+        echo "device: no GPU"
+    fi
+    echo
+    "$top/build/bench/bench_kernels" --runs "$runs"
+    echo
+    if "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        echo "| torch (separate process, same method) | |"
+        echo "|---|---|"
+        "$py" "$here/torch_kernels.py" "$runs"
+    else
+        echo "torch: skipped (no torch with CUDA in $py)"
+    fi
+} | if [ -n "$out" ]; then tee "$out"; else cat; fi

@@ -1,0 +1,240 @@
+/*
+ * gpu_kernels.c -- `make check-gpu`: cudaload_saxpy and cudaload_sgemm on a real GPU,
+ * through both backends (the bundled kernels and cuBLAS), against a float64 CPU reference.
+ *
+ * Inputs are random with a fresh seed each run (printed; CUDALOAD_TEST_SEED repeats one).
+ * Outputs are poisoned before each run: C is NaN when beta == 0 (so a kernel that reads C
+ * then fails), and the padding rows of C (ldc > m) hold a sentinel that must survive.
+ * Sizes are not multiples of the tiles (1, 7, 1000, 4097, 1 x N, N x 1), all four
+ * transpose combinations, leading dimensions larger than needed, alpha/beta including
+ * beta = 0, alpha = 0 and k = 0, misaligned (scalar-path) SAXPY, and a non-default stream.
+ * Skipped with the reason when there is no driver or no GPU.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudaload_tables.h"
+
+static const cudaload_cudart_table *rt;
+static char skip_reason[2048];
+static unsigned long long seed_state;
+
+static double rnd(void) { /* xorshift64*, uniform in [-1, 1) */
+    seed_state ^= seed_state >> 12;
+    seed_state ^= seed_state << 25;
+    seed_state ^= seed_state >> 27;
+    return (double)((seed_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    const char *s = getenv("CUDALOAD_TEST_SEED");
+    unsigned long long seed = s && s[0] ? strtoull(s, NULL, 0) : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    seed_state = seed ? seed : 1;
+    fprintf(stderr, "gpu_kernels: seed %llu (CUDALOAD_TEST_SEED=%llu repeats this run)\n", seed, seed);
+    cudaload_options o;
+    cudaload_options_init(&o);
+    const char *site = getenv("CUDALOAD_GPU_SITE");
+    const char *roots[] = {site};
+    if (site && site[0]) {
+        o.roots = roots;
+        o.n_roots = 1;
+    }
+    int n = 0;
+    if (cudaload_init(&o) != CUDALOAD_OK || cudaload_device_count(&n) != CUDALOAD_OK || n < 1) {
+        snprintf(skip_reason, sizeof skip_reason, "no usable GPU: %s", cudaload_last_error());
+        return 0;
+    }
+    rt = cudaload_cudart();
+    return 0;
+}
+
+#define SKIP_WITHOUT_GPU()                                             \
+    do {                                                               \
+        if (skip_reason[0]) {                                          \
+            print_message("skipped: %.300s\n", skip_reason);          \
+            skip();                                                    \
+        }                                                              \
+    } while (0)
+
+static void *dalloc(size_t bytes) {
+    void *p = NULL;
+    assert_int_equal(rt->cudaMalloc(&p, bytes ? bytes : 4), cudaSuccess);
+    return p;
+}
+
+static void h2d(void *d, const void *h, size_t bytes) { assert_int_equal(rt->cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess); }
+static void d2h(void *h, const void *d, size_t bytes) { assert_int_equal(rt->cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess); }
+
+static const cudaload_backend backends[] = {CUDALOAD_BACKEND_BUNDLED, CUDALOAD_BACKEND_CUBLAS};
+static const char *const backend_names[] = {"auto", "bundled", "cublas"};
+
+static void saxpy_case(cudaload_backend be, long long n, int offset, cudaStream_t stream) {
+    size_t bytes = (size_t)(n + offset) * sizeof(float);
+    float *hx = malloc(bytes), *hy = malloc(bytes), *out = malloc(bytes);
+    for (long long i = 0; i < n + offset; i++) hx[i] = (float)rnd(), hy[i] = (float)rnd();
+    float a = (float)rnd() * 3.0f;
+    float *dx = dalloc(bytes), *dy = dalloc(bytes);
+    h2d(dx, hx, bytes);
+    h2d(dy, hy, bytes);
+    assert_int_equal(cudaload_set_backend(be), CUDALOAD_OK);
+    cudaload_status st = cudaload_saxpy(n, a, dx + offset, dy + offset, stream);
+    if (st != CUDALOAD_OK) fail_msg("saxpy n=%lld backend %s: %s: %s", n, backend_names[be], cudaload_status_name(st), cudaload_last_error());
+    assert_int_equal(rt->cudaDeviceSynchronize(), cudaSuccess);
+    d2h(out, dy, bytes);
+    for (long long i = 0; i < n + offset; i++) {
+        double want = i < offset ? hy[i] : (double)a * hx[i] + hy[i];
+        if (fabs(out[i] - want) > 1e-6 * (fabs(want) + 1.0))
+            fail_msg("saxpy %s n=%lld offset=%d: y[%lld] = %.9g, want %.9g", backend_names[be], n, offset, i, out[i], want);
+    }
+    cudaload_kernels_info k = {.size = sizeof k};
+    cudaload_kernels_info_get(-1, &k);
+    assert_int_equal(k.last_backend, be);
+    rt->cudaFree(dx);
+    rt->cudaFree(dy);
+    free(hx), free(hy), free(out);
+}
+
+static void test_saxpy(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    cudaStream_t s;
+    assert_int_equal(rt->cudaStreamCreate(&s), cudaSuccess);
+    static const long long sizes[] = {1, 7, 1000, 4097, (1 << 20) + 3};
+    for (size_t b = 0; b < 2; b++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            saxpy_case(backends[b], sizes[i], 0, NULL);
+            saxpy_case(backends[b], sizes[i], 1, s); /* 4-byte aligned only: the scalar path */
+        }
+    rt->cudaStreamDestroy(s);
+}
+
+typedef struct gemm_case {
+    int ta, tb;
+    long long m, n, k;
+    long long pad_a, pad_b, pad_c; /* extra rows in the leading dimensions */
+    float alpha, beta;
+} gemm_case;
+
+static const float SENTINEL = -12345.25f;
+
+static void sgemm_case(cudaload_backend be, const gemm_case *c, cudaStream_t stream) {
+    long long ar = c->ta ? c->k : c->m, ac = c->ta ? c->m : c->k;
+    long long br = c->tb ? c->n : c->k, bc = c->tb ? c->k : c->n;
+    long long lda = (ar > 1 ? ar : 1) + c->pad_a, ldb = (br > 1 ? br : 1) + c->pad_b, ldc = (c->m > 1 ? c->m : 1) + c->pad_c;
+    size_t na = (size_t)(lda * (ac ? ac : 1)), nb = (size_t)(ldb * (bc ? bc : 1)), nc = (size_t)(ldc * c->n);
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *out = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) A[i] = (float)rnd();
+    for (size_t i = 0; i < nb; i++) B[i] = (float)rnd();
+    for (long long j = 0; j < c->n; j++)
+        for (long long i = 0; i < ldc; i++)
+            C[i + j * ldc] = i >= c->m ? SENTINEL : c->beta == 0.0f ? NAN : (float)rnd();
+    float *dA = dalloc(na * 4), *dB = dalloc(nb * 4), *dC = dalloc(nc * 4);
+    h2d(dA, A, na * 4);
+    h2d(dB, B, nb * 4);
+    h2d(dC, C, nc * 4);
+    assert_int_equal(cudaload_set_backend(be), CUDALOAD_OK);
+    cudaload_status st = cudaload_sgemm(c->ta ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->tb ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->m, c->n,
+                                        c->k, c->alpha, dA, lda, dB, ldb, c->beta, dC, ldc, stream);
+    if (st != CUDALOAD_OK)
+        fail_msg("sgemm %s %c%c %lldx%lldx%lld: %s: %s", backend_names[be], c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k,
+                 cudaload_status_name(st), cudaload_last_error());
+    assert_int_equal(stream ? rt->cudaStreamSynchronize(stream) : rt->cudaDeviceSynchronize(), cudaSuccess);
+    d2h(out, dC, nc * 4);
+    double max_rel = 0;
+    for (long long j = 0; j < c->n; j++)
+        for (long long i = 0; i < ldc; i++) {
+            float got = out[i + j * ldc];
+            if (i >= c->m) {
+                if (got != SENTINEL) fail_msg("sgemm %s wrote into the padding of C at (%lld, %lld)", backend_names[be], i, j);
+                continue;
+            }
+            double ref = 0, mag = 0;
+            for (long long p = 0; p < c->k && c->alpha != 0.0f; p++) {
+                double a = c->ta ? A[p + i * lda] : A[i + p * lda];
+                double b = c->tb ? B[j + p * ldb] : B[p + j * ldb];
+                ref += a * b;
+                mag += fabs(a * b);
+            }
+            ref *= c->alpha;
+            mag *= fabs(c->alpha);
+            if (c->beta != 0.0f) {
+                ref += (double)c->beta * C[i + j * ldc];
+                mag += fabs((double)c->beta * C[i + j * ldc]);
+            }
+            double err = fabs(got - ref), tol = 4e-7 * (double)(c->k + 4) * (mag + 1e-30) + 1e-30;
+            if (!(err <= tol))
+                fail_msg("sgemm %s %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g: C(%lld,%lld) = %.9g, want %.9g (tol %.3g)",
+                         backend_names[be], c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k, c->alpha, c->beta, i, j, got,
+                         ref, tol);
+            if (mag > 0 && err / mag > max_rel) max_rel = err / mag;
+        }
+    rt->cudaFree(dA), rt->cudaFree(dB), rt->cudaFree(dC);
+    free(A), free(B), free(C), free(out);
+}
+
+static void test_sgemm(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    int quick = getenv("CUDALOAD_TEST_QUICK") != NULL; /* under compute-sanitizer */
+    cudaStream_t s;
+    assert_int_equal(rt->cudaStreamCreate(&s), cudaSuccess);
+    const gemm_case shapes[] = {
+        {0, 0, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f},        {0, 0, 7, 7, 7, 1, 2, 3, 1.5f, -0.5f},
+        {0, 0, 1, 4097, 33, 0, 3, 0, 1.0f, 0.0f},    {0, 0, 4097, 1, 33, 5, 0, 2, -1.0f, 2.0f},
+        {0, 0, 129, 130, 257, 3, 5, 7, 0.75f, 0.0f}, {0, 0, 1000, 7, 1000, 0, 0, 0, 1.0f, 1.0f},
+        {0, 0, 300, 200, 0, 0, 0, 4, 2.0f, 0.5f},    /* k = 0: C = beta * C */
+        {0, 0, 300, 200, 50, 0, 0, 0, 0.0f, 3.0f},   /* alpha = 0: A and B not read */
+        {0, 0, 1000, 1000, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
+    };
+    size_t nshapes = quick ? 5 : sizeof shapes / sizeof shapes[0];
+    for (size_t b = 0; b < 2; b++)
+        for (int t = 0; t < 4; t++)
+            for (size_t i = 0; i < nshapes; i++) {
+                gemm_case c = shapes[i];
+                c.ta = t >> 1;
+                c.tb = t & 1;
+                sgemm_case(backends[b], &c, (i % 2) ? s : NULL);
+            }
+    rt->cudaStreamDestroy(s);
+}
+
+static void test_auto_takes_bundled_on_this_gpu(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    int dev = 0;
+    rt->cudaGetDevice(&dev);
+    cudaload_kernels_info k = {.size = sizeof k};
+    assert_int_equal(cudaload_kernels_info_get(dev, &k), CUDALOAD_OK);
+    print_message("device %d sm_%d%d: sass %d jit %d runnable %s; fatbin %zu bytes, toolkit %d, SASS %s\n", dev, k.cc_major,
+                  k.cc_minor, k.has_sass, k.would_jit, cudaload_status_name(k.runnable), k.fatbin_bytes, k.toolkit_version,
+                  k.sass_archs);
+    if (!k.built) skip();
+    assert_int_equal(k.runnable, CUDALOAD_OK);
+    assert_int_equal(cudaload_set_backend(CUDALOAD_BACKEND_AUTO), CUDALOAD_OK);
+    float *d = dalloc(64 * sizeof(float));
+    assert_int_equal(rt->cudaMemsetAsync(d, 0, 64 * sizeof(float), NULL), cudaSuccess);
+    assert_int_equal(cudaload_saxpy(64, 1.0f, d, d, NULL), CUDALOAD_OK);
+    cudaload_kernels_info_get(-1, &k);
+    assert_int_equal(k.last_backend, CUDALOAD_BACKEND_BUNDLED);
+    rt->cudaFree(d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auto_takes_bundled_on_this_gpu),
+        cmocka_unit_test(test_saxpy),
+        cmocka_unit_test(test_sgemm),
+    };
+    return cmocka_run_group_tests_name("gpu_kernels", tests, setup, NULL);
+}
