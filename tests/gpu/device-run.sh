@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tests/gpu/device-run.sh OUTDIR -- everything that needs the GPU machine, in one go:
+# build, `make check-gpu`, the probe (wheels vs system), `make bench`, and the kernels'
+# resource report. Used on the H100 machine (driver 580, torch venv in /opt/torch/.venv);
+# each step's log goes to OUTDIR. cmocka may come from .devdeps/ (that machine has none).
+set -u
+out=${1:?usage: device-run.sh OUTDIR}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.."
+PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=python3
+export PYTHON=$PY
+export CUDALOAD_GPU_SITE=${CUDALOAD_GPU_SITE:-$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')}
+mk=(make -j16)
+if [ -f .devdeps/include/cmocka.h ]; then
+    mk+=(CMOCKA_CFLAGS=-I$PWD/.devdeps/include "CMOCKA_LIBS=-L$PWD/.devdeps/lib -lcmocka -Wl,-rpath,$PWD/.devdeps/lib")
+fi
+step() { local name=$1; shift; echo "=== $name: $*"; { time "$@"; } > "$out/$name.txt" 2>&1; echo "rc=$?" >> "$out/$name.txt"; tail -3 "$out/$name.txt"; }
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    cat /proc/driver/nvidia/version
+    echo "site: $CUDALOAD_GPU_SITE"; ls "$CUDALOAD_GPU_SITE/nvidia/cu13/lib" 2>&1
+    ldconfig -p | grep -E 'libcudart|libcublas|libcuda\.so'
+    "$PY" -c 'import torch; print("torch", torch.__version__)'
+    gcc --version | head -1; nvcc --version | tail -1
+} > "$out/env.txt" 2>&1
+step build "${mk[@]}" all
+step check-gpu "${mk[@]}" check-gpu
+step probe ./build/cudaload-probe --root "$CUDALOAD_GPU_SITE"
+step probe-system env CUDALOAD_SOURCES=system ./build/cudaload-probe
+step probe-nonroot ./build/cudaload-probe
+step bench "${mk[@]}" bench
+step ptxas nvcc -O3 -std=c++17 -arch=sm_90 -cubin -Xptxas -v -o /tmp/all.cubin kernels/all.cu -Ikernels
+ls -la build/libcudaload.so* build/kernels/cudaload.fatbin > "$out/sizes.txt" 2>&1
