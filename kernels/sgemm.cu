@@ -122,12 +122,15 @@ __device__ __forceinline__ void store_b(float (*Bs)[BN + SgemmShape<BM, BN, BK, 
     }
 }
 
-// Read TH contiguous floats (TH = 2 or 4) from shared memory.
+// Read TH contiguous floats (TH = 2 or a multiple of 4) from shared memory.
 template <int TH>
 __device__ __forceinline__ void read_run(float *dst, const float *src) {
-    if constexpr (TH == 4) {
-        float4 v = *reinterpret_cast<const float4 *>(src);
-        dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+    if constexpr (TH % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < TH; q += 4) {
+            float4 v = *reinterpret_cast<const float4 *>(src + q);
+            dst[q] = v.x, dst[q + 1] = v.y, dst[q + 2] = v.z, dst[q + 3] = v.w;
+        }
     } else if constexpr (TH == 2) {
         float2 v = *reinterpret_cast<const float2 *>(src);
         dst[0] = v.x, dst[1] = v.y;

@@ -374,7 +374,7 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
         /* float4 path when both are 16-byte aligned; the scalar kernel does the rest */
         long long n4 = (!cl_misaligned(x, 16) && !cl_misaligned(y, 16)) ? n / 4 : 0;
         if (n4 > 0) {
-            const long long per_block = 256 * 2;
+            const long long per_block = 256; /* one float4 per thread: kernels/saxpy.cu VEC_PER_THREAD */
             long long blocks = (n4 + per_block - 1) / per_block;
             if (blocks > INT_MAX) {
                 cl_set_errorf("cudaload_saxpy: n = %lld needs %lld blocks, more than a grid holds", n, blocks);

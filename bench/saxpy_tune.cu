@@ -1,0 +1,74 @@
+// saxpy_tune.cu -- a developer tool, not part of the library: times SAXPY variants (float4s
+// per thread, cache hints, grid-stride) and the D2D copy at n = 2^28 on the GPU at hand.
+//   nvcc -O3 -arch=sm_90 -o build/saxpy_tune bench/saxpy_tune.cu && build/saxpy_tune
+#include <cstdio>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+template <int V, bool CS>
+__global__ void __launch_bounds__(256) sx(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
+    long long base = (long long)blockIdx.x * blockDim.x * V + threadIdx.x;
+    float4 xv[V], yv[V];
+#pragma unroll
+    for (int u = 0; u < V; u++) {
+        long long i = base + (long long)u * blockDim.x;
+        if (i < n4) {
+            xv[u] = CS ? __ldcs(x + i) : __ldg(x + i);
+            yv[u] = CS ? __ldcs(y + i) : y[i];
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < V; u++) {
+        long long i = base + (long long)u * blockDim.x;
+        if (i < n4) {
+            float4 r = make_float4(fmaf(a, xv[u].x, yv[u].x), fmaf(a, xv[u].y, yv[u].y), fmaf(a, xv[u].z, yv[u].z), fmaf(a, xv[u].w, yv[u].w));
+            if (CS) __stcs(y + i, r); else y[i] = r;
+        }
+    }
+}
+
+__global__ void __launch_bounds__(256) sx_gs(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+        float4 xv = __ldcs(x + i), yv = __ldcs(y + i);
+        __stcs(y + i, make_float4(fmaf(a, xv.x, yv.x), fmaf(a, xv.y, yv.y), fmaf(a, xv.z, yv.z), fmaf(a, xv.w, yv.w)));
+    }
+}
+
+int main() {
+    long long n = 1LL << 28, n4 = n / 4;
+    float *x, *y;
+    cudaMalloc(&x, n * 4);
+    cudaMalloc(&y, n * 4);
+    cudaMemset(x, 0, n * 4);
+    cudaMemset(y, 0, n * 4);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a), cudaEventCreate(&b);
+    int sms;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    auto bench = [&](const char *name, auto launch, double bytes) {
+        std::vector<float> t;
+        for (int w = 0; w < 3; w++) launch();
+        cudaDeviceSynchronize();
+        for (int r = 0; r < 25; r++) {
+            cudaEventRecord(a);
+            launch();
+            cudaEventRecord(b);
+            cudaEventSynchronize(b);
+            float ms;
+            cudaEventElapsedTime(&ms, a, b);
+            t.push_back(ms);
+        }
+        std::sort(t.begin(), t.end());
+        printf("%-32s %7.0f GB/s\n", name, bytes / (t[12] / 1e3) / 1e9);
+    };
+    double bytes = 12.0 * n;
+#define RUN(V, CS) bench(CS ? "vec4 x" #V " cs" : "vec4 x" #V " plain", [&] { sx<V, CS><<<(unsigned)((n4 + 256 * V - 1) / (256 * V)), 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes)
+    RUN(1, true); RUN(2, true); RUN(4, true); RUN(8, true); RUN(1, false); RUN(2, false); RUN(4, false);
+    for (int k : {4, 8, 16, 32})
+        bench(k == 4 ? "grid-stride 4 blocks/SM" : k == 8 ? "grid-stride 8 blocks/SM" : k == 16 ? "grid-stride 16 blocks/SM" : "grid-stride 32 blocks/SM",
+              [&] { sx_gs<<<sms * k, 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes);
+    bench("D2D copy (2 x bytes)", [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); }, 8.0 * n);
+    return 0;
+}
