@@ -161,6 +161,26 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 
     float4 ra[S::SLOTS_A], rb[S::SLOTS_B];
     const int slices = (k + BK - 1) / BK;
+    // Interior blocks with aligned operands take the fast path for every full slice: one
+    // float4 load per request from a pointer computed once, no bounds checks. Edge blocks,
+    // the last partial slice and unaligned operands take the checked loads.
+    const bool fast = vec_a && vec_b && m0 + BM <= m && n0 + BN <= n;
+    const float *pa[S::SLOTS_A], *pb[S::SLOTS_B];
+#pragma unroll
+    for (int s = 0; s < S::SLOTS_A; s++) {
+        int u = threadIdx.x + s * S::NT;
+        if (u >= S::UNITS_A) u = 0;
+        pa[s] = !TA ? A + (long long)(m0 + (u % (BM / 4)) * 4) + (long long)(u / (BM / 4)) * lda
+                    : A + (long long)((u % (BK / 4)) * 4) + (long long)(m0 + u / (BK / 4)) * lda;
+    }
+#pragma unroll
+    for (int s = 0; s < S::SLOTS_B; s++) {
+        int u = threadIdx.x + s * S::NT;
+        if (u >= S::UNITS_B) u = 0;
+        pb[s] = TB ? B + (long long)(n0 + (u % (BN / 4)) * 4) + (long long)(u / (BN / 4)) * ldb
+                   : B + (long long)((u % (BK / 4)) * 4) + (long long)(n0 + u / (BK / 4)) * ldb;
+    }
+    const long long step_a = TA ? BK : BK * lda, step_b = TB ? BK * ldb : BK;
     if (slices > 0) {
         load_a<BM, BN, BK, TM, TN, TA>(ra, A, lda, m, k, m0, 0, vec_a);
         load_b<BM, BN, BK, TM, TN, TB>(rb, B, ldb, n, k, n0, 0, vec_b);
@@ -171,7 +191,14 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
     int cur = 0;
     for (int t = 0; t < slices; t++) {
         const bool more = t + 1 < slices;
-        if (more) {
+        if (more && fast && (t + 2) * BK <= k) {
+#pragma unroll
+            for (int s = 0; s < S::SLOTS_A; s++)
+                if (threadIdx.x + s * S::NT < S::UNITS_A) ra[s] = __ldg(reinterpret_cast<const float4 *>(pa[s] + (t + 1) * step_a));
+#pragma unroll
+            for (int s = 0; s < S::SLOTS_B; s++)
+                if (threadIdx.x + s * S::NT < S::UNITS_B) rb[s] = __ldg(reinterpret_cast<const float4 *>(pb[s] + (t + 1) * step_b));
+        } else if (more) {
             load_a<BM, BN, BK, TM, TN, TA>(ra, A, lda, m, k, m0, (t + 1) * BK, vec_a);
             load_b<BM, BN, BK, TM, TN, TB>(rb, B, ldb, n, k, n0, (t + 1) * BK, vec_b);
         }
@@ -219,15 +246,16 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
         sgemm_body<BM, BN, BK, TM, TN, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, vec_b);          \
     }
 
-// 128 x 128 tiles, 8 x 8 per thread, 256 threads, two blocks per SM (<= 128 registers):
-// large problems.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 8, 8, 8, false, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 8, 8, 8, false, true, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 8, 8, 8, true, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, true, true, 2)
-// 64 x 64 tiles, 4 x 4 per thread, 256 threads: problems too small to fill the GPU with
-// the large tile.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 4, 4, false, false, 1)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nt, 64, 64, 8, 4, 4, false, true, 1)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tn, 64, 64, 8, 4, 4, true, false, 1)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tt, 64, 64, 8, 4, 4, true, true, 1)
+// Tile shapes chosen with bench/sgemm_tune.cu on the H100 (see docs/performance.md).
+// 128 x 128 x 16 tiles, 8 x 8 per thread, 256 threads, two blocks per SM (<= 128 registers):
+// problems that give at least two tiles per SM.
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 16, 8, 8, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 16, 8, 8, false, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 16, 8, 8, true, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 16, 8, 8, true, true, 2)
+// 64 x 128 x 16 tiles, 8 x 8 per thread, 128 threads: smaller problems, which the large
+// tile would leave SMs idle on.
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x128_nn, 64, 128, 16, 8, 8, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x128_nt, 64, 128, 16, 8, 8, false, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x128_tn, 64, 128, 16, 8, 8, true, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x128_tt, 64, 128, 16, 8, 8, true, true, 2)

@@ -47,16 +47,16 @@ enum {
     CL_K_SGEMM_128_NT,
     CL_K_SGEMM_128_TN,
     CL_K_SGEMM_128_TT,
-    CL_K_SGEMM_64_NN,
-    CL_K_SGEMM_64_NT,
-    CL_K_SGEMM_64_TN,
-    CL_K_SGEMM_64_TT,
+    CL_K_SGEMM_SMALL_NN,
+    CL_K_SGEMM_SMALL_NT,
+    CL_K_SGEMM_SMALL_TN,
+    CL_K_SGEMM_SMALL_TT,
     CL_K_COUNT
 };
 static const char *const cl_kernel_names[CL_K_COUNT] = {
     "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_128x128_nn", "cudaload_sgemm_128x128_nt",
-    "cudaload_sgemm_128x128_tn", "cudaload_sgemm_128x128_tt", "cudaload_sgemm_64x64_nn",   "cudaload_sgemm_64x64_nt",
-    "cudaload_sgemm_64x64_tn",   "cudaload_sgemm_64x64_tt",
+    "cudaload_sgemm_128x128_tn", "cudaload_sgemm_128x128_tt", "cudaload_sgemm_64x128_nn",  "cudaload_sgemm_64x128_nt",
+    "cudaload_sgemm_64x128_tn",  "cudaload_sgemm_64x128_tt",
 };
 
 typedef struct cl_device_kernels {
@@ -464,20 +464,23 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
         /* BLAS: with k == 0 or alpha == 0, A and B are not read and C = beta * C */
         int ki = uses_ab ? (int)k : 0;
         float alpha_eff = uses_ab ? alpha : 0.0f;
+        /* the 128 x 128 tile when it gives two tiles per SM, else 64 x 128 (tile sizes and
+         * thread counts as in kernels/sgemm.cu) */
         int mi = (int)m, big = ((m + 127) / 128) * ((n + 127) / 128) >= 2LL * kd->sms;
-        int tile = big ? 128 : 64;
-        int which = (big ? CL_K_SGEMM_128_NN : CL_K_SGEMM_64_NN) + (transa == CUDALOAD_OP_T ? 2 : 0) +
+        int tile_m = big ? 128 : 64, tile_n = 128, threads = big ? 256 : 128;
+        int which = (big ? CL_K_SGEMM_128_NN : CL_K_SGEMM_SMALL_NN) + (transa == CUDALOAD_OP_T ? 2 : 0) +
                     (transb == CUDALOAD_OP_T ? 1 : 0);
         int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
         /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks */
-        long long chunk_cols = 65535LL * tile;
+        long long chunk_cols = 65535LL * tile_n;
         for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {
             int nj = (int)(n - j < chunk_cols ? n - j : chunk_cols);
             const float *Bj = B ? B + (transb == CUDALOAD_OP_N ? j * ldb : j) : B;
             float *Cj = C + j * ldc;
             int vb = vec_b && !cl_misaligned(Bj, 16);
             void *args[] = {&mi, &nj, &ki, &alpha_eff, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &vec_a, &vb};
-            st = cl_launch(kd, which, (unsigned)((m + tile - 1) / tile), (unsigned)((nj + tile - 1) / tile), 256, args, stream);
+            st = cl_launch(kd, which, (unsigned)((m + tile_m - 1) / tile_m), (unsigned)((nj + tile_n - 1) / tile_n),
+                           (unsigned)threads, args, stream);
         }
         return st;
     }
