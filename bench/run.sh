@@ -20,7 +20,7 @@
 #        BENCH_BIN   directory with prebuilt bench_init, bench_call, bench_call_direct
 #                    (default: make -C <top> bench-bins, binaries in <top>/build/bench)
 #        BENCH_REPS, BENCH_CALLS  repetitions x calls for (c) (default 31 x 1000000)
-#        BENCH_CALL_PROCS  processes for (c) (default 5)
+#        BENCH_CALL_PROCS  processes for (c) (default 11)
 #        BENCH_STRICT=1  exit 1 when a target is missed
 set -u
 
@@ -44,7 +44,7 @@ case "$runs" in '' | *[!0-9]*) echo "run.sh: --runs must be a number" >&2; exit 
 PY=${PYTHON:-python3}
 reps=${BENCH_REPS:-31}
 calls=${BENCH_CALLS:-1000000}
-procs=${BENCH_CALL_PROCS:-5}
+procs=${BENCH_CALL_PROCS:-11}
 
 # ---- build ----
 if [ -n "${BENCH_BIN:-}" ]; then
