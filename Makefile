@@ -143,7 +143,9 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 check: test-deps
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
-	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN)
+	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
+	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN) \
+	  $(B)/nokernels/tests/test_kernels
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels

@@ -191,8 +191,29 @@ static void test_gate_through_driver(void **state) {
     th_result_free(r);
 }
 
+/* A library built without nvcc: the gate says so, by name, on a device that could run them. */
+static void test_build_without_kernels(void **state) {
+    (void)state;
+    cudaload_kernels_info info = {.size = sizeof info};
+    cudaload_kernels_info_get(-1, &info);
+    if (info.built) {
+        print_message("skipped: this build embeds kernels (make check also runs a build without nvcc)\n");
+        skip();
+    }
+    assert_int_equal(info.toolkit_version, 0);
+    assert_int_equal(info.fatbin_bytes, 0);
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *h100[] = {driver_env, "FAKE_CUDA_CC=90", NULL};
+    th_result *r = th_result_new();
+    th_run(r, h100, child_kinfo, roots);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_KERNELS_NOT_BUILT);
+    assert_non_null(strstr(r->user, "built without nvcc"));
+    th_result_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_build_without_kernels),
         cmocka_unit_test(test_gate),
         cmocka_unit_test(test_fatbin_embedded),
         cmocka_unit_test(test_argument_checks),
