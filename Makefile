@@ -116,8 +116,9 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # The probe embeds the static library: one self-contained binary.
-$(PROBE): tools/cudaload-probe.c $(STATIC) include/cudaload.h
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+$(PROBE): tools/cudaload-probe.c tools/probe_json.c tools/probe_json.h $(STATIC) include/cudaload.h
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ tools/cudaload-probe.c tools/probe_json.c \
+	  $(STATIC) -lm $(LIBS)
 
 $(B) $(B)/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/bench:
 	mkdir -p $@
