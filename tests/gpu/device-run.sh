@@ -29,6 +29,8 @@ step check-gpu "${mk[@]}" check-gpu
 step probe ./build/cudaload-probe --root "$CUDALOAD_GPU_SITE"
 step probe-system env CUDALOAD_SOURCES=system ./build/cudaload-probe
 step probe-nonroot ./build/cudaload-probe
+step probe-json ./build/cudaload-probe --json --root "$CUDALOAD_GPU_SITE"
+step probe-llp env LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./build/cudaload-probe --root "$CUDALOAD_GPU_SITE" --no-selftest
 step bench "${mk[@]}" bench
 step ptxas nvcc -O3 -std=c++17 -arch=sm_90 -cubin -Xptxas -v -o /tmp/all.cubin kernels/all.cu -Ikernels
 ls -la build/libcudaload.so* build/kernels/cudaload.fatbin > "$out/sizes.txt" 2>&1
