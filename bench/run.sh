@@ -9,7 +9,7 @@
 #   Side by side, when $PYTHON has it: cuda.pathfinder.load_nvidia_dynamic_lib in a fresh
 #   python against a ctypes dlopen of the same files in a fresh python.
 #
-# Each of (a), (b) runs RUNS (default 21) fresh processes per side after 2 discarded
+# Each of (a), (b) runs RUNS (default 41) fresh processes per side after 2 discarded
 # warm-ups per side, floor and ours interleaved (F,O then O,F); medians are reported.
 # See the comments at the top of bench_init.c and bench_call.c for why the pairings are fair.
 #
@@ -28,7 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
 invocation="bench/run.sh $*"
 out=""
-runs=21
+runs=41
 while [ $# -gt 0 ]; do
     case "$1" in
     --out) out=${2:?--out needs a file}; shift 2 ;;
