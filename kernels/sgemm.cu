@@ -36,12 +36,6 @@ __device__ __forceinline__ float4 fetch4(const float *p, int valid, bool vec) {
     return v;
 }
 
-// Fetch 4 contiguous floats known to be in bounds: one float4 when aligned, else 4 loads.
-__device__ __forceinline__ float4 fetch4_nocheck(const float *p, bool vec) {
-    if (vec) return __ldg(reinterpret_cast<const float4 *>(p));
-    return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
-}
-
 __device__ __forceinline__ int clamp4(long long left) { return left >= 4 ? 4 : (left > 0 ? (int)left : 0); }
 
 // Load one BM x BK slice of op(A) into registers. TA: A is stored k x m (op = transpose).
@@ -167,11 +161,10 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 
     float4 ra[S::SLOTS_A], rb[S::SLOTS_B];
     const int slices = (k + BK - 1) / BK;
-    // Interior blocks take the fast path for every full slice: loads from a pointer computed
-    // once, no bounds checks (one float4 per request when the operand is 16-byte aligned
-    // with a leading dimension divisible by 4, else four scalar loads). Edge blocks and the
-    // last partial slice take the checked loads.
-    const bool fast = m0 + BM <= m && n0 + BN <= n;
+    // Interior blocks with aligned operands take the fast path for every full slice: one
+    // float4 load per request from a pointer computed once, no bounds checks. Edge blocks,
+    // the last partial slice and unaligned operands take the checked loads.
+    const bool fast = vec_a && vec_b && m0 + BM <= m && n0 + BN <= n;
     const float *pa[S::SLOTS_A], *pb[S::SLOTS_B];
 #pragma unroll
     for (int s = 0; s < S::SLOTS_A; s++) {
@@ -201,10 +194,10 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
         if (more && fast && (t + 2) * BK <= k) {
 #pragma unroll
             for (int s = 0; s < S::SLOTS_A; s++)
-                if (threadIdx.x + s * S::NT < S::UNITS_A) ra[s] = fetch4_nocheck(pa[s] + (t + 1) * step_a, vec_a);
+                if (threadIdx.x + s * S::NT < S::UNITS_A) ra[s] = __ldg(reinterpret_cast<const float4 *>(pa[s] + (t + 1) * step_a));
 #pragma unroll
             for (int s = 0; s < S::SLOTS_B; s++)
-                if (threadIdx.x + s * S::NT < S::UNITS_B) rb[s] = fetch4_nocheck(pb[s] + (t + 1) * step_b, vec_b);
+                if (threadIdx.x + s * S::NT < S::UNITS_B) rb[s] = __ldg(reinterpret_cast<const float4 *>(pb[s] + (t + 1) * step_b));
         } else if (more) {
             load_a<BM, BN, BK, TM, TN, TA>(ra, A, lda, m, k, m0, (t + 1) * BK, vec_a);
             load_b<BM, BN, BK, TM, TN, TB>(rb, B, ldb, n, k, n0, (t + 1) * BK, vec_b);

@@ -67,12 +67,20 @@ typedef struct probe {
     char link_flags[4 * PATH_MAX];
 } probe;
 
+/* Appends a note unless the same text is already there. */
 static void note(char **list, int *n, const char *fmt, ...) {
     if (*n >= MAX_NOTES) return;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&list[*n], fmt, ap) >= 0) (*n)++;
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
     va_end(ap);
+    for (int i = 0; s && i < *n; i++)
+        if (strcmp(list[i], s) == 0) {
+            free(s);
+            return;
+        }
+    if (s) list[(*n)++] = s;
 }
 
 static void usage(FILE *f) {
