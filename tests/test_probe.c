@@ -70,6 +70,12 @@ static void run_probe(run_out *o, const char *const *env, const char *const *arg
     fclose(f);
 }
 
+/* Runs the probe and checks its exit code, showing the report when it differs. */
+static void run_expect(run_out *o, const char *const *env, const char *const *args, int code) {
+    run_probe(o, env, args);
+    if (o->code != code) fail_msg("exit %d, want %d:\n%s", o->code, code, o->text);
+}
+
 static void done(run_out *o) {
     unlink(o->path);
     free(o->text);
@@ -140,8 +146,7 @@ static void test_cu12_wheels(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 2);
+    run_expect(&o, env, args, 2);
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"path\"].endswith(\"nvidia/cuda_runtime/lib/libcudart.so.12\")", "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cublas\"][\"path\"].endswith(\"nvidia/cublas/lib/libcublas.so.12\")", "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cublas\"][\"major\"]", "12");
@@ -154,8 +159,7 @@ static void test_wheels_missing(void **state) {
     const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--root", empty, NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 1);
+    run_expect(&o, env, args, 1);
     ASSERT_TEXT(&o, "a required library is missing");
     ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime (CUDA 13) or nvidia-cuda-runtime-cu12 (CUDA 12)");
     done(&o);
@@ -167,8 +171,7 @@ static void test_driver_too_old_for_cu12(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--root", th_fixture_env("VENV_CU12_SITE"), NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 1);
+    run_expect(&o, env, args, 1);
     ASSERT_TEXT(&o, "CUDA 12 runtime needs a CUDA 12 driver (branch >= 525); this driver supports CUDA 11.8");
     ASSERT_TEXT(&o, "upgrade the NVIDIA driver");
     done(&o);
@@ -179,8 +182,7 @@ static void test_corrupt_first_candidate(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--json", "--root", arg_root("bad/truncated/lib"), "--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 2);
+    run_expect(&o, env, args, 2);
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"candidates\"][0][\"result\"]", "skipped");
     ASSERT_JQ(&o, "\"truncated ELF\" in d[\"libraries\"][\"cudart\"][\"candidates\"][0][\"reason\"]", "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"candidates\"][1][\"result\"]", "taken");
@@ -238,8 +240,7 @@ static void test_find_only(void **state) {
     const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--json", "--find-only", "--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 0);
+    run_expect(&o, env, args, 0);
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"]", "found");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"status\"]", "found");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"version\"]", "null");
@@ -278,15 +279,13 @@ static void test_selftest_failure_is_reported(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=1", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_out o;
-    run_probe(&o, env, args);
-    assert_int_equal(o.code, 3);
+    run_expect(&o, env, args, 3);
     ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"pass\"]", "false");
     ASSERT_JQ(&o, "\"cudaMalloc failed\" in d[\"selftest\"][\"saxpy\"][\"error\"]", "true");
     ASSERT_JQ(&o, "d[\"devices\"][0][\"compute_capability\"]", "[9, 0]");
     done(&o);
     const char *args2[] = {"--no-selftest", "--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
-    run_probe(&o, env, args2);
-    assert_int_equal(o.code, 0);
+    run_expect(&o, env, args2, 0);
     ASSERT_JQ(&o, "d[\"selftest\"]", "null");
     done(&o);
 }
@@ -295,21 +294,17 @@ static void test_usage_errors(void **state) {
     (void)state;
     run_out o;
     const char *a1[] = {"--bogus", NULL};
-    run_probe(&o, NULL, a1);
-    assert_int_equal(o.code, 4);
+    run_expect(&o, NULL, a1, 4);
     done(&o);
     const char *a2[] = {"--root", "relative/dir", NULL};
-    run_probe(&o, NULL, a2);
-    assert_int_equal(o.code, 4);
+    run_expect(&o, NULL, a2, 4);
     done(&o);
     const char *env[] = {"CUDALOAD_SOURCES=caller,bogus", NULL};
-    run_probe(&o, env, NULL);
-    assert_int_equal(o.code, 4);
+    run_expect(&o, env, NULL, 4);
     done(&o);
     const char *a3[] = {"--quiet", NULL};
     const char *env3[] = {"CUDALOAD_SOURCES=caller", NULL};
-    run_probe(&o, env3, a3);
-    assert_int_equal(o.code, 1);
+    run_expect(&o, env3, a3, 1);
     assert_string_equal(o.text, "");
     done(&o);
 }

@@ -73,6 +73,27 @@ static void expect_reason(const th_result *r, int lib, const char *path_part, in
                  cudaload_status_name((cudaload_status)result), words);
 }
 
+/* Runs cudaload_init(o) in a child with env, checks its status, returns the result. */
+static th_result *init_expect(const char *const *env, cudaload_options *o, int want) {
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, o);
+    expect_status(r, want);
+    return r;
+}
+
+/* A fresh directory holding the toolkit's files: copied (copy = 1) or symlinked. */
+static char *toolkit_dir(const char *const *files, int copy) {
+    char *dir = th_tmpdir();
+    char p[PATH_MAX], src[PATH_MAX];
+    for (size_t i = 0; files[i]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        snprintf(src, sizeof src, "%s/%s", toolkit_lib(), files[i]);
+        if (copy) th_copy(src, p);
+        else th_symlink(src, p);
+    }
+    return dir;
+}
+
 /* ---- layouts ---- */
 
 static void test_cu13_wheel_tree(void **state) {
@@ -80,9 +101,7 @@ static void test_cu13_wheel_tree(void **state) {
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublasLt.so.13"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublas.so.13"), CUDALOAD_SOURCE_CALLER);
@@ -100,9 +119,7 @@ static void test_real_cu12_wheels(void **state) {
     const char *roots[] = {site_cu12()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", site_cu12());
     th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
@@ -146,9 +163,7 @@ static void test_real_cu13_wheel(void **state) {
     const char *roots[] = {site_cu13()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", site_cu13());
     th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
@@ -186,9 +201,7 @@ static void test_driver_12_takes_cudart_12_from_same_root(void **state) {
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", mixed_root());
     th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
@@ -203,9 +216,7 @@ static void test_driver_13_takes_cudart_13(void **state) {
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", mixed_root());
     th_assert_taken(r, CUDALOAD_LIB_CUDART, want, CUDALOAD_SOURCE_CALLER);
@@ -217,9 +228,7 @@ static void test_wanted_major(void **state) {
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", "CUDALOAD_CUDA_MAJOR=12", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
     expect_reason(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_MAJOR_MISMATCH, "CUDA 12 was asked for");
     th_result_free(r);
@@ -230,9 +239,7 @@ static void test_driver_too_old(void **state) {
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12020", NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD);
     assert_non_null(strstr(r->error, "this driver supports CUDA 12.2 (cuDriverGetVersion 12020"));
     assert_non_null(strstr(r->error, "fix:"));
     assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
@@ -345,9 +352,7 @@ static void test_scoped_search_keeps_system_out(void **state) {
     const char *roots[] = {empty};
     const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
     cudaload_options o = opts(roots, 1, 0, 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_non_null(strstr(r->error, "system search scoped out"));
     assert_non_null(strstr(r->error, "pip install nvidia-cuda-runtime"));
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 0);
@@ -370,9 +375,7 @@ static void test_exact_file_override(void **state) {
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, rt, NULL};
     cudaload_options o = opts(roots, 1, 0, 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("cudahome/lib64/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE);
 
     /* unusable: fails loudly, no fallback to the good root */
@@ -433,9 +436,7 @@ static void test_bad_candidates_skipped(void **state) {
     };
     const char *env[] = {driver_env, NULL};
     cudaload_options o = opts(roots, sizeof roots / sizeof roots[0], SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     expect_reason(r, CUDALOAD_LIB_CUDART, "bad/empty", CUDALOAD_ERROR_NOT_FOUND, "empty file (0 bytes)");
     expect_reason(r, CUDALOAD_LIB_CUDART, "bad/text", CUDALOAD_ERROR_NOT_FOUND, "not an ELF file");
@@ -455,9 +456,7 @@ static void test_all_bad_lists_every_candidate(void **state) {
     const char *roots[] = {th_fixture("bad/empty/lib"), th_fixture("bad/text/lib")};
     const char *env[] = {driver_env, NULL};
     cudaload_options o = opts(roots, 2, SRC(CALLER), 0);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_non_null(strstr(r->error, "bad/empty/lib/libcudart.so.13 [caller]: empty file (0 bytes)"));
     assert_non_null(strstr(r->error, "bad/text/lib/libcudart.so.13 [caller]: not an ELF file"));
     th_result_free(r);
@@ -468,45 +467,28 @@ static void test_all_bad_lists_every_candidate(void **state) {
 static void test_cublas_from_cudart_root(void **state) {
     (void)state;
     /* root A has only cuBLAS (13); root B has the runtime and cuBLAS: cuBLAS comes from B */
-    char *tmp = th_tmpdir();
-    char a[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
-    snprintf(a, sizeof a, "%s/a", tmp);
-    th_mkdirs(a);
-    snprintf(p, sizeof p, "%s/libcublas.so.13", a);
-    snprintf(src, sizeof src, "%s/libcublas.so.13", toolkit_lib());
-    th_symlink(src, p);
-    snprintf(p, sizeof p, "%s/libcublasLt.so.13", a);
-    snprintf(src, sizeof src, "%s/libcublasLt.so.13", toolkit_lib());
-    th_symlink(src, p);
+    static const char *const files[] = {"libcublas.so.13", "libcublasLt.so.13", NULL};
+    char *a = toolkit_dir(files, 0);
     const char *roots[] = {a, th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
     cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     th_result_free(r);
-    free(tmp);
+    free(a);
 }
 
 static void test_cublas_major_mix_refused(void **state) {
     (void)state;
     /* runtime 13 from a root without cuBLAS; the only cuBLAS is CUDA 12: refused */
-    char *tmp = th_tmpdir();
-    char a[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
-    snprintf(a, sizeof a, "%s/rt13", tmp);
-    th_mkdirs(a);
-    snprintf(p, sizeof p, "%s/libcudart.so.13", a);
-    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit_lib());
-    th_copy(src, p);
+    static const char *const files[] = {"libcudart.so.13", NULL};
+    char *a = toolkit_dir(files, 1);
     const char *roots[] = {a, site_cu12()};
     const char *env[] = {driver_env, NULL};
     cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
     assert_int_equal(r->cublas_status, CUDALOAD_ERROR_NOT_FOUND);
     assert_non_null(strstr(r->error, "fix: pip install nvidia-cublas (CUDA 13)"));
@@ -518,7 +500,7 @@ static void test_cublas_major_mix_refused(void **state) {
     assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].major, 12);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
     th_result_free(r);
-    free(tmp);
+    free(a);
 }
 
 static void child_lazy_cublas(th_result *r, void *arg) {
@@ -553,9 +535,7 @@ static void test_find_only_loads_nothing(void **state) {
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
     cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_LOAD_CUBLAS);
-    th_result *r = th_result_new();
-    th_run(r, env, th_init_child, &o);
-    expect_status(r, CUDALOAD_OK);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 0);
     assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUDART].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"));
     assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUBLAS].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcublas.so.13"));
