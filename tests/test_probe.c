@@ -150,6 +150,7 @@ static void test_cu12_wheels(void **state) {
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"path\"].endswith(\"nvidia/cuda_runtime/lib/libcudart.so.12\")", "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cublas\"][\"path\"].endswith(\"nvidia/cublas/lib/libcublas.so.12\")", "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cublas\"][\"major\"]", "12");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"status\"]", "not_found"); /* no nvrtc wheel installed */
     done(&o);
 }
 
@@ -272,6 +273,25 @@ static void test_hostile_path(void **state) {
     free(tmp);
 }
 
+static void test_nvrtc_reported_when_present(void **state) {
+    (void)state;
+    char *dir = th_tmpdir();
+    char p[PATH_MAX], src[PATH_MAX];
+    snprintf(p, sizeof p, "%s/libcudart.so.13", dir);
+    th_copy(th_fixture("conda/lib/libcudart.so.13"), p);
+    snprintf(p, sizeof p, "%s/libnvrtc.so.13", dir);
+    snprintf(src, sizeof src, "%s/libnvrtc.so.13", th_fixture_env("CUDA_TOOLKIT_LIB"));
+    th_symlink(src, p);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", dir, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1); /* no cuBLAS there */
+    ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"status\"]", "found");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"path\"].endswith(\"libnvrtc.so.13\")", "true");
+    done(&o);
+    free(dir);
+}
+
 static void test_selftest_failure_is_reported(void **state) {
     (void)state;
     /* the fake driver has one device but cannot run anything: the self-test must fail
@@ -321,6 +341,7 @@ int main(void) {
         cmocka_unit_test(test_ld_library_path_warning),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
+        cmocka_unit_test(test_nvrtc_reported_when_present),
         cmocka_unit_test(test_selftest_failure_is_reported),
         cmocka_unit_test(test_usage_errors),
     };

@@ -65,6 +65,7 @@ typedef struct probe {
     int n_fixes;
     char include_dirs[2][PATH_MAX];
     char link_flags[4 * PATH_MAX];
+    char nvrtc[PATH_MAX]; /* libnvrtc beside the runtime, when present (reported, not loaded) */
 } probe;
 
 /* Appends a note unless the same text is already there. */
@@ -149,6 +150,22 @@ static void build_flags(probe *p) {
     n += snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -Wl,-rpath,%s", rdir);
     if (bl->status == CUDALOAD_OK && strcmp(bdir, rdir) != 0)
         snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -Wl,-rpath,%s", bdir);
+}
+
+/* NVRTC is optional and libcudaload does not load it: report a libnvrtc.so.<major> next to
+ * the runtime taken (same directory: CUDA 13 wheels, toolkits, conda) or in the CUDA 12
+ * wheel layout (site-packages/nvidia/cuda_nvrtc/lib). */
+static void find_nvrtc(probe *p) {
+    const cudaload_library_info *rt = &p->lib[CUDALOAD_LIB_CUDART];
+    if (rt->status != CUDALOAD_OK || !rt->major) return;
+    char dir[PATH_MAX], name[32], cand[PATH_MAX + 64];
+    dirname_of(rt->path, dir, sizeof dir);
+    snprintf(name, sizeof name, "libnvrtc.so.%d", rt->major);
+    snprintf(cand, sizeof cand, "%s/%s", dir, name);
+    if (access(cand, F_OK) != 0) snprintf(cand, sizeof cand, "%s/../../cuda_nvrtc/lib/%s", dir, name);
+    char *real = access(cand, F_OK) == 0 ? realpath(cand, NULL) : NULL;
+    if (real) snprintf(p->nvrtc, sizeof p->nvrtc, "%s", real);
+    free(real);
 }
 
 /* LD_LIBRARY_PATH dirs holding a CUDA runtime or cuBLAS: every program that loads CUDA by
@@ -430,6 +447,8 @@ static void text_report(const probe *p, int code) {
                    cudaload_source_name(cd->source), cd->reason);
         }
     }
+    printf("  %-9s %s\n", "nvrtc", p->nvrtc[0] ? "found (optional; not loaded)" : "not found (optional)");
+    if (p->nvrtc[0]) printf("            %s\n", p->nvrtc);
     printf("\n%sDevices%s\n", c_on(p, BOLD), c_on(p, RESET));
     if (p->dev_status == CUDALOAD_ERROR_NOT_ATTEMPTED) printf("  not queried (find-only)\n");
     else if (p->dev_status != CUDALOAD_OK) printf("  none: %s\n", cudaload_status_string(p->dev_status));
@@ -556,6 +575,10 @@ static void json_report(const probe *p, int code) {
         pj_end_array(&w);
         pj_end_object(&w);
     }
+    pj_key(&w, "nvrtc"), pj_begin_object(&w);
+    pj_key(&w, "status"), pj_string(&w, p->nvrtc[0] ? "found" : "not_found");
+    pj_key(&w, "path"), pj_string(&w, p->nvrtc[0] ? p->nvrtc : NULL);
+    pj_end_object(&w);
     pj_end_object(&w);
     const cudaload_library_info *drv = &p->lib[CUDALOAD_LIB_DRIVER];
     pj_key(&w, "driver"), pj_begin_object(&w);
@@ -672,6 +695,7 @@ int main(int argc, char **argv) {
     cudaload_kernels_info_get(-1, &p.kinfo);
     gather_devices(&p);
     build_flags(&p);
+    find_nvrtc(&p);
     check_ld_library_path(&p);
     const cudaload_cudart_table *rt = cudaload_cudart();
     if (p.selftest && !p.find_only && p.dev_status == CUDALOAD_OK && p.ndev > 0 && rt &&
