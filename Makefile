@@ -189,7 +189,8 @@ install: all
 	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so
 	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/cudaload.h include/cudaload_tables.h $(DESTDIR)$(PREFIX)/include/
-	install -m 0644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
 
 uninstall:

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # tests/deps.sh -- make sure what the CPU tests need is installed (run by `make check`).
-# Needs: cmocka (Debian's libcmocka-dev) and a python3 that can make venvs (the fixtures
+# Needs: cmocka (Debian's libcmocka-dev), pkg-config and binutils (the install test), and a python3 that can make venvs (the fixtures
 # install real nvidia wheels from PyPI into venvs). Installs what is missing when run as
 # root on Debian/Ubuntu; otherwise says what to install.
 set -euo pipefail
 python=${PYTHON:-python3}
 need=()
 [ -f /usr/include/cmocka.h ] || need+=(libcmocka-dev)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v readelf >/dev/null || need+=(binutils)
 "$python" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
