@@ -644,9 +644,13 @@ static void json_report(const probe *p, int code) {
     pj_end_object(&w);
 }
 
+static const char **roots; /* the --root arguments, freed at exit */
+static void free_roots(void) { free(roots); }
+
 int main(int argc, char **argv) {
     static probe p;
-    const char **roots = calloc((size_t)argc + 1, sizeof *roots);
+    roots = calloc((size_t)argc + 1, sizeof *roots);
+    atexit(free_roots);
     size_t n_roots = 0;
     p.selftest = 1;
     if (!roots) return EXIT_USAGE;
