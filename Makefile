@@ -56,7 +56,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
 
@@ -162,7 +162,24 @@ $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | 
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) -lm $(LIBS)
 
-# ---- benchmarks ----
+# ---- fuzzing (libFuzzer, clang; ASan + UBSan) ----
+
+CLANG        ?= clang
+FUZZ_TARGETS := elf ldcache proc_version config json
+FUZZ_BIN     := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+FUZZ_SECONDS ?= 20
+FUZZ_SRC     := $(filter-out libcudaload/kernels.c,$(LIB_SRC)) tools/probe_json.c
+
+$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_SRC) $(HEADERS) tools/probe_json.h
+	@mkdir -p $(B)/fuzz
+	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Iinclude -Ilibcudaload -Itools -isystem $(CUDA_INC) -o $@ $< $(FUZZ_SRC) -ldl -lpthread
+
+# Each target for FUZZ_SECONDS from its seeds (fuzz/seeds/<target>, plus real files: the
+# toolkit's libcudart header, this machine's ld.so.cache); a crash fails the target.
+fuzz: $(FUZZ_BIN)
+	fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 
 bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels
 

@@ -234,3 +234,12 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
         return st;
     return CUDALOAD_OK;
 }
+
+void cl_config_free(cl_config *cfg) {
+    for (size_t i = 0; i < cfg->n_caller_roots; i++) free(cfg->caller_roots[i]);
+    for (size_t i = 0; i < cfg->n_override_dirs; i++) free(cfg->override_dirs[i]);
+    free(cfg->caller_roots);
+    free(cfg->override_dirs);
+    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) free(cfg->file[i]);
+    memset(cfg, 0, sizeof *cfg);
+}

@@ -60,6 +60,9 @@ typedef struct cl_config {
 /* Builds cfg from opts (may be NULL) and the environment. On a bad value returns
  * CUDALOAD_ERROR_INVALID_OPTION with the reason in *err. */
 cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl_buf *err);
+/* Frees what cl_config_build allocated (the library's own config lives for the process;
+ * this is for tests and fuzzing). */
+void cl_config_free(cl_config *cfg);
 /* Parses a CUDALOAD_SOURCES-style comma list into a mask. */
 cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err);
 /* Reads an environment variable unless the configuration is secure; NULL when unset. */
@@ -83,6 +86,8 @@ typedef struct cl_roots {
 /* Builds the ordered, de-duplicated root list from the configuration and environment.
  * self_path is the file that embeds libcudaload (from dladdr), or NULL. */
 cudaload_status cl_search_build_roots(cl_roots *roots, const cl_config *cfg, const char *self_path);
+/* Frees a root list (tests and fuzzing; the library's own lives for the process). */
+void cl_roots_free(cl_roots *roots);
 /* The directories of a root that may hold lib of the given major, in the order tried:
  * the CUDA 13 wheel dir (nvidia/cu13/lib), the CUDA 12 wheel dir (nvidia/<component>/lib),
  * then the root itself. Returns the count written to dirs (malloc'd strings). */

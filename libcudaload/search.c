@@ -198,6 +198,13 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
     return CUDALOAD_OK;
 }
 
+void cl_roots_free(cl_roots *r) {
+    for (size_t i = 0; i < r->n; i++) free((char *)r->items[i].pub.path);
+    free(r->items);
+    free(r->pub);
+    memset(r, 0, sizeof *r);
+}
+
 /* ---- find-only system search: what dlopen(soname) would pick, without loading ---- */
 
 static char *cl_file_in(const char *dir, const char *name) {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# fuzz/run.sh BINDIR SECONDS TARGET... -- run each libFuzzer target for SECONDS from its
+# seeds (fuzz/seeds/<target>) plus real files of this machine, keeping a corpus in
+# BINDIR/corpus_<target>. Prints each target's execution count; exits non-zero on a crash.
+set -u
+bindir=$1 secs=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+rc=0
+for t in "$@"; do
+    corpus=$bindir/corpus_$t
+    mkdir -p "$corpus"
+    case $t in
+    elf) # 8 bytes of file size + the real runtime's first 64 bytes
+        if [ -f "$cuda/lib64/libcudart.so.13" ]; then
+            { printf '\x20\xbf\x0a\x00\x00\x00\x00\x00'; head -c 64 "$cuda/lib64/libcudart.so.13"; } > "$corpus/real-header"
+        fi ;;
+    ldcache) [ -f /etc/ld.so.cache ] && cp /etc/ld.so.cache "$corpus/real-cache" ;;
+    esac
+    log=$bindir/fuzz_$t.log
+    "$bindir/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 -max_len=200000 "$corpus" "$here/seeds/$t" > "$log" 2>&1
+    r=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    echo "fuzz_$t: ${execs:-?} executions in ${secs}s, exit $r"
+    if [ "$r" -ne 0 ]; then rc=1; tail -30 "$log"; fi
+done
+exit $rc
