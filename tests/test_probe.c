@@ -293,6 +293,25 @@ static void test_nvrtc_reported_when_present(void **state) {
     free(dir);
 }
 
+static void test_writable_library_warned(void **state) {
+    (void)state;
+    char *dir = th_tmpdir();
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/libcudart.so.13", dir);
+    th_copy(th_fixture("conda/lib/libcudart.so.13"), p);
+    assert_int_equal(chmod(p, 0777), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", dir, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "any(\"is writable by every user (mode 777): anyone can replace\" in w for w in d[\"warnings\"])", "true");
+    ASSERT_JQ(&o, "any(\"anyone can put another library there\" in w for w in d[\"warnings\"])", "true");
+    done(&o);
+    chmod(dir, 0700);
+    free(dir);
+}
+
 static void test_selftest_failure_is_reported(void **state) {
     (void)state;
     /* the fake driver has one device but cannot run anything: the self-test must fail
@@ -343,6 +362,7 @@ int main(void) {
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),
+        cmocka_unit_test(test_writable_library_warned),
         cmocka_unit_test(test_selftest_failure_is_reported),
         cmocka_unit_test(test_usage_errors),
     };

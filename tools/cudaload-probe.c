@@ -168,6 +168,24 @@ static void find_nvrtc(probe *p) {
     free(real);
 }
 
+/* A library (or its directory) that other users may write to can be replaced under the
+ * program that loads it: a warning, not a refusal (docs/security.md). */
+static void check_writable(probe *p) {
+    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
+        const cudaload_library_info *l = &p->lib[i];
+        if (l->status != CUDALOAD_OK || !l->path) continue;
+        char dir[PATH_MAX];
+        dirname_of(l->path, dir, sizeof dir);
+        struct stat fs, ds;
+        if (stat(l->path, &fs) == 0 && (fs.st_mode & S_IWOTH))
+            note(p->warnings, &p->n_warnings, "%s is writable by every user (mode %03o): anyone can replace the code "
+                 "this process runs", l->path, (unsigned)(fs.st_mode & 0777));
+        if (stat(dir, &ds) == 0 && (ds.st_mode & S_IWOTH) && !(ds.st_mode & S_ISVTX))
+            note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by every user (mode %03o): anyone can put "
+                 "another library there", dir, l->name, (unsigned)(ds.st_mode & 0777));
+    }
+}
+
 /* LD_LIBRARY_PATH dirs holding a CUDA runtime or cuBLAS: every program that loads CUDA by
  * SONAME (torch, cupy, ctypes) takes those before any wheel. */
 static void check_ld_library_path(probe *p) {
@@ -701,6 +719,7 @@ int main(int argc, char **argv) {
     build_flags(&p);
     find_nvrtc(&p);
     check_ld_library_path(&p);
+    check_writable(&p);
     const cudaload_cudart_table *rt = cudaload_cudart();
     if (p.selftest && !p.find_only && p.dev_status == CUDALOAD_OK && p.ndev > 0 && rt &&
         p.lib[CUDALOAD_LIB_CUBLAS].status == CUDALOAD_OK) {
