@@ -56,7 +56,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: check-sanitize fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
 
@@ -66,9 +66,12 @@ help:
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
-	@echo "                    examples/c through pkg-config, a build without nvcc); no GPU needed"
+	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize;"
+	@echo "                    no GPU needed"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    compute-sanitizer memcheck (skipped with a reason without a GPU)"
+	@echo "  make check-sanitize  the CPU tests built with AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang)"
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
@@ -152,6 +155,7 @@ check: test-deps
 	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN) \
 	  $(B)/nokernels/tests/test_kernels
+	$(MAKE) check-sanitize
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels
@@ -161,6 +165,19 @@ check-gpu: all $(GPU_TEST_BIN)
 $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) -lm $(LIBS)
+
+# ---- sanitizers: the CPU tests built with ASan + UBSan (no kernels: nvcc is not the point) ----
+
+SAN_B   := $(B)/sanitize
+SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_TESTS := test_units test_search test_kernels test_probe
+check-sanitize: test-deps
+	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
+	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1
+	tests/fixtures.sh $(FIXTURES)
+	CUDALOAD_TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) \
+	  tests/run-tests.sh $(SAN_TESTS:%=$(SAN_B)/tests/%)
 
 # ---- fuzzing (libFuzzer, clang; ASan + UBSan) ----
 

@@ -172,6 +172,7 @@ static void test_config_validation(void **state) {
     o.flags = CUDALOAD_FLAG_IGNORE_ENV;
     o.cudart_path = "lib/libcudart.so.13";
     assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    cl_config_free(&cfg);
     assert_non_null(strstr(cl_buf_str(&err), "options.cudart_path: 'lib/libcudart.so.13' is a relative path"));
     cl_buf_free(&err);
 
@@ -179,6 +180,7 @@ static void test_config_validation(void **state) {
     o.flags = CUDALOAD_FLAG_IGNORE_ENV;
     o.cuda_major = 11;
     assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    cl_config_free(&cfg);
     assert_non_null(strstr(cl_buf_str(&err), "11 is not a CUDA major"));
     cl_buf_free(&err);
 
@@ -190,6 +192,7 @@ static void test_config_validation(void **state) {
     o.flags = CUDALOAD_FLAG_IGNORE_ENV;
     o.lib_dirs = longpath;
     assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_OPTION);
+    cl_config_free(&cfg);
     assert_non_null(strstr(cl_buf_str(&err), "longer than PATH_MAX"));
     cl_buf_free(&err);
     free(longpath);
@@ -201,10 +204,12 @@ static void test_config_validation(void **state) {
     assert_int_equal(cfg.n_override_dirs, 2); /* empty elements never mean the current directory */
     assert_string_equal(cfg.override_dirs[0], "/a");
     assert_string_equal(cfg.override_dirs[1], "/b");
+    cl_config_free(&cfg);
 
     cudaload_options_init(&o);
     o.size = 4; /* a caller that forgot to set the size */
     assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    cl_config_free(&cfg);
     cl_buf_free(&err);
 }
 
