@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -107,6 +108,21 @@ static void cl_add_candidate(cl_lib_state *ls, const char *path, cudaload_source
 static int cl_lexists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;
+}
+
+/* A candidate path that cannot even be looked at (a directory on the way is not
+ * searchable) is recorded, not silently passed over: the user may expect a copy there. */
+static void cl_note_unsearchable(cudaload_lib lib, const char *path, cudaload_source source) {
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != EACCES) return;
+    char *dir = cl_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = 0;
+    cl_buf why = {0};
+    cl_buf_printf(&why, "cannot look in %s: %s", dir ? dir : path, strerror(EACCES));
+    cl_add_candidate(&g.lib[lib], path, source, CUDALOAD_ERROR_NOT_FOUND, cl_buf_str(&why));
+    cl_buf_free(&why);
+    free(dir);
 }
 
 static int cl_find_only(void) { return (g.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0; }
@@ -377,7 +393,8 @@ static int cl_try_root(cudaload_lib lib, size_t r) {
         int taken = 0;
         for (size_t d = 0; d < nd; d++) {
             char *path = taken ? NULL : cl_path_join(dirs[d], cl_soname(lib, majors[mi]));
-            if (path && cl_lexists(path) && cl_major_allowed(lib, path, root->pub.source, majors[mi]))
+            if (path && !cl_lexists(path)) cl_note_unsearchable(lib, path, root->pub.source);
+            else if (path && cl_major_allowed(lib, path, root->pub.source, majors[mi]))
                 taken = cl_try_file(lib, path, root->pub.source, majors[mi], (long)r) == CUDALOAD_OK;
             free(path);
             free(dirs[d]);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -462,6 +463,42 @@ static void test_all_bad_lists_every_candidate(void **state) {
     th_result_free(r);
 }
 
+/* Unreadable files and directories matter only to an unprivileged user: the child drops
+ * to nobody before init (the tests run as root on CI). */
+static void child_as_nobody(th_result *r, void *arg) {
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+        r->user_int[0] = -1;
+        return;
+    }
+    th_init_child(r, arg);
+}
+
+static void test_unreadable_file_and_directory(void **state) {
+    (void)state;
+    static const char *const files[] = {"libcudart.so.13", NULL};
+    char *noread = toolkit_dir(files, 1), *nosearch = toolkit_dir(files, 1), *good = toolkit_dir(files, 1);
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/libcudart.so.13", noread);
+    assert_int_equal(chmod(p, 0), 0);
+    assert_int_equal(chmod(noread, 0755), 0);
+    assert_int_equal(chmod(nosearch, 0), 0);
+    assert_int_equal(chmod(good, 0755), 0);
+    const char *roots[] = {noread, nosearch, good};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 3, SRC(CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+    th_result *r = th_result_new();
+    th_run(r, env, child_as_nobody, &o);
+    if (r->user_int[0] == -1) fail_msg("could not drop to uid 65534");
+    if (getuid() != 0) print_message("(not root: running as this user)\n");
+    expect_status(r, CUDALOAD_OK);
+    expect_reason(r, CUDALOAD_LIB_CUDART, noread, CUDALOAD_ERROR_NOT_FOUND, "cannot read: Permission denied");
+    expect_reason(r, CUDALOAD_LIB_CUDART, nosearch, CUDALOAD_ERROR_NOT_FOUND, "cannot look in");
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, good, CUDALOAD_SOURCE_CALLER);
+    th_result_free(r);
+    chmod(nosearch, 0700);
+    free(noread), free(nosearch), free(good);
+}
+
 /* ---- cuBLAS ---- */
 
 static void test_cublas_from_cudart_root(void **state) {
@@ -656,6 +693,7 @@ int main(void) {
         cmocka_unit_test(test_already_loaded_is_reused),
         cmocka_unit_test(test_bad_candidates_skipped),
         cmocka_unit_test(test_all_bad_lists_every_candidate),
+        cmocka_unit_test(test_unreadable_file_and_directory),
         cmocka_unit_test(test_cublas_from_cudart_root),
         cmocka_unit_test(test_cublas_major_mix_refused),
         cmocka_unit_test(test_cublas_lazy),
