@@ -1,10 +1,14 @@
 /* harness.c -- see harness.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* environ, mkdtemp, setenv, strdup with -std=c11 */
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,22 +24,80 @@
 
 #include "harness.h"
 
+extern char **environ;
+
+/* Set in a scenario child: the parent-side entry points stop a child that came back into
+ * the test runner (a cmocka assertion failed in its function, which longjmps). */
+static int th_in_child;
+
+static void th_check_not_child(const char *what) {
+    if (!th_in_child) return;
+    fprintf(stderr, "harness: %s called inside a scenario child: the child left its function through a failed "
+                    "cmocka assertion or a signal cmocka caught (child functions must record into th_result and "
+                    "return); stopping it\n",
+            what);
+    _exit(TH_EXIT_ESCAPED);
+}
+
 th_result *th_result_new(void) {
+    th_check_not_child("th_result_new");
     void *p = mmap(NULL, sizeof(th_result), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) fail_msg("mmap of the shared result failed: %s", strerror(errno));
     return p;
 }
 
-void th_result_free(th_result *r) { munmap(r, sizeof *r); }
+void th_result_free(th_result *r) {
+    if (r) munmap(r, sizeof *r);
+}
 
+/* Variables that steer the search or the fake driver, besides every CUDALOAD_* but the test
+ * suite's own (CUDALOAD_TEST_*, CUDALOAD_GPU_SITE: never read by the library). */
 static const char *const th_cleared[] = {
-    "CUDALOAD_PATH", "CUDALOAD_CUDART_PATH", "CUDALOAD_CUBLAS_PATH", "CUDALOAD_CUBLASLT_PATH",
-    "CUDALOAD_DRIVER_PATH", "CUDALOAD_CUDA_MAJOR", "CUDALOAD_SOURCES", "CUDALOAD_DEBUG",
     "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "TH_LOAD_CUBLAS",
-    "FAKE_CUDA_VERSION", "FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_INIT_ERROR",
 };
 
-void th_run(th_result *r, const char *const *env, void (*child)(th_result *r, void *arg), void *arg) {
+static int th_clear_by_prefix(void) {
+    for (char **e = environ; e && *e; e++) {
+        int ours = strncmp(*e, "CUDALOAD_", 9) == 0 && strncmp(*e, "CUDALOAD_TEST_", 14) != 0 &&
+                   strncmp(*e, "CUDALOAD_GPU_SITE=", 18) != 0;
+        ours |= strncmp(*e, "FAKE_CUDA_", 10) == 0;
+        if (!ours) continue;
+        char name[256];
+        size_t n = strcspn(*e, "=");
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), *e);
+        unsetenv(name); /* changes environ: the caller scans again */
+        return 1;
+    }
+    return 0;
+}
+
+static void th_child_env(const char *const *env) {
+    while (th_clear_by_prefix()) {
+    }
+    for (size_t i = 0; i < sizeof th_cleared / sizeof th_cleared[0]; i++) unsetenv(th_cleared[i]);
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
+        setenv(name, eq + 1, 1);
+    }
+}
+
+static double th_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void th_run_raw(th_result *r, const char *const *env, void (*child)(th_result *r, void *arg), void *arg) {
+    th_check_not_child("th_run");
+    for (size_t i = 0; env && env[i]; i++) {
+        const char *eq = strchr(env[i], '=');
+        if (!eq || eq == env[i] || eq - env[i] >= 255) fail_msg("th_run: environment entry '%s' is not K=V", env[i]);
+    }
+    const char *t = getenv("TH_TIMEOUT_S");
+    int timeout_s = t && atoi(t) > 0 ? atoi(t) : TH_TIMEOUT_S;
+
     memset(r, 0, sizeof *r);
     r->init_status = -1;
     r->cublas_status = -1;
@@ -43,53 +105,72 @@ void th_run(th_result *r, const char *const *env, void (*child)(th_result *r, vo
     pid_t pid = fork();
     if (pid < 0) fail_msg("fork failed: %s", strerror(errno));
     if (pid == 0) {
-        for (size_t i = 0; i < sizeof th_cleared / sizeof th_cleared[0]; i++) unsetenv(th_cleared[i]);
-        for (size_t i = 0; env && env[i]; i++) {
-            const char *eq = strchr(env[i], '=');
-            if (!eq) _exit(90);
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
-            setenv(name, eq + 1, 1);
-        }
+        th_in_child = 1;
+#if !defined(__SANITIZE_ADDRESS__)
+        /* cmocka catches these in the test runner and longjmps back into it: a crash in the
+         * child would pass for a failed assertion. Let them end the child, for the parent to
+         * report. (Under ASan, its handler was replaced by cmocka's anyway: leave them.) */
+        static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS};
+        for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) signal(crash_signals[i], SIG_DFL);
+#endif
+        th_child_env(env);
         child(r, arg);
+        fflush(NULL);
         _exit(0);
     }
     int status = 0;
-    for (int waited_ms = 0;; waited_ms += 10) {
+    double deadline = th_now() + timeout_s;
+    long sleep_ns = 1000 * 1000; /* 1 ms, doubling to 20 ms */
+    for (;;) {
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) fail_msg("waitpid failed: %s", strerror(errno));
-        if (waited_ms > 120000) {
+        if (th_now() > deadline) {
             kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
             r->timed_out = 1;
             break;
         }
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
+        if (sleep_ns < 20 * 1000 * 1000) sleep_ns *= 2;
     }
     r->exited = WIFEXITED(status);
     r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r->signaled = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    if (r->timed_out) fail_msg("scenario child hung (killed after 120 s)");
-    if (r->signaled) fail_msg("scenario child died of signal %d", r->signaled);
+}
+
+void th_run(th_result *r, const char *const *env, void (*child)(th_result *r, void *arg), void *arg) {
+    th_run_raw(r, env, child, arg);
+    const char *t = getenv("TH_TIMEOUT_S");
+    if (r->timed_out)
+        fail_msg("scenario child hung: killed after %d s (TH_TIMEOUT_S); init status %d; message:\n%s",
+                 t && atoi(t) > 0 ? atoi(t) : TH_TIMEOUT_S, r->init_status, r->error);
+    if (r->signaled)
+        fail_msg("scenario child died of signal %d (%s); init status %d; message:\n%s", r->signaled,
+                 strsignal(r->signaled), r->init_status, r->error);
+    if (r->exited && r->exit_code == TH_EXIT_ESCAPED)
+        fail_msg("scenario child failed a cmocka assertion inside its function (see its output above): exit code %d",
+                 TH_EXIT_ESCAPED);
 }
 
 int th_count_maps(const char *prefix) {
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f) return -1;
     char line[PATH_MAX + 256];
-    char seen[16][PATH_MAX];
+    static char seen[64][PATH_MAX]; /* static: keep a child's small stack free */
     int n = 0;
+    size_t pl = strlen(prefix);
     while (fgets(line, sizeof line, f)) {
         char *path = strchr(line, '/');
         if (!path) continue;
         path[strcspn(path, "\n")] = 0;
         const char *base = strrchr(path, '/') + 1;
-        if (strncmp(base, prefix, strlen(prefix)) != 0) continue;
+        if (strncmp(base, prefix, pl) != 0) continue;
         int dup = 0;
-        for (int i = 0; i < n; i++) dup |= strcmp(seen[i], path) == 0;
-        if (!dup && n < 16) snprintf(seen[n++], PATH_MAX, "%s", path);
+        for (int i = 0; i < n && !dup; i++) dup = strcmp(seen[i], path) == 0;
+        if (!dup && n < 64) snprintf(seen[n++], PATH_MAX, "%s", path);
     }
     fclose(f);
     return n;
@@ -99,7 +180,9 @@ void th_capture(th_result *r, cudaload_status init_status) {
     r->init_status = init_status;
     snprintf(r->error, sizeof r->error, "%s", cudaload_last_error());
     for (int lib = 0; lib < CUDALOAD_LIB_COUNT_; lib++) {
-        cudaload_library_info info = {.size = sizeof info};
+        cudaload_library_info info;
+        memset(&info, 0, sizeof info);
+        info.size = sizeof info;
         th_lib *l = &r->lib[lib];
         memset(l, 0, sizeof *l);
         if (cudaload_get_library_info((cudaload_lib)lib, &info) != CUDALOAD_OK) {
@@ -119,15 +202,17 @@ void th_capture(th_result *r, cudaload_status init_status) {
         for (size_t i = 0; i < info.n_candidates && i < TH_MAX_CANDS; i++) {
             l->cand[i].result = info.candidates[i].result;
             l->cand[i].source = info.candidates[i].source;
-            snprintf(l->cand[i].path, sizeof l->cand[i].path, "%s", info.candidates[i].path);
-            snprintf(l->cand[i].reason, sizeof l->cand[i].reason, "%s", info.candidates[i].reason);
+            snprintf(l->cand[i].path, sizeof l->cand[i].path, "%s",
+                     info.candidates[i].path ? info.candidates[i].path : "");
+            snprintf(l->cand[i].reason, sizeof l->cand[i].reason, "%s",
+                     info.candidates[i].reason ? info.candidates[i].reason : "");
         }
     }
     size_t n = 0;
     const cudaload_root *roots = cudaload_roots(&n);
     r->n_roots = (int)n;
-    for (size_t i = 0; i < n && i < TH_MAX_ROOTS; i++) {
-        snprintf(r->roots[i], sizeof r->roots[i], "%s", roots[i].path);
+    for (size_t i = 0; roots && i < n && i < TH_MAX_ROOTS; i++) {
+        snprintf(r->roots[i], sizeof r->roots[i], "%s", roots[i].path ? roots[i].path : "");
         r->root_source[i] = roots[i].source;
     }
     static const char *const prefixes[CUDALOAD_LIB_COUNT_] = {"libcuda.so", "libcudart.so", "libcublasLt.so",
@@ -136,14 +221,20 @@ void th_capture(th_result *r, cudaload_status init_status) {
 }
 
 void th_init_child(th_result *r, void *arg) {
-    cudaload_status st = cudaload_init((const cudaload_options *)arg);
-    const char *lc = getenv("TH_LOAD_CUBLAS");
-    /* keep init's message: the capture below reads the last error */
-    char saved[sizeof r->error];
+    const cudaload_options *o = arg;
+    cudaload_status st = cudaload_init(o);
+    /* keep init's message: loading cuBLAS and the capture below replace the last error */
+    static char saved[sizeof r->error];
     snprintf(saved, sizeof saved, "%s", cudaload_last_error());
-    if (lc && strcmp(lc, "1") == 0) r->cublas_status = cudaload_load_cublas();
-    else {
-        cudaload_library_info info = {.size = sizeof info};
+    int flag = o && o->size >= offsetof(cudaload_options, flags) + sizeof o->flags &&
+               (o->flags & CUDALOAD_FLAG_LOAD_CUBLAS) && st == CUDALOAD_OK;
+    const char *lc = getenv("TH_LOAD_CUBLAS");
+    if (flag || (lc && strcmp(lc, "1") == 0)) {
+        r->cublas_status = cudaload_load_cublas();
+    } else {
+        cudaload_library_info info;
+        memset(&info, 0, sizeof info);
+        info.size = sizeof info;
         cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &info);
         r->cublas_status = info.status;
     }
@@ -153,39 +244,64 @@ void th_init_child(th_result *r, void *arg) {
 
 static void th_dump(const th_result *r, int lib) {
     const th_lib *l = &r->lib[lib];
-    fprintf(stderr, "%s: status %s, path '%s', source %s\n", cudaload_lib_name((cudaload_lib)lib),
-            cudaload_status_name((cudaload_status)l->status), l->path, cudaload_source_name((cudaload_source)l->source));
+    fprintf(stderr, "%s: status %s, path '%s', source %s, %d candidate(s):\n", cudaload_lib_name((cudaload_lib)lib),
+            l->status < 0 ? "(no info)" : cudaload_status_name((cudaload_status)l->status), l->path,
+            cudaload_source_name((cudaload_source)l->source), l->n_candidates);
     for (int i = 0; i < l->n_candidates && i < TH_MAX_CANDS; i++)
         fprintf(stderr, "  %s [%s] %s: %s\n", l->cand[i].path, cudaload_source_name((cudaload_source)l->cand[i].source),
                 cudaload_status_name((cudaload_status)l->cand[i].result), l->cand[i].reason);
-    fprintf(stderr, "init: %s\nmessage:\n%s\n", cudaload_status_name((cudaload_status)r->init_status), r->error);
+    fprintf(stderr, "roots:\n");
+    for (int i = 0; i < r->n_roots && i < TH_MAX_ROOTS; i++)
+        fprintf(stderr, "  %s [%s]\n", r->roots[i], cudaload_source_name((cudaload_source)r->root_source[i]));
+    fprintf(stderr, "child: exited %d code %d signal %d; init: %s\nmessage:\n%s\n", r->exited, r->exit_code,
+            r->signaled, r->init_status < 0 ? "(not called)" : cudaload_status_name((cudaload_status)r->init_status),
+            r->error);
 }
 
 void th_assert_taken(const th_result *r, int lib, const char *path_prefix, int source) {
+    if (lib < 0 || lib >= CUDALOAD_LIB_COUNT_) fail_msg("th_assert_taken: bad lib %d", lib);
     const th_lib *l = &r->lib[lib];
     if (l->status != CUDALOAD_OK || strncmp(l->path, path_prefix, strlen(path_prefix)) != 0 || l->source != source) {
         th_dump(r, lib);
-        fail_msg("%s: want taken from '%s...' [%s]", cudaload_lib_name((cudaload_lib)lib), path_prefix,
-                 cudaload_source_name((cudaload_source)source));
+        fail_msg("%s: want taken from '%s...' [%s], got %s '%s' [%s]", cudaload_lib_name((cudaload_lib)lib),
+                 path_prefix, cudaload_source_name((cudaload_source)source),
+                 l->status < 0 ? "(no info)" : cudaload_status_name((cudaload_status)l->status), l->path,
+                 cudaload_source_name((cudaload_source)l->source));
     }
 }
 
 int th_find_candidate(const th_result *r, int lib, const char *part) {
+    if (lib < 0 || lib >= CUDALOAD_LIB_COUNT_) return -1;
     const th_lib *l = &r->lib[lib];
     for (int i = 0; i < l->n_candidates && i < TH_MAX_CANDS; i++)
         if (strstr(l->cand[i].path, part)) return i;
     return -1;
 }
 
+/* Strings handed out for the life of the test process, freed at exit (valgrind-clean). */
+static char **th_kept;
+static size_t th_n_kept;
+static void th_free_kept(void) {
+    for (size_t i = 0; i < th_n_kept; i++) free(th_kept[i]);
+    free(th_kept);
+    th_kept = NULL;
+    th_n_kept = 0;
+}
+
 static char *th_keep(const char *s) {
     char *p = strdup(s);
-    if (!p) fail_msg("out of memory");
+    char **list = realloc(th_kept, (th_n_kept + 1) * sizeof *list);
+    if (!p || !list) fail_msg("out of memory");
+    if (!th_kept) atexit(th_free_kept);
+    th_kept = list;
+    th_kept[th_n_kept++] = p;
     return p;
 }
 
 const char *th_fixture(const char *relpath) {
     const char *dir = getenv("CUDALOAD_TEST_FIXTURES");
-    if (!dir) fail_msg("CUDALOAD_TEST_FIXTURES is not set: run the tests through `make check`");
+    if (!dir || dir[0] != '/')
+        fail_msg("CUDALOAD_TEST_FIXTURES is not set to an absolute dir: run the tests through `make check`");
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s/%s", dir, relpath);
     return th_keep(buf);
@@ -193,11 +309,12 @@ const char *th_fixture(const char *relpath) {
 
 const char *th_fixture_env(const char *key) {
     const char *dir = getenv("CUDALOAD_TEST_FIXTURES");
-    if (!dir) fail_msg("CUDALOAD_TEST_FIXTURES is not set: run the tests through `make check`");
+    if (!dir || dir[0] != '/')
+        fail_msg("CUDALOAD_TEST_FIXTURES is not set to an absolute dir: run the tests through `make check`");
     char path[PATH_MAX], line[PATH_MAX + 128];
     snprintf(path, sizeof path, "%s/fixtures.env", dir);
     FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot read %s: %s", path, strerror(errno));
+    if (!f) fail_msg("cannot read %s: %s (run tests/fixtures.sh %s)", path, strerror(errno), dir);
     size_t kl = strlen(key);
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
@@ -207,21 +324,78 @@ const char *th_fixture_env(const char *key) {
         }
     }
     fclose(f);
-    fail_msg("%s has no %s", path, key);
+    fail_msg("%s has no %s (rerun tests/fixtures.sh %s)", path, key, dir);
     return NULL;
 }
 
+/* ---- temp dirs: removed at exit by the process that made them ---- */
+
+struct th_tmp_entry {
+    char *path;
+    pid_t owner;
+};
+static struct th_tmp_entry *th_tmp;
+static size_t th_n_tmp;
+
+/* rm -rf, making unreadable or unsearchable directories (tests chmod them 0) removable. */
+static void th_rm_rf(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        chmod(path, 0700);
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+                char sub[PATH_MAX];
+                if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub) th_rm_rf(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* At exit: each process removes the temp dirs it made itself (a forked child inherits the
+ * list and this handler, and must not remove its parent's). */
+static void th_remove_tmp(void) {
+    const char *keep = getenv("TH_KEEP_TMP");
+    int keep_all = keep && strcmp(keep, "1") == 0;
+    for (size_t i = 0; i < th_n_tmp; i++) {
+        if (th_tmp[i].owner == getpid() && !keep_all) th_rm_rf(th_tmp[i].path);
+        free(th_tmp[i].path);
+    }
+    free(th_tmp);
+    th_tmp = NULL;
+    th_n_tmp = 0;
+}
+
 char *th_tmpdir(void) {
+    static int registered;
     const char *base = getenv("TMPDIR");
     char tmpl[PATH_MAX];
     snprintf(tmpl, sizeof tmpl, "%s/cudaload-test-XXXXXX", base && base[0] == '/' ? base : "/tmp");
-    if (!mkdtemp(tmpl)) fail_msg("mkdtemp failed: %s", strerror(errno));
-    return th_keep(tmpl);
+    if (!mkdtemp(tmpl)) fail_msg("mkdtemp %s failed: %s", tmpl, strerror(errno));
+    char *mine = strdup(tmpl), *theirs = strdup(tmpl);
+    struct th_tmp_entry *list = realloc(th_tmp, (th_n_tmp + 1) * sizeof *list);
+    if (!mine || !theirs || !list) fail_msg("out of memory");
+    if (!registered) {
+        registered = 1;
+        atexit(th_remove_tmp);
+    }
+    th_tmp = list;
+    th_tmp[th_n_tmp].path = mine;
+    th_tmp[th_n_tmp].owner = getpid();
+    th_n_tmp++;
+    return theirs; /* the caller's to free (or to keep: tests/lsan.supp names th_tmpdir) */
 }
 
 void th_mkdirs(const char *path) {
     char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) fail_msg("mkdir: path too long: %s", path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;
@@ -229,29 +403,49 @@ void th_mkdirs(const char *path) {
         *p = '/';
     }
     if (mkdir(buf, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", buf, strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) fail_msg("mkdir %s: exists and is not a directory", buf);
 }
 
 void th_symlink(const char *target, const char *linkpath) {
-    unlink(linkpath);
+    if (unlink(linkpath) != 0 && errno != ENOENT) fail_msg("unlink %s: %s", linkpath, strerror(errno));
     if (symlink(target, linkpath) != 0) fail_msg("symlink %s -> %s: %s", linkpath, target, strerror(errno));
 }
 
 void th_copy(const char *src, const char *dst) {
-    int in = open(src, O_RDONLY);
-    if (in < 0) fail_msg("open %s: %s", src, strerror(errno));
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-    if (out < 0) fail_msg("create %s: %s", dst, strerror(errno));
-    char buf[1 << 16];
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) fail_msg("copy: open %s: %s", src, strerror(errno));
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        fail_msg("copy: create %s: %s", dst, strerror(e));
+    }
+    static char buf[1 << 16];
     ssize_t n;
-    while ((n = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)n) != n) fail_msg("write %s: %s", dst, strerror(errno));
+    while ((n = read(in, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) fail_msg("copy: write %s: %s", dst, strerror(errno));
+            off += w;
+        }
+    }
+    int read_errno = n < 0 ? errno : 0;
     close(in);
-    if (close(out) != 0 || n < 0) fail_msg("copy %s -> %s failed", src, dst);
+    if (close(out) != 0 || read_errno)
+        fail_msg("copy %s -> %s failed: %s", src, dst, strerror(read_errno ? read_errno : errno));
 }
 
 void th_write(const char *path, const void *data, size_t n) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) fail_msg("create %s: %s", path, strerror(errno));
-    if (n && write(fd, data, n) != (ssize_t)n) fail_msg("write %s: %s", path, strerror(errno));
-    close(fd);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) fail_msg("write: create %s: %s", path, strerror(errno));
+    const char *p = data;
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, p + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) fail_msg("write %s: %s", path, strerror(errno));
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) fail_msg("write: close %s: %s", path, strerror(errno));
 }

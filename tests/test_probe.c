@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,39 +36,91 @@ static int setup(void **state) {
 
 typedef struct run_out {
     int code;
-    char path[64]; /* stdout saved here */
-    char *text;
+    char path[64];     /* stdout saved here */
+    char err_path[64]; /* stderr saved here */
+    char *text, *err;
 } run_out;
 
-/* Runs the probe with argv (NULL-terminated) in a clean environment plus env. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    char *t = calloc(1, (size_t)len + 1);
+    if (!t || fread(t, 1, (size_t)len, f) != (size_t)len) fail_msg("short read of %s", path);
+    fclose(f);
+    return t;
+}
+
+/* The child's side of a run: a clean environment plus env, argv after the probe's name. */
+static void exec_probe(const char *const *env, const char *const *args) {
+    clearenv();
+    setenv("PATH", "/usr/bin:/bin", 1);
+    for (size_t i = 0; env && env[i]; i++) putenv((char *)env[i]);
+    const char *argv[32] = {probe};
+    size_t n = 1;
+    for (size_t i = 0; args && args[i] && n < 31; i++) argv[n++] = args[i];
+    execv(probe, (char *const *)argv);
+    _exit(127);
+}
+
+/* Runs the probe with argv (NULL-terminated) in a clean environment plus env; stdout and
+ * stderr are kept apart. */
 static void run_probe(run_out *o, const char *const *env, const char *const *args) {
     snprintf(o->path, sizeof o->path, "/tmp/cudaload-probe-out-XXXXXX");
-    int fd = mkstemp(o->path);
-    assert_true(fd >= 0);
+    snprintf(o->err_path, sizeof o->err_path, "/tmp/cudaload-probe-err-XXXXXX");
+    int fd = mkstemp(o->path), efd = mkstemp(o->err_path);
+    assert_true(fd >= 0 && efd >= 0);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd, 1);
-        clearenv();
-        setenv("PATH", "/usr/bin:/bin", 1);
-        for (size_t i = 0; env && env[i]; i++) putenv((char *)env[i]);
-        const char *argv[32] = {probe};
-        size_t n = 1;
-        for (size_t i = 0; args && args[i] && n < 31; i++) argv[n++] = args[i];
-        execv(probe, (char *const *)argv);
-        _exit(127);
+        dup2(efd, 2);
+        exec_probe(env, args);
     }
     int st;
     waitpid(pid, &st, 0);
     close(fd);
+    close(efd);
     if (!WIFEXITED(st)) fail_msg("probe died (status %d)", st);
     o->code = WEXITSTATUS(st);
-    FILE *f = fopen(o->path, "r");
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    rewind(f);
-    o->text = calloc(1, (size_t)len + 1);
-    if (fread(o->text, 1, (size_t)len, f) != (size_t)len) fail_msg("short read");
-    fclose(f);
+    o->text = slurp(o->path);
+    o->err = slurp(o->err_path);
+}
+
+/* Runs the probe with its stdout on a pseudo-terminal (as a user at a terminal sees it). */
+static void run_probe_tty(run_out *o, const char *const *env, const char *const *args) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    char slave[128];
+    snprintf(slave, sizeof slave, "%s", ptsname(m));
+    o->path[0] = o->err_path[0] = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int s = open(slave, O_RDWR);
+        if (s < 0) _exit(126);
+        dup2(s, 1);
+        exec_probe(env, args);
+    }
+    size_t cap = 1 << 16, len = 0;
+    o->text = calloc(1, cap);
+    for (;;) { /* read until the slave side is closed (EIO) */
+        struct pollfd pf = {m, POLLIN, 0};
+        if (poll(&pf, 1, 60000) <= 0) break;
+        ssize_t r = read(m, o->text + len, cap - 1 - len);
+        if (r <= 0) break;
+        len += (size_t)r;
+        if (len + 1 >= cap) break;
+    }
+    o->text[len] = 0;
+    int st;
+    waitpid(pid, &st, 0);
+    close(m);
+    if (!WIFEXITED(st)) fail_msg("probe died (status %d)", st);
+    o->code = WEXITSTATUS(st);
+    o->err = calloc(1, 1);
 }
 
 /* Runs the probe and checks its exit code, showing the report when it differs. */
@@ -77,8 +130,27 @@ static void run_expect(run_out *o, const char *const *env, const char *const *ar
 }
 
 static void done(run_out *o) {
-    unlink(o->path);
+    if (o->path[0]) unlink(o->path);
+    if (o->err_path[0]) unlink(o->err_path);
     free(o->text);
+    free(o->err);
+}
+
+/* s with every run of blanks and newlines made one space: the text report wraps its prose
+ * at 80 columns, so key lines are matched independently of where the lines break. */
+static char *squash(const char *s) {
+    char *out = malloc(strlen(s) + 1), *d = out;
+    for (int blank = 0; *s; s++) {
+        if (*s == ' ' || *s == '\n' || *s == '\t') {
+            blank = 1;
+            continue;
+        }
+        if (blank && d != out) *d++ = ' ';
+        blank = 0;
+        *d++ = *s;
+    }
+    *d = 0;
+    return out;
 }
 
 /* Evaluates a Python expression over the parsed JSON `d`; the printed result, or fails
@@ -107,7 +179,10 @@ static char *jq(const run_out *o, const char *expr) {
 
 #define ASSERT_TEXT(o, words)                                                                   \
     do {                                                                                        \
-        if (!strstr((o)->text, words)) fail_msg("report lacks '%s':\n%s", words, (o)->text);     \
+        char *t_ = squash((o)->text), *w_ = squash(words);                                      \
+        int ok_ = strstr(t_, w_) != NULL;                                                       \
+        free(t_), free(w_);                                                                     \
+        if (!ok_) fail_msg("report lacks '%s':\n%s", words, (o)->text);                          \
     } while (0)
 
 static char *arg_root(const char *rel) {
@@ -163,9 +238,41 @@ static void test_wheels_missing(void **state) {
     run_out o;
     run_expect(&o, env, args, 1);
     ASSERT_TEXT(&o, "a required library is missing");
-    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime (CUDA 13) or nvidia-cuda-runtime-cu12 (CUDA 12)");
+    ASSERT_TEXT(&o, "cudart: library not found: no candidate file in the roots above (the system search is scoped out)");
+    /* the driver runs CUDA 13: the CUDA 13 wheels, pinned to that major */
+    ASSERT_TEXT(&o, "fix: pip install \"nvidia-cuda-runtime==13.*\" \"nvidia-cublas==13.*\" (this driver runs CUDA 13.0)");
+    ASSERT_TEXT(&o, "cudaload-probe --root \"$(python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')\"");
+    ASSERT_TEXT(&o, "(the system search is scoped out by CUDALOAD_SOURCES)");
     done(&o);
-    free(empty);
+    const char *args2[] = {"--json", "--root", empty, NULL};
+    run_expect(&o, env, args2, 1);
+    ASSERT_JQ(&o, "d[\"system_search\"]", "false");
+    ASSERT_JQ(&o, "d[\"problems\"][0].startswith(\"cudart: library not found\")", "true");
+    ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"`pip install \\\"nvidia-cuda-runtime==13.*\\\" \\\"nvidia-cublas==13.*\\\"`\")",
+              "true");
+    done(&o);
+    /* a CUDA 12 driver: the CUDA 12 wheels */
+    const char *env12[] = {fake_driver, "FAKE_CUDA_VERSION=12080", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env12, args, 1);
+    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.8;");
+    done(&o);
+}
+
+/* Only CUDA 13 copies, a CUDA 12 driver: the CUDA 12 wheels fix it (or a newer driver). */
+static void test_cu13_only_with_cu12_driver(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_TEXT(&o, "cudart: the CUDA driver is too old for the libraries found: CUDA 13 runtime needs a CUDA 13 "
+                    "driver (branch >= 580); this driver supports CUDA 12.4");
+    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.4), or "
+                    "upgrade the NVIDIA driver to branch >= 580 for CUDA 13");
+    /* the bundled kernels need CUDA 13 too (when built): said, with the fallback */
+    if (!strstr(o.text, "built without nvcc"))
+        ASSERT_TEXT(&o, "device 0: the bundled kernels need a newer driver (branch >= 580)");
+    done(&o);
 }
 
 static void test_driver_too_old_for_cu12(void **state) {
@@ -175,7 +282,10 @@ static void test_driver_too_old_for_cu12(void **state) {
     run_out o;
     run_expect(&o, env, args, 1);
     ASSERT_TEXT(&o, "CUDA 12 runtime needs a CUDA 12 driver (branch >= 525); this driver supports CUDA 11.8");
-    ASSERT_TEXT(&o, "upgrade the NVIDIA driver");
+    ASSERT_TEXT(&o, "fix: upgrade the NVIDIA driver: it runs CUDA 11.8, and libcudaload needs CUDA 12 (branch >= 525) "
+                    "or CUDA 13 (branch >= 580)");
+    /* no pip command: no wheel libcudaload loads can run on a CUDA 11 driver */
+    if (strstr(o.text, "pip install")) fail_msg("a pip fix for a CUDA 11 driver:\n%s", o.text);
     done(&o);
 }
 
@@ -238,7 +348,18 @@ static void test_ld_library_path_warning(void **state) {
     run_out o;
     run_probe(&o, env, args);
     ASSERT_TEXT(&o, "LD_LIBRARY_PATH puts");
-    ASSERT_TEXT(&o, "fix: unset LD_LIBRARY_PATH");
+    ASSERT_TEXT(&o, "fix: unset LD_LIBRARY_PATH (it names only");
+    done(&o);
+    /* other directories (the driver's, in a container) stay: the fix removes just that one */
+    char *other = th_tmpdir(), llp2[3 * PATH_MAX];
+    snprintf(llp2, sizeof llp2, "LD_LIBRARY_PATH=%s:%s:%s/with space", other, th_fixture("conda/lib"), other);
+    const char *env2[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp2, NULL};
+    const char *args2[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
+    run_probe(&o, env2, args2);
+    char want[4 * PATH_MAX];
+    snprintf(want, sizeof want, "[f.split(\"`\")[1] for f in d[\"fixes\"] if \"LD_LIBRARY_PATH\" in f] == "
+             "[\"export LD_LIBRARY_PATH=%s:\\x27%s/with space\\x27\"]", other, other);
+    ASSERT_JQ(&o, want, "true");
     done(&o);
 }
 
@@ -259,7 +380,7 @@ static void test_hostile_path(void **state) {
     (void)state;
     char *tmp = th_tmpdir();
     char dir[PATH_MAX], file[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/a\"b\\c\nd\x01\xff\xc3", tmp);
+    snprintf(dir, sizeof dir, "%s/a\"b\\c\nd\x01\x1b[31m\xff\xc3", tmp);
     th_mkdirs(dir);
     snprintf(file, sizeof file, "%s/libcudart.so.13", dir);
     th_copy(th_fixture("conda/lib/libcudart.so.13"), file);
@@ -276,7 +397,13 @@ static void test_hostile_path(void **state) {
     ASSERT_JQ(&o, expr, "true");
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"]", "found");
     done(&o);
-    free(tmp);
+    /* the text report never writes the control bytes: a path cannot drive the terminal */
+    const char *args_text[] = {"--find-only", "--root", dir, NULL};
+    run_probe(&o, env, args_text);
+    assert_int_equal(o.code, 1);
+    if (strchr(o.text, '\x01') || strchr(o.text, '\x1b')) fail_msg("raw control bytes in the report:\n%s", o.text);
+    ASSERT_TEXT(&o, "a\"b\\c\\x0ad\\x01\\x1b[31m");
+    done(&o);
 }
 
 static void test_nvrtc_reported_when_present(void **state) {
@@ -295,7 +422,6 @@ static void test_nvrtc_reported_when_present(void **state) {
     ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"status\"]", "found");
     ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"path\"].endswith(\"libnvrtc.so.13\")", "true");
     done(&o);
-    free(dir);
 }
 
 static void test_writable_library_warned(void **state) {
@@ -314,7 +440,6 @@ static void test_writable_library_warned(void **state) {
     ASSERT_JQ(&o, "any(\"anyone can put another library there\" in w for w in d[\"warnings\"])", "true");
     done(&o);
     chmod(dir, 0700);
-    free(dir);
 }
 
 static void test_selftest_failure_is_reported(void **state) {
@@ -354,6 +479,197 @@ static void test_usage_errors(void **state) {
     done(&o);
 }
 
+/* Every line of the text report fits 80 columns, except where one word that cannot be
+ * broken (a path, a flag with a path, a command) is what overflows: without its longest
+ * word, every line fits. */
+static void assert_fits_80(const run_out *o) {
+    const char *s = o->text;
+    while (*s) {
+        size_t len = strcspn(s, "\n"), longest = 0, cols = 0;
+        const char *lw = s;
+        for (size_t i = 0; i < len;) {
+            if (s[i] == ' ') {
+                i++;
+                continue;
+            }
+            size_t w = 0;
+            while (i + w < len && s[i + w] != ' ') w++;
+            if (w > longest) longest = w, lw = s + i;
+            i += w;
+        }
+        for (size_t i = 0; i < len; i++) cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+        /* the word to blame is a path (or a flag or command holding one) or a long command */
+        int unbreakable = memchr(lw, '/', longest) != NULL || longest >= 40;
+        if (cols > 80 && (cols - longest > 80 || !unbreakable))
+            fail_msg("a line of %zu columns that could wrap:\n%.*s\nin\n%s", cols, (int)len, s, o->text);
+        s += len;
+        if (*s) s++;
+    }
+}
+
+static void test_text_fits_80_columns(void **state) {
+    (void)state;
+    char llp[PATH_MAX + 32];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", th_fixture("conda/lib"));
+    const char *site12 = th_fixture_env("VENV_CU12_SITE");
+    char *empty = th_tmpdir();
+    struct {
+        const char *env[6];
+        const char *args[6];
+    } cases[] = {
+        {{fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp, NULL}, {"--root", site12, NULL}},
+        {{fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL}, {"--root", site12, NULL}},
+        {{fake_driver, "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL}, {"--root", arg_root("toolkit-cu13-wheel"), NULL}},
+        {{fake_driver, "CUDALOAD_SOURCES=caller", NULL}, {"--root", empty, NULL}},
+        {{fake_driver, "FAKE_CUDA_DEVICES=1", "CUDALOAD_SOURCES=caller", NULL}, {"--root", arg_root("toolkit-cu13-wheel"), NULL}},
+        {{"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL}, {"--root", site12, NULL}},
+        {{NULL}, {"--help", NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_out o;
+        run_probe(&o, cases[i].env, cases[i].args);
+        assert_fits_80(&o);
+        assert_null(strstr(o.text, "\033[")); /* not a terminal: no colour */
+        done(&o);
+    }
+}
+
+static void test_colour_only_on_terminal(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_probe_tty(&o, env, args);
+    assert_int_equal(o.code, 2);
+    if (!strstr(o.text, "\033[1m")) fail_msg("no colour on a terminal:\n%s", o.text);
+    ASSERT_TEXT(&o, "Result");
+    done(&o);
+    const char *env_nc[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", "NO_COLOR=1", NULL};
+    run_probe_tty(&o, env_nc, args);
+    assert_int_equal(o.code, 2);
+    if (strstr(o.text, "\033[")) fail_msg("colour despite NO_COLOR:\n%s", o.text);
+    ASSERT_TEXT(&o, "Result");
+    done(&o);
+    const char *args_json[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_probe_tty(&o, env, args_json);
+    if (strstr(o.text, "\033[")) fail_msg("colour in JSON:\n%s", o.text);
+    done(&o);
+}
+
+/* --find-only dlopens no CUDA library at all: the dynamic loader's own trace of the probe
+ * (LD_DEBUG=files) names none, while the same run without the flag names them. */
+static void test_find_only_loads_nothing(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", "LD_DEBUG=files", NULL};
+    const char *args[] = {"--json", "--find-only", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 0);
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"status\"] for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\")]",
+              "[\"found\", \"found\", \"found\", \"found\"]");
+    ASSERT_JQ(&o, "d[\"find_only\"]", "true");
+    static const char *const libs[] = {"libcuda.so", "libcudart.so", "libcublas.so", "libcublasLt.so"};
+    for (size_t i = 0; i < 4; i++)
+        if (strstr(o.err, libs[i])) fail_msg("--find-only loaded %s:\n%s", libs[i], o.err);
+    if (!strstr(o.err, "file=")) fail_msg("LD_DEBUG=files traced nothing:\n%s", o.err);
+    done(&o);
+    const char *env2[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", "LD_DEBUG=files", NULL};
+    const char *args2[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env2, args2, 2);
+    for (size_t i = 0; i < 4; i++)
+        if (!strstr(o.err, libs[i])) fail_msg("the trace does not show %s being loaded:\n%s", libs[i], o.err);
+    done(&o);
+}
+
+/* The documented types of every key (docs/probe.md), checked on a full report. */
+static void test_json_types(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=1", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 3); /* the fake device cannot run the self-test */
+    ASSERT_JQ(&o, "sorted(d.keys()) == sorted([\"schema_version\", \"cudaload_version\", \"exit_code\", \"find_only\", "
+                  "\"init_status\", \"system_search\", \"roots\", \"libraries\", \"driver\", \"devices\", \"devices_status\", "
+                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\"])",
+              "true");
+    ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
+    ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
+    ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) >= {\"status\", \"path\", \"soname\", \"source\", \"already_loaded\", "
+                  "\"version\", \"candidates\"} for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "all(d[\"libraries\"][k][\"status\"] in (\"loaded\", \"found\", \"not_found\", \"error\") and "
+                  "d[\"libraries\"][k][\"path\"].startswith(\"/\") and type(d[\"libraries\"][k][\"version\"]) is int "
+                  "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason\"} and c[\"result\"] in "
+                  "(\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
+                  "for k in d[\"libraries\"] if k != \"nvrtc\" for c in d[\"libraries\"][k][\"candidates\"])",
+              "true");
+    ASSERT_JQ(&o, "type(d[\"driver\"][\"cuda_version\"]) is int", "true");
+    int built = strcmp(jq(&o, "d[\"kernels\"][\"built\"]"), "true") == 0; /* not in the build without nvcc */
+    ASSERT_JQ(&o, "[(x[\"index\"], type(x[\"memory_bytes\"]) is int, x[\"has_sass\"], x[\"kernels\"] in (\"sass\", \"ptx_jit\", \"none\")) "
+                  "for x in d[\"devices\"]]", built ? "[[0, true, true, true]]" : "[[0, true, false, true]]");
+    ASSERT_JQ(&o, "type(d[\"kernels\"][\"built\"]) is bool and all(type(a) is int for a in d[\"kernels\"][\"sass\"])", "true");
+    ASSERT_JQ(&o, "sorted(d[\"selftest\"]) == [\"saxpy\", \"saxpy_gbps\", \"sgemm\", \"sgemm_tflops\"] and "
+                  "d[\"selftest\"][\"sgemm\"][\"pass\"] is False and d[\"selftest\"][\"saxpy_gbps\"] is None", "true");
+    ASSERT_JQ(&o, "any(p.startswith(\"self-test SAXPY: \") for p in d[\"problems\"])", "true");
+    ASSERT_JQ(&o, "all(type(v) in (str, type(None)) for v in d[\"environment\"].values()) and "
+                  "\"CUDA_VISIBLE_DEVICES\" in d[\"environment\"]", "true");
+    done(&o);
+    /* a system-search attempt that found nothing has no path, only the SONAME it asked the
+     * dynamic loader for; every path there is absolute */
+    const char *env2[] = {"CUDALOAD_SOURCES=caller,system", NULL};
+    const char *args2[] = {"--json", "--root", th_tmpdir(), NULL};
+    run_probe(&o, env2, args2);
+    ASSERT_JQ(&o, "all((c[\"path\"].startswith(\"/\") and c[\"soname\"] is None) if c[\"path\"] is not None else "
+                  "(c[\"source\"] == \"system\" and c[\"soname\"].startswith(\"lib\") and \" \" not in c[\"soname\"]) "
+                  "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\") for c in d[\"libraries\"][k][\"candidates\"])",
+              "true");
+    done(&o);
+}
+
+/* The build flags for the CUDA 12 wheels: the include dirs hold the headers, the link form
+ * is -L dir -l:SONAME, and a $ORIGIN-relative rpath is offered for a wheel. */
+static void test_build_flags_cu12(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *site = th_fixture_env("VENV_CU12_SITE");
+    const char *args[] = {"--json", "--root", site, NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "[__import__(\"os\").path.exists(i + \"/\" + h) for i, h in zip(d[\"build\"][\"include_dirs\"], "
+                  "(\"cuda_runtime_api.h\", \"cublas_v2.h\"))]", "[true, true]");
+    ASSERT_JQ(&o, "[x.split(\"site-packages/\")[1] for x in d[\"build\"][\"lib_dirs\"]]",
+              "[\"nvidia/cuda_runtime/lib\", \"nvidia/cublas/lib\"]");
+    ASSERT_JQ(&o, "d[\"build\"][\"origin_rpath\"]", "[\"$ORIGIN/../nvidia/cuda_runtime/lib\", \"$ORIGIN/../nvidia/cublas/lib\"]");
+    ASSERT_JQ(&o, "all(f in d[\"build\"][\"link_flags\"].split() for f in (\"-l:libcudart.so.12\", \"-l:libcublas.so.12\", "
+                  "\"-Wl,--disable-new-dtags\"))", "true");
+    done(&o);
+    const char *args_text[] = {"--root", site, NULL};
+    run_expect(&o, env, args_text, 2);
+    ASSERT_TEXT(&o, "Build against what was found");
+    ASSERT_TEXT(&o, "-l:libcudart.so.12 \\");
+    ASSERT_TEXT(&o, "-Wl,-rpath,'$ORIGIN/../nvidia/cuda_runtime/lib' \\");
+    ASSERT_TEXT(&o, "-Wl,-rpath,'$ORIGIN/../nvidia/cublas/lib'");
+    done(&o);
+}
+
+/* No device: what to check, and CUDA_VISIBLE_DEVICES when it is set. */
+static void test_no_device_hints(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", "CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {"--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_TEXT(&o, "devices: the CUDA driver (CUDA 13.0) reports no device: CUDA_ERROR_NO_DEVICE");
+    ASSERT_TEXT(&o, "fix: CUDA_VISIBLE_DEVICES= may hide the GPUs: unset CUDA_VISIBLE_DEVICES");
+    ASSERT_TEXT(&o, "fix: check that nvidia-smi lists a GPU");
+    done(&o);
+    /* a driver override that names no file */
+    const char *env2[] = {"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env2, args, 2);
+    ASSERT_TEXT(&o, "cuda: an explicitly given library file cannot be used: No such file or directory");
+    ASSERT_TEXT(&o, "fix: unset the CUDALOAD_*_PATH or CUDALOAD_PATH variable that names the file refused for cuda");
+    done(&o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cu13_tree_json),
@@ -370,6 +686,13 @@ int main(void) {
         cmocka_unit_test(test_writable_library_warned),
         cmocka_unit_test(test_selftest_failure_is_reported),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_cu13_only_with_cu12_driver),
+        cmocka_unit_test(test_text_fits_80_columns),
+        cmocka_unit_test(test_colour_only_on_terminal),
+        cmocka_unit_test(test_find_only_loads_nothing),
+        cmocka_unit_test(test_json_types),
+        cmocka_unit_test(test_build_flags_cu12),
+        cmocka_unit_test(test_no_device_hints),
     };
     return cmocka_run_group_tests_name("probe", tests, setup, NULL);
 }

@@ -1,0 +1,181 @@
+/*
+ * test_fake_driver.c -- the contract of the one fake (tests/fake/fake_cuda.c, a libcuda.so.1
+ * that reports a chosen CUDA version and device count), checked on the built files
+ * ($CUDALOAD_TEST_BUILD/fake/libcuda.so.1 and fake/missing-symbol/libcuda.so.1) through dlopen,
+ * each scenario in a forked child (the fake's cuInit state is per process).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* setenv, strdup, readlink, lstat, clock_gettime with -std=c11 */
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static char fake[PATH_MAX], fake_missing[PATH_MAX];
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!b) {
+        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD unset)\n");
+        return -1;
+    }
+    snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", b);
+    snprintf(fake_missing, sizeof fake_missing, "%s/fake/missing-symbol/libcuda.so.1", b);
+    return 0;
+}
+
+/* The driver's answers, recorded by the child into user_int[] and user. */
+enum { U_LOADED, U_INIT, U_VERSION, U_COUNT_ST, U_COUNT, U_GET_ST, U_MAJOR, U_MINOR, U_SMS, U_BAD_ATTR, U_MEM_GIB,
+       U_BAD_DEV, U_UNKNOWN_NAME, U_NAME_ST };
+
+#define SYM(h, name) ((__typeof__(&name))dlsym(h, CUDALOAD_SYMBOL_NAME(name)))
+#define CUDALOAD_SYMBOL_NAME_(x) #x
+#define CUDALOAD_SYMBOL_NAME(x) CUDALOAD_SYMBOL_NAME_(x)
+
+static void child_query(th_result *r, void *arg) {
+    void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_LOCAL);
+    r->user_int[U_LOADED] = h != NULL;
+    if (!h) return;
+    int *u = r->user_int;
+    u[U_INIT] = SYM(h, cuInit)(0);
+    SYM(h, cuDriverGetVersion)(&u[U_VERSION]);
+    u[U_COUNT_ST] = SYM(h, cuDeviceGetCount)(&u[U_COUNT]);
+    CUdevice dev = -1;
+    u[U_GET_ST] = SYM(h, cuDeviceGet)(&dev, 0);
+    SYM(h, cuDeviceGetAttribute)(&u[U_MAJOR], CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    SYM(h, cuDeviceGetAttribute)(&u[U_MINOR], CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    SYM(h, cuDeviceGetAttribute)(&u[U_SMS], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    int junk;
+    u[U_BAD_ATTR] = SYM(h, cuDeviceGetAttribute)(&junk, (CUdevice_attribute)100000, dev);
+    size_t mem = 0;
+    SYM(h, cuDeviceTotalMem)(&mem, dev);
+    u[U_MEM_GIB] = (int)(mem >> 30);
+    u[U_BAD_DEV] = SYM(h, cuDeviceGetAttribute)(&junk, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7);
+    const char *s = "untouched";
+    u[U_UNKNOWN_NAME] = SYM(h, cuGetErrorName)((CUresult)12345, &s);
+    size_t off = (size_t)snprintf(r->user, sizeof r->user, "unknown->%s|", s ? s : "NULL");
+    const char *name = NULL, *text = NULL;
+    SYM(h, cuGetErrorName)((CUresult)u[U_INIT], &name);
+    SYM(h, cuGetErrorString)((CUresult)u[U_INIT], &text);
+    off += (size_t)snprintf(r->user + off, sizeof r->user - off, "init->%s:%s|", name ? name : "NULL", text ? text : "NULL");
+    __typeof__(&cuDeviceGetName) get_name = SYM(h, cuDeviceGetName);
+    char dn[64] = "";
+    u[U_NAME_ST] = get_name ? (int)get_name(dn, sizeof dn, dev) : -1;
+    snprintf(r->user + off, sizeof r->user - off, "name->%s|", dn);
+}
+
+static th_result *query(const char *lib, const char *const *env) {
+    th_result *r = th_result_new();
+    th_run(r, env, child_query, (void *)lib);
+    if (!r->user_int[U_LOADED]) fail_msg("cannot dlopen %s", lib);
+    return r;
+}
+
+static void test_defaults(void **state) {
+    (void)state;
+    th_result *r = query(fake, NULL);
+    int *u = r->user_int;
+    assert_int_equal(u[U_INIT], CUDA_SUCCESS);
+    assert_int_equal(u[U_VERSION], 13000);
+    assert_int_equal(u[U_COUNT_ST], CUDA_SUCCESS);
+    assert_int_equal(u[U_COUNT], 1);
+    assert_int_equal(u[U_GET_ST], CUDA_SUCCESS);
+    assert_int_equal(u[U_MAJOR], 9);
+    assert_int_equal(u[U_MINOR], 0);
+    assert_true(u[U_SMS] > 0);
+    assert_int_equal(u[U_BAD_ATTR], CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(u[U_MEM_GIB], 80);
+    assert_int_equal(u[U_BAD_DEV], CUDA_ERROR_INVALID_DEVICE);
+    assert_int_equal(u[U_UNKNOWN_NAME], CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(u[U_NAME_ST], CUDA_SUCCESS);
+    assert_non_null(strstr(r->user, "unknown->NULL|"));
+    assert_non_null(strstr(r->user, "init->CUDA_SUCCESS:no error|"));
+    assert_non_null(strstr(r->user, "name->Fake CUDA Device|"));
+    th_result_free(r);
+}
+
+static void test_environment(void **state) {
+    (void)state;
+    const char *env[] = {"FAKE_CUDA_VERSION=12040", "FAKE_CUDA_DEVICES=3", "FAKE_CUDA_CC=86", NULL};
+    th_result *r = query(fake, env);
+    assert_int_equal(r->user_int[U_VERSION], 12040);
+    assert_int_equal(r->user_int[U_COUNT], 3);
+    assert_int_equal(r->user_int[U_MAJOR], 8);
+    assert_int_equal(r->user_int[U_MINOR], 6);
+    const char *env2[] = {"FAKE_CUDA_CC=120", NULL};
+    th_run(r, env2, child_query, fake);
+    assert_int_equal(r->user_int[U_MAJOR], 12);
+    assert_int_equal(r->user_int[U_MINOR], 0);
+    const char *env3[] = {"FAKE_CUDA_CC=10.3", NULL};
+    th_run(r, env3, child_query, fake);
+    assert_int_equal(r->user_int[U_MAJOR], 10);
+    assert_int_equal(r->user_int[U_MINOR], 3);
+    th_result_free(r);
+}
+
+static void test_no_device(void **state) {
+    (void)state;
+    const char *env[] = {"FAKE_CUDA_DEVICES=0", NULL};
+    th_result *r = query(fake, env);
+    assert_int_equal(r->user_int[U_INIT], CUDA_ERROR_NO_DEVICE);
+    assert_int_equal(r->user_int[U_INIT], 100);
+    assert_int_equal(r->user_int[U_COUNT_ST], CUDA_ERROR_NOT_INITIALIZED); /* as the real driver after a failed cuInit */
+    assert_int_equal(r->user_int[U_VERSION], 13000);                       /* needs no cuInit */
+    assert_non_null(strstr(r->user, "init->CUDA_ERROR_NO_DEVICE:no CUDA-capable device is detected|"));
+    th_result_free(r);
+}
+
+static void test_forced_init_error(void **state) {
+    (void)state;
+    const char *env[] = {"FAKE_CUDA_INIT_ERROR=999", NULL};
+    th_result *r = query(fake, env);
+    assert_int_equal(r->user_int[U_INIT], CUDA_ERROR_UNKNOWN);
+    assert_non_null(strstr(r->user, "init->CUDA_ERROR_UNKNOWN:unknown error|"));
+    const char *env2[] = {"FAKE_CUDA_INIT_ERROR=803", NULL};
+    th_run(r, env2, child_query, fake);
+    assert_int_equal(r->user_int[U_INIT], CUDA_ERROR_SYSTEM_DRIVER_MISMATCH);
+    assert_non_null(strstr(r->user, "init->CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:"));
+    th_result_free(r);
+}
+
+static void test_exports(void **state) {
+    (void)state;
+    void *h = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    /* the versioned ABI names, as the real driver exports them (cuda.h maps the plain names) */
+    assert_non_null(dlsym(h, "cuDeviceTotalMem_v2"));
+    assert_null(dlsym(h, "cuDeviceTotalMem"));
+    static const char *const required[] = {"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet",
+                                           "cuDeviceGetName", "cuDeviceGetAttribute", "cuGetErrorName",
+                                           "cuGetErrorString"};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!dlsym(h, required[i])) fail_msg("%s does not export %s", fake, required[i]);
+    void *m = dlopen(fake_missing, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(m);
+    assert_true(m != h);
+    assert_null(dlsym(m, "cuDeviceGetName"));
+    assert_non_null(dlsym(m, "cuInit"));
+    dlclose(m);
+    dlclose(h);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),         cmocka_unit_test(test_environment),
+        cmocka_unit_test(test_no_device),        cmocka_unit_test(test_forced_init_error),
+        cmocka_unit_test(test_exports),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
