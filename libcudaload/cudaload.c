@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 typedef struct cl_lib_state {
@@ -41,6 +42,8 @@ typedef struct cl_lib_state {
     cudaload_candidate *cands;
     size_t n_cands, cap_cands;
     char *error;     /* the step's message when status != OK */
+    char *note;      /* why an exact file given by env/options was not used ("CUDALOAD_CUDART_PATH=...
+                        cannot be used: ..."), printed at the top of the library's message */
 } cl_lib_state;
 
 static struct {
@@ -73,9 +76,10 @@ static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
 static void cl_lock_prepare(void) { pthread_mutex_lock(&g.mu); }
 static void cl_unlock_parent(void) { pthread_mutex_unlock(&g.mu); }
 static void cl_atfork_register(void) { pthread_atfork(cl_lock_prepare, cl_unlock_parent, cl_unlock_parent); }
+void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 static void cl_lock(void) {
-    pthread_once(&cl_atfork_once, cl_atfork_register);
+    cl_atfork_init();
     pthread_mutex_lock(&g.mu);
 }
 static void cl_unlock(void) { pthread_mutex_unlock(&g.mu); }
@@ -141,6 +145,7 @@ static void cl_take(cl_lib_state *ls, void *h, const char *path, const char *son
                     int already, int major, long root_index) {
     ls->handle = h;
     ls->loaded = h != NULL;
+    free(ls->path); /* a cublasLt taken, closed again and taken from another directory */
     ls->path = cl_strdup(path);
     ls->soname = soname;
     ls->source = source;
@@ -168,31 +173,108 @@ static cudaload_status cl_accept_handle(cudaload_lib lib, void *h, int major, in
     return st;
 }
 
+/* The gate of a major for lib, nothing recorded: the asked-for major, what the driver can
+ * run, and for cuBLAS/cublasLt the runtime's major (never mixed). */
+static cudaload_status cl_major_check(cudaload_lib lib, int major, cl_buf *why) {
+    cudaload_status st = cl_gate_major(&g.drv, g.cfg.cuda_major, major, why);
+    if (st == CUDALOAD_OK && (lib == CUDALOAD_LIB_CUBLAS || lib == CUDALOAD_LIB_CUBLASLT)) {
+        int rt = g.lib[CUDALOAD_LIB_CUDART].major;
+        if (rt && rt != major) {
+            cl_buf_printf(why, "CUDA %d, but the CUDA runtime taken is CUDA %d (majors are never mixed)", major, rt);
+            st = CUDALOAD_ERROR_MAJOR_MISMATCH;
+        }
+    }
+    return st;
+}
+
+static void cl_add_skip(cudaload_lib lib, const char *path, cudaload_source source, cudaload_status st,
+                        const cl_buf *why) {
+    cl_buf b = {0};
+    cl_buf_printf(&b, "skipped: %s", cl_buf_str(why));
+    cl_add_candidate(&g.lib[lib], path, source, st, cl_buf_str(&b));
+    cl_buf_free(&b);
+}
+
+/* Gate a major before touching a file of it; records the skip. Returns the gate's status. */
+static cudaload_status cl_major_gate(cudaload_lib lib, const char *path, cudaload_source source, int major) {
+    cl_buf why = {0};
+    cudaload_status st = cl_major_check(lib, major, &why);
+    if (st != CUDALOAD_OK) cl_add_skip(lib, path, source, st, &why);
+    cl_buf_free(&why);
+    return st;
+}
+
+/* "<origin>=<path> cannot be used: <reason>": the first line of the library's message when an
+ * exact file given by env/options failed, so the user sees which setting to fix. */
+static void cl_set_note(cl_lib_state *ls, const char *origin, const char *path, const char *reason) {
+    cl_buf b = {0};
+    cl_buf_printf(&b, "%s=%s cannot be used: %s", origin ? origin : "exact file", path, reason ? reason : "");
+    free(ls->note);
+    ls->note = cl_strdup(cl_buf_str(&b));
+    cl_debug("%s", cl_buf_str(&b));
+    cl_buf_free(&b);
+}
+
+/* A cublasLt libcudaload took for a libcublas that then could not be used is let go: closed,
+ * its table cleared, and the candidate that said "taken" says why it was not kept. One
+ * that was already in the process is never ours to close and is kept. */
+static void cl_drop_cublaslt(cudaload_status why_st, const char *reason) {
+    cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
+    if (lt->status != CUDALOAD_OK || lt->source == CUDALOAD_SOURCE_LOADED) return;
+    if (lt->handle) {
+        dlclose(lt->handle);
+        cl_resolve_clear(CUDALOAD_LIB_CUBLASLT);
+    }
+    lt->handle = NULL;
+    lt->loaded = 0;
+    free(lt->path);
+    lt->path = NULL;
+    lt->soname = NULL;
+    lt->source = CUDALOAD_SOURCE_NONE;
+    lt->major = lt->version = 0;
+    lt->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
+    for (size_t i = lt->n_cands; i-- > 0;) {
+        if (lt->cands[i].result != CUDALOAD_OK) continue;
+        char *r = cl_strdup(reason);
+        if (r) { /* out of memory: the old reason stays, the result still changes */
+            free((char *)lt->cands[i].reason);
+            lt->cands[i].reason = r;
+        }
+        lt->cands[i].result = why_st;
+        break;
+    }
+}
+
+/* cublasLt is held for every libcublas candidate: a copy already in the process, or the
+ * CUDALOAD_CUBLASLT_PATH file (taken before the walk). */
+static int cl_cublaslt_fixed(void) {
+    const cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
+    return lt->status == CUDALOAD_OK && (lt->source == CUDALOAD_SOURCE_LOADED || lt->source == CUDALOAD_SOURCE_OVERRIDE);
+}
+
 /*
  * Tries one file for lib (not the driver). For cuBLAS, its libcublasLt is tried first
- * from the same directory (or the cublasLt override), because libcublas needs it and
- * ld.so would otherwise look for it elsewhere. Records the candidate either way.
+ * from the same directory (unless one is held for every candidate), because libcublas
+ * needs it and ld.so would otherwise look for it elsewhere. Records the candidate either way.
+ * major is 0 for an exact file whose name and DT_SONAME carry none: the version the loaded
+ * file reports then decides it, and it is gated like any other candidate.
  */
 static cudaload_status cl_try_file(cudaload_lib lib, const char *path, cudaload_source source, int major,
                                    long root_index) {
     cl_lib_state *ls = &g.lib[lib];
     cl_buf why = {0};
     cudaload_status st;
-    if (lib == CUDALOAD_LIB_CUBLAS && !(g.lib[CUDALOAD_LIB_CUBLASLT].status == CUDALOAD_OK &&
-                                        g.lib[CUDALOAD_LIB_CUBLASLT].source == CUDALOAD_SOURCE_LOADED)) {
-        char *lt = NULL;
-        if (g.cfg.file[CUDALOAD_LIB_CUBLASLT]) {
-            lt = cl_strdup(g.cfg.file[CUDALOAD_LIB_CUBLASLT]);
-        } else {
-            char *dir = cl_strdup(path);
-            char *slash = dir ? strrchr(dir, '/') : NULL;
-            if (slash) *slash = 0;
-            lt = slash ? cl_path_join(dir, cl_soname(CUDALOAD_LIB_CUBLASLT, major)) : NULL;
-            free(dir);
-        }
+    int lt_fixed = cl_cublaslt_fixed();
+    if (lib == CUDALOAD_LIB_CUBLAS && !lt_fixed) {
+        /* no major in the name: the runtime's (cuBLAS never mixes majors) */
+        int lt_major = major ? major : g.lib[CUDALOAD_LIB_CUDART].major;
+        char *dir = cl_strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) *slash = 0;
+        char *lt = slash ? cl_path_join(dir, cl_soname(CUDALOAD_LIB_CUBLASLT, lt_major)) : NULL;
+        free(dir);
         if (!lt) return CUDALOAD_ERROR_OUT_OF_MEMORY;
-        cudaload_source lt_source = g.cfg.file[CUDALOAD_LIB_CUBLASLT] ? CUDALOAD_SOURCE_OVERRIDE : source;
-        st = cl_try_file(CUDALOAD_LIB_CUBLASLT, lt, lt_source, major, root_index);
+        st = cl_try_file(CUDALOAD_LIB_CUBLASLT, lt, source, lt_major, root_index);
         if (st != CUDALOAD_OK) {
             cl_buf_printf(&why, "skipped: its dependency %s cannot be used (see cublasLt candidates)", lt);
             cl_add_candidate(ls, path, source, st, cl_buf_str(&why));
@@ -205,7 +287,7 @@ static cudaload_status cl_try_file(cudaload_lib lib, const char *path, cudaload_
     st = cl_open_check_file(path, &why);
     if (st == CUDALOAD_OK && cl_find_only()) {
         cl_add_candidate(ls, path, source, CUDALOAD_OK, "found (find-only: not loaded)");
-        cl_take(ls, NULL, path, cl_soname(lib, major), source, 0, major, root_index);
+        cl_take(ls, NULL, path, major ? cl_soname(lib, major) : NULL, source, 0, major, root_index);
         cl_buf_free(&why);
         return CUDALOAD_OK;
     }
@@ -217,7 +299,11 @@ static cudaload_status cl_try_file(cudaload_lib lib, const char *path, cudaload_
     }
     if (st == CUDALOAD_OK) {
         st = cl_accept_handle(lib, h, major, &version, &why);
-        if (st == CUDALOAD_OK && !major) major = lib == CUDALOAD_LIB_CUDART ? version / 1000 : version / 10000;
+        if (st == CUDALOAD_OK && !major) {
+            major = lib == CUDALOAD_LIB_CUDART ? version / 1000 : version / 10000;
+            st = cl_major_check(lib, major, &why);
+            if (st != CUDALOAD_OK) cl_resolve_clear(lib);
+        }
         if (st != CUDALOAD_OK) {
             dlclose(h);
             h = NULL;
@@ -227,15 +313,8 @@ static cudaload_status cl_try_file(cudaload_lib lib, const char *path, cudaload_
         cl_add_candidate(ls, path, source, st, cl_buf_str(&why));
         cl_buf_free(&why);
         /* cuBLAS rejected: drop the cublasLt that was loaded for it */
-        if (lib == CUDALOAD_LIB_CUBLAS && g.lib[CUDALOAD_LIB_CUBLASLT].handle &&
-            g.lib[CUDALOAD_LIB_CUBLASLT].source != CUDALOAD_SOURCE_LOADED) {
-            cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
-            dlclose(lt->handle);
-            cl_resolve_clear(CUDALOAD_LIB_CUBLASLT);
-            lt->handle = NULL;
-            lt->loaded = 0;
-            lt->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
-        }
+        if (lib == CUDALOAD_LIB_CUBLAS && !lt_fixed)
+            cl_drop_cublaslt(st, "closed again: the libcublas next to it cannot be used (see cublas candidates)");
         return st;
     }
     cl_add_candidate(ls, path, source, CUDALOAD_OK, "taken");
@@ -258,27 +337,6 @@ static size_t cl_majors_for(cudaload_lib lib, int majors[CL_MAX_MAJORS]) {
     return n;
 }
 
-/* Gate a major before touching a file of it; records the skip. */
-static int cl_major_allowed(cudaload_lib lib, const char *path, cudaload_source source, int major) {
-    cl_buf why = {0};
-    cudaload_status st = cl_gate_major(&g.drv, g.cfg.cuda_major, major, &why);
-    if (st == CUDALOAD_OK && (lib == CUDALOAD_LIB_CUBLAS || lib == CUDALOAD_LIB_CUBLASLT)) {
-        int rt = g.lib[CUDALOAD_LIB_CUDART].major;
-        if (rt && rt != major) {
-            cl_buf_printf(&why, "CUDA %d, but the CUDA runtime taken is CUDA %d (majors are never mixed)", major, rt);
-            st = CUDALOAD_ERROR_MAJOR_MISMATCH;
-        }
-    }
-    if (st != CUDALOAD_OK) {
-        cl_buf b = {0};
-        cl_buf_printf(&b, "skipped: %s", cl_buf_str(&why));
-        cl_add_candidate(&g.lib[lib], path, source, st, cl_buf_str(&b));
-        cl_buf_free(&b);
-    }
-    cl_buf_free(&why);
-    return st == CUDALOAD_OK;
-}
-
 /* Step 1: a copy already in the process. */
 static int cl_try_loaded(cudaload_lib lib) {
     cl_lib_state *ls = &g.lib[lib];
@@ -289,7 +347,7 @@ static int cl_try_loaded(cudaload_lib lib) {
         void *h = cl_open_loaded(soname, &real);
         if (!h) continue;
         const char *where = real ? real : soname;
-        if (!cl_major_allowed(lib, where, CUDALOAD_SOURCE_LOADED, major)) {
+        if (cl_major_gate(lib, where, CUDALOAD_SOURCE_LOADED, major) != CUDALOAD_OK) {
             dlclose(h); /* drops only the reference NOLOAD took */
             free(real);
             continue;
@@ -312,13 +370,51 @@ static int cl_try_loaded(cudaload_lib lib) {
     return 0;
 }
 
+/* A copy already in the process won over an exact file given for lib: the rule (a library is
+ * never loaded twice) stays, but the file is recorded as a candidate that says so. */
+static void cl_note_loaded_over_exact(cudaload_lib lib) {
+    const char *file = g.cfg.file[lib];
+    cl_lib_state *ls = &g.lib[lib];
+    if (!file || ls->status != CUDALOAD_OK) return;
+    char *real = realpath(file, NULL);
+    int same = real && ls->path && strcmp(real, ls->path) == 0;
+    free(real);
+    cl_buf why = {0};
+    if (same)
+        cl_buf_printf(&why, "the copy already loaded in the process is this file: reused");
+    else
+        cl_buf_printf(&why, "not used: %s is already loaded in the process from %s, and a loaded copy is always "
+                            "reused (never a second copy); %s is ignored",
+                      ls->soname ? ls->soname : cudaload_lib_name(lib), ls->path ? ls->path : "?",
+                      g.cfg.file_origin[lib] ? g.cfg.file_origin[lib] : "the exact file");
+    cl_add_candidate(ls, file, CUDALOAD_SOURCE_OVERRIDE, same ? CUDALOAD_OK : CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                     cl_buf_str(&why));
+    cl_buf_free(&why);
+}
+
 /* Step 4: the system search, dlopen by SONAME (or its find-only emulation). */
 static int cl_try_system(cudaload_lib lib, int major) {
     cl_lib_state *ls = &g.lib[lib];
     const char *soname = cl_soname(lib, major);
     char label[96];
     snprintf(label, sizeof label, "%s (system search)", soname);
-    if (!cl_major_allowed(lib, label, CUDALOAD_SOURCE_SYSTEM, major)) return 0;
+    cl_buf gwhy = {0};
+    cudaload_status gst = cl_major_check(lib, major, &gwhy);
+    if (gst != CUDALOAD_OK) {
+        /* A SONAME the gate skips is located first, without loading (the find-only
+         * emulation): one installed nowhere is NOT_FOUND, not "too old", so that a user with
+         * no runtime at all is told to install one; one that exists is recorded by its path. */
+        char *found = cl_search_system_path(soname, g.cfg.secure);
+        if (!found)
+            cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND,
+                             "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
+        else
+            cl_add_skip(lib, found, CUDALOAD_SOURCE_SYSTEM, gst, &gwhy);
+        free(found);
+        cl_buf_free(&gwhy);
+        return 0;
+    }
+    cl_buf_free(&gwhy);
     if (cl_find_only()) {
         char *path = cl_search_system_path(soname, g.cfg.secure);
         if (!path) {
@@ -336,31 +432,34 @@ static int cl_try_system(cudaload_lib lib, int major) {
         return st == CUDALOAD_OK;
     }
     if (lib == CUDALOAD_LIB_CUBLAS) {
-        /* let ld.so pick cublasLt the same way, by SONAME, and record which one */
+        /* let ld.so pick cublasLt the same way, by SONAME, and record which one (unless one is
+         * held already: a loaded copy or the CUDALOAD_CUBLASLT_PATH file) */
         cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
         if (!lt->loaded) {
+            const char *lt_soname = cl_soname(CUDALOAD_LIB_CUBLASLT, major);
+            char lt_label[96];
+            snprintf(lt_label, sizeof lt_label, "%s (system search)", lt_soname);
             cl_buf why = {0};
-            void *h = cl_open_path(cl_soname(CUDALOAD_LIB_CUBLASLT, major), &why);
+            void *h = cl_open_path(lt_soname, &why);
             int version = 0;
             cudaload_status st = h ? cl_accept_handle(CUDALOAD_LIB_CUBLASLT, h, major, &version, &why)
                                    : CUDALOAD_ERROR_NOT_FOUND;
             char *real = h ? cl_handle_path(h) : NULL;
-            const char *where = real ? real : cl_soname(CUDALOAD_LIB_CUBLASLT, major);
+            const char *where = real ? real : lt_label;
             cl_add_candidate(lt, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
             if (st == CUDALOAD_OK) {
-                cl_take(lt, h, where, cl_soname(CUDALOAD_LIB_CUBLASLT, major), CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
+                cl_take(lt, h, where, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
                 lt->version = version;
             } else if (h) {
                 dlclose(h);
             }
             free(real);
+            cl_buf_free(&why);
             if (st != CUDALOAD_OK) {
                 cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, st,
                                  "skipped: its dependency cublasLt cannot be used (see cublasLt candidates)");
-                cl_buf_free(&why);
                 return 0;
             }
-            cl_buf_free(&why);
         }
     }
     cl_buf why = {0};
@@ -394,7 +493,7 @@ static int cl_try_root(cudaload_lib lib, size_t r) {
         for (size_t d = 0; d < nd; d++) {
             char *path = taken ? NULL : cl_path_join(dirs[d], cl_soname(lib, majors[mi]));
             if (path && !cl_lexists(path)) cl_note_unsearchable(lib, path, root->pub.source);
-            else if (path && cl_major_allowed(lib, path, root->pub.source, majors[mi]))
+            else if (path && cl_major_gate(lib, path, root->pub.source, majors[mi]) == CUDALOAD_OK)
                 taken = cl_try_file(lib, path, root->pub.source, majors[mi], (long)r) == CUDALOAD_OK;
             free(path);
             free(dirs[d]);
@@ -404,11 +503,40 @@ static int cl_try_root(cudaload_lib lib, size_t r) {
     return 0;
 }
 
+/* Did the walk of lib skip a candidate of this major for the driver? */
+static int cl_skipped_major_for_driver(const cl_lib_state *ls, int major) {
+    char needle[32];
+    snprintf(needle, sizeof needle, "CUDA %d runtime needs", major);
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->cands[i].result == CUDALOAD_ERROR_DRIVER_TOO_OLD && strstr(ls->cands[i].reason, needle)) return 1;
+    return 0;
+}
+
+/* The fix for DRIVER_TOO_OLD depends on the driver: a CUDA 11 driver can run no runtime
+ * libcudaload supports, so only a driver upgrade helps; a CUDA 12 driver can run the CUDA 12
+ * wheels in place of CUDA 13 ones. */
+static void cl_describe_driver_fix(const cl_lib_state *ls, cl_buf *b) {
+    int dv = g.drv.version, dmaj = dv / 1000;
+    if (g.drv.loaded && dv > 0 && dmaj < 12) {
+        cl_buf_printf(b, "  fix: upgrade the NVIDIA driver: it supports CUDA %d.%d, and libcudaload needs a CUDA 12 "
+                         "driver (branch >= 525) or a CUDA 13 driver (branch >= 580); no runtime can help\n",
+                      dmaj, (dv % 1000) / 10);
+    } else if (g.drv.loaded && dmaj == 12 && cl_skipped_major_for_driver(ls, 13) &&
+               (g.drv.branch_major == 0 || g.drv.branch_major >= cl_min_branch_for_major(12))) {
+        cl_buf_printf(b, "  fix: install the CUDA 12 wheels (pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12), "
+                         "which this driver (CUDA %d.%d) runs, or upgrade the NVIDIA driver to branch >= 580 (CUDA 13)\n",
+                      dmaj, (dv % 1000) / 10);
+    } else {
+        cl_buf_printf(b, "  fix: upgrade the NVIDIA driver (CUDA 13 needs branch >= 580, CUDA 12 branch >= 525)\n");
+    }
+}
+
 /* The message for a library that could not be taken: every candidate, and how to fix it. */
 static void cl_describe_failure(cudaload_lib lib, cl_buf *b) {
     cl_lib_state *ls = &g.lib[lib];
     cl_buf_printf(b, "%s: %s (%s)\n", cl_lib_names[lib], cudaload_status_string(ls->status),
                   cudaload_status_name(ls->status));
+    if (ls->note) cl_buf_printf(b, "  %s\n", ls->note);
     if (ls->n_cands == 0) {
         cl_buf_printf(b, "  no candidate file was found\n");
     } else {
@@ -432,9 +560,7 @@ static void cl_describe_failure(cudaload_lib lib, cl_buf *b) {
     if (ls->status == CUDALOAD_ERROR_NOT_FOUND && (lib == CUDALOAD_LIB_CUBLAS || lib == CUDALOAD_LIB_CUBLASLT))
         cl_buf_printf(b, "  fix: pip install %s\n",
                       g.lib[CUDALOAD_LIB_CUDART].major == 12 ? "nvidia-cublas-cu12" : "nvidia-cublas (CUDA 13)");
-    if (ls->status == CUDALOAD_ERROR_DRIVER_TOO_OLD)
-        cl_buf_printf(b, "  fix: install an older runtime (e.g. pip install nvidia-cuda-runtime-cu12) or upgrade "
-                         "the NVIDIA driver\n");
+    if (ls->status == CUDALOAD_ERROR_DRIVER_TOO_OLD) cl_describe_driver_fix(ls, b);
     if (ls->status == CUDALOAD_ERROR_NO_DRIVER)
         cl_buf_printf(b, "  fix: install the NVIDIA driver (it provides libcuda.so.1; pip wheels never do), or set "
                          "CUDALOAD_DRIVER_PATH to its absolute path\n");
@@ -454,6 +580,7 @@ static void cl_finish_lib(cudaload_lib lib, cudaload_status st) {
     if (st != CUDALOAD_OK) {
         cl_buf b = {0};
         cl_describe_failure(lib, &b);
+        free(ls->error);
         ls->error = cl_strdup(cl_buf_str(&b));
         cl_buf_free(&b);
     }
@@ -468,6 +595,26 @@ static cudaload_status cl_failure_status(const cl_lib_state *ls) {
     return CUDALOAD_ERROR_NOT_FOUND;
 }
 
+/* Step 2: the exact file given for lib: used, or failed loudly with no fallback (the user
+ * asked for this file). A name without a major (a copy renamed libcudart.so) is gated by the
+ * major in its DT_SONAME, before it is opened, like any other candidate. */
+static cudaload_status cl_try_exact(cudaload_lib lib) {
+    cl_lib_state *ls = &g.lib[lib];
+    const char *path = g.cfg.file[lib];
+    int major = cl_major_from_name(path);
+    if (!major) {
+        char *so = cl_elf_file_soname(path);
+        if (so) major = cl_major_from_name(so);
+        free(so);
+    }
+    cudaload_status st = major ? cl_major_gate(lib, path, CUDALOAD_SOURCE_OVERRIDE, major) : CUDALOAD_OK;
+    if (st == CUDALOAD_OK) st = cl_try_file(lib, path, CUDALOAD_SOURCE_OVERRIDE, major, -1);
+    if (st == CUDALOAD_OK) return CUDALOAD_OK;
+    cl_set_note(ls, g.cfg.file_origin[lib], path,
+                ls->n_cands ? ls->cands[ls->n_cands - 1].reason : cudaload_status_string(st));
+    return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
+}
+
 /* The whole walk for cudart or cuBLAS. */
 static cudaload_status cl_find(cudaload_lib lib) {
     cl_lib_state *ls = &g.lib[lib];
@@ -479,28 +626,28 @@ static cudaload_status cl_find(cudaload_lib lib) {
         g.lib[CUDALOAD_LIB_CUBLASLT].attempted = 1;
         if (cl_try_loaded(CUDALOAD_LIB_CUBLAS)) {
             if (!cl_try_loaded(CUDALOAD_LIB_CUBLASLT)) g.lib[CUDALOAD_LIB_CUBLASLT].status = CUDALOAD_ERROR_NOT_FOUND;
+            else cl_note_loaded_over_exact(CUDALOAD_LIB_CUBLASLT);
+            cl_note_loaded_over_exact(CUDALOAD_LIB_CUBLAS);
             return ls->status;
         }
+        /* CUDALOAD_CUBLASLT_PATH: that file is the cublasLt of every libcublas candidate (exact
+         * file, roots, system), so it is taken first: used, or failed loudly */
+        if (g.cfg.file[CUDALOAD_LIB_CUBLASLT] && cl_try_exact(CUDALOAD_LIB_CUBLASLT) != CUDALOAD_OK) {
+            cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
+            cl_buf b = {0};
+            cl_buf_printf(&b, "not searched, because its dependency cannot be used: %s", lt->note ? lt->note : "");
+            free(ls->note);
+            ls->note = cl_strdup(cl_buf_str(&b));
+            cl_buf_free(&b);
+            return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
+        }
     } else if (cl_try_loaded(lib)) {
+        cl_note_loaded_over_exact(lib);
         return CUDALOAD_OK;
     }
 
-    /* 2. exact file: used or failed loudly, no fallback (the user asked for this file) */
-    if (g.cfg.file[lib]) {
-        const char *path = g.cfg.file[lib];
-        int major = cl_major_from_name(path);
-        cudaload_status st = CUDALOAD_OK;
-        if (major && !cl_major_allowed(lib, path, CUDALOAD_SOURCE_OVERRIDE, major))
-            st = ls->cands[ls->n_cands - 1].result;
-        else
-            st = cl_try_file(lib, path, CUDALOAD_SOURCE_OVERRIDE, major, -1);
-        if (st == CUDALOAD_OK) return CUDALOAD_OK;
-        cl_buf b = {0};
-        cl_buf_printf(&b, "%s=%s cannot be used", g.cfg.file_origin[lib], path);
-        cl_debug("%s", cl_buf_str(&b));
-        cl_buf_free(&b);
-        return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
-    }
+    /* 2. exact file */
+    if (g.cfg.file[lib]) return cl_try_exact(lib);
 
     /* 3. roots: cuBLAS looks first in the root its runtime came from */
     long first = -1;
@@ -519,6 +666,21 @@ static cudaload_status cl_find(cudaload_lib lib) {
             if (cl_try_system(lib, majors[i])) return CUDALOAD_OK;
     }
     return cl_failure_status(ls);
+}
+
+/* Ends the cuBLAS step (init with CUDALOAD_FLAG_LOAD_CUBLAS, or cudaload_load_cublas). When
+ * cuBLAS failed, libcudaload holds no cublasLt: one it opened for cuBLAS is closed again and
+ * its status is not OK, so cudaload_cublaslt() and the info never present a cublasLt that
+ * nothing uses. (A cublasLt that was in the process before is never taken without its
+ * libcublas, see cl_find.) */
+static void cl_finish_cublas(cudaload_status st) {
+    cl_finish_lib(CUDALOAD_LIB_CUBLAS, st);
+    if (st == CUDALOAD_OK) return;
+    cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
+    cl_drop_cublaslt(st, "closed again: no usable libcublas goes with it (see cublas candidates)");
+    if (lt->status == CUDALOAD_OK) return; /* a copy in the process before libcudaload looked */
+    cudaload_status lt_st = lt->note ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : cl_failure_status(lt);
+    cl_finish_lib(CUDALOAD_LIB_CUBLASLT, lt->status == CUDALOAD_ERROR_NOT_ATTEMPTED ? lt_st : lt->status);
 }
 
 /* The driver: a loaded copy, the driver override, or the system's libcuda.so.1. Never from
@@ -551,6 +713,7 @@ static cudaload_status cl_find_driver(void) {
         }
         if (st != CUDALOAD_OK) {
             cl_add_candidate(ls, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, cl_buf_str(&why));
+            cl_set_note(ls, g.cfg.file_origin[CUDALOAD_LIB_DRIVER], override, cl_buf_str(&why));
             cl_buf_free(&why);
             free(real);
             return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
@@ -598,6 +761,8 @@ static cudaload_status cl_find_driver(void) {
     if (st != CUDALOAD_OK) {
         cudaload_status rep = source == CUDALOAD_SOURCE_OVERRIDE ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : st;
         cl_add_candidate(ls, where, source, rep, cl_buf_str(&why));
+        if (source == CUDALOAD_SOURCE_OVERRIDE)
+            cl_set_note(ls, g.cfg.file_origin[CUDALOAD_LIB_DRIVER], where, cl_buf_str(&why));
         if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
         cl_buf_free(&why);
         free(real);
@@ -616,6 +781,13 @@ static cudaload_status cl_find_driver(void) {
     cl_buf_free(&why);
     free(real);
     return CUDALOAD_OK;
+}
+
+int cl_config_backend(void) {
+    cl_lock();
+    int b = g.done ? g.cfg.backend : -1;
+    cl_unlock();
+    return b;
 }
 
 const char *cl_env(const char *name) {
@@ -650,9 +822,7 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
     cudaload_status blas = CUDALOAD_OK;
     if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK) {
         blas = cl_find(CUDALOAD_LIB_CUBLAS);
-        cl_finish_lib(CUDALOAD_LIB_CUBLAS, blas);
-        if (blas != CUDALOAD_OK && g.lib[CUDALOAD_LIB_CUBLASLT].status == CUDALOAD_ERROR_NOT_ATTEMPTED)
-            cl_finish_lib(CUDALOAD_LIB_CUBLASLT, cl_failure_status(&g.lib[CUDALOAD_LIB_CUBLASLT]));
+        cl_finish_cublas(blas);
         g.cublas_done = 1;
     }
     /* a missing driver is reported first (it explains a too-old or absent runtime), unless the
@@ -709,10 +879,7 @@ cudaload_status cudaload_load_cublas(void) {
             g.lib[CUDALOAD_LIB_CUBLAS].error = cl_strdup(cl_buf_str(&b));
             cl_buf_free(&b);
         } else {
-            cudaload_status s = cl_find(CUDALOAD_LIB_CUBLAS);
-            cl_finish_lib(CUDALOAD_LIB_CUBLAS, s);
-            if (s != CUDALOAD_OK && g.lib[CUDALOAD_LIB_CUBLASLT].status == CUDALOAD_ERROR_NOT_ATTEMPTED)
-                cl_finish_lib(CUDALOAD_LIB_CUBLASLT, cl_failure_status(&g.lib[CUDALOAD_LIB_CUBLASLT]));
+            cl_finish_cublas(cl_find(CUDALOAD_LIB_CUBLAS));
         }
         g.cublas_done = 1;
     }
@@ -725,30 +892,34 @@ cudaload_status cudaload_load_cublas(void) {
 }
 
 cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_info *out) {
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || !out || out->size < sizeof *out) {
-        cl_set_errorf("cudaload_library_info: invalid lib %d or out (size %zu, need %zu)", (int)lib,
-                      out ? out->size : 0, sizeof *out);
+    /* any size from the first version's up: an older caller gets the prefix it has, a newer
+     * one zeros in the fields this version does not know */
+    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || !out || out->size < CL_LIBRARY_INFO_SIZE_V1) {
+        cl_set_errorf("cudaload_get_library_info: invalid lib %d, or out is NULL or its size (%zu) is smaller than "
+                      "the first version's cudaload_library_info (%zu): set it to sizeof(cudaload_library_info)",
+                      (int)lib, out ? out->size : 0, (size_t)CL_LIBRARY_INFO_SIZE_V1);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
+    cudaload_library_info full;
+    memset(&full, 0, sizeof full);
     cl_lock();
     const cl_lib_state *ls = &g.lib[lib];
-    size_t size = out->size;
-    memset(out, 0, sizeof *out);
-    out->size = size;
-    out->lib = lib;
-    out->name = cl_lib_names[lib];
-    out->status = g.done && ls->attempted ? ls->status : CUDALOAD_ERROR_NOT_ATTEMPTED;
-    out->loaded = ls->loaded;
-    out->path = ls->status == CUDALOAD_OK ? ls->path : NULL;
-    out->soname = ls->status == CUDALOAD_OK ? ls->soname : NULL;
-    out->source = ls->status == CUDALOAD_OK ? ls->source : CUDALOAD_SOURCE_NONE;
-    out->already_loaded = ls->already_loaded;
-    out->major = ls->major;
-    out->version = ls->version;
-    out->driver_branch = lib == CUDALOAD_LIB_DRIVER ? g.drv.branch : NULL;
-    out->n_candidates = ls->n_cands;
-    out->candidates = ls->cands;
+    full.size = sizeof full;
+    full.lib = lib;
+    full.name = cl_lib_names[lib];
+    full.status = g.done && ls->attempted ? ls->status : CUDALOAD_ERROR_NOT_ATTEMPTED;
+    full.loaded = ls->loaded;
+    full.path = ls->status == CUDALOAD_OK ? ls->path : NULL;
+    full.soname = ls->status == CUDALOAD_OK ? ls->soname : NULL;
+    full.source = ls->status == CUDALOAD_OK ? ls->source : CUDALOAD_SOURCE_NONE;
+    full.already_loaded = ls->already_loaded;
+    full.major = ls->major;
+    full.version = ls->version;
+    full.driver_branch = lib == CUDALOAD_LIB_DRIVER ? g.drv.branch : NULL;
+    full.n_candidates = ls->n_cands;
+    full.candidates = ls->cands;
     cl_unlock();
+    cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }
 
@@ -761,7 +932,10 @@ const cudaload_root *cudaload_roots(size_t *count) {
 }
 
 cudaload_status cudaload_driver_version(int *version) {
-    if (!version) return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    if (!version) {
+        cl_set_error("cudaload_driver_version: version is NULL");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
     cl_lock();
     cudaload_status st = cl_need_init();
     if (st == CUDALOAD_OK && !g.drv.loaded) {
@@ -774,7 +948,10 @@ cudaload_status cudaload_driver_version(int *version) {
 }
 
 cudaload_status cudaload_device_count(int *count) {
-    if (!count) return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    if (!count) {
+        cl_set_error("cudaload_device_count: count is NULL");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
     *count = 0;
     cl_lock();
     cudaload_status st = cl_need_init();

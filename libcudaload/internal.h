@@ -36,6 +36,16 @@ void cl_buf_free(cl_buf *b);
 char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
 char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
 
+/* ---- info structs with a size field (ABI growth) ----
+ * The smallest size accepted for each: the struct as the first version shipped it. Later
+ * versions append fields; an older caller's smaller struct gets only the prefix it has. */
+#define CL_LIBRARY_INFO_SIZE_V1 sizeof(cudaload_library_info)
+#define CL_KERNELS_INFO_SIZE_V1 sizeof(cudaload_kernels_info)
+/* Copies the filled struct full (of full_size bytes) into out, whose caller-set size is
+ * out_size: the common prefix; bytes past full_size up to out_size (a newer caller's fields)
+ * are zeroed; out's size field keeps the caller's value. */
+void cl_info_copy_out(void *out, size_t out_size, const void *full, size_t full_size);
+
 /* ---- per-thread error text and the debug trace (status.c) ---- */
 void cl_set_error(const char *text);
 void cl_set_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -54,6 +64,7 @@ typedef struct cl_config {
     unsigned sources;        /* mask of CUDALOAD_SOURCE_BIT()s */
     unsigned flags;
     int secure;              /* AT_SECURE or CUDALOAD_FLAG_SECURE: no environment overrides */
+    int backend;             /* CUDALOAD_BACKEND parsed at init (cudaload_backend), -1 when unset */
     int env_read;            /* CUDALOAD_* were read */
 } cl_config;
 
@@ -68,6 +79,12 @@ cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err);
 /* Reads an environment variable unless the configuration is secure; NULL when unset. */
 const char *cl_config_env(const cl_config *cfg, const char *name);
 
+/* The CUDALOAD_BACKEND of the completed init (a cudaload_backend), -1 when unset or before init. */
+int cl_config_backend(void);
+/* Registers the loader's pthread_atfork handler (once); kernels.c registers its own after it,
+ * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
+void cl_atfork_init(void);
+
 /* Reads an environment variable under the configuration of the completed init (NULL under
  * AT_SECURE, CUDALOAD_FLAG_SECURE or CUDALOAD_FLAG_IGNORE_ENV, or before init). */
 const char *cl_env(const char *name);
@@ -75,6 +92,8 @@ const char *cl_env(const char *name);
 /* ---- search: roots and candidate directories (search.c) ---- */
 typedef struct cl_root {
     cudaload_root pub;       /* path, source, exists */
+    char *canon;             /* realpath of the root (the path itself when it does not resolve):
+                                what duplicates are compared on */
 } cl_root;
 
 typedef struct cl_roots {
@@ -116,6 +135,8 @@ void *cl_open_path(const char *path, cl_buf *why);
 void *cl_open_loaded(const char *soname, char **real_path);
 /* The path ld.so recorded for a handle (dlinfo RTLD_DI_LINKMAP), malloc'd. */
 char *cl_handle_path(void *handle);
+/* The DT_SONAME of a shared library file, read without loading it; malloc'd or NULL. */
+char *cl_elf_file_soname(const char *path);
 
 /* ---- resolve (resolve.c) ---- */
 /* Fills lib's table from handle into the library's static table (zeroed first). Returns
@@ -157,5 +178,11 @@ int cl_gate_cublas_version(cudaload_lib lib);
  * driver_version? OK, KERNELS_NOT_BUILT, DRIVER_TOO_OLD or NO_KERNEL_IMAGE with the reason. */
 cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass_archs, int ptx_arch, int driver_version,
                                 int cc_major, int cc_minor, int *has_sass, int *would_jit, cl_buf *why);
+
+/* The cuBLAS table for the SAXPY/SGEMM fallback: loads cuBLAS on first use and returns
+ * cudaload_load_cublas()'s own status when it cannot be had (never a blanket NOT_FOUND). The
+ * table type is in cudaload_tables.h, hence the struct tag. */
+struct cudaload_cublas_table;
+cudaload_status cl_kernels_cublas(const struct cudaload_cublas_table **out);
 
 #endif /* CUDALOAD_INTERNAL_H */

@@ -78,31 +78,43 @@ static cudaload_backend cl_backend = CUDALOAD_BACKEND_AUTO;
 static int cl_backend_from_env_done;
 static _Thread_local cudaload_backend cl_last_backend = CUDALOAD_BACKEND_AUTO;
 
+/* fork() while another thread holds cl_kmu would leave the child's copy locked forever, as
+ * for the loader's mutex. cl_kmu is taken before the loader's lock (cl_device_prepare calls
+ * the loader under it), so its handler is registered after the loader's: prepare handlers
+ * run in reverse order of registration, so fork takes cl_kmu first, then the loader's. */
+static pthread_once_t cl_katfork_once = PTHREAD_ONCE_INIT;
+static void cl_klock_prepare(void) { pthread_mutex_lock(&cl_kmu); }
+static void cl_kunlock_after(void) { pthread_mutex_unlock(&cl_kmu); }
+static void cl_katfork_register(void) {
+    cl_atfork_init();
+    pthread_atfork(cl_klock_prepare, cl_kunlock_after, cl_kunlock_after);
+}
+static void cl_klock(void) {
+    pthread_once(&cl_katfork_once, cl_katfork_register);
+    pthread_mutex_lock(&cl_kmu);
+}
+static void cl_kunlock(void) { pthread_mutex_unlock(&cl_kmu); }
+
 cudaload_status cudaload_set_backend(cudaload_backend backend) {
     if (backend != CUDALOAD_BACKEND_AUTO && backend != CUDALOAD_BACKEND_BUNDLED && backend != CUDALOAD_BACKEND_CUBLAS) {
         cl_set_errorf("cudaload_set_backend: %d is not a backend (0 auto, 1 bundled, 2 cublas)", (int)backend);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    pthread_mutex_lock(&cl_kmu);
+    cl_klock();
     cl_backend = backend;
     cl_backend_from_env_done = 1; /* an explicit choice outranks the environment */
-    pthread_mutex_unlock(&cl_kmu);
+    cl_kunlock();
     return CUDALOAD_OK;
 }
 
-/* CUDALOAD_BACKEND=auto|bundled|cublas, read once (never under AT_SECURE: cl_config_env). */
-static cudaload_status cl_backend_from_env(void) {
-    if (cl_backend_from_env_done) return CUDALOAD_OK;
+/* CUDALOAD_BACKEND as validated by cudaload_init() (config.c: a bad value fails init with
+ * INVALID_OPTION, so it is never silently taken as auto); taken once, unless
+ * cudaload_set_backend() chose first. */
+static void cl_backend_from_env(void) {
+    if (cl_backend_from_env_done) return;
     cl_backend_from_env_done = 1;
-    const char *v = cl_env("CUDALOAD_BACKEND");
-    if (!v || !v[0] || strcmp(v, "auto") == 0) return CUDALOAD_OK;
-    if (strcmp(v, "bundled") == 0) cl_backend = CUDALOAD_BACKEND_BUNDLED;
-    else if (strcmp(v, "cublas") == 0) cl_backend = CUDALOAD_BACKEND_CUBLAS;
-    else {
-        cl_set_errorf("CUDALOAD_BACKEND: '%.64s' is not one of auto, bundled, cublas", v);
-        return CUDALOAD_ERROR_INVALID_OPTION;
-    }
-    return CUDALOAD_OK;
+    int b = cl_config_backend();
+    if (b >= 0) cl_backend = (cudaload_backend)b;
 }
 
 static const char *cl_cu_name(const cudaload_driver_table *d, CUresult r) {
@@ -243,54 +255,57 @@ out:
 }
 
 cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out) {
-    if (!out || out->size < sizeof *out) {
-        cl_set_errorf("cudaload_kernels_info_get: out is NULL or its size (%zu) is not sizeof(cudaload_kernels_info) (%zu)",
-                      out ? out->size : 0, sizeof *out);
+    if (!out || out->size < CL_KERNELS_INFO_SIZE_V1) {
+        cl_set_errorf("cudaload_kernels_info_get: out is NULL or its size (%zu) is smaller than the first version's "
+                      "cudaload_kernels_info (%zu): set it to sizeof(cudaload_kernels_info)",
+                      out ? out->size : 0, (size_t)CL_KERNELS_INFO_SIZE_V1);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    memset(out, 0, sizeof *out);
-    out->size = sizeof *out;
-    out->built = CL_KERNELS_BUILT;
-    out->toolkit_version = CL_KERNELS_TOOLKIT_VERSION;
-    out->sass_archs = CL_KERNELS_SASS_ARCHS;
-    out->ptx_arch = CL_KERNELS_PTX_ARCH;
+    cudaload_kernels_info full;
+    memset(&full, 0, sizeof full);
+    full.size = sizeof full;
+    full.built = CL_KERNELS_BUILT;
+    full.toolkit_version = CL_KERNELS_TOOLKIT_VERSION;
+    full.sass_archs = CL_KERNELS_SASS_ARCHS;
+    full.ptx_arch = CL_KERNELS_PTX_ARCH;
 #ifndef CL_NO_KERNELS
-    out->fatbin_bytes = (size_t)(cl_fatbin_end - cl_fatbin_start);
+    full.fatbin_bytes = (size_t)(cl_fatbin_end - cl_fatbin_start);
 #endif
-    out->device = device;
-    out->last_backend = cl_last_backend;
-    out->runnable = CUDALOAD_ERROR_NOT_ATTEMPTED;
-    if (device < 0) return CUDALOAD_OK;
+    full.device = device;
+    full.last_backend = cl_last_backend;
+    full.runnable = CUDALOAD_ERROR_NOT_ATTEMPTED;
+    cudaload_status st = CUDALOAD_OK;
     if (device >= CL_MAX_DEVICES) {
         cl_set_errorf("device %d is beyond the %d devices libcudaload tracks", device, CL_MAX_DEVICES);
-        return CUDALOAD_ERROR_INVALID_ARGUMENT;
-    }
-    if (!cudaload_is_initialized()) {
+        st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+    } else if (device >= 0 && !cudaload_is_initialized()) {
         cl_set_error("libcudaload is not initialized: call cudaload_init() first");
-        return CUDALOAD_ERROR_NOT_INITIALIZED;
+        st = CUDALOAD_ERROR_NOT_INITIALIZED;
+    } else if (device >= 0) {
+        cl_klock();
+        cl_device_prepare(device);
+        cl_device_kernels *k = &cl_dev[device];
+        full.cc_major = k->cc_major;
+        full.cc_minor = k->cc_minor;
+        full.has_sass = k->has_sass;
+        full.would_jit = k->would_jit;
+        full.runnable = k->status;
+        if (k->status != CUDALOAD_OK) cl_set_error(k->error);
+        cl_kunlock();
     }
-    pthread_mutex_lock(&cl_kmu);
-    cl_device_prepare(device);
-    cl_device_kernels *k = &cl_dev[device];
-    out->cc_major = k->cc_major;
-    out->cc_minor = k->cc_minor;
-    out->has_sass = k->has_sass;
-    out->would_jit = k->would_jit;
-    out->runnable = k->status;
-    if (k->status != CUDALOAD_OK) cl_set_error(k->error);
-    pthread_mutex_unlock(&cl_kmu);
-    return CUDALOAD_OK;
+    cl_info_copy_out(out, out->size, &full, sizeof full);
+    return st;
 }
 
 /* Which backend a call takes on dev; *k is the device's state for the bundled path. */
 static cudaload_status cl_choose(int dev, cudaload_backend *use, cl_device_kernels **k) {
-    pthread_mutex_lock(&cl_kmu);
-    cudaload_status st = cl_backend_from_env();
+    cl_klock();
+    cudaload_status st = CUDALOAD_OK;
+    cl_backend_from_env();
     cudaload_backend want = cl_backend;
-    if (st == CUDALOAD_OK && want != CUDALOAD_BACKEND_CUBLAS) cl_device_prepare(dev);
+    if (want != CUDALOAD_BACKEND_CUBLAS) cl_device_prepare(dev);
     *k = &cl_dev[dev];
-    if (st != CUDALOAD_OK) {
-    } else if (want == CUDALOAD_BACKEND_CUBLAS) {
+    if (want == CUDALOAD_BACKEND_CUBLAS) {
         *use = CUDALOAD_BACKEND_CUBLAS;
     } else if ((*k)->status == CUDALOAD_OK) {
         *use = CUDALOAD_BACKEND_BUNDLED;
@@ -302,7 +317,7 @@ static cudaload_status cl_choose(int dev, cudaload_backend *use, cl_device_kerne
         cl_debug("kernels: falling back to cuBLAS on device %d: %s", dev, (*k)->error);
         *use = CUDALOAD_BACKEND_CUBLAS;
     }
-    pthread_mutex_unlock(&cl_kmu);
+    cl_kunlock();
     return st;
 }
 
@@ -328,9 +343,20 @@ static cudaload_status cl_launch(cl_device_kernels *k, int which, unsigned gx, u
 
 /* ---- cuBLAS fallback ---- */
 
+cudaload_status cl_kernels_cublas(const cudaload_cublas_table **out) {
+    *out = NULL;
+    cudaload_status st = cudaload_load_cublas();
+    if (st != CUDALOAD_OK) return st;
+    *out = cudaload_cublas();
+    return *out ? CUDALOAD_OK : CUDALOAD_ERROR_NOT_FOUND; /* not reached: loaded means a table */
+}
+
 static cudaload_status cl_blas_handle(cl_device_kernels *k, void *stream, const cudaload_cublas_table **out) {
-    const cudaload_cublas_table *b = cudaload_cublas();
-    if (!b) return CUDALOAD_ERROR_NOT_FOUND;
+    /* the status of loading cuBLAS itself (NOT_FOUND, OVERRIDE_UNUSABLE, MAJOR_MISMATCH, ...),
+     * with its message already set by cudaload_load_cublas */
+    const cudaload_cublas_table *b = NULL;
+    cudaload_status st = cl_kernels_cublas(&b);
+    if (st != CUDALOAD_OK) return st;
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     if (!k->blas) s = b->cublasCreate(&k->blas);
     if (s == CUBLAS_STATUS_SUCCESS) s = b->cublasSetStream(k->blas, (cudaStream_t)stream);
@@ -394,7 +420,7 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
         }
         return st;
     }
-    pthread_mutex_lock(&cl_kmu);
+    cl_klock();
     const cudaload_cublas_table *b = NULL;
     st = cl_blas_handle(k, stream, &b);
     for (long long done = 0; st == CUDALOAD_OK && done < n;) {
@@ -402,7 +428,7 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
         st = cl_blas_status(b, b->cublasSaxpy(k->blas, chunk, &a, x + done, 1, y + done, 1), "cublasSaxpy_v2");
         done += chunk;
     }
-    pthread_mutex_unlock(&cl_kmu);
+    cl_kunlock();
     return st;
 }
 
@@ -489,7 +515,7 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
                       ldb, ldc);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    pthread_mutex_lock(&cl_kmu);
+    cl_klock();
     const cudaload_cublas_table *b = NULL;
     st = cl_blas_handle(kd, stream, &b);
     if (st == CUDALOAD_OK)
@@ -498,6 +524,6 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
                                            transb == CUDALOAD_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha,
                                            A, (int)lda, B, (int)ldb, &beta, C, (int)ldc),
                             "cublasSgemm_v2");
-    pthread_mutex_unlock(&cl_kmu);
+    cl_kunlock();
     return st;
 }

@@ -200,3 +200,48 @@ void *cl_open_loaded(const char *soname, char **real_path) {
     free(q.path);
     return h;
 }
+
+/* DT_SONAME of an ELF shared library file, read from the file without loading it (an exact
+ * file named without a major, e.g. a copy renamed libcudart.so, is gated by it). Bounded
+ * reads only; malloc'd string or NULL when the file has none or cannot be parsed. */
+char *cl_elf_file_soname(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    char *out = NULL;
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[64];
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0)
+        goto done;
+    size_t nph = eh.e_phnum < 64 ? eh.e_phnum : 64;
+    if (pread(fd, ph, nph * sizeof ph[0], (off_t)eh.e_phoff) != (ssize_t)(nph * sizeof ph[0])) goto done;
+    const Elf64_Phdr *dyn = NULL;
+    for (size_t i = 0; i < nph; i++)
+        if (ph[i].p_type == PT_DYNAMIC) dyn = &ph[i];
+    if (!dyn) goto done;
+    Elf64_Addr strtab = 0;
+    Elf64_Xword soname = (Elf64_Xword)-1;
+    size_t ndyn = dyn->p_filesz / sizeof(Elf64_Dyn);
+    if (ndyn > 4096) ndyn = 4096;
+    for (size_t i = 0; i < ndyn; i++) {
+        Elf64_Dyn d;
+        if (pread(fd, &d, sizeof d, (off_t)(dyn->p_offset + i * sizeof d)) != (ssize_t)sizeof d) goto done;
+        if (d.d_tag == DT_NULL) break;
+        if (d.d_tag == DT_STRTAB) strtab = d.d_un.d_ptr;
+        if (d.d_tag == DT_SONAME) soname = d.d_un.d_val;
+    }
+    if (!strtab || soname == (Elf64_Xword)-1) goto done;
+    /* DT_STRTAB is an address: find the loadable segment holding it for its file offset */
+    for (size_t i = 0; i < nph; i++) {
+        if (ph[i].p_type != PT_LOAD || strtab < ph[i].p_vaddr || strtab - ph[i].p_vaddr >= ph[i].p_filesz) continue;
+        char name[256];
+        ssize_t n = pread(fd, name, sizeof name - 1, (off_t)(strtab - ph[i].p_vaddr + ph[i].p_offset + soname));
+        if (n <= 0) break;
+        name[n] = 0;
+        if (strlen(name) < (size_t)n) out = strdup(name); /* a NUL inside what was read: a whole name */
+        break;
+    }
+done:
+    close(fd);
+    return out;
+}

@@ -73,24 +73,38 @@ static int cl_is_dir(const char *path) {
 
 static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source) {
     if (!path || !path[0] || path[0] != '/') return CUDALOAD_OK; /* never relative, never "" */
+    char *copy = strdup(path);
+    if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    /* strip trailing slashes first, so that "/x/" and "/x" are one root */
+    for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
+    /* duplicates are compared on the canonical path (a symlinked alias is the same root); a
+     * root that does not resolve (missing) is compared as written */
+    char *canon = realpath(copy, NULL);
+    if (!canon && !(canon = strdup(copy))) {
+        free(copy);
+        return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    }
     for (size_t i = 0; i < r->n; i++)
-        if (strcmp(r->items[i].pub.path, path) == 0) {
-            cl_debug("root %s (%s) already listed as %s: skipped", path, cudaload_source_name(source),
-                     cudaload_source_name(r->items[i].pub.source));
+        if (strcmp(r->items[i].canon, canon) == 0) {
+            cl_debug("root %s (%s) already listed as %s (%s): skipped", copy, cudaload_source_name(source),
+                     r->items[i].pub.path, cudaload_source_name(r->items[i].pub.source));
+            free(copy);
+            free(canon);
             return CUDALOAD_OK;
         }
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         cl_root *p = realloc(r->items, cap * sizeof *p);
-        if (!p) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        if (!p) {
+            free(copy);
+            free(canon);
+            return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        }
         r->items = p;
         r->cap = cap;
     }
-    char *copy = strdup(path);
-    if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
-    /* strip trailing slashes so duplicates compare equal ("/x/" == "/x") */
-    for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
     r->items[r->n].pub.path = copy;
+    r->items[r->n].canon = canon;
     r->items[r->n].pub.source = source;
     r->items[r->n].pub.exists = cl_is_dir(copy);
     cl_debug("root %zu: %s (%s)%s", r->n, copy, cudaload_source_name(source),
@@ -199,7 +213,10 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
 }
 
 void cl_roots_free(cl_roots *r) {
-    for (size_t i = 0; i < r->n; i++) free((char *)r->items[i].pub.path);
+    for (size_t i = 0; i < r->n; i++) {
+        free((char *)r->items[i].pub.path);
+        free(r->items[i].canon);
+    }
     free(r->items);
     free(r->pub);
     memset(r, 0, sizeof *r);

@@ -100,6 +100,13 @@ char *cl_path_join(const char *a, const char *b) {
     return p;
 }
 
+void cl_info_copy_out(void *out, size_t out_size, const void *full, size_t full_size) {
+    size_t n = out_size < full_size ? out_size : full_size;
+    memcpy(out, full, n);
+    if (out_size > full_size) memset((char *)out + full_size, 0, out_size - full_size);
+    memcpy(out, &out_size, sizeof out_size); /* every info struct starts with its size_t size */
+}
+
 /* ---- per-thread error text ---- */
 
 static pthread_key_t cl_error_key;

@@ -42,10 +42,16 @@ static int setup(void **state) {
     const char *b = getenv("CUDALOAD_TEST_BUILD");
     if (!b) return -1;
     snprintf(build, sizeof build, "%s", b);
-    snprintf(top, sizeof top, "%s/..", b);
+    /* The source tree: given by the Makefile; B's parent only for a run by hand with B=build. */
+    const char *t = getenv("CUDALOAD_TEST_TOP");
+    if (t && *t)
+        snprintf(top, sizeof top, "%s", t);
+    else
+        snprintf(top, sizeof top, "%s/..", b);
     snprintf(prefix, sizeof prefix, "%s/install-test", b);
     const char *out;
-    if (sh(&out, "rm -rf '%s' && make -s -C '%s' install PREFIX='%s' 2>&1", prefix, top, prefix) != 0) {
+    /* B= the build under test, so a nested build directory (make B=build/x check) installs itself. */
+    if (sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", prefix, top, build, prefix) != 0) {
         fprintf(stderr, "make install failed:\n%s\n", out);
         return -1;
     }
@@ -65,6 +71,10 @@ static void test_installed_files(void **state) {
     const char *out;
     assert_int_equal(sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion cudaload", prefix), 0);
     assert_string_equal(out, "0.1.0\n");
+    /* The Cflags carry the CUDA headers the build used: cudaload_tables.h compiles with them alone. */
+    assert_int_equal(sh(&out, "test -f \"$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --variable=cudaincludedir cudaload)/cuda.h\"", prefix), 0);
+    assert_int_equal(sh(&out, "printf '#include <cudaload_tables.h>\\nint main(void){return cudaload_cudart()!=0;}\\n' | "
+                              "cc -std=c11 -x c -fsyntax-only $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload) - 2>&1", prefix), 0);
 }
 
 static void test_exports_and_no_cuda_needed(void **state) {
@@ -109,7 +119,7 @@ static void test_example_through_pkg_config(void **state) {
 static void test_uninstall(void **state) {
     (void)state;
     const char *out;
-    assert_int_equal(sh(&out, "make -s -C '%s' uninstall PREFIX='%s' 2>&1 && find '%s' -type f -o -type l", top, prefix, prefix), 0);
+    assert_int_equal(sh(&out, "make -s -C '%s' B='%s' uninstall PREFIX='%s' 2>&1 && find '%s' -type f -o -type l", top, build, prefix, prefix), 0);
     assert_string_equal(out, "");
 }
 

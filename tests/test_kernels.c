@@ -12,9 +12,14 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cudaload.h"
 #include "harness.h"
@@ -211,6 +216,94 @@ static void test_build_without_kernels(void **state) {
     th_result_free(r);
 }
 
+/* The cuBLAS fallback reports why cuBLAS could not be loaded (its own status and message),
+ * not a blanket NOT_FOUND. */
+static void child_blas_status(th_result *r, void *arg) {
+    const char *const *roots = arg;
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = 1;
+    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    th_init_child(r, &o);
+    const struct cudaload_cublas_table *b = (const void *)1;
+    r->user_int[0] = cl_kernels_cublas(&b);
+    r->user_int[1] = b == NULL;
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+}
+
+static void test_cublas_fallback_status(void **state) {
+    (void)state;
+    char blas[PATH_MAX + 32];
+    snprintf(blas, sizeof blas, "CUDALOAD_CUBLAS_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {driver_env, blas, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_blas_status, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->user_int[1], 1);
+    assert_non_null(strstr(r->user, "CUDALOAD_CUBLAS_PATH="));
+    th_result_free(r);
+}
+
+/* fork() while another thread is inside the kernels' lock (here: a slow cuDeviceGet under
+ * cudaload_kernels_info_get, with the loader's lock free) must leave the child a usable
+ * lock, as for the loader's. */
+static void *thread_kinfo(void *arg) {
+    (void)arg;
+    cudaload_kernels_info k = {.size = sizeof k};
+    cudaload_kernels_info_get(0, &k);
+    return NULL;
+}
+
+static void child_fork_busy(th_result *r, void *arg) {
+    const char *const *roots = arg;
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = 1;
+    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    th_init_child(r, &o);
+    pthread_t t;
+    pthread_create(&t, NULL, thread_kinfo, NULL);
+    struct timespec ts = {0, 300 * 1000000L}; /* the thread now sleeps in cuDeviceGet, cl_kmu held */
+    nanosleep(&ts, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* takes the kernels' lock, then the loader's */
+        cudaload_status a = cudaload_set_backend(CUDALOAD_BACKEND_AUTO);
+        cudaload_kernels_info k = {.size = sizeof k};
+        cudaload_status b = cudaload_kernels_info_get(0, &k);
+        _exit(a == CUDALOAD_OK && b == CUDALOAD_OK ? 0 : 1);
+    }
+    int st = 0, waited = 0;
+    for (int i = 0; i < 100 && !(waited = waitpid(pid, &st, WNOHANG)); i++) { /* up to 10 s */
+        struct timespec w = {0, 100 * 1000000L};
+        nanosleep(&w, NULL);
+    }
+    if (!waited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        r->user_int[0] = 98; /* deadlocked */
+    } else {
+        r->user_int[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+    }
+    pthread_join(t, NULL);
+}
+
+static void test_fork_while_kernels_busy(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {driver_env, "FAKE_CUDA_DEVICE_GET_DELAY_MS=1500", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_fork_busy, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    if (r->user_int[0] == 98) fail_msg("the forked child deadlocked on the kernels' lock");
+    assert_int_equal(r->user_int[0], 0);
+    th_result_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_without_kernels),
@@ -219,6 +312,8 @@ int main(void) {
         cmocka_unit_test(test_argument_checks),
         cmocka_unit_test(test_quick_returns),
         cmocka_unit_test(test_gate_through_driver),
+        cmocka_unit_test(test_cublas_fallback_status),
+        cmocka_unit_test(test_fork_while_kernels_busy),
     };
     return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
 }

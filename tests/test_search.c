@@ -260,6 +260,11 @@ static void test_no_driver(void **state) {
     assert_non_null(strstr(r->error, "cannot open shared object file"));
     /* the runtime is still searched, ungated, so a report can say what is there */
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"), CUDALOAD_SOURCE_CALLER);
+    /* cuBLAS needs a completed init in which cudart was taken, not a successful one */
+    const char *lazy[] = {"TH_LOAD_CUBLAS=1", NULL};
+    th_run(r, lazy, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_NO_DRIVER);
+    assert_int_equal(r->cublas_status, CUDALOAD_OK);
     o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
     th_run(r, NULL, th_init_child, &o);
     expect_status(r, CUDALOAD_OK);
@@ -674,6 +679,230 @@ static void test_api_before_init(void **state) {
     th_result_free(r);
 }
 
+/* ---- review fixes: each scenario failed before its fix ---- */
+
+/* A SONAME the gate skips is located before it is recorded: one installed nowhere is
+ * NOT_FOUND (with "not in ..."), not DRIVER_TOO_OLD; one that exists is recorded by its path. */
+static void test_system_gate_checks_existence(void **state) {
+    (void)state;
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=system", NULL};
+    cudaload_options o = opts(NULL, 0, 0, 0);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD); /* the toolkit's .so.13 is in ld.so.cache */
+    expect_reason(r, CUDALOAD_LIB_CUDART, "libcudart.so.12 (system search)", CUDALOAD_ERROR_NOT_FOUND,
+                  "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
+    int i = th_find_candidate(r, CUDALOAD_LIB_CUDART, "libcudart.so.13");
+    assert_true(i >= 0);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].cand[i].result, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_true(r->lib[CUDALOAD_LIB_CUDART].cand[i].path[0] == '/'); /* the file found, not a label */
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    /* a CUDA 11 driver: only a driver upgrade helps; no wheel is suggested */
+    assert_non_null(strstr(r->error, "fix: upgrade the NVIDIA driver: it supports CUDA 11.8"));
+    assert_null(strstr(r->error, "pip install"));
+    th_result_free(r);
+}
+
+/* The DRIVER_TOO_OLD fix fits the driver: a CUDA 12 driver with only CUDA 13 files. */
+static void test_driver_too_old_fix_for_cuda12_driver(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_non_null(strstr(r->error, "fix: install the CUDA 12 wheels (pip install nvidia-cuda-runtime-cu12"));
+    assert_non_null(strstr(r->error, "upgrade the NVIDIA driver to branch >= 580"));
+    th_result_free(r);
+}
+
+/* CUDALOAD_CUBLASLT_PATH fails loudly, naming itself, the path and the reason. */
+static void test_cublaslt_override_unusable(void **state) {
+    (void)state;
+    char lt[PATH_MAX + 32];
+    snprintf(lt, sizeof lt, "CUDALOAD_CUBLASLT_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, lt, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLASLT].status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "CUDALOAD_CUBLASLT_PATH=%s cannot be used: not an ELF file",
+             th_fixture("bad/text/lib/libcudart.so.13"));
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLAS], 0); /* no fallback to the good root */
+    th_result_free(r);
+}
+
+/* CUDALOAD_CUBLASLT_PATH is honoured when cuBLAS comes from the system step too. */
+static void test_cublaslt_override_with_system_cublas(void **state) {
+    (void)state;
+    static const char *const rt_only[] = {"libcudart.so.13", NULL};
+    char *a = toolkit_dir(rt_only, 1);
+    char *ltdir = th_tmpdir(), ltpath[PATH_MAX], src[PATH_MAX], lt[PATH_MAX + 32];
+    snprintf(ltpath, sizeof ltpath, "%s/libcublasLt.so.13", ltdir);
+    snprintf(src, sizeof src, "%s/libcublasLt.so.13", toolkit_lib());
+    th_symlink(src, ltpath);
+    snprintf(lt, sizeof lt, "CUDALOAD_CUBLASLT_PATH=%s", ltpath);
+    const char *roots[] = {a};
+    const char *env[] = {driver_env, lt, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER) | SRC(SYSTEM), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, "/", CUDALOAD_SOURCE_SYSTEM);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, ltpath, CUDALOAD_SOURCE_OVERRIDE);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLASLT], 1);
+    th_result_free(r);
+    free(a), free(ltdir);
+}
+
+/* Override failures name the variable, or the option when the path came from code. */
+static void test_override_message_names_its_origin(void **state) {
+    (void)state;
+    const char *bad = th_fixture("bad/text/lib/libcudart.so.13");
+    char rt[PATH_MAX + 32], want[PATH_MAX + 64];
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", bad);
+    const char *env[] = {driver_env, rt, NULL};
+    cudaload_options o = opts(NULL, 0, SRC(CALLER), 0);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    snprintf(want, sizeof want, "CUDALOAD_CUDART_PATH=%s cannot be used: not an ELF file", bad);
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
+    const char *env2[] = {driver_env, NULL};
+    o.cudart_path = bad;
+    th_run(r, env2, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    snprintf(want, sizeof want, "options.cudart_path=%s cannot be used", bad);
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
+    /* the driver's exact file too */
+    char drv[PATH_MAX + 32];
+    snprintf(drv, sizeof drv, "CUDALOAD_DRIVER_PATH=%s", bad);
+    const char *env3[] = {drv, NULL};
+    o.cudart_path = NULL;
+    th_run(r, env3, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    snprintf(want, sizeof want, "CUDALOAD_DRIVER_PATH=%s cannot be used: not an ELF file", bad);
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
+    th_result_free(r);
+}
+
+/* A bad CUDALOAD_BACKEND is an error naming the variable and the allowed values. */
+static void test_bad_backend_is_an_error(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, "CUDALOAD_BACKEND=fast", NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(r->error, "CUDALOAD_BACKEND: 'fast' is not one of auto, bundled, cublas"));
+    const char *env2[] = {driver_env, "CUDALOAD_BACKEND=cublas", NULL};
+    th_run(r, env2, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_result_free(r);
+}
+
+/* An exact file whose name has no major is gated by its DT_SONAME before it is opened. */
+static void test_exact_file_without_major_is_gated(void **state) {
+    (void)state;
+    char *dir = th_tmpdir(), p[PATH_MAX], src[PATH_MAX], rt[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/libcudart.so", dir);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit_lib());
+    th_copy(src, p);
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", p);
+    const char *env[] = {driver_env, rt, "CUDALOAD_CUDA_MAJOR=12", NULL};
+    cudaload_options o = opts(NULL, 0, SRC(CALLER), 0);
+    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    expect_reason(r, CUDALOAD_LIB_CUDART, p, CUDALOAD_ERROR_MAJOR_MISMATCH, "CUDA 12 was asked for");
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    /* without the major constraint it is taken, and knows its major */
+    const char *env2[] = {driver_env, rt, NULL};
+    th_run(r, env2, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, p, CUDALOAD_SOURCE_OVERRIDE);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 13);
+    th_result_free(r);
+    free(dir);
+}
+
+/* A loaded copy still wins over an exact file, but the file is a candidate that says so. */
+static void test_loaded_copy_over_exact_file_is_visible(void **state) {
+    (void)state;
+    char rt[PATH_MAX + 32];
+    snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("cudahome/lib64/libcudart.so.13"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, rt, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, env, child_preload, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_LOADED);
+    expect_reason(r, CUDALOAD_LIB_CUDART, "cudahome/lib64/libcudart.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                  "is already loaded in the process from");
+    expect_reason(r, CUDALOAD_LIB_CUDART, "cudahome/lib64/libcudart.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                  "CUDALOAD_CUDART_PATH is ignored");
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
+/* When cuBLAS fails, no cublasLt is presented as taken: the one opened for it is closed. */
+static void child_cublaslt_table(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    r->user_int[0] = cudaload_handle(CUDALOAD_LIB_CUBLASLT) != NULL;
+    r->user_int[1] = th_count_maps("libcublasLt.so");
+}
+
+static void test_cublaslt_not_kept_without_cublas(void **state) {
+    (void)state;
+    char lt[PATH_MAX + 32], blas[PATH_MAX + 32];
+    snprintf(lt, sizeof lt, "CUDALOAD_CUBLASLT_PATH=%s", th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublasLt.so.13"));
+    snprintf(blas, sizeof blas, "CUDALOAD_CUBLAS_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, lt, blas, NULL};
+    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, child_cublaslt_table, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_not_equal(r->lib[CUDALOAD_LIB_CUBLASLT].status, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLASLT].loaded, 0);
+    assert_int_equal(r->user_int[0], 0);
+    expect_reason(r, CUDALOAD_LIB_CUBLASLT, "libcublasLt.so.13", r->lib[CUDALOAD_LIB_CUBLASLT].cand[0].result, "closed again");
+    th_result_free(r);
+}
+
+/* cuBLAS retried in a second root after its cublasLt was taken in the first: nothing leaks
+ * (the sanitizer build checks the child's heap; elsewhere the walk itself is checked). */
+extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+/* libcublasLt keeps a buffer of its own that dlclose leaves behind: not libcudaload's leak */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) { return "leak:libcublasLt.so\n"; }
+
+static void child_leak_check(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    r->user_int[0] = __lsan_do_recoverable_leak_check ? __lsan_do_recoverable_leak_check() : 0;
+    r->user_int[1] = __lsan_do_recoverable_leak_check != NULL;
+}
+
+static void test_cublaslt_retry_no_leak(void **state) {
+    (void)state;
+    static const char *const files[] = {"libcudart.so.13", NULL};
+    char *bad = toolkit_dir(files, 1), p[PATH_MAX], src[PATH_MAX];
+    snprintf(p, sizeof p, "%s/libcublasLt.so.13", bad);
+    snprintf(src, sizeof src, "%s/libcublasLt.so.13", toolkit_lib());
+    th_symlink(src, p);
+    snprintf(p, sizeof p, "%s/libcublas.so.13", bad);
+    th_write(p, "not a library\n", 14);
+    const char *roots[] = {bad, th_fixture("toolkit-cu13-wheel")};
+    const char *env[] = {driver_env, NULL};
+    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = th_result_new();
+    th_run(r, env, child_leak_check, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, bad, CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    expect_reason(r, CUDALOAD_LIB_CUBLASLT, bad, CUDALOAD_ERROR_NOT_FOUND, "closed again");
+    if (r->user_int[0] != 0) fail_msg("LeakSanitizer found leaks in the child (see its report above)");
+    if (!r->user_int[1]) print_message("(no LeakSanitizer in this build: leak check skipped)\n");
+    th_result_free(r);
+    free(bad);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cu13_wheel_tree),
@@ -701,6 +930,16 @@ int main(void) {
         cmocka_unit_test(test_32_threads_one_load),
         cmocka_unit_test(test_init_after_fork),
         cmocka_unit_test(test_api_before_init),
+        cmocka_unit_test(test_system_gate_checks_existence),
+        cmocka_unit_test(test_driver_too_old_fix_for_cuda12_driver),
+        cmocka_unit_test(test_cublaslt_override_unusable),
+        cmocka_unit_test(test_cublaslt_override_with_system_cublas),
+        cmocka_unit_test(test_override_message_names_its_origin),
+        cmocka_unit_test(test_bad_backend_is_an_error),
+        cmocka_unit_test(test_exact_file_without_major_is_gated),
+        cmocka_unit_test(test_loaded_copy_over_exact_file_is_visible),
+        cmocka_unit_test(test_cublaslt_not_kept_without_cublas),
+        cmocka_unit_test(test_cublaslt_retry_no_leak),
     };
     return cmocka_run_group_tests_name("search", tests, setup, NULL);
 }

@@ -234,6 +234,111 @@ static void test_gate_major(void **state) {
     cl_buf_free(&why);
 }
 
+/* Roots are de-duplicated on their canonical path: a trailing slash or a symlinked alias is
+ * the same root, listed once with the first occurrence's source. */
+static void test_roots_dedup(void **state) {
+    (void)state;
+    char *tmp = th_tmpdir();
+    char site[PATH_MAX], slash[PATH_MAX + 2], alias[PATH_MAX], other[PATH_MAX];
+    snprintf(site, sizeof site, "%s/venv/lib/python3.12/site-packages", tmp);
+    th_mkdirs(site);
+    snprintf(slash, sizeof slash, "%s/", site);
+    snprintf(alias, sizeof alias, "%s/alias-site", tmp);
+    th_symlink(site, alias);
+    snprintf(other, sizeof other, "%s/other", tmp);
+    th_mkdirs(other);
+    const char *roots[] = {slash, site, alias, other, "/nonexistent/x/", "/nonexistent/x"};
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_IGNORE_ENV;
+    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER) | CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_OVERRIDE);
+    o.roots = roots;
+    o.n_roots = 6;
+    o.lib_dirs = alias; /* CUDALOAD_PATH-style dirs come first: this occurrence wins */
+    cl_config cfg;
+    cl_buf err = {0};
+    assert_int_equal(cl_config_build(&cfg, &o, &err), CUDALOAD_OK);
+    cl_roots r = {0};
+    assert_int_equal(cl_search_build_roots(&r, &cfg, NULL), CUDALOAD_OK);
+    if (r.n != 3) {
+        for (size_t i = 0; i < r.n; i++) print_message("root %zu: %s\n", i, r.pub[i].path);
+        fail_msg("%zu roots, want 3", r.n);
+    }
+    assert_string_equal(r.pub[0].path, alias);
+    assert_int_equal(r.pub[0].source, CUDALOAD_SOURCE_OVERRIDE);
+    assert_string_equal(r.pub[1].path, other);
+    assert_string_equal(r.pub[2].path, "/nonexistent/x");
+    assert_int_equal(r.pub[2].exists, 0);
+    cl_roots_free(&r);
+    cl_config_free(&cfg);
+    cl_buf_free(&err);
+    free(tmp);
+}
+
+/* The last-error rule: every call that fails sets the calling thread's message (no stale
+ * text from an earlier failure); a call that succeeds leaves it as it was. */
+static void test_last_error_rule(void **state) {
+    (void)state;
+    cl_set_error("an earlier failure");
+    int v;
+    assert_int_equal(cudaload_driver_version(NULL), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(cudaload_last_error(), "cudaload_driver_version: version is NULL"));
+    assert_int_equal(cudaload_device_count(NULL), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(cudaload_last_error(), "cudaload_device_count: count is NULL"));
+    assert_int_equal(cudaload_driver_version(&v), CUDALOAD_ERROR_NOT_INITIALIZED);
+    assert_non_null(strstr(cudaload_last_error(), "not initialized"));
+    cudaload_library_info info = {.size = sizeof info};
+    assert_int_equal(cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info), CUDALOAD_OK);
+    assert_non_null(strstr(cudaload_last_error(), "not initialized")); /* success leaves it */
+}
+
+/* Info structs: any size from the first version's up. Smaller is INVALID_ARGUMENT; larger
+ * (a newer caller) gets this version's fields and zeros after them; size is kept. */
+static void test_info_struct_sizes(void **state) {
+    (void)state;
+    struct {
+        cudaload_library_info info;
+        unsigned char newer[16];
+    } big;
+    memset(&big, 0xA5, sizeof big);
+    big.info.size = sizeof big;
+    assert_int_equal(cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &big.info), CUDALOAD_OK);
+    assert_int_equal(big.info.size, sizeof big);
+    assert_int_equal(big.info.status, CUDALOAD_ERROR_NOT_ATTEMPTED);
+    assert_string_equal(big.info.name, "cublas");
+    for (size_t i = 0; i < sizeof big.newer; i++) assert_int_equal(big.newer[i], 0);
+    cudaload_library_info small = {.size = sizeof small - 1};
+    assert_int_equal(cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &small), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(cudaload_last_error(), "smaller than the first version's cudaload_library_info"));
+
+    struct {
+        cudaload_kernels_info info;
+        unsigned char newer[8];
+    } kbig;
+    memset(&kbig, 0xA5, sizeof kbig);
+    kbig.info.size = sizeof kbig;
+    assert_int_equal(cudaload_kernels_info_get(-1, &kbig.info), CUDALOAD_OK);
+    assert_int_equal(kbig.info.size, sizeof kbig);
+    assert_int_equal(kbig.info.runnable, CUDALOAD_ERROR_NOT_ATTEMPTED);
+    for (size_t i = 0; i < sizeof kbig.newer; i++) assert_int_equal(kbig.newer[i], 0);
+    cudaload_kernels_info ksmall = {.size = sizeof ksmall - 1};
+    assert_int_equal(cudaload_kernels_info_get(-1, &ksmall), CUDALOAD_ERROR_INVALID_ARGUMENT);
+}
+
+/* DT_SONAME read from a file without loading it. */
+static void test_elf_file_soname(void **state) {
+    (void)state;
+    const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/libcudart.so.13", lib && lib[0] ? lib : "/usr/local/cuda/lib64");
+    char *so = cl_elf_file_soname(path);
+    assert_non_null(so);
+    assert_string_equal(so, "libcudart.so.13");
+    free(so);
+    assert_null(cl_elf_file_soname("/nonexistent/libx.so"));
+    assert_null(cl_elf_file_soname("/etc/hostname"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_names),
@@ -244,6 +349,10 @@ int main(void) {
         cmocka_unit_test(test_site_packages_of),
         cmocka_unit_test(test_config_validation),
         cmocka_unit_test(test_gate_major),
+        cmocka_unit_test(test_roots_dedup),
+        cmocka_unit_test(test_last_error_rule),
+        cmocka_unit_test(test_info_struct_sizes),
+        cmocka_unit_test(test_elf_file_soname),
     };
     return cmocka_run_group_tests_name("units", tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
  *                         CUDA_ERROR_NO_DEVICE (100)
  *   FAKE_CUDA_CC          compute capability as "90" (9.0), "86", "120" or "8.6" (default 90)
  *   FAKE_CUDA_INIT_ERROR  a CUresult (int) for cuInit to return; unset or 0: normal behaviour
+ *   FAKE_CUDA_DEVICE_GET_DELAY_MS  cuDeviceGet sleeps this long first (a slow driver: lets a
+ *                         test fork while another thread is inside libcudaload's kernel setup)
  * Like the real driver, device queries before a successful cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and cuGetErrorName/String return CUDA_ERROR_INVALID_VALUE (and
  * NULL) for a code they do not know.
@@ -25,9 +27,11 @@
  * With -DFAKE_CUDA_OMIT_DEVICE_GET_NAME it lacks cuDeviceGetName: a driver missing a required
  * symbol (build/fake/missing-symbol/libcuda.so.1).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int env_int(const char *name, int fallback) {
     const char *v = getenv(name);
@@ -55,6 +59,14 @@ static void compute_capability(int *major, int *minor) {
 }
 
 static int initialized;
+
+static void delay_from_env(const char *name) {
+    int ms = env_int(name, 0);
+    if (ms <= 0) return;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
 
 CUresult CUDAAPI cuInit(unsigned int flags) {
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -87,6 +99,7 @@ static CUresult check_device(const void *out, CUdevice dev) {
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+    delay_from_env("FAKE_CUDA_DEVICE_GET_DELAY_MS");
     CUresult st = check_device(device, ordinal);
     if (st != CUDA_SUCCESS) return st;
     *device = ordinal;

