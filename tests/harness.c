@@ -449,3 +449,13 @@ void th_write(const char *path, const void *data, size_t n) {
     }
     if (close(fd) != 0) fail_msg("write: close %s: %s", path, strerror(errno));
 }
+
+cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, unsigned flags) {
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = n;
+    o.sources = sources;
+    o.flags = flags;
+    return o;
+}

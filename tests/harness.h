@@ -110,6 +110,9 @@ const char *th_fixture_env(const char *key);
  * TH_KEEP_TMP=1. File operations that fail the test loudly on error: mkdir -p, ln -sf,
  * cp (mode 0755), write (mode 0644). */
 char *th_tmpdir(void);
+
+/* cudaload_options from cudaload_options_init(), with these roots, sources and flags. */
+cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, unsigned flags);
 void th_mkdirs(const char *path);
 void th_symlink(const char *target, const char *linkpath);
 void th_copy(const char *src, const char *dst);

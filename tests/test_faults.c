@@ -51,16 +51,6 @@ static int setup(void **state) {
     return 0;
 }
 
-static cudaload_options opts(const char *const *roots, size_t n, unsigned sources, unsigned flags) {
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = n;
-    o.sources = sources;
-    o.flags = flags;
-    return o;
-}
-
 /* The child exited normally (no crash, no hang), init returned want and its message holds
  * every one of words (NULL-terminated). */
 static void expect_init(const th_result *r, int want, const char *const *words) {
@@ -85,7 +75,7 @@ typedef struct env_case {
 static void test_env_garbage(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     /* a path of PATH_MAX + 10 bytes, absolute */
     static char longpath[PATH_MAX + 16];
     longpath[0] = '/';
@@ -151,7 +141,7 @@ static void test_empty_elements_never_cwd(void **state) {
     snprintf(src, sizeof src, "%s/libcudart.so.13", th_fixture_env("CUDA_TOOLKIT_LIB"));
     th_copy(src, p);
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(OVERRIDE) | SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(OVERRIDE) | SRC(CALLER), 0);
     const char *arg[] = {cwd, (const char *)&o};
     const char *env[] = {driver_env, "CUDALOAD_PATH=:::/nonexistent/\xff\xfe::", NULL};
     th_result *r = th_result_new();
@@ -200,7 +190,7 @@ static void test_no_library_anywhere(void **state) {
     snprintf(home, sizeof home, "CUDA_HOME=%s", dirs[4]);
     const char *env[] = {driver_env, path, venv, conda, home, NULL};
     const char *roots[] = {dirs[1]};
-    cudaload_options o = opts(roots, 1, CUDALOAD_SOURCES_ALL & ~SRC(SYSTEM), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, CUDALOAD_SOURCES_ALL & ~SRC(SYSTEM), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = th_result_new();
     th_run(r, env, th_init_child, &o);
     const char *words[] = {"cudart: library not found", "system search scoped out", "pip install", NULL};
@@ -243,7 +233,7 @@ static void test_optional_symbol_missing_returns_status(void **state) {
      * cuModuleLoadData, ... (optional in the driver table) are absent. It reports one
      * device of compute capability 9.0 and CUDA 13.0. */
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     const char *env[] = {driver_env, "FAKE_CUDA_DEVICES=1", "FAKE_CUDA_VERSION=13000", NULL};
     th_result *r = th_result_new();
     th_run(r, env, child_optional_driver_symbol, &o);
@@ -272,7 +262,7 @@ static void test_optional_symbol_missing_returns_status(void **state) {
  * environment it was started with carries overrides that would make init fail. */
 static int setuid_helper(const char *root, const char *driver) {
     const char *roots[] = {root};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     o.driver_path = driver;
     cudaload_status st = cudaload_init(&o);
     cudaload_library_info info = {.size = sizeof info};
@@ -375,7 +365,7 @@ static void test_at_secure_setuid(void **state) {
 static void child_repeated_init(th_result *r, void *arg) {
     const cudaload_options *good = arg;
     const char *bad_roots[] = {"relative/root"};
-    cudaload_options bad = opts(bad_roots, 1, SRC(CALLER), 0);
+    cudaload_options bad = th_opts(bad_roots, 1, SRC(CALLER), 0);
     r->user_int[0] = cudaload_init(good);
     cudaload_library_info a = {.size = sizeof a};
     cudaload_get_library_info(CUDALOAD_LIB_CUDART, &a);
@@ -395,7 +385,7 @@ static void child_repeated_init(th_result *r, void *arg) {
 static void test_repeated_init(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     const char *env[] = {driver_env, NULL};
     th_result *r = th_result_new();
     th_run(r, env, child_repeated_init, &o);
@@ -535,7 +525,7 @@ static void child_concurrent(th_result *r, void *arg) {
 static void test_concurrent_accessors(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     const char *env[] = {driver_env, NULL};
     th_result *r = th_result_new();
     th_run(r, env, child_concurrent, &o);

@@ -147,11 +147,7 @@ static void test_quick_returns(void **state) {
 /* The gate through the fake driver: a too-old driver, an old GPU, no GPU. */
 static void child_kinfo(th_result *r, void *arg) {
     const char *const *roots = arg;
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = 1;
-    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    cudaload_options o = th_opts(roots, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), 0);
     th_init_child(r, &o);
     cudaload_kernels_info k = {.size = sizeof k};
     r->user_int[0] = cudaload_kernels_info_get(0, &k);
@@ -220,11 +216,7 @@ static void test_build_without_kernels(void **state) {
  * not a blanket NOT_FOUND. */
 static void child_blas_status(th_result *r, void *arg) {
     const char *const *roots = arg;
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = 1;
-    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    cudaload_options o = th_opts(roots, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), 0);
     th_init_child(r, &o);
     const struct cudaload_cublas_table *b = (const void *)1;
     r->user_int[0] = cl_kernels_cublas(&b);
@@ -259,11 +251,7 @@ static void *thread_kinfo(void *arg) {
 
 static void child_fork_busy(th_result *r, void *arg) {
     const char *const *roots = arg;
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = 1;
-    o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER);
+    cudaload_options o = th_opts(roots, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), 0);
     th_init_child(r, &o);
     pthread_t t;
     pthread_create(&t, NULL, thread_kinfo, NULL);

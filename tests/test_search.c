@@ -47,16 +47,6 @@ static int setup(void **state) {
     return 0;
 }
 
-static cudaload_options opts(const char *const *roots, size_t n, unsigned sources, unsigned flags) {
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = n;
-    o.sources = sources;
-    o.flags = flags;
-    return o;
-}
-
 static void expect_status(const th_result *r, int want) {
     if (!r->exited || r->exit_code != 0) fail_msg("child did not exit cleanly (signaled=%d exit=%d)", r->signaled, r->exit_code);
     if (r->init_status != want)
@@ -101,7 +91,7 @@ static void test_cu13_wheel_tree(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcublasLt.so.13"), CUDALOAD_SOURCE_CALLER);
@@ -119,7 +109,7 @@ static void test_real_cu12_wheels(void **state) {
     (void)state;
     const char *roots[] = {site_cu12()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", site_cu12());
@@ -146,13 +136,13 @@ static void test_optional_symbol_presence(void **state) {
     const char *env12[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
     const char *env13[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
     th_result *r = th_result_new();
-    cudaload_options o = opts(roots12, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots12, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_run(r, env12, child_optional_symbol, &o);
     expect_status(r, CUDALOAD_OK);
     assert_int_equal(r->user_int[0], 0);
     assert_int_equal(r->user_int[1], 1); /* the macro name and the exported name both work */
     assert_int_equal(r->user_int[2], 1);
-    o = opts(roots13, 1, SRC(CALLER), 0);
+    o = th_opts(roots13, 1, SRC(CALLER), 0);
     th_run(r, env13, child_optional_symbol, &o);
     expect_status(r, CUDALOAD_OK);
     assert_int_equal(r->user_int[0], 1);
@@ -163,7 +153,7 @@ static void test_real_cu13_wheel(void **state) {
     (void)state;
     const char *roots[] = {site_cu13()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", site_cu13());
@@ -201,7 +191,7 @@ static void test_driver_12_takes_cudart_12_from_same_root(void **state) {
     (void)state;
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", mixed_root());
@@ -216,7 +206,7 @@ static void test_driver_13_takes_cudart_13(void **state) {
     (void)state;
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/nvidia/cu13/lib/libcudart.so.13", mixed_root());
@@ -228,7 +218,7 @@ static void test_wanted_major(void **state) {
     (void)state;
     const char *roots[] = {mixed_root()};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13000", "CUDALOAD_CUDA_MAJOR=12", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
     expect_reason(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_MAJOR_MISMATCH, "CUDA 12 was asked for");
@@ -239,7 +229,7 @@ static void test_driver_too_old(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12020", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD);
     assert_non_null(strstr(r->error, "this driver supports CUDA 12.2 (cuDriverGetVersion 12020"));
     assert_non_null(strstr(r->error, "fix:"));
@@ -251,7 +241,7 @@ static void test_no_driver(void **state) {
     (void)state;
     /* this machine has no libcuda.so.1 at all: the real "no driver" case */
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, NULL, th_init_child, &o);
     if (r->lib[CUDALOAD_LIB_DRIVER].status == CUDALOAD_OK) skip(); /* a machine with a driver */
@@ -274,7 +264,7 @@ static void test_no_driver(void **state) {
 static void test_driver_missing_symbol_and_stub(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     const char *env[] = {missing_symbol_driver_env, NULL};
     th_run(r, env, th_init_child, &o);
@@ -302,7 +292,7 @@ static void child_devices(th_result *r, void *arg) {
 static void test_device_count(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     const char *env0[] = {driver_env, "FAKE_CUDA_DEVICES=0", NULL};
     th_run(r, env0, child_devices, &o);
@@ -344,7 +334,7 @@ static void test_each_source_beats_the_next(void **state) {
         char sources[256];
         snprintf(sources, sizeof sources, "CUDALOAD_SOURCES=%s", steps[i].sources);
         const char *env[] = {driver_env, conda, home, venv, path, sources, NULL};
-        cudaload_options o = opts(roots, 1, 0, 0);
+        cudaload_options o = th_opts(roots, 1, 0, 0);
         th_run(r, env, th_init_child, &o);
         expect_status(r, CUDALOAD_OK);
         th_assert_taken(r, CUDALOAD_LIB_CUDART, steps[i].want_prefix, (int)steps[i].want_source);
@@ -357,7 +347,7 @@ static void test_scoped_search_keeps_system_out(void **state) {
     char *empty = th_tmpdir();
     const char *roots[] = {empty};
     const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
-    cudaload_options o = opts(roots, 1, 0, 0);
+    cudaload_options o = th_opts(roots, 1, 0, 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_non_null(strstr(r->error, "system search scoped out"));
     assert_non_null(strstr(r->error, "pip install nvidia-cuda-runtime"));
@@ -380,7 +370,7 @@ static void test_exact_file_override(void **state) {
     snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("cudahome/lib64/libcudart.so.13"));
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, rt, NULL};
-    cudaload_options o = opts(roots, 1, 0, 0);
+    cudaload_options o = th_opts(roots, 1, 0, 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("cudahome/lib64/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE);
 
@@ -420,7 +410,7 @@ static void test_already_loaded_is_reused(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, env, child_preload, &o);
     assert_int_equal(r->user_int[0], 1);
@@ -441,7 +431,7 @@ static void test_bad_candidates_skipped(void **state) {
         th_fixture("bad/dangling/lib"), th_fixture("bad/dir/lib"),      th_fixture("toolkit-cu13-wheel"),
     };
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, sizeof roots / sizeof roots[0], SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, sizeof roots / sizeof roots[0], SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     expect_reason(r, CUDALOAD_LIB_CUDART, "bad/empty", CUDALOAD_ERROR_NOT_FOUND, "empty file (0 bytes)");
@@ -461,7 +451,7 @@ static void test_all_bad_lists_every_candidate(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("bad/empty/lib"), th_fixture("bad/text/lib")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 2, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_non_null(strstr(r->error, "bad/empty/lib/libcudart.so.13 [caller]: empty file (0 bytes)"));
     assert_non_null(strstr(r->error, "bad/text/lib/libcudart.so.13 [caller]: not an ELF file"));
@@ -490,7 +480,7 @@ static void test_unreadable_file_and_directory(void **state) {
     assert_int_equal(chmod(good, 0755), 0);
     const char *roots[] = {noread, nosearch, good};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 3, SRC(CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+    cudaload_options o = th_opts(roots, 3, SRC(CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
     th_result *r = th_result_new();
     th_run(r, env, child_as_nobody, &o);
     if (r->user_int[0] == -1) fail_msg("could not drop to uid 65534");
@@ -513,7 +503,7 @@ static void test_cublas_from_cudart_root(void **state) {
     char *a = toolkit_dir(files, 0);
     const char *roots[] = {a, th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     th_assert_taken(r, CUDALOAD_LIB_CUBLAS, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
@@ -529,7 +519,7 @@ static void test_cublas_major_mix_refused(void **state) {
     char *a = toolkit_dir(files, 1);
     const char *roots[] = {a, site_cu12()};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_NOT_FOUND);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
     assert_int_equal(r->cublas_status, CUDALOAD_ERROR_NOT_FOUND);
@@ -558,7 +548,7 @@ static void test_cublas_lazy(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, env, child_lazy_cublas, &o);
     expect_status(r, CUDALOAD_OK);
@@ -576,14 +566,14 @@ static void test_find_only_loads_nothing(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 0);
     assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUDART].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"));
     assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUBLAS].path, "toolkit-cu13-wheel/nvidia/cu13/lib/libcublas.so.13"));
     for (int lib = 0; lib < CUDALOAD_LIB_COUNT_; lib++) assert_int_equal(r->maps_count[lib], 0);
     /* the system search is emulated from ld.so.cache without loading */
-    o = opts(roots, 0, SRC(SYSTEM), CUDALOAD_FLAG_FIND_ONLY);
+    o = th_opts(roots, 0, SRC(SYSTEM), CUDALOAD_FLAG_FIND_ONLY);
     th_run(r, env, th_init_child, &o);
     expect_status(r, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].source, CUDALOAD_SOURCE_SYSTEM);
@@ -615,7 +605,7 @@ static void test_32_threads_one_load(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, env, child_threads, &o);
     expect_status(r, CUDALOAD_OK);
@@ -641,7 +631,7 @@ static void test_init_after_fork(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, env, child_fork, &o);
     expect_status(r, CUDALOAD_OK);
@@ -686,7 +676,7 @@ static void test_api_before_init(void **state) {
 static void test_system_gate_checks_existence(void **state) {
     (void)state;
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=system", NULL};
-    cudaload_options o = opts(NULL, 0, 0, 0);
+    cudaload_options o = th_opts(NULL, 0, 0, 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD); /* the toolkit's .so.13 is in ld.so.cache */
     expect_reason(r, CUDALOAD_LIB_CUDART, "libcudart.so.12 (system search)", CUDALOAD_ERROR_NOT_FOUND,
                   "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
@@ -706,7 +696,7 @@ static void test_driver_too_old_fix_for_cuda12_driver(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD);
     assert_non_null(strstr(r->error, "fix: install the CUDA 12 wheels (pip install nvidia-cuda-runtime-cu12"));
     assert_non_null(strstr(r->error, "upgrade the NVIDIA driver to branch >= 580"));
@@ -720,7 +710,7 @@ static void test_cublaslt_override_unusable(void **state) {
     snprintf(lt, sizeof lt, "CUDALOAD_CUBLASLT_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, lt, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
@@ -745,7 +735,7 @@ static void test_cublaslt_override_with_system_cublas(void **state) {
     snprintf(lt, sizeof lt, "CUDALOAD_CUBLASLT_PATH=%s", ltpath);
     const char *roots[] = {a};
     const char *env[] = {driver_env, lt, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER) | SRC(SYSTEM), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER) | SRC(SYSTEM), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = init_expect(env, &o, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUBLAS, "/", CUDALOAD_SOURCE_SYSTEM);
     th_assert_taken(r, CUDALOAD_LIB_CUBLASLT, ltpath, CUDALOAD_SOURCE_OVERRIDE);
@@ -761,7 +751,7 @@ static void test_override_message_names_its_origin(void **state) {
     char rt[PATH_MAX + 32], want[PATH_MAX + 64];
     snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", bad);
     const char *env[] = {driver_env, rt, NULL};
-    cudaload_options o = opts(NULL, 0, SRC(CALLER), 0);
+    cudaload_options o = th_opts(NULL, 0, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
     snprintf(want, sizeof want, "CUDALOAD_CUDART_PATH=%s cannot be used: not an ELF file", bad);
     if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
@@ -788,7 +778,7 @@ static void test_bad_backend_is_an_error(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "CUDALOAD_BACKEND=fast", NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_INVALID_OPTION);
     assert_non_null(strstr(r->error, "CUDALOAD_BACKEND: 'fast' is not one of auto, bundled, cublas"));
     const char *env2[] = {driver_env, "CUDALOAD_BACKEND=cublas", NULL};
@@ -806,7 +796,7 @@ static void test_exact_file_without_major_is_gated(void **state) {
     th_copy(src, p);
     snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", p);
     const char *env[] = {driver_env, rt, "CUDALOAD_CUDA_MAJOR=12", NULL};
-    cudaload_options o = opts(NULL, 0, SRC(CALLER), 0);
+    cudaload_options o = th_opts(NULL, 0, SRC(CALLER), 0);
     th_result *r = init_expect(env, &o, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
     expect_reason(r, CUDALOAD_LIB_CUDART, p, CUDALOAD_ERROR_MAJOR_MISMATCH, "CUDA 12 was asked for");
     assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
@@ -827,7 +817,7 @@ static void test_loaded_copy_over_exact_file_is_visible(void **state) {
     snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("cudahome/lib64/libcudart.so.13"));
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, rt, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), 0);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, env, child_preload, &o);
     expect_status(r, CUDALOAD_OK);
@@ -854,7 +844,7 @@ static void test_cublaslt_not_kept_without_cublas(void **state) {
     snprintf(blas, sizeof blas, "CUDALOAD_CUBLAS_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, lt, blas, NULL};
-    cudaload_options o = opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = th_result_new();
     th_run(r, env, child_cublaslt_table, &o);
     expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
@@ -889,7 +879,7 @@ static void test_cublaslt_retry_no_leak(void **state) {
     th_write(p, "not a library\n", 14);
     const char *roots[] = {bad, th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, NULL};
-    cudaload_options o = opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS);
     th_result *r = th_result_new();
     th_run(r, env, child_leak_check, &o);
     expect_status(r, CUDALOAD_OK);

@@ -19,12 +19,10 @@ wheels are installed from there, downloaded into it when missing), FIXTURES_CU13
 (install and check the runtime wheel only).
 """
 
-import ctypes
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
 import zipfile
@@ -32,62 +30,13 @@ from pathlib import Path
 
 import pytest
 
+# the suite's shared helpers (tests/python/conftest.py)
+from conftest import SOURCES_NO_SYSTEM as CUDALOAD_SOURCES_NO_SYSTEM
+from conftest import clean_env, driver_present, gpu_present, sh, wheel_cache
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python-extension"
 CUDA_LIB_RE = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
-CUDALOAD_SOURCES_NO_SYSTEM = "override,caller,self,venv,conda"  # everything but system and cuda_home
-
-
-def sh(cmd, check=True, timeout=900, **kw):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, **kw)
-    if check and r.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, cmd))} exited {r.returncode}:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}")
-    return r
-
-
-def clean_env(**extra):
-    """The environment for a child: no CUDALOAD_* of the caller's, no venv/conda/CUDA_HOME
-    hints, no PYTHONPATH; then extra. LD_LIBRARY_PATH stays: a GPU machine may need it for
-    the driver (and with the system source scoped out, cudart never comes from it)."""
-    drop = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME",
-            "PYTHONSTARTUP", "PYTHONUSERBASE"}
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CUDALOAD_")}
-    env["PYTHONNOUSERSITE"] = "1"
-    env.update(extra)
-    return env
-
-
-def gpu_present():
-    """Independent of libcudaload: does nvidia-smi list a GPU?"""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False, "nvidia-smi not found"
-    r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=120)
-    if r.returncode == 0 and "GPU " in r.stdout:
-        return True, r.stdout.strip()
-    return False, f"nvidia-smi -L lists no GPU (exit {r.returncode})"
-
-
-def driver_present():
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-def wheel_cache():
-    """tests/fixtures.sh's wheel cache: FIXTURES_WHEELS, else $PIP_CACHE_DIR/cudaload-fixture-wheels."""
-    if os.environ.get("FIXTURES_WHEELS"):
-        return Path(os.environ["FIXTURES_WHEELS"])
-    pip_cache = os.environ.get("PIP_CACHE_DIR")
-    if not pip_cache:
-        home = os.environ.get("HOME", "")
-        if home and home != "/":
-            pip_cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "pip")
-        else:
-            pip_cache = str(REPO / "build" / ".pip-cache")
-    return Path(pip_cache) / "cudaload-fixture-wheels"
 
 
 def with_cublas():
