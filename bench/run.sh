@@ -298,7 +298,7 @@ else
         done
     done
 fi
-skipped+=("libcudaload through Python: not measured, the python-shim package does not exist yet")
+skipped+=("libcudaload through Python (python-shim, import cudaload): not measured by this script")
 
 # ---- report ----
 if command -v nvidia-smi >/dev/null 2>&1 && dev=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) && [ -n "$dev" ]; then

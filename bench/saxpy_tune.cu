@@ -1,13 +1,14 @@
 // saxpy_tune.cu -- a developer tool, not part of the library: times SAXPY variants (float4s
-// per thread, cache hints, grid-stride) and the D2D copy at n = 2^28 on the GPU at hand.
+// per thread, threads per block, cache hints, grid-stride) and the D2D copy at n = 2^28 on
+// the GPU at hand, on random data, the whole sweep twice (the spread is the noise).
 //   nvcc -O3 -arch=sm_90 -o build/saxpy_tune bench/saxpy_tune.cu && build/saxpy_tune
 #include <cstdio>
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
 
-template <int V, bool CS>
-__global__ void __launch_bounds__(256) sx(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
+template <int V, bool CS, int T>
+__global__ void __launch_bounds__(T) sx(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
     long long base = (long long)blockIdx.x * blockDim.x * V + threadIdx.x;
     float4 xv[V], yv[V];
 #pragma unroll
@@ -36,13 +37,21 @@ __global__ void __launch_bounds__(256) sx_gs(long long n4, float a, const float4
     }
 }
 
+__global__ void fill(float *p, long long n, unsigned seed) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13, h *= 0x5bd1e995u, h ^= h >> 15;
+        p[i] = (float)(h & 0xffff) / 65536.0f - 0.5f;
+    }
+}
+
 int main() {
     long long n = 1LL << 28, n4 = n / 4;
     float *x, *y;
     cudaMalloc(&x, n * 4);
     cudaMalloc(&y, n * 4);
-    cudaMemset(x, 0, n * 4);
-    cudaMemset(y, 0, n * 4);
+    fill<<<1024, 256>>>(x, n, 1u);
+    fill<<<1024, 256>>>(y, n, 2u);
     cudaEvent_t a, b;
     cudaEventCreate(&a), cudaEventCreate(&b);
     int sms;
@@ -64,11 +73,20 @@ int main() {
         printf("%-32s %7.0f GB/s\n", name, bytes / (t[12] / 1e3) / 1e9);
     };
     double bytes = 12.0 * n;
-#define RUN(V, CS) bench(CS ? "vec4 x" #V " cs" : "vec4 x" #V " plain", [&] { sx<V, CS><<<(unsigned)((n4 + 256 * V - 1) / (256 * V)), 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes)
-    RUN(1, true); RUN(2, true); RUN(4, true); RUN(8, true); RUN(1, false); RUN(2, false); RUN(4, false);
-    for (int k : {4, 8, 16, 32})
-        bench(k == 4 ? "grid-stride 4 blocks/SM" : k == 8 ? "grid-stride 8 blocks/SM" : k == 16 ? "grid-stride 16 blocks/SM" : "grid-stride 32 blocks/SM",
-              [&] { sx_gs<<<sms * k, 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes);
-    bench("D2D copy (2 x bytes)", [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); }, 8.0 * n);
+#define RUN(V, CS, T)                                                                                          \
+    bench(#V " float4 x " #T " threads, cs=" #CS, [&] {                                                             \
+        sx<V, CS, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); \
+    }, bytes)
+    for (int pass = 0; pass < 2; pass++) {
+        printf("pass %d\n", pass + 1);
+        RUN(1, true, 256); RUN(2, true, 256); RUN(4, true, 256); RUN(8, true, 256);
+        RUN(1, false, 256); RUN(2, false, 256); RUN(4, false, 256);
+        RUN(1, true, 128); RUN(2, true, 128); RUN(4, true, 128); RUN(1, false, 128); RUN(2, false, 128); RUN(4, false, 128);
+        RUN(1, true, 512); RUN(2, true, 512); RUN(1, false, 512); RUN(2, false, 512); RUN(1, true, 1024);
+        for (int k : {4, 8, 16, 32})
+            bench(k == 4 ? "grid-stride 4 blocks/SM" : k == 8 ? "grid-stride 8 blocks/SM" : k == 16 ? "grid-stride 16 blocks/SM" : "grid-stride 32 blocks/SM",
+                  [&] { sx_gs<<<sms * k, 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes);
+        bench("D2D copy (2 x bytes)", [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); }, 8.0 * n);
+    }
     return 0;
 }

@@ -1,6 +1,7 @@
 """torch_kernels.py -- the torch side of the kernel benchmarks (bench/run-kernels.sh).
 
-Same sizes and method as bench_kernels.c: y.add_(x, alpha=a) for SAXPY (n = 2^28) and
+Same sizes and method as bench_kernels.c: y.add_(x, alpha=a) for SAXPY (n = 2^28, on an
+idle GPU and queued behind a memset) and
 torch.mm in FP32 with TF32 off for SGEMM; CUDA events, medians of RUNS timed runs after 3
 warm-ups. Prints Markdown rows.
 """
@@ -15,13 +16,17 @@ torch.backends.cudnn.allow_tf32 = False
 dev = torch.device("cuda")
 
 
-def timed(fn):
+def timed(fn, queued=False):
+    """Median ms; queued: a 256 MiB memset is enqueued first, so the launch waits in the
+    queue when the first event fires (bench_kernels.c's queued mode)."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     out = []
-    for _ in range(runs):
+    for r in range(runs):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if queued:
+            scratch.fill_(r)
         a.record()
         fn()
         b.record()
@@ -33,9 +38,12 @@ def timed(fn):
 n = 1 << 28
 x = torch.rand(n, device=dev)
 y = torch.rand(n, device=dev)
-ms = timed(lambda: y.add_(x, alpha=1.0001))
-print(f"| torch {torch.__version__} SAXPY n=2^28 (GB/s) | {12 * n / 1e9 / (ms / 1e3):.0f} |")
-del x, y
+scratch = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
+for queued in (False, True):
+    ms = timed(lambda: y.add_(x, alpha=1.0001), queued)
+    mode = "queued" if queued else "idle GPU"
+    print(f"| torch {torch.__version__} SAXPY n=2^28, {mode} (GB/s) | {12 * n / 1e9 / (ms / 1e3):.0f} |")
+del x, y, scratch
 for m in (1024, 4096, 8192, 3001):
     A = torch.rand(m, m, device=dev)
     B = torch.rand(m, m, device=dev)

@@ -1,16 +1,18 @@
 // saxpy.cu -- y = a*x + y in FP32, bundled into libcudaload's fatbin.
 //
 // A streaming kernel: 12 bytes move per element (read x, read y, write y), so the only
-// goal is to keep HBM busy. Each thread handles VEC_PER_THREAD float4s (1: measured best
-// on the H100 against 2, 4, 8 and grid-stride variants, bench/saxpy_tune.cu); x and y are
+// goal is to keep HBM busy. Each thread handles VEC_PER_THREAD float4s, in blocks of
+// SAXPY_THREADS (1 and 1024: measured best on the H100 against 2, 4, 8 float4s, 128 to 512
+// threads and grid-stride variants, bench/saxpy_tune.cu, docs/performance.md); x and y are
 // read with evict-first hints (__ldcs: the data is not reused) and y is written with a
 // streaming store. When x or y is not 16-byte aligned the scalar kernel runs instead.
 // Launched through the driver API (cuLaunchKernel) by libcudaload/kernels.c; the names
 // are extern "C" so the loader finds them by name.
 
 #define VEC_PER_THREAD 1
+#define SAXPY_THREADS 1024  // libcudaload/kernels.c launches with this many threads per block
 
-extern "C" __global__ void __launch_bounds__(256) cudaload_saxpy_vec4(long long n4, float a, const float4 *__restrict__ x,
+extern "C" __global__ void __launch_bounds__(SAXPY_THREADS) cudaload_saxpy_vec4(long long n4, float a, const float4 *__restrict__ x,
                                                                        float4 *__restrict__ y) {
     long long base = ((long long)blockIdx.x * blockDim.x * VEC_PER_THREAD) + threadIdx.x;
     float4 xv[VEC_PER_THREAD], yv[VEC_PER_THREAD];

@@ -43,10 +43,10 @@ extern const unsigned char cl_fatbin_end[];
 enum {
     CL_K_SAXPY_VEC4,
     CL_K_SAXPY_SCALAR,
-    CL_K_SGEMM_128_NN,
-    CL_K_SGEMM_128_NT,
-    CL_K_SGEMM_128_TN,
-    CL_K_SGEMM_128_TT,
+    CL_K_SGEMM_BIG_NN,
+    CL_K_SGEMM_BIG_NT,
+    CL_K_SGEMM_BIG_TN,
+    CL_K_SGEMM_BIG_TT,
     CL_K_SGEMM_SMALL_NN,
     CL_K_SGEMM_SMALL_NT,
     CL_K_SGEMM_SMALL_TN,
@@ -54,9 +54,9 @@ enum {
     CL_K_COUNT
 };
 static const char *const cl_kernel_names[CL_K_COUNT] = {
-    "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_128x128_nn", "cudaload_sgemm_128x128_nt",
-    "cudaload_sgemm_128x128_tn", "cudaload_sgemm_128x128_tt", "cudaload_sgemm_64x128_nn",  "cudaload_sgemm_64x128_nt",
-    "cudaload_sgemm_64x128_tn",  "cudaload_sgemm_64x128_tt",
+    "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_256x128_nn", "cudaload_sgemm_256x128_nt",
+    "cudaload_sgemm_256x128_tn", "cudaload_sgemm_256x128_tt", "cudaload_sgemm_128x64_nn",  "cudaload_sgemm_128x64_nt",
+    "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",
 };
 
 typedef struct cl_device_kernels {
@@ -400,14 +400,16 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
         /* float4 path when both are 16-byte aligned; the scalar kernel does the rest */
         long long n4 = (!cl_misaligned(x, 16) && !cl_misaligned(y, 16)) ? n / 4 : 0;
         if (n4 > 0) {
-            const long long per_block = 256; /* one float4 per thread: kernels/saxpy.cu VEC_PER_THREAD */
+            /* one float4 per thread in blocks of 1024: kernels/saxpy.cu VEC_PER_THREAD, SAXPY_THREADS */
+            const long long per_block = 1024;
             long long blocks = (n4 + per_block - 1) / per_block;
             if (blocks > INT_MAX) {
                 cl_set_errorf("cudaload_saxpy: n = %lld needs %lld blocks, more than a grid holds", n, blocks);
                 return CUDALOAD_ERROR_INVALID_ARGUMENT;
             }
             void *args[] = {&n4, &a, &x, &y};
-            if ((st = cl_launch(k, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, 256, args, stream)) != CUDALOAD_OK) return st;
+            if ((st = cl_launch(k, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args, stream)) != CUDALOAD_OK)
+                return st;
         }
         long long rest = n - n4 * 4;
         if (rest > 0) {
@@ -490,13 +492,19 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
         /* BLAS: with k == 0 or alpha == 0, A and B are not read and C = beta * C */
         int ki = uses_ab ? (int)k : 0;
         float alpha_eff = uses_ab ? alpha : 0.0f;
-        /* the 128 x 128 tile when it gives two tiles per SM, else 64 x 128 (tile sizes and
-         * thread counts as in kernels/sgemm.cu) */
-        int mi = (int)m, big = ((m + 127) / 128) * ((n + 127) / 128) >= 2LL * kd->sms;
-        int tile_m = big ? 128 : 64, tile_n = 128, threads = big ? 256 : 128;
-        int which = (big ? CL_K_SGEMM_128_NN : CL_K_SGEMM_SMALL_NN) + (transa == CUDALOAD_OP_T ? 2 : 0) +
-                    (transb == CUDALOAD_OP_T ? 1 : 0);
+        /* Tile shapes and thread counts as in kernels/sgemm.cu: 256 x 128 (256 threads, one
+         * block per SM) or 128 x 64 (128 threads, two blocks per SM, a quarter of the work
+         * per tile). The large tile when both operands are 16-byte aligned (its unaligned
+         * path is slower) and it needs no more waves of blocks than the small one, counting
+         * one large wave as two small ones. */
         int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
+        long long sms = kd->sms > 0 ? kd->sms : 1;
+        long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
+        long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
+        int big = vec_a && vec_b && 2 * big_waves <= small_waves;
+        int mi = (int)m, tile_m = big ? 256 : 128, tile_n = big ? 128 : 64, threads = big ? 256 : 128;
+        int which = (big ? CL_K_SGEMM_BIG_NN : CL_K_SGEMM_SMALL_NN) + (transa == CUDALOAD_OP_T ? 2 : 0) +
+                    (transb == CUDALOAD_OP_T ? 1 : 0);
         /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks */
         long long chunk_cols = 65535LL * tile_n;
         for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {

@@ -5,7 +5,8 @@
  * Inputs are random with a fresh seed each run (printed; CUDALOAD_TEST_SEED repeats one).
  * Outputs are poisoned before each run: C is NaN when beta == 0 (so a kernel that reads C
  * then fails), and the padding rows of C (ldc > m) hold a sentinel that must survive.
- * Sizes are not multiples of the tiles (1, 7, 1000, 4097, 1 x N, N x 1), all four
+ * Sizes are not multiples of the tiles (1, 7, 1000, 4097, 1 x N, N x 1), both SGEMM
+ * kernels (the 256 x 128 one needs aligned operands and a large product), all four
  * transpose combinations, leading dimensions larger than needed, alpha/beta including
  * beta = 0, alpha = 0 and k = 0, misaligned (scalar-path) SAXPY, and a non-default stream.
  * Skipped with the reason when there is no driver or no GPU.
@@ -192,10 +193,14 @@ static void test_sgemm(void **state) {
     const gemm_case shapes[] = {
         {0, 0, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f},        {0, 0, 7, 7, 7, 1, 2, 3, 1.5f, -0.5f},
         {0, 0, 1, 4097, 33, 0, 3, 0, 1.0f, 0.0f},    {0, 0, 4097, 1, 33, 5, 0, 2, -1.0f, 2.0f},
+        /* the 256 x 128 kernel (operands 16-byte aligned, leading dimensions multiples of 4, one
+         * wave of its tiles on an H100: libcudaload/kernels.c): edge tiles, a partial last slice */
+        {0, 0, 2000, 1996, 44, 4, 8, 3, 1.25f, 0.0f},
         {0, 0, 129, 130, 257, 3, 5, 7, 0.75f, 0.0f}, {0, 0, 1000, 7, 1000, 0, 0, 0, 1.0f, 1.0f},
         {0, 0, 300, 200, 0, 0, 0, 4, 2.0f, 0.5f},    /* k = 0: C = beta * C */
         {0, 0, 300, 200, 50, 0, 0, 0, 0.0f, 3.0f},   /* alpha = 0: A and B not read */
         {0, 0, 1000, 1000, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
+        {0, 0, 2048, 2048, 64, 0, 0, 0, 1.0f, 0.5f}, /* the 256 x 128 kernel, full tiles, beta != 0 */
     };
     size_t nshapes = quick ? 5 : sizeof shapes / sizeof shapes[0];
     for (size_t b = 0; b < 2; b++)
