@@ -36,7 +36,13 @@ ifneq ($(NVCC),)
 KERNEL_ARCHS ?= $(shell $(NVCC) --list-gpu-code 2>/dev/null | sed -n 's/^sm_\([0-9]*\)$$/\1/p' | awk '$$1 >= 75' | sort -n | tr '\n' ' ')
 KERNEL_PTX   ?= $(firstword $(KERNEL_ARCHS))
 NVCC_VERSION := $(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' | awk '{print $$1*1000+$$2*10}')
-NVCC_FLAGS ?= -O3 -std=c++17 -Xfatbin=-compress-all --threads 0
+# --compress-mode=size (nvcc 12.8 and later) packs the fatbin 25% smaller than the default
+# compression (1.02 MB against 1.36 MB for the 12 SASS architectures of CUDA 13), which keeps
+# the python-shim wheel under 1 MB. The driver decompresses it at load time; every driver
+# that may load these kernels (the gate asks for the toolkit's major or newer) can. Older
+# nvcc: the default compression, forced for every part.
+NVCC_COMPRESS := $(if $(shell $(NVCC) --help 2>/dev/null | grep -e '--compress-mode'),--compress-mode=size,-Xfatbin=-compress-all)
+NVCC_FLAGS ?= -O3 -std=c++17 $(NVCC_COMPRESS) --threads 0
 FATBIN     := $(B)/kernels/cudaload.fatbin
 LIB_OBJ    += $(B)/obj/fatbin.o
 KERNEL_DEF := -I$(B)/kernels

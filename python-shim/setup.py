@@ -102,6 +102,10 @@ class BuildExt(build_ext):
         ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
         ext.extra_compile_args = list(ext.extra_compile_args) + ["-isystem", inc]
         ext.extra_objects = [str(libdir / "libcudaload.a")]
+        # build_ext skips an extension newer than its sources and depends: the archive (which
+        # make just rebuilt when the library or the kernels changed) must count, or a build
+        # dir that is kept (CUDALOAD_BUILD_BASE) would ship the previous kernels
+        ext.depends = list(ext.depends) + [str(libdir / "libcudaload.a")]
         # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
         self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
         super().build_extension(ext)

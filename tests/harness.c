@@ -459,3 +459,13 @@ cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, u
     o.flags = flags;
     return o;
 }
+
+const char *th_require_build(int fixtures) {
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!b || (fixtures && !getenv("CUDALOAD_TEST_FIXTURES"))) {
+        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD%s unset)\n",
+                fixtures ? " or CUDALOAD_TEST_FIXTURES" : "");
+        return NULL;
+    }
+    return b;
+}

@@ -111,6 +111,10 @@ const char *th_fixture_env(const char *key);
  * cp (mode 0755), write (mode 0644). */
 char *th_tmpdir(void);
 
+/* $CUDALOAD_TEST_BUILD (with fixtures: also requiring $CUDALOAD_TEST_FIXTURES), or NULL
+ * after telling stderr to run the test through `make check`. For a group setup. */
+const char *th_require_build(int fixtures);
+
 /* cudaload_options from cudaload_options_init(), with these roots, sources and flags. */
 cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, unsigned flags);
 void th_mkdirs(const char *path);

@@ -26,11 +26,8 @@ static char fake[PATH_MAX], fake_missing[PATH_MAX];
 
 static int setup(void **state) {
     (void)state;
-    const char *b = getenv("CUDALOAD_TEST_BUILD");
-    if (!b) {
-        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD unset)\n");
-        return -1;
-    }
+    const char *b = th_require_build(0);
+    if (!b) return -1;
     snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", b);
     snprintf(fake_missing, sizeof fake_missing, "%s/fake/missing-symbol/libcuda.so.1", b);
     return 0;

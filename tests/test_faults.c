@@ -41,11 +41,8 @@ static char driver_env[PATH_MAX + 64];
 
 static int setup(void **state) {
     (void)state;
-    const char *b = getenv("CUDALOAD_TEST_BUILD");
-    if (!b || !getenv("CUDALOAD_TEST_FIXTURES")) {
-        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD and CUDALOAD_TEST_FIXTURES unset)\n");
-        return -1;
-    }
+    const char *b = th_require_build(1);
+    if (!b) return -1;
     snprintf(driver_path, sizeof driver_path, "%s/fake/libcuda.so.1", b);
     snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s", driver_path);
     return 0;

@@ -36,11 +36,8 @@ static const char *toolkit_lib(void) { return th_fixture_env("CUDA_TOOLKIT_LIB")
 
 static int setup(void **state) {
     (void)state;
-    const char *b = getenv("CUDALOAD_TEST_BUILD");
-    if (!b || !getenv("CUDALOAD_TEST_FIXTURES")) {
-        fprintf(stderr, "run through `make check` (CUDALOAD_TEST_BUILD and CUDALOAD_TEST_FIXTURES unset)\n");
-        return -1;
-    }
+    const char *b = th_require_build(1);
+    if (!b) return -1;
     snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
     snprintf(missing_symbol_driver_env, sizeof missing_symbol_driver_env,
              "CUDALOAD_DRIVER_PATH=%s/fake/missing-symbol/libcuda.so.1", b);

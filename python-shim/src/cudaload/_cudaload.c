@@ -462,6 +462,22 @@ static void call_release(call *c, const cudaload_cudart_table *rt) {
     }
 }
 
+/* The outcome of a call's CUDA part: None, or the exception for what failed (a CUDA
+ * runtime call named by what, else libcudaload's status). */
+static PyObject *call_result(const cudaload_cudart_table *rt, const char *what, cudaError_t e, cudaload_status st) {
+    if (what) return cuda_error(rt, what, e);
+    if (st != CUDALOAD_OK) return status_error(st, cudaload_last_error());
+    return Py_NewRef(Py_None);
+}
+
+/* Every call's exit: the caller's device back (prev >= 0: enter_device changed it), the
+ * device copies and operand views released; returns ret. */
+static PyObject *call_end(call *c, const cudaload_cudart_table *rt, int prev, PyObject *ret) {
+    if (prev >= 0) rt->cudaSetDevice(prev);
+    call_release(c, rt);
+    return ret;
+}
+
 /* Resolves the operands (validation that needs no CUDA), leaving the output last. */
 static int call_get(call *c, PyObject **objs, const char **names, int n, uintptr_t stream, int has_stream) {
     memset(c, 0, sizeof *c);
@@ -647,13 +663,9 @@ static PyObject *py_saxpy(PyObject *self, PyObject *args) {
         st = cudaload_saxpy(n, (float)a, (const float *)x->ptr, (float *)y->ptr, (void *)c.stream);
     }
     Py_END_ALLOW_THREADS
-    if (what) cuda_error(rt, what, e);
-    else if (st != CUDALOAD_OK) status_error(st, cudaload_last_error());
-    else ret = Py_NewRef(Py_None);
+    ret = call_result(rt, what, e, st);
 out:
-    if (prev >= 0) rt->cudaSetDevice(prev);
-    call_release(&c, rt);
-    return ret;
+    return call_end(&c, rt, prev, ret);
 }
 
 static PyObject *py_sgemm(PyObject *self, PyObject *args) {
@@ -730,13 +742,9 @@ static PyObject *py_sgemm(PyObject *self, PyObject *args) {
             what = "copy back from the GPU (cudaMemcpyAsync/cudaStreamSynchronize)";
     }
     Py_END_ALLOW_THREADS
-    if (what) cuda_error(rt, what, e);
-    else if (st != CUDALOAD_OK) status_error(st, cudaload_last_error());
-    else ret = Py_NewRef(Py_None);
+    ret = call_result(rt, what, e, st);
 out:
-    if (prev >= 0) rt->cudaSetDevice(prev);
-    call_release(&c, rt);
-    return ret;
+    return call_end(&c, rt, prev, ret);
 }
 
 /* ---- init, report, knobs ---- */
