@@ -1,9 +1,10 @@
 /*
  * bench_kernels.c -- the bundled SAXPY and SGEMM against cuBLAS called through
  * libcudaload's own table, in the same process and run (make bench; bench/run-kernels.sh
- * adds torch). Device events time each launch; every figure is the median of RUNS timed
- * runs (default 25) after 3 warm-ups, ours and cuBLAS alternating run by run so clock and
- * thermal drift hit both alike.
+ * adds torch in one process with ours and cuBLAS: bench/torch_kernels.py). Device events time
+ * each launch; every figure is the median of RUNS timed runs (default 25) after WARMUP rounds
+ * (default 10) of every contender, which bring the GPU's clocks up before the first timed run;
+ * ours and cuBLAS alternate run by run so clock and thermal drift hit both alike.
  *
  *   SAXPY n = 2^28 (1 GiB per vector, far beyond L2): effective GB/s = 12 bytes x n / t
  *   (read x, read y, write y); the device-to-device copy of one vector is the roofline
@@ -15,7 +16,7 @@
  *   SGEMM FP32 (cuBLAS in its default math mode: no TF32) m = n = k = 1024, 4096, 8192 and
  *   an odd 3001: TFLOP/s = 2mnk / t.
  *
- * usage: bench_kernels [--runs N] [--root SITE_PACKAGES] [--quick]
+ * usage: bench_kernels [--runs N] [--warmup N] [--root SITE_PACKAGES] [--quick] [--only saxpy|sgemm]
  */
 #include "cudaload_tables.h"
 
@@ -28,6 +29,7 @@ static const cudaload_cudart_table *rt;
 static const cudaload_cublas_table *bl;
 static cublasHandle_t handle;
 static int runs = 25;
+static int warmup = 10;
 
 static int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
@@ -60,10 +62,10 @@ static void measure(run_fn fn, void *ctx, int contenders, int queued, float med[
     CHECK_RT(rt->cudaEventCreate(&a));
     CHECK_RT(rt->cudaEventCreate(&b));
     float *t[3];
-    for (int c = 0; c < contenders; c++) {
-        t[c] = calloc((size_t)runs, sizeof(float));
-        for (int w = 0; w < 3; w++) fn(c, ctx);
-    }
+    for (int c = 0; c < contenders; c++) t[c] = calloc((size_t)runs, sizeof(float));
+    for (int w = 0; w < warmup; w++)
+        for (int c = 0; c < contenders; c++)
+            if (fn(c, ctx) != 0) exit(1);
     CHECK_RT(rt->cudaDeviceSynchronize());
     for (int r = 0; r < runs; r++)
         for (int c0 = 0; c0 < contenders; c0++) {
@@ -129,19 +131,64 @@ static void fill(float *d, size_t n) {
     free(h);
 }
 
+/* SAXPY n = 2^28 (2^24 with --quick): ours, cuBLAS and the D2D copy, idle and queued. */
+static void bench_saxpy(int quick) {
+    float med[3];
+    saxpy_ctx sc = {.n = quick ? (1LL << 24) : (1LL << 28)};
+    CHECK_RT(rt->cudaMalloc((void **)&sc.x, (size_t)sc.n * 4));
+    CHECK_RT(rt->cudaMalloc((void **)&sc.y, (size_t)sc.n * 4));
+    fill(sc.x, (size_t)sc.n);
+    fill(sc.y, (size_t)sc.n);
+    CHECK_RT(rt->cudaMalloc(&scratch, scratch_bytes));
+    double gb = 12.0 * (double)sc.n / 1e9;
+    for (int queued = 0; queued < 2; queued++) {
+        measure(run_saxpy, &sc, 3, queued, med);
+        printf("| SAXPY n=2^%d, %s (GB/s) | %.0f | %.0f | %.3f | D2D copy %.0f GB/s |\n", quick ? 24 : 28,
+               queued ? "queued" : "idle GPU", gb / (med[0] / 1e3), gb / (med[1] / 1e3), med[1] / med[0],
+               2.0 * sc.n * 4 / 1e9 / (med[2] / 1e3));
+    }
+    rt->cudaFree(scratch);
+    rt->cudaFree(sc.x);
+    rt->cudaFree(sc.y);
+}
+
+/* SGEMM at the four sizes (the first only with --quick): ours against cuBLAS. */
+static void bench_sgemm(int quick) {
+    float med[3];
+    const int sizes[][3] = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 3001, 3001}};
+    for (size_t i = 0; i < (quick ? 1u : sizeof sizes / sizeof sizes[0]); i++) {
+        sgemm_ctx g = {sizes[i][0], sizes[i][1], sizes[i][2], NULL, NULL, NULL};
+        CHECK_RT(rt->cudaMalloc((void **)&g.A, (size_t)g.m * g.k * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.B, (size_t)g.k * g.n * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.C, (size_t)g.m * g.n * 4));
+        fill(g.A, (size_t)g.m * g.k);
+        fill(g.B, (size_t)g.k * g.n);
+        measure(run_sgemm, &g, 2, 0, med);
+        double tf = 2.0 * g.m * g.n * (double)g.k / 1e12;
+        printf("| SGEMM %dx%dx%d (TFLOP/s) | %.1f | %.1f | %.3f | |\n", g.m, g.n, g.k, tf / (med[0] / 1e3), tf / (med[1] / 1e3),
+               med[1] / med[0]);
+        rt->cudaFree(g.A), rt->cudaFree(g.B), rt->cudaFree(g.C);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *root = getenv("CUDALOAD_GPU_SITE");
     int quick = 0;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--root") && i + 1 < argc) root = argv[++i];
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc && (!strcmp(argv[i + 1], "saxpy") || !strcmp(argv[i + 1], "sgemm")))
+            only = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else {
-            fprintf(stderr, "usage: bench_kernels [--runs N] [--root SITE_PACKAGES] [--quick]\n");
+            fprintf(stderr, "usage: bench_kernels [--runs N] [--warmup N] [--root SITE_PACKAGES] [--quick] [--only saxpy|sgemm]\n");
             return 2;
         }
     }
     if (runs < 1) runs = 1;
+    if (warmup < 0) warmup = 0;
     cudaload_options o;
     cudaload_options_init(&o);
     const char *roots[] = {root};
@@ -166,42 +213,11 @@ int main(int argc, char **argv) {
     printf("bundled kernels: toolkit %d, SASS %s, fatbin %zu bytes, device sm_%d%d (%s); cuBLAS %s (%d.%d.%d)\n",
            ki.toolkit_version, ki.sass_archs, ki.fatbin_bytes, ki.cc_major, ki.cc_minor, ki.has_sass ? "SASS" : "PTX JIT",
            li.path, li.version / 10000, li.version / 100 % 100, li.version % 100);
-    printf("medians of %d timed runs after 3 warm-ups, contenders alternating\n\n", runs);
+    printf("medians of %d timed runs after %d warm-up rounds, contenders alternating\n\n", runs, warmup);
     printf("| benchmark | libcudaload | cuBLAS (same table) | ratio | reference |\n|---|---|---|---|---|\n");
 
-    saxpy_ctx sc = {.n = quick ? (1LL << 24) : (1LL << 28)};
-    sc.x = NULL;
-    CHECK_RT(rt->cudaMalloc((void **)&sc.x, (size_t)sc.n * 4));
-    CHECK_RT(rt->cudaMalloc((void **)&sc.y, (size_t)sc.n * 4));
-    fill(sc.x, (size_t)sc.n);
-    fill(sc.y, (size_t)sc.n);
-    CHECK_RT(rt->cudaMalloc(&scratch, scratch_bytes));
-    float med[3];
-    double gb = 12.0 * (double)sc.n / 1e9;
-    for (int queued = 0; queued < 2; queued++) {
-        measure(run_saxpy, &sc, 3, queued, med);
-        printf("| SAXPY n=2^%d, %s (GB/s) | %.0f | %.0f | %.3f | D2D copy %.0f GB/s |\n", quick ? 24 : 28,
-               queued ? "queued" : "idle GPU", gb / (med[0] / 1e3), gb / (med[1] / 1e3), med[1] / med[0],
-               2.0 * sc.n * 4 / 1e9 / (med[2] / 1e3));
-    }
-    rt->cudaFree(scratch);
-    rt->cudaFree(sc.x);
-    rt->cudaFree(sc.y);
-
-    const int sizes[][3] = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 3001, 3001}};
-    for (size_t i = 0; i < (quick ? 1u : sizeof sizes / sizeof sizes[0]); i++) {
-        sgemm_ctx g = {sizes[i][0], sizes[i][1], sizes[i][2], NULL, NULL, NULL};
-        CHECK_RT(rt->cudaMalloc((void **)&g.A, (size_t)g.m * g.k * 4));
-        CHECK_RT(rt->cudaMalloc((void **)&g.B, (size_t)g.k * g.n * 4));
-        CHECK_RT(rt->cudaMalloc((void **)&g.C, (size_t)g.m * g.n * 4));
-        fill(g.A, (size_t)g.m * g.k);
-        fill(g.B, (size_t)g.k * g.n);
-        measure(run_sgemm, &g, 2, 0, med);
-        double tf = 2.0 * g.m * g.n * (double)g.k / 1e12;
-        printf("| SGEMM %dx%dx%d (TFLOP/s) | %.1f | %.1f | %.3f | |\n", g.m, g.n, g.k, tf / (med[0] / 1e3), tf / (med[1] / 1e3),
-               med[1] / med[0]);
-        rt->cudaFree(g.A), rt->cudaFree(g.B), rt->cudaFree(g.C);
-    }
+    if (strcmp(only, "sgemm") != 0) bench_saxpy(quick);
+    if (strcmp(only, "saxpy") != 0) bench_sgemm(quick);
     bl->cublasDestroy(handle);
     return 0;
 }

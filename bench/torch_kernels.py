@@ -1,52 +1,162 @@
-"""torch_kernels.py -- the torch side of the kernel benchmarks (bench/run-kernels.sh).
+"""torch_kernels.py -- torch, libcudaload's bundled kernels and cuBLAS in ONE process, on the
+same tensors, alternating run by run (bench/run-kernels.sh).
 
-Same sizes and method as bench_kernels.c: y.add_(x, alpha=a) for SAXPY (n = 2^28, on an
-idle GPU and queued behind a memset) and
-torch.mm in FP32 with TF32 off for SGEMM; CUDA events, medians of RUNS timed runs after 3
-warm-ups. Prints Markdown rows.
+    python bench/torch_kernels.py [RUNS] [--lib PATH/libcudaload.so] [--warmup N]
+
+libcudaload.so (default: build/libcudaload.so beside this directory) is loaded with ctypes
+after torch has initialised CUDA, so cudaload_init() reuses torch's libcudart and libcublas
+(the loader's "already loaded" path) and the three contenders share one CUDA context, one
+stream (torch's current one) and the same buffers:
+
+  torch     y.add_(x, alpha=a) / torch.mm(A, B, out=C) with TF32 off
+  ours      cudaload_saxpy / cudaload_sgemm with cudaload_set_backend(BUNDLED)
+  cuBLAS    the same two calls with cudaload_set_backend(CUBLAS): cublasSaxpy_v2 / cublasSgemm_v2
+            through libcudaload's table, on the cuBLAS torch loaded
+
+The backend switch happens before the first event, outside the timed interval. Method as in
+bench_kernels.c: CUDA events around each call; WARMUP rounds (default 10) of every
+contender first; then RUNS rounds (default 25), the contender that goes first rotating each
+round; medians. SAXPY n = 2^28 (1 GiB per vector), GB/s = 12 bytes x n / t, measured idle
+(the interval includes each launch's host path: Python + ctypes for ours, Python + the
+dispatcher for torch) and queued (a 256 MiB fill enqueued before the first event, so the
+launch already waits in the queue: the GPU's work alone). SGEMM m = n = k, TFLOP/s =
+2mnk / t. Prints Markdown rows; a missing libcudaload.so leaves torch's rows alone.
 """
+import argparse
+import ctypes
+import os
 import statistics
-import sys
+import sysconfig
 
 import torch
 
-runs = int(sys.argv[1]) if len(sys.argv) > 1 else 25
+here = os.path.dirname(os.path.abspath(__file__))
+ap = argparse.ArgumentParser()
+ap.add_argument("runs", nargs="?", type=int, default=25)
+ap.add_argument("--lib", default=os.path.join(os.path.dirname(here), "build", "libcudaload.so"))
+ap.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "10")))
+args = ap.parse_args()
+runs = max(1, args.runs)
+
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = torch.device("cuda")
+torch.cuda.init()
+torch.empty(1, device=dev)  # torch's context and libcudart exist before libcudaload looks
+torch.mm(torch.ones(8, 8, device=dev), torch.ones(8, 8, device=dev))  # and its libcublas
+torch.cuda.synchronize()
 
 
-def timed(fn, queued=False):
-    """Median ms; queued: a 256 MiB memset is enqueued first, so the launch waits in the
-    queue when the first event fires (bench_kernels.c's queued mode)."""
-    for _ in range(3):
-        fn()
+class Options(ctypes.Structure):
+    """cudaload_options (include/cudaload.h)."""
+    _fields_ = [("size", ctypes.c_size_t), ("roots", ctypes.POINTER(ctypes.c_char_p)), ("n_roots", ctypes.c_size_t),
+                ("cuda_major", ctypes.c_int), ("sources", ctypes.c_uint), ("flags", ctypes.c_uint),
+                ("lib_dirs", ctypes.c_char_p), ("cudart_path", ctypes.c_char_p), ("cublas_path", ctypes.c_char_p),
+                ("cublaslt_path", ctypes.c_char_p), ("driver_path", ctypes.c_char_p)]
+
+
+BACKEND_BUNDLED, BACKEND_CUBLAS = 1, 2
+FLAG_LOAD_CUBLAS = 1 << 3
+cl = None
+if os.path.exists(args.lib):
+    cl = ctypes.CDLL(os.path.abspath(args.lib))
+    cl.cudaload_last_error.restype = ctypes.c_char_p
+    cl.cudaload_saxpy.argtypes = [ctypes.c_longlong, ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    ll, f, p = ctypes.c_longlong, ctypes.c_float, ctypes.c_void_p
+    cl.cudaload_sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ll, ll, ll, f, p, ll, p, ll, f, p, ll, p]
+    site = sysconfig.get_paths()["purelib"].encode()
+    roots = (ctypes.c_char_p * 1)(site)
+    o = Options(size=ctypes.sizeof(Options), roots=roots, n_roots=1, flags=FLAG_LOAD_CUBLAS)
+    if cl.cudaload_init(ctypes.byref(o)) != 0:
+        print(f"libcudaload: init failed: {cl.cudaload_last_error().decode(errors='replace')}; torch rows only")
+        cl = None
+
+
+def check(st, what):
+    if st != 0:
+        raise RuntimeError(f"{what}: {cl.cudaload_last_error().decode(errors='replace')}")
+
+
+def measure(contenders, queued=False):
+    """contenders: [(name, prepare, run)]; returns {name: median ms}."""
+    stream = torch.cuda.current_stream()
+    for _ in range(args.warmup):
+        for _, prep, fn in contenders:
+            prep()
+            fn()
     torch.cuda.synchronize()
-    out = []
+    times = {name: [] for name, _, _ in contenders}
     for r in range(runs):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        if queued:
-            scratch.fill_(r)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+        for c0 in range(len(contenders)):
+            name, prep, fn = contenders[(c0 + r) % len(contenders)]
+            prep()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if queued:
+                scratch.fill_(r & 0xff)
+            a.record(stream)
+            fn()
+            b.record(stream)
+            b.synchronize()
+            times[name].append(a.elapsed_time(b))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
+def backend(which):
+    return lambda: check(cl.cudaload_set_backend(which), "cudaload_set_backend")
+
+
+nothing = lambda: None  # noqa: E731
 n = 1 << 28
-x = torch.rand(n, device=dev)
-y = torch.rand(n, device=dev)
+alpha = 1.0001
+x = torch.rand(n, device=dev) - 0.5
+y = torch.rand(n, device=dev) - 0.5
 scratch = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
+st = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)  # noqa: E731
+saxpy = [("torch", nothing, lambda: y.add_(x, alpha=alpha))]
+if cl:
+    run_ours = lambda: check(cl.cudaload_saxpy(n, alpha, x.data_ptr(), y.data_ptr(), st()), "cudaload_saxpy")  # noqa: E731
+    saxpy += [("ours", backend(BACKEND_BUNDLED), run_ours), ("cuBLAS", backend(BACKEND_CUBLAS), run_ours)]
+if cl:  # the call is right before it is timed: ours against torch's arithmetic on the same data
+    y0 = y.clone()
+    backend(BACKEND_BUNDLED)()
+    run_ours()
+    torch.cuda.synchronize()
+    assert torch.allclose(y, y0.add_(x, alpha=alpha), rtol=1e-6, atol=1e-6), "cudaload_saxpy disagrees with torch"
+    del y0
+names = [c[0] for c in saxpy]
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; one process, same tensors, "
+      f"{args.warmup} warm-up rounds, medians of {runs}, contenders alternating\n")
+print("| benchmark | " + " | ".join(names) + (" | ours / torch | ours / cuBLAS |" if cl else " |"))
+print("|---|" + "---|" * (len(names) + (2 if cl else 0)))
 for queued in (False, True):
-    ms = timed(lambda: y.add_(x, alpha=1.0001), queued)
-    mode = "queued" if queued else "idle GPU"
-    print(f"| torch {torch.__version__} SAXPY n=2^28, {mode} (GB/s) | {12 * n / 1e9 / (ms / 1e3):.0f} |")
+    med = measure(saxpy, queued)
+    gbs = {k: 12 * n / 1e9 / (v / 1e3) for k, v in med.items()}
+    row = f"| SAXPY n=2^28, {'queued' if queued else 'idle GPU'} (GB/s) | " + " | ".join(f"{gbs[k]:.0f}" for k in names)
+    if cl:
+        row += f" | {gbs['ours'] / gbs['torch']:.3f} | {gbs['ours'] / gbs['cuBLAS']:.3f}"
+    print(row + " |")
 del x, y, scratch
+scratch = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
 for m in (1024, 4096, 8192, 3001):
-    A = torch.rand(m, m, device=dev)
-    B = torch.rand(m, m, device=dev)
+    A = torch.rand(m, m, device=dev) - 0.5
+    B = torch.rand(m, m, device=dev) - 0.5
     C = torch.empty(m, m, device=dev)
-    ms = timed(lambda: torch.mm(A, B, out=C))
-    print(f"| torch SGEMM {m}x{m}x{m} (TFLOP/s) | {2 * m**3 / 1e12 / (ms / 1e3):.1f} |")
+    gemm = [("torch", nothing, lambda: torch.mm(A, B, out=C))]
+    if cl:
+        # row-major C = A B is column-major C^T = B^T A^T: the same memory, no copies
+        run_g = lambda: check(cl.cudaload_sgemm(0, 0, m, m, m, 1.0, B.data_ptr(), m, A.data_ptr(), m, 0.0,  # noqa: E731
+                                                C.data_ptr(), m, st()), "cudaload_sgemm")
+        gemm += [("ours", backend(BACKEND_BUNDLED), run_g), ("cuBLAS", backend(BACKEND_CUBLAS), run_g)]
+        backend(BACKEND_BUNDLED)()
+        run_g()
+        ref = torch.mm(A.double(), B.double())
+        err = ((C.double() - ref).norm() / ref.norm()).item()
+        assert err < 1e-5, f"cudaload_sgemm {m}^3: relative error {err:.2e} against float64"
+        del ref
+    med = measure(gemm)
+    tf = {k: 2 * m**3 / 1e12 / (v / 1e3) for k, v in med.items()}
+    row = f"| SGEMM {m}x{m}x{m} (TFLOP/s) | " + " | ".join(f"{tf[k]:.1f}" for k in names)
+    if cl:
+        row += f" | {tf['ours'] / tf['torch']:.3f} | {tf['ours'] / tf['cuBLAS']:.3f}"
+    print(row + " |")
+    del A, B, C

@@ -198,8 +198,14 @@ SCRIPT = textwrap.dedent(r"""
 
 
 def run_script(python, env, cwd):
-    r = sh([python, "-c", SCRIPT], env=env, cwd=cwd)
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    """Runs SCRIPT as a file in cwd: sys.path[0] is then cwd, which must not become a root."""
+    script = Path(cwd) / "run_saxpy_demo.py"
+    script.write_text(SCRIPT)
+    r = sh([python, script], env=env, cwd=cwd)
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    here = Path(cwd).resolve()
+    assert here not in [Path(p).resolve() for p in out["roots"]], f"the script's directory became a root: {out['roots']}"
+    return out
 
 
 def check_argument_errors(out):

@@ -126,6 +126,16 @@ def test_gpu_host_sgemm_alpha_beta_layouts(cl, backend):
     big = rand(33, 40)
     cl.sgemm(big[:, :17], b, out=c)
     assert_gemm_close(c, big[:, :17], b, ref_gemm(big[:, :17], b))
+    # a padded out with beta = 0 (C not read): the parent's elements between its rows keep
+    # their values, and the rows get the product (row-major, then column-major padding)
+    wide, tall = rand(33, 14), np.asfortranarray(rand(40, 9))
+    for parent, view in ((wide, wide[:, :9]), (tall, tall[:33, :])):
+        before = parent.copy()
+        assert cl.sgemm(a, b, out=view) is view
+        assert_gemm_close(view, a, b, ref_gemm(a, b))
+        outside = np.ones(parent.shape, bool)
+        outside[:33, :9] = False
+        np.testing.assert_array_equal(parent[outside], before[outside])
 
 
 # ---- torch -------------------------------------------------------------------------------------
@@ -435,7 +445,7 @@ def test_gpu_one_copy_with_torch(cudaload_mod):
     """Imported after torch, cudaload takes torch's libcudart and libcublas (already loaded):
     one copy of each in /proc/self/maps, and its results match torch's."""
     out = run_maps("torch")
-    for lib in ("libcudart.so", "libcublas.so"):
+    for lib in ("libcudart.so", "libcublas.so", "libcublasLt.so"):
         assert len(out["after"].get(lib, [])) == 1, (lib, out["after"])
         assert out["after"][lib] == out["before"].get(lib), (lib, out["before"], out["after"])
     for name in ("cudart", "cublas"):
@@ -447,13 +457,20 @@ def test_gpu_one_copy_with_torch(cudaload_mod):
 
 @need_cupy
 def test_gpu_one_copy_with_cupy(cudaload_mod):
+    """After cupy: one copy of each library in /proc/self/maps. A library cupy had loaded is
+    reused (reported as already loaded, same file); one it had not is the one libcudaload
+    loaded and reports."""
     out = run_maps("cupy")
-    for lib in ("libcudart.so", "libcublas.so"):
+    for lib in ("libcudart.so", "libcublas.so", "libcublasLt.so"):
         assert len(out["after"].get(lib, [])) == 1, (lib, out["after"])
-    for name in ("cudart", "cublas"):
-        info = out["libraries"][name]
-        if out["before"].get("lib" + name + ".so"):  # cupy had it: reused
+    for name in ("cudart", "cublas", "cublasLt"):
+        info, lib = out["libraries"][name], "lib" + name + ".so"
+        if out["before"].get(lib):  # cupy had it: reused
             assert info["already_loaded"] is True and info["source"] == "loaded", (name, info)
+            assert out["after"][lib] == out["before"][lib], (name, out["before"], out["after"])
+        else:  # cupy had not loaded it: libcudaload's own, found in the search
+            assert info["already_loaded"] is False and info["source"] != "loaded", (name, info)
+        assert os.path.realpath(info["path"]) == out["after"][lib][0], (name, info, out["after"])
     assert out["err_y"] <= 1e-5 and out["err_c"] <= 1e-3, out
 
 

@@ -723,7 +723,9 @@ static PyObject *py_sgemm(PyObject *self, PyObject *args) {
     char *pa = A->ptr, *pb = B->ptr, *pc = C->ptr;
     if (c.host) {
         long long ext[3] = {la.extent, lb.extent, lc.extent};
-        int copy[3] = {1, 1, beta != 0.0};
+        /* C is read when beta != 0; a padded C (a view of a wider array) is copied in too, so
+         * that the whole span copied back leaves the elements between its rows as they were */
+        int copy[3] = {1, 1, beta != 0.0 || lc.extent != m * n};
         if ((e = copy_in(&c, rt, ext, copy)) != cudaSuccess) what = "copy to the GPU (cudaMalloc/cudaMemcpyAsync)";
         pa = c.dptr[0], pb = c.dptr[1], pc = c.dptr[2];
     }

@@ -29,23 +29,27 @@ def _search_roots():
     """The directories Python imports from, in import order: sys.path, then the site
     directories it may lack. libcudaload looks in each for the nvidia wheels' layouts
     (nvidia/cu13/lib, nvidia/cuda_runtime/lib, nvidia/cublas/lib). Only absolute, existing
-    directories: never the current directory. The standard library's own directories are
-    left out (no wheel installs there). A library found here is trusted no more than the
-    Python code Python already imports from the same directories."""
+    directories: never the script's directory or the current directory (sys.path[0], where
+    `python script.py`, `-c` and `-m` put them, is skipped unless -P/safe_path). The standard
+    library's own directories are left out (no wheel installs there). A library found here is
+    trusted no more than the Python code Python already imports from the same directories."""
     stdlib = {os.path.realpath(p) for p in (sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")) if p}
     candidates = list(sys.path)
+    if candidates and not getattr(sys.flags, "safe_path", False):
+        candidates = candidates[1:]  # the script's directory, or '' / the cwd for -c and -m
     try:
         candidates += site.getsitepackages()
     except AttributeError:  # an old virtualenv's site.py
         pass
     if site.ENABLE_USER_SITE:
         candidates.append(site.getusersitepackages())
+    cwd = os.path.realpath(os.getcwd()) if os.path.isdir(".") else None
     seen, out = set(), []
     for p in candidates:
         if not isinstance(p, str) or not os.path.isabs(p) or not os.path.isdir(p):
             continue
         real = os.path.realpath(p)
-        if real in seen or real in stdlib or os.path.basename(real) == "lib-dynload":
+        if real in seen or real == cwd or real in stdlib or os.path.basename(real) == "lib-dynload":
             continue
         seen.add(real)
         out.append(p)
