@@ -168,6 +168,13 @@ $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) $(LIBS)
 
+# Two copies of a module embedding libcudaload.a the way a Python extension does (hidden
+# objects, --exclude-libs,ALL), loaded into one process by test_two_embedders.
+$(B)/tests/embedder_%.so: tests/embedder.c $(STATIC) include/cudaload.h | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -fvisibility=hidden -Iinclude -o $@ $< $(STATIC) \
+	  -Wl,--exclude-libs,ALL $(LIBS)
+$(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
+
 check: test-deps
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# bench/run-kernels.sh [--out FILE] -- bundled SAXPY/SGEMM against cuBLAS (same process,
-# through libcudaload's table) and torch (separate process), medians of 25 timed runs.
+# bench/run-kernels.sh [--out FILE] -- bundled SAXPY/SGEMM against cuBLAS through
+# libcudaload's table (build/bench/bench_kernels), then torch, ours and cuBLAS in one torch
+# process on the same tensors (bench/torch_kernels.py, build/libcudaload.so via ctypes);
+# medians of 25 timed runs after 10 warm-up rounds, contenders alternating.
 # env: PYTHON (torch's python, default python3), CUDALOAD_GPU_SITE (site-packages to search),
 #      BENCH_RUNS (default 25).
 set -u
@@ -22,9 +24,7 @@ py=${PYTHON:-python3}
     "$top/build/bench/bench_kernels" --runs "$runs"
     echo
     if "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        echo "| torch (separate process, same method) | |"
-        echo "|---|---|"
-        "$py" "$here/torch_kernels.py" "$runs"
+        "$py" "$here/torch_kernels.py" "$runs" --lib "$top/build/libcudaload.so"
     else
         echo "torch: skipped (no torch with CUDA in $py)"
     fi

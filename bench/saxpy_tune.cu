@@ -127,5 +127,46 @@ int main() {
                   [&] { sx_gs<<<sms * k, 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes);
         bench("D2D copy (2 x bytes)", [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); }, 8.0 * n);
     }
+    // Alternating, as bench_kernels.c and torch_kernels.py measure: each variant against a
+    // torch-like reference (2 float4s per thread, 128 threads, plain loads) and the D2D copy,
+    // the first contender rotating each round; idle and queued (a 256 MiB memset first).
+    char *scratch;
+    cudaMalloc(&scratch, (size_t)256 << 20);
+    auto ref = [&] { sx<2, false, 128><<<(unsigned)((n4 + 255) / 256), 128>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); };
+    auto copy = [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); };
+    auto duel = [&](const char *name, auto launch, bool queued) {
+        std::vector<float> t[3];
+        auto run = [&](int c) { if (c == 0) launch(); else if (c == 1) ref(); else copy(); };
+        for (int w = 0; w < 10; w++) for (int c = 0; c < 3; c++) run(c);
+        cudaDeviceSynchronize();
+        for (int r = 0; r < 25; r++)
+            for (int c0 = 0; c0 < 3; c0++) {
+                int c = (c0 + r) % 3;
+                if (queued) cudaMemsetAsync(scratch, r, (size_t)256 << 20);
+                cudaEventRecord(a);
+                run(c);
+                cudaEventRecord(b);
+                cudaEventSynchronize(b);
+                float ms;
+                cudaEventElapsedTime(&ms, a, b);
+                t[c].push_back(ms);
+            }
+        for (auto &v : t) std::sort(v.begin(), v.end());
+        printf("alt %-6s %-32s %7.0f GB/s   ref 2x128 %7.0f   copy %7.0f\n", queued ? "queued" : "idle", name,
+               bytes / (t[0][12] / 1e3) / 1e9, bytes / (t[1][12] / 1e3) / 1e9, 8.0 * n / (t[2][12] / 1e3) / 1e9);
+    };
+#define DUEL(V, CS, T, Q)                                                                                           \
+    duel(#V " float4 x " #T " threads, cs=" #CS, [&] {                                                                  \
+        sx<V, CS, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y);      \
+    }, Q)
+    for (int pass = 0; pass < 2; pass++)
+        for (bool q : {false, true}) {
+            DUEL(1, true, 1024, q); DUEL(1, false, 1024, q); DUEL(1, true, 512, q); DUEL(1, true, 256, q);
+            DUEL(2, true, 128, q); DUEL(2, false, 128, q); DUEL(4, true, 128, q); DUEL(2, true, 256, q);
+            DUEL(4, true, 256, q); DUEL(2, true, 512, q);
+            duel("1 float4 x 1024 threads, L2::256B", [&] {
+                sxp<1, 1024><<<(unsigned)((n4 + 1023) / 1024), 1024>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y);
+            }, q);
+        }
     return 0;
 }

@@ -31,6 +31,36 @@ step probe-system env CUDALOAD_SOURCES=system ./build/cudaload-probe
 step probe-nonroot ./build/cudaload-probe
 step probe-json ./build/cudaload-probe --json --root "$CUDALOAD_GPU_SITE"
 step probe-llp env LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./build/cudaload-probe --root "$CUDALOAD_GPU_SITE" --no-selftest
+# The probe on the GPU machine, checked (issue 4's acceptance): the wheels' cu13 libraries,
+# the driver's CUDA version and branch, the device as sm_XY with SASS, the self-test passed.
+check_probe() {
+    local f=$out/probe-json.txt ok=1
+    "$PY" - "$f" "$CUDALOAD_GPU_SITE" <<'PYEOF' || ok=0
+import json, os, re, sys
+text = open(sys.argv[1]).read()
+j = json.loads(text[text.index("{"):text.rindex("}") + 1])
+lib = os.path.join(sys.argv[2], "nvidia", "cu13", "lib")
+bad = []
+for name in ("cudart", "cublasLt", "cublas"):
+    l = j["libraries"][name]
+    if l["status"] != "loaded" or os.path.dirname(os.path.realpath(l["path"])) != os.path.realpath(lib):
+        bad.append(f"{name}: {l['status']} {l.get('path')} (want {lib})")
+if j["driver"]["cuda_version"] < 13000 or not re.match(r"\d{3}\.", str(j["driver"].get("branch") or "")):
+    bad.append(f"driver: {j['driver']}")
+d = j["devices"][0] if j["devices"] else {}
+cc = d.get("compute_capability") or []
+if len(cc) != 2 or not all(isinstance(v, int) and v > 0 for v in cc[:1]) or d.get("kernels") != "sass":
+    bad.append(f"device: {d}")
+st = j.get("selftest") or {}
+if not (st.get("saxpy", {}).get("pass") and st.get("sgemm", {}).get("pass")) or j.get("exit_code") != 0:
+    bad.append(f"selftest/exit: {st} {j.get('exit_code')}")
+print("probe check:", "; ".join(bad) if bad else
+      f"ok: {lib}, driver {j['driver']['cuda_version']}/{j['driver']['branch']}, {d.get('name')} sm_{cc[0]}{cc[1]} (SASS), self-test passed")
+sys.exit(1 if bad else 0)
+PYEOF
+    return $((1 - ok))
+}
+step probe-check check_probe
 step bench "${mk[@]}" bench
 step ptxas nvcc -O3 -std=c++17 -arch=sm_90 -cubin -Xptxas -v -o /tmp/all.cubin kernels/all.cu -Ikernels
 ls -la build/libcudaload.so* build/kernels/cudaload.fatbin > "$out/sizes.txt" 2>&1

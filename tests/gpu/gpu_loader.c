@@ -143,6 +143,23 @@ static void test_wheels_beat_the_system_copy(void **state) {
     th_result_free(r);
 }
 
+/* The file ld.so.cache lists for soname (`ldconfig -p`), realpath'ed into out; 0 when none. */
+static int ldcache_file(const char *soname, char *out) {
+    FILE *p = popen("ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null", "r");
+    if (!p) return 0;
+    char line[PATH_MAX + 256];
+    int found = 0;
+    size_t n = strlen(soname);
+    while (!found && fgets(line, sizeof line, p)) {
+        char *s = line + strspn(line, " \t"), *arrow = strstr(line, "=> ");
+        if (strncmp(s, soname, n) != 0 || s[n] != ' ' || !arrow || !strstr(s, "x86-64")) continue;
+        arrow[3 + strcspn(arrow + 3, "\n")] = 0;
+        found = realpath(arrow + 3, out) != NULL;
+    }
+    pclose(p);
+    return found;
+}
+
 static void test_system_scope_takes_the_system_copy(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
@@ -159,6 +176,18 @@ static void test_system_scope_takes_the_system_copy(void **state) {
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].source, CUDALOAD_SOURCE_SYSTEM);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].source, CUDALOAD_SOURCE_SYSTEM);
     assert_null(site[0] ? strstr(r->lib[CUDALOAD_LIB_CUDART].path, site) : NULL);
+    /* the very files the dynamic linker's cache names (on the H100 machine: /usr/local/cuda) */
+    const char *sonames[] = {"libcudart.so.13", "libcublas.so.13"};
+    const cudaload_lib libs[] = {CUDALOAD_LIB_CUDART, CUDALOAD_LIB_CUBLAS};
+    for (int i = 0; i < 2; i++) {
+        char want[PATH_MAX], got[PATH_MAX];
+        if (getenv("LD_LIBRARY_PATH") || !ldcache_file(sonames[i], want)) {
+            print_message("system scope: %s: no ld.so.cache entry to compare with (or LD_LIBRARY_PATH set)\n", sonames[i]);
+            continue;
+        }
+        assert_non_null(realpath(r->lib[libs[i]].path, got));
+        if (strcmp(want, got) != 0) fail_msg("system scope: %s is %s, ld.so.cache names %s", sonames[i], got, want);
+    }
     print_message("system scope: cudart %s; cublas %s; %s\n", r->lib[CUDALOAD_LIB_CUDART].path,
                   r->lib[CUDALOAD_LIB_CUBLAS].path, r->user);
     if (!r->user_int[0]) fail_msg("SAXPY through the tables failed: %s", r->user);

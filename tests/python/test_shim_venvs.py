@@ -82,7 +82,7 @@ def expect_no_gpu_error(out):
 
 def test_cu12_venv_finds_its_wheels(venv_cu12):
     site = site_packages(venv_cu12)
-    out = report(venv_cu12 / "bin" / "python", clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM, CUDALOAD_CUDA_MAJOR=12))
+    out = report(venv_cu12 / "bin" / "python", clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
     assert str(site) in out["roots"], out["roots"]
     rt, blas, lt = lib(out, "cudart"), lib(out, "cublas"), lib(out, "cublasLt")
     assert rt["path"] == str(site / "nvidia/cuda_runtime/lib/libcudart.so.12"), rt
@@ -96,11 +96,16 @@ def test_cu12_venv_finds_its_wheels(venv_cu12):
 def test_cu13_venv_finds_its_wheels(venv_cu13):
     site = site_packages(venv_cu13)
     out = report(venv_cu13 / "bin" / "python", clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
+    assert str(site) in out["roots"], out["roots"]
     rt = lib(out, "cudart")
     assert rt["path"] == str(site / "nvidia/cu13/lib/libcudart.so.13"), rt
     assert rt["status"] == "loaded" and rt["source"] == "caller" and rt["major"] == 13, rt
     if os.environ.get("FIXTURES_CU13_CUBLAS", "1") != "0":
-        assert lib(out, "cublas")["path"] == str(site / "nvidia/cu13/lib/libcublas.so.13"), lib(out, "cublas")
+        for name in ("cublas", "cublasLt"):
+            b = lib(out, name)
+            assert b["path"] == str(site / f"nvidia/cu13/lib/lib{name}.so.13"), b
+            assert b["status"] == "loaded" and b["source"] == "caller" and b["major"] == 13, b
+    assert out["probe"]["system_search"] is False
     expect_no_gpu_error(out)
 
 
