@@ -1,36 +1,18 @@
 // saxpy_tune.cu -- a developer tool, not part of the library: times SAXPY variants (float4s
 // per thread, threads per block, cache hints, grid-stride) and the D2D copy at n = 2^28 on
-// the GPU at hand, on random data, the whole sweep twice (the spread is the noise).
+// the GPU at hand, on random data, the whole sweep twice (the spread is the noise): first
+// each variant back to back, then alternating with a torch-like kernel and the copy (as the
+// benchmarks and real programs run it), idle and queued behind a memset.
 //   nvcc -O3 -arch=sm_90 -o build/saxpy_tune bench/saxpy_tune.cu && build/saxpy_tune
 #include <cstdio>
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
 
-template <int V, bool CS, int T>
-__global__ void __launch_bounds__(T) sx(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
-    long long base = (long long)blockIdx.x * blockDim.x * V + threadIdx.x;
-    float4 xv[V], yv[V];
-#pragma unroll
-    for (int u = 0; u < V; u++) {
-        long long i = base + (long long)u * blockDim.x;
-        if (i < n4) {
-            xv[u] = CS ? __ldcs(x + i) : __ldg(x + i);
-            yv[u] = CS ? __ldcs(y + i) : y[i];
-        }
-    }
-#pragma unroll
-    for (int u = 0; u < V; u++) {
-        long long i = base + (long long)u * blockDim.x;
-        if (i < n4) {
-            float4 r = make_float4(fmaf(a, xv[u].x, yv[u].x), fmaf(a, xv[u].y, yv[u].y), fmaf(a, xv[u].z, yv[u].z), fmaf(a, xv[u].w, yv[u].w));
-            if (CS) __stcs(y + i, r); else y[i] = r;
-        }
-    }
-}
-
-// The same with L2 sector prefetch hints (sm_80+): x through the non-coherent path with
-// L1::no_allocate.L2::256B, y with L1::no_allocate.L2::256B; stores streaming.
+// Load/store hints: PLAIN (x through the read-only path, plain y load and store: shipped),
+// CS (evict-first __ldcs/__stcs), L2P (sm_80+ L1::no_allocate.L2::256B prefetching loads,
+// streaming stores).
+enum { PLAIN = 0, CS = 1, L2P = 2 };
 __device__ __forceinline__ float4 ld_x256(const float4 *p) {
     float4 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
@@ -43,21 +25,26 @@ __device__ __forceinline__ float4 ld_y256(const float4 *p) {
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
     return v;
 }
-template <int V, int T>
-__global__ void __launch_bounds__(T) sxp(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
+
+template <int V, int H, int T>
+__global__ void __launch_bounds__(T) sx(long long n4, float a, const float4 *__restrict__ x, float4 *__restrict__ y) {
     long long base = (long long)blockIdx.x * blockDim.x * V + threadIdx.x;
     float4 xv[V], yv[V];
 #pragma unroll
     for (int u = 0; u < V; u++) {
         long long i = base + (long long)u * blockDim.x;
-        if (i < n4) xv[u] = ld_x256(x + i), yv[u] = ld_y256(y + i);
+        if (i < n4) {
+            xv[u] = H == CS ? __ldcs(x + i) : H == L2P ? ld_x256(x + i) : __ldg(x + i);
+            yv[u] = H == CS ? __ldcs(y + i) : H == L2P ? ld_y256(y + i) : y[i];
+        }
     }
 #pragma unroll
     for (int u = 0; u < V; u++) {
         long long i = base + (long long)u * blockDim.x;
-        if (i < n4)
-            __stcs(y + i, make_float4(fmaf(a, xv[u].x, yv[u].x), fmaf(a, xv[u].y, yv[u].y), fmaf(a, xv[u].z, yv[u].z),
-                                      fmaf(a, xv[u].w, yv[u].w)));
+        if (i < n4) {
+            float4 r = make_float4(fmaf(a, xv[u].x, yv[u].x), fmaf(a, xv[u].y, yv[u].y), fmaf(a, xv[u].z, yv[u].z), fmaf(a, xv[u].w, yv[u].w));
+            if (H == PLAIN) y[i] = r; else __stcs(y + i, r);
+        }
     }
 }
 
@@ -106,22 +93,18 @@ int main() {
         printf("%-32s %7.0f GB/s\n", name, bytes / (t[12] / 1e3) / 1e9);
     };
     double bytes = 12.0 * n;
-#define RUN(V, CS, T)                                                                                          \
-    bench(#V " float4 x " #T " threads, cs=" #CS, [&] {                                                             \
-        sx<V, CS, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); \
+#define RUN(V, H, T)                                                                                           \
+    bench(#V " float4 x " #T " threads, " #H, [&] {                                                                 \
+        sx<V, H, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); \
     }, bytes)
     for (int pass = 0; pass < 2; pass++) {
         printf("pass %d\n", pass + 1);
-        RUN(1, true, 256); RUN(2, true, 256); RUN(4, true, 256); RUN(8, true, 256);
-        RUN(1, false, 256); RUN(2, false, 256); RUN(4, false, 256);
-        RUN(1, true, 128); RUN(2, true, 128); RUN(4, true, 128); RUN(1, false, 128); RUN(2, false, 128); RUN(4, false, 128);
-        RUN(1, true, 512); RUN(2, true, 512); RUN(1, false, 512); RUN(2, false, 512); RUN(1, true, 1024);
-        RUN(1, false, 1024); RUN(2, true, 1024);
-#define RUNP(V, T)                                                                                              \
-    bench(#V " float4 x " #T " threads, L2::256B", [&] {                                                         \
-        sxp<V, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); \
-    }, bytes)
-        RUNP(1, 256); RUNP(1, 512); RUNP(1, 1024); RUNP(2, 256); RUNP(2, 512); RUNP(4, 256);
+        RUN(1, CS, 256); RUN(2, CS, 256); RUN(4, CS, 256); RUN(8, CS, 256);
+        RUN(1, PLAIN, 256); RUN(2, PLAIN, 256); RUN(4, PLAIN, 256);
+        RUN(1, CS, 128); RUN(2, CS, 128); RUN(4, CS, 128); RUN(1, PLAIN, 128); RUN(2, PLAIN, 128); RUN(4, PLAIN, 128);
+        RUN(1, CS, 512); RUN(2, CS, 512); RUN(1, PLAIN, 512); RUN(2, PLAIN, 512); RUN(1, CS, 1024);
+        RUN(1, PLAIN, 1024); RUN(2, CS, 1024);
+        RUN(1, L2P, 256); RUN(1, L2P, 512); RUN(1, L2P, 1024); RUN(2, L2P, 256); RUN(2, L2P, 512); RUN(4, L2P, 256);
         for (int k : {4, 8, 16, 32})
             bench(k == 4 ? "grid-stride 4 blocks/SM" : k == 8 ? "grid-stride 8 blocks/SM" : k == 16 ? "grid-stride 16 blocks/SM" : "grid-stride 32 blocks/SM",
                   [&] { sx_gs<<<sms * k, 256>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); }, bytes);
@@ -132,7 +115,7 @@ int main() {
     // the first contender rotating each round; idle and queued (a 256 MiB memset first).
     char *scratch;
     cudaMalloc(&scratch, (size_t)256 << 20);
-    auto ref = [&] { sx<2, false, 128><<<(unsigned)((n4 + 255) / 256), 128>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); };
+    auto ref = [&] { sx<2, PLAIN, 128><<<(unsigned)((n4 + 255) / 256), 128>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y); };
     auto copy = [&] { cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice); };
     auto duel = [&](const char *name, auto launch, bool queued) {
         std::vector<float> t[3];
@@ -152,21 +135,19 @@ int main() {
                 t[c].push_back(ms);
             }
         for (auto &v : t) std::sort(v.begin(), v.end());
-        printf("alt %-6s %-32s %7.0f GB/s   ref 2x128 %7.0f   copy %7.0f\n", queued ? "queued" : "idle", name,
+        printf("alt %-6s %-32s %7.0f GB/s   ref 2x128 plain %7.0f   copy %7.0f\n", queued ? "queued" : "idle", name,
                bytes / (t[0][12] / 1e3) / 1e9, bytes / (t[1][12] / 1e3) / 1e9, 8.0 * n / (t[2][12] / 1e3) / 1e9);
     };
-#define DUEL(V, CS, T, Q)                                                                                           \
-    duel(#V " float4 x " #T " threads, cs=" #CS, [&] {                                                                  \
-        sx<V, CS, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y);      \
+#define DUEL(V, H, T, Q)                                                                                            \
+    duel(#V " float4 x " #T " threads, " #H, [&] {                                                                      \
+        sx<V, H, T><<<(unsigned)((n4 + T * V - 1) / (T * V)), T>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y);      \
     }, Q)
     for (int pass = 0; pass < 2; pass++)
         for (bool q : {false, true}) {
-            DUEL(1, true, 1024, q); DUEL(1, false, 1024, q); DUEL(1, true, 512, q); DUEL(1, true, 256, q);
-            DUEL(2, true, 128, q); DUEL(2, false, 128, q); DUEL(4, true, 128, q); DUEL(2, true, 256, q);
-            DUEL(4, true, 256, q); DUEL(2, true, 512, q);
-            duel("1 float4 x 1024 threads, L2::256B", [&] {
-                sxp<1, 1024><<<(unsigned)((n4 + 1023) / 1024), 1024>>>(n4, 1.0001f, (const float4 *)x, (float4 *)y);
-            }, q);
+            DUEL(1, CS, 1024, q); DUEL(1, PLAIN, 1024, q); DUEL(1, CS, 512, q); DUEL(1, CS, 256, q);
+            DUEL(2, CS, 128, q); DUEL(2, PLAIN, 128, q); DUEL(4, CS, 128, q); DUEL(2, CS, 256, q);
+            DUEL(4, CS, 256, q); DUEL(2, CS, 512, q);
+            DUEL(1, L2P, 1024, q);
         }
     return 0;
 }
