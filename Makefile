@@ -75,6 +75,8 @@ help:
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
 	@echo "                    check-tsan, check-valgrind and check-python;"
 	@echo "                    no GPU needed"
+	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
+	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
 	@echo "                    < 1 MB), sdist, venvs with the nvidia-* wheels from PyPI, the API's checks;"
 	@echo "                    pytest on tests/python in a venv made at $(B)/python/testenv"
@@ -89,6 +91,8 @@ help:
 	@echo "                    probe followed (VG_JOBS=$(VG_JOBS) at once); an error or definite leak fails"
 	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang and"
 	@echo "                    libclang-rt; inputs up to FUZZ_MAX_LEN=4096 bytes); docs/reliability.md"
+	@echo "  make bench-bins   build the benchmark programs only ($(B)/bench/bench_init, bench_call,"
+	@echo "                    bench_call_direct, bench_kernels), without running them"
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
@@ -244,7 +248,8 @@ check-tsan: test-deps
 # followed, and cudaload-probe through tests/valgrind-probe.sh (a few cases covering its report
 # paths; test_probe runs it ~60 times, ~30 s of CPU each under valgrind); programs outside the project
 # (sh, make, cc, pkg-config, python, pip: all under /usr or /bin, or a venv's python) are not,
-# nor test_faults' setuid helper copy (valgrind cannot run a setuid program: AT_SECURE would be 0).
+# nor test_faults' setuid helper copy (valgrind cannot run a setuid program: AT_SECURE would be 0)
+# nor test_search's self helper copy (the same program placed in a site-packages; run natively).
 # One log per process in $(B)/valgrind/<n>-<test>/, scanned by tests/run-tests.sh: an error or a
 # definite leak anywhere fails the target. tests/valgrind.supp: glibc/NVIDIA internals, each
 # explained. VG_JOBS programs run at once (the longest, test_search, first). test_probe and

@@ -133,7 +133,10 @@ cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, i
     int v = 0;
     cudaError_t e = rt->cudaRuntimeGetVersion(&v);
     if (e != cudaSuccess) {
-        cl_buf_printf(why, "cudaRuntimeGetVersion failed with error %d", (int)e);
+        /* the error's name from the runtime's own table (cudaGetErrorName is required, so it is
+         * there once the table was filled; checked anyway, never a NULL call) */
+        const char *name = rt->has.cudaGetErrorName && rt->cudaGetErrorName ? rt->cudaGetErrorName(e) : NULL;
+        cl_buf_printf(why, "cudaRuntimeGetVersion failed: %s (%d)", name ? name : "unknown error", (int)e);
         return CUDALOAD_ERROR_CUDA;
     }
     *version = v;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -147,6 +148,51 @@ static void test_forced_init_error(void **state) {
     th_result_free(r);
 }
 
+/* The two delays (FAKE_CUDA_DEVICE_GET_DELAY_MS, FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS) that
+ * let the fork tests hold a lock of libcudaload's: each call takes at least that long, and
+ * without the variable it does not wait. */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void child_delays(th_result *r, void *arg) {
+    void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_LOCAL);
+    r->user_int[0] = h != NULL;
+    if (!h) return;
+    int v = 0;
+    double t0 = now_s();
+    r->user_int[1] = SYM(h, cuDriverGetVersion)(&v);
+    double t1 = now_s();
+    SYM(h, cuInit)(0);
+    CUdevice dev = -1;
+    double t2 = now_s();
+    r->user_int[2] = SYM(h, cuDeviceGet)(&dev, 0);
+    double t3 = now_s();
+    r->user_int[3] = (int)((t1 - t0) * 1000);
+    r->user_int[4] = (int)((t3 - t2) * 1000);
+    r->user_int[5] = v;
+}
+
+static void test_delays(void **state) {
+    (void)state;
+    const char *env[] = {"FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS=300", "FAKE_CUDA_DEVICE_GET_DELAY_MS=200", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_delays, fake);
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->user_int[1], CUDA_SUCCESS);
+    assert_int_equal(r->user_int[2], CUDA_SUCCESS);
+    assert_int_equal(r->user_int[5], 13000);
+    if (r->user_int[3] < 300 || r->user_int[4] < 200)
+        fail_msg("cuDriverGetVersion took %d ms (want >= 300), cuDeviceGet %d ms (want >= 200)", r->user_int[3],
+                 r->user_int[4]);
+    th_run(r, NULL, child_delays, fake);
+    if (r->user_int[3] >= 300 || r->user_int[4] >= 200)
+        fail_msg("without the variables: cuDriverGetVersion took %d ms, cuDeviceGet %d ms", r->user_int[3], r->user_int[4]);
+    th_result_free(r);
+}
+
 static void test_exports(void **state) {
     (void)state;
     void *h = dlopen(fake, RTLD_NOW | RTLD_LOCAL);
@@ -172,7 +218,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),         cmocka_unit_test(test_environment),
         cmocka_unit_test(test_no_device),        cmocka_unit_test(test_forced_init_error),
-        cmocka_unit_test(test_exports),
+        cmocka_unit_test(test_exports),         cmocka_unit_test(test_delays),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

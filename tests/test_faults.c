@@ -20,6 +20,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudaload.h"
@@ -318,6 +320,7 @@ static void test_at_secure_setuid(void **state) {
     struct statvfs vfs;
     if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) {
         print_message("skipped: %s is on a nosuid file system (set TMPDIR elsewhere)\n", dir);
+        free(dir);
         skip();
     }
     char suid[PATH_MAX], plain[PATH_MAX], self[PATH_MAX];
@@ -423,7 +426,15 @@ static void child_all_before_init(th_result *r, void *arg) {
     r->user_int[i++] = cudaload_symbol_at(CUDALOAD_LIB_CUDART, 0, &name, &req, &present) > 0 && name && present == 0;
     r->user_int[i++] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, NULL);
     r->user_int[i++] = cudaload_is_initialized();
+    /* cudaload_set_backend needs no init (kernels.c): a valid backend is taken (it then
+     * outranks CUDALOAD_BACKEND), an invalid one is INVALID_ARGUMENT; neither initialises */
+    r->user_int[i++] = cudaload_set_backend(CUDALOAD_BACKEND_CUBLAS);
+    r->user_int[i++] = cudaload_set_backend((cudaload_backend)9);
     snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    r->user_int[i++] = cudaload_is_initialized();
+    cudaload_kernels_info k2 = {.size = sizeof k2};
+    r->user_int[i++] = cudaload_kernels_info_get(-1, &k2) == CUDALOAD_OK && k2.last_backend == CUDALOAD_BACKEND_AUTO &&
+                       k2.runnable == CUDALOAD_ERROR_NOT_ATTEMPTED;
     r->init_status = 0;
 }
 
@@ -440,6 +451,11 @@ static void test_every_call_before_init(void **state) {
     assert_int_equal(r->user_int[5], 1);
     assert_int_equal(r->user_int[6], CUDALOAD_ERROR_INVALID_ARGUMENT); /* NULL out */
     assert_int_equal(r->user_int[7], 0);
+    assert_int_equal(r->user_int[8], CUDALOAD_OK);                     /* set_backend(CUBLAS) */
+    assert_int_equal(r->user_int[9], CUDALOAD_ERROR_INVALID_ARGUMENT); /* set_backend(9) */
+    assert_non_null(strstr(r->user, "cudaload_set_backend: 9 is not a backend"));
+    assert_int_equal(r->user_int[10], 0); /* still not initialised */
+    assert_int_equal(r->user_int[11], 1); /* no call ran: last_backend AUTO, nothing attempted */
     th_result_free(r);
 }
 
@@ -534,6 +550,271 @@ static void test_concurrent_accessors(void **state) {
     th_result_free(r);
 }
 
+/* ---- silence: nothing on stdout or stderr unless CUDALOAD_DEBUG=1 / CUDALOAD_FLAG_DEBUG ---- */
+
+/* The child sends its fd 1 and fd 2 to two files, then runs init and more of the API (failing
+ * and not); the parent reads the files. */
+typedef struct captured_arg {
+    char out[PATH_MAX], err[PATH_MAX];
+    cudaload_options o;
+} captured_arg;
+
+static void child_captured(th_result *r, void *arg) {
+    const captured_arg *c = arg;
+    fflush(NULL);
+    int fo = open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fe = open(c->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) {
+        r->user_int[15] = errno ? errno : -1;
+        return;
+    }
+    close(fo);
+    close(fe);
+    th_init_child(r, (void *)&c->o);
+    int v = 0, n = 0;
+    cudaload_driver_version(&v);
+    cudaload_device_count(&n);
+    cudaload_load_cublas();
+    cudaload_kernels_info k = {.size = sizeof k};
+    cudaload_kernels_info_get(0, &k);
+    cudaload_saxpy(-1, 1.f, NULL, NULL, NULL);
+    cudaload_init(NULL);
+    fflush(NULL);
+}
+
+/* The file's contents (at most cap - 1 bytes), NUL-terminated, in a static buffer. */
+static const char *slurp(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot read %s: %s", path, strerror(errno));
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static char cap_out[1 << 16], cap_err[1 << 18];
+
+/* Runs c->o in a child with env; stdout and stderr land in cap_out and cap_err. */
+static void run_captured(th_result *r, const char *const *env, captured_arg *c, const char *dir) {
+    snprintf(c->out, sizeof c->out, "%s/stdout", dir);
+    snprintf(c->err, sizeof c->err, "%s/stderr", dir);
+    th_run(r, env, child_captured, c);
+    if (!r->exited || r->exit_code != 0) fail_msg("child did not exit cleanly (exit %d)", r->exit_code);
+    if (r->user_int[15]) fail_msg("could not redirect the child's stdout/stderr: %s", strerror(r->user_int[15]));
+    slurp(c->out, cap_out, sizeof cap_out);
+    slurp(c->err, cap_err, sizeof cap_err);
+    /* stdout is never written, debug or not */
+    if (cap_out[0]) fail_msg("the library wrote to stdout:\n%s", cap_out);
+}
+
+/* The scenarios: a failing init (every candidate bad), no library at all, a bad option, and a
+ * successful init (bad candidates first, then cuBLAS loaded too). */
+enum { SC_BAD, SC_NONE, SC_OPTION, SC_GOOD, SC_COUNT };
+
+static void scenario(int which, const char *empty, captured_arg *c, const char **env_extra) {
+    static const char *roots_bad[4], *roots_good[4], *roots_none[1];
+    roots_bad[0] = roots_good[0] = th_fixture("bad/empty/lib");
+    roots_bad[1] = roots_good[1] = th_fixture("bad/text/lib");
+    roots_bad[2] = roots_good[2] = th_fixture("bad/missing-symbol/lib");
+    roots_bad[3] = th_fixture("bad/truncated/lib");
+    roots_good[3] = th_fixture("toolkit-cu13-wheel");
+    roots_none[0] = empty;
+    memset(&c->o, 0, sizeof c->o);
+    *env_extra = NULL;
+    switch (which) {
+    case SC_BAD: c->o = th_opts(roots_bad, 4, SRC(CALLER), 0); break;
+    case SC_NONE: c->o = th_opts(roots_none, 1, SRC(CALLER), 0); break;
+    case SC_OPTION:
+        c->o = th_opts(roots_good, 4, 0, 0);
+        *env_extra = "CUDALOAD_SOURCES=caller,bogus";
+        break;
+    default: c->o = th_opts(roots_good, 4, SRC(CALLER), CUDALOAD_FLAG_LOAD_CUBLAS); break;
+    }
+}
+
+static const int scenario_status[SC_COUNT] = {CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_ERROR_NOT_FOUND,
+                                              CUDALOAD_ERROR_INVALID_OPTION, CUDALOAD_OK};
+static const char *const scenario_name[SC_COUNT] = {"every candidate bad", "no library", "bad option", "success"};
+
+static void test_silent_without_debug(void **state) {
+    (void)state;
+    char *dir = th_tmpdir(), empty[PATH_MAX + 16];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    th_mkdirs(empty);
+    static captured_arg c;
+    th_result *r = th_result_new();
+    /* unset, and set to "0" (off) */
+    static const char *const debug_values[] = {NULL, "CUDALOAD_DEBUG=0"};
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        for (size_t d = 0; d < 2; d++) {
+            const char *extra;
+            scenario(sc, empty, &c, &extra);
+            const char *env[] = {driver_env, extra ? extra : debug_values[d], extra ? debug_values[d] : NULL, NULL};
+            run_captured(r, env, &c, dir);
+            if (r->init_status != scenario_status[sc])
+                fail_msg("%s: init returned %s; message:\n%s", scenario_name[sc],
+                         cudaload_status_name((cudaload_status)r->init_status), r->error);
+            if (cap_err[0])
+                fail_msg("%s (%s): the library wrote to stderr without CUDALOAD_DEBUG:\n%s", scenario_name[sc],
+                         debug_values[d] ? debug_values[d] : "CUDALOAD_DEBUG unset", cap_err);
+        }
+        /* the failures have something to say: in the message, not on stderr */
+        if (scenario_status[sc] != CUDALOAD_OK) assert_true(strlen(r->error) > 20);
+    }
+    assert_int_equal(r->cublas_status, CUDALOAD_OK); /* the last: success, cuBLAS loaded too */
+    th_result_free(r);
+    free(dir);
+}
+
+/* Every candidate of every library, as "cudaload: <lib> candidate <path> [<source>]: <reason>";
+ * every line of the trace starts with "cudaload: ". Returns the number of candidates checked. */
+static int expect_traced(const th_result *r, const char *trace, const char *what) {
+    int checked = 0;
+    for (int lib = 0; lib < CUDALOAD_LIB_COUNT_; lib++) {
+        const th_lib *l = &r->lib[lib];
+        for (int i = 0; i < l->n_candidates && i < TH_MAX_CANDS; i++) {
+            char line[2048];
+            snprintf(line, sizeof line, "cudaload: %s candidate %s [%s]: %s", cudaload_lib_name((cudaload_lib)lib),
+                     l->cand[i].path, cudaload_source_name((cudaload_source)l->cand[i].source), l->cand[i].reason);
+            if (!strstr(trace, line)) fail_msg("%s: the trace lacks '%s'; trace:\n%s", what, line, trace);
+            checked++;
+        }
+    }
+    for (const char *p = trace; *p;) {
+        if (strncmp(p, "cudaload: ", 10) != 0) fail_msg("%s: a trace line without the prefix: %.80s", what, p);
+        const char *nl = strchr(p, '\n');
+        if (!nl) fail_msg("%s: the trace does not end with a newline", what);
+        p = nl + 1;
+    }
+    return checked;
+}
+
+static void test_debug_traces_every_candidate(void **state) {
+    (void)state;
+    char *dir = th_tmpdir(), empty[PATH_MAX + 16], want[PATH_MAX + 64];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    th_mkdirs(empty);
+    static captured_arg c;
+    th_result *r = th_result_new();
+    const char *extra;
+
+    /* CUDALOAD_DEBUG=1, a failing init: the driver, each bad candidate with its reason */
+    scenario(SC_BAD, empty, &c, &extra);
+    const char *env[] = {driver_env, "CUDALOAD_DEBUG=1", NULL};
+    run_captured(r, env, &c, dir);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 4);
+    assert_int_equal(expect_traced(r, cap_err, "CUDALOAD_DEBUG=1, all bad"), 5); /* the driver + 4 */
+    assert_non_null(strstr(cap_err, "cudaload: cudart candidate "));
+    assert_non_null(strstr(cap_err, ": empty file (0 bytes)\n"));
+    assert_non_null(strstr(cap_err, ": not an ELF file"));
+    assert_non_null(strstr(cap_err, ": missing required symbol cudaRuntimeGetVersion"));
+    assert_non_null(strstr(cap_err, ": truncated ELF"));
+    assert_non_null(strstr(cap_err, "cudaload: init: CUDALOAD_ERROR_NOT_FOUND\n"));
+
+    /* no library: no candidate, but each root and the result */
+    scenario(SC_NONE, empty, &c, &extra);
+    run_captured(r, env, &c, dir);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 0);
+    expect_traced(r, cap_err, "CUDALOAD_DEBUG=1, no library");
+    snprintf(want, sizeof want, "cudaload: root 0: %s (caller)\n", empty);
+    if (!strstr(cap_err, want)) fail_msg("the trace lacks '%s':\n%s", want, cap_err);
+    assert_non_null(strstr(cap_err, "cudaload: init: CUDALOAD_ERROR_NOT_FOUND\n"));
+
+    /* CUDALOAD_FLAG_DEBUG (no variable), a successful init with cuBLAS: every candidate of
+     * every library, the skipped ones and the ones taken */
+    scenario(SC_GOOD, empty, &c, &extra);
+    c.o.flags |= CUDALOAD_FLAG_DEBUG;
+    const char *env2[] = {driver_env, NULL};
+    run_captured(r, env2, &c, dir);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(r->cublas_status, CUDALOAD_OK);
+    int n = expect_traced(r, cap_err, "CUDALOAD_FLAG_DEBUG, success");
+    assert_true(n >= 7); /* driver, 3 bad + 1 cudart, cublasLt, cublas */
+    snprintf(want, sizeof want, "cudaload: cudart candidate %s/nvidia/cu13/lib/libcudart.so.13 [caller]: taken\n",
+             th_fixture("toolkit-cu13-wheel"));
+    if (!strstr(cap_err, want)) fail_msg("the trace lacks '%s':\n%s", want, cap_err);
+    assert_non_null(strstr(cap_err, "cudaload: init: CUDALOAD_OK\n"));
+    th_result_free(r);
+    free(dir);
+}
+
+/* ---- fork while another thread is inside cudaload_init (the loader's lock held) ---- */
+
+static atomic_int busy_started;
+
+static void *busy_init(void *arg) {
+    atomic_store(&busy_started, 1);
+    return (void *)(intptr_t)cudaload_init((const cudaload_options *)arg);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void child_fork_during_init(th_result *r, void *arg) {
+    pthread_t t;
+    pthread_create(&t, NULL, busy_init, arg);
+    while (!atomic_load(&busy_started)) {
+        struct timespec w = {0, 1000000L};
+        nanosleep(&w, NULL);
+    }
+    /* the thread is now in the fake cuDriverGetVersion (1500 ms), inside init, lock held */
+    struct timespec ts = {0, 300 * 1000000L};
+    nanosleep(&ts, NULL);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the atfork handler made fork wait until init let the lock go: this copy of the lock
+         * is free and the state complete, the same as the parent's */
+        int ok = cudaload_is_initialized() == 1;
+        ok &= cudaload_init(NULL) == CUDALOAD_OK;
+        cudaload_library_info info = {.size = sizeof info};
+        ok &= cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK && info.status == CUDALOAD_OK &&
+              info.path != NULL && info.loaded == 1;
+        int v = 0;
+        ok &= cudaload_driver_version(&v) == CUDALOAD_OK && v == 13000;
+        ok &= cudaload_cudart() != NULL;
+        _exit(ok ? 0 : 1);
+    }
+    r->user_int[1] = (int)((now_s() - t0) * 1000); /* how long fork() waited */
+    int st = 0, waited = 0;
+    for (int i = 0; i < 100 && !(waited = waitpid(pid, &st, WNOHANG)); i++) { /* up to 10 s */
+        struct timespec w = {0, 100 * 1000000L};
+        nanosleep(&w, NULL);
+    }
+    if (!waited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        r->user_int[0] = 98; /* deadlocked */
+    } else {
+        r->user_int[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+    }
+    void *ret = NULL;
+    pthread_join(t, &ret);
+    th_capture(r, (cudaload_status)(intptr_t)ret);
+}
+
+static void test_fork_while_init_busy(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, "FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS=1500", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_fork_during_init, &o);
+    expect_init(r, CUDALOAD_OK, NULL);
+    if (r->user_int[0] == 98) fail_msg("the forked child deadlocked on the loader's lock");
+    if (r->user_int[0] != 0) fail_msg("the forked child saw an incomplete or inconsistent state (exit %d)", r->user_int[0]);
+    /* fork was called while init held the lock: it waited for init (~1200 ms) */
+    if (r->user_int[1] < 500) fail_msg("fork() returned after %d ms: init was not running when it was called", r->user_int[1]);
+    print_message("fork() waited %d ms for init to finish\n", r->user_int[1]);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--setuid-helper") == 0) return setuid_helper(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
@@ -545,6 +826,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_repeated_init),
         cmocka_unit_test(test_every_call_before_init),
         cmocka_unit_test(test_concurrent_accessors),
+        cmocka_unit_test(test_silent_without_debug),
+        cmocka_unit_test(test_debug_traces_every_candidate),
+        cmocka_unit_test(test_fork_while_init_busy),
     };
     return cmocka_run_group_tests_name("faults", tests, setup, NULL);
 }

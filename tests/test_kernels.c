@@ -89,7 +89,14 @@ static void child_args(th_result *r, void *arg) {
     th_init_child(r, NULL);
     float *p = (float *)(uintptr_t)0x10000, *odd = (float *)(uintptr_t)0x10002;
     int i = 0;
-#define CHECK(call) r->user_int[i++] = (call)
+    size_t off = 0;
+    /* each status in user_int[], each message on its own line of user */
+#define CHECK(call)                                                                                          \
+    do {                                                                                                     \
+        r->user_int[i++] = (call);                                                                           \
+        if (off < sizeof r->user)                                                                            \
+            off += (size_t)snprintf(r->user + off, sizeof r->user - off, "%d: %s\n", i - 1, cudaload_last_error()); \
+    } while (0)
     CHECK(cudaload_saxpy(-1, 1.f, p, p, NULL));
     CHECK(cudaload_saxpy(10, 1.f, NULL, p, NULL));
     CHECK(cudaload_saxpy(10, 1.f, p, odd, NULL));
@@ -102,7 +109,11 @@ static void child_args(th_result *r, void *arg) {
     CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, odd, 4, p, 4, 0.f, p, 4, NULL));
     CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, (long long)INT_MAX + 1, 1, 1, 1.f, p, (long long)INT_MAX + 1, p, 1, 0.f, p,
                          (long long)INT_MAX + 1, NULL));
-    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    /* 11..14: NULL A, NULL B (k > 0 and alpha != 0, so both are read), B and C misaligned */
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, NULL, 4, p, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 4, NULL, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 4, odd, 4, 0.f, p, 4, NULL));
+    CHECK(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 4, 4, 4, 1.f, p, 4, p, 4, 0.f, odd, 4, NULL));
     /* quick returns: nothing to do is success, without touching the pointers */
     r->user_int[i++] = cudaload_saxpy(0, 1.f, NULL, NULL, NULL) == CUDALOAD_OK &&
                        cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 0, 5, 5, 1.f, NULL, 1, NULL, 5, 0.f, NULL, 1, NULL) ==
@@ -115,11 +126,23 @@ static void test_argument_checks(void **state) {
     const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
     th_result *r = th_result_new();
     th_run(r, env, child_args, NULL);
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < 15; i++)
         if (r->user_int[i] != CUDALOAD_ERROR_INVALID_ARGUMENT)
-            fail_msg("check %d returned %s", i, cudaload_status_name((cudaload_status)r->user_int[i]));
-    assert_int_equal(r->user_int[11], 1); /* the quick returns */
-    assert_non_null(strstr(r->user, "each must be in 0.."));
+            fail_msg("check %d returned %s; messages:\n%s", i, cudaload_status_name((cudaload_status)r->user_int[i]),
+                     r->user);
+    assert_int_equal(r->user_int[15], 1); /* the quick returns */
+    /* each refusal says why (one message per check, numbered) */
+    static const char *const words[] = {
+        "10: cudaload_sgemm: m = 2147483648, n = 1, k = 1: each must be in 0..",
+        "11: cudaload_sgemm: NULL pointer (A = (nil), B = 0x10000, C = 0x10000)",
+        "12: cudaload_sgemm: NULL pointer (A = 0x10000, B = (nil), C = 0x10000)",
+        "13: cudaload_sgemm: pointer not aligned to 4 bytes (A = 0x10000, B = 0x10002, C = 0x10000)",
+        "14: cudaload_sgemm: pointer not aligned to 4 bytes (A = 0x10000, B = 0x10000, C = 0x10002)",
+        "1: cudaload_saxpy: x = (nil), y = 0x10000: NULL pointer",
+        "6: cudaload_sgemm: NULL pointer (A = 0x10000, B = 0x10000, C = (nil))",
+    };
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+        if (!strstr(r->user, words[w])) fail_msg("no '%s' among the messages:\n%s", words[w], r->user);
     th_result_free(r);
 }
 

@@ -256,6 +256,7 @@ static void test_wheels_missing(void **state) {
     run_expect(&o, env12, args, 1);
     ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.8;");
     done(&o);
+    free(empty);
 }
 
 /* Only CUDA 13 copies, a CUDA 12 driver: the CUDA 12 wheels fix it (or a newer driver). */
@@ -361,6 +362,7 @@ static void test_ld_library_path_warning(void **state) {
              "[\"export LD_LIBRARY_PATH=%s:\\x27%s/with space\\x27\"]", other, other);
     ASSERT_JQ(&o, want, "true");
     done(&o);
+    free(other);
 }
 
 static void test_find_only(void **state) {
@@ -404,6 +406,7 @@ static void test_hostile_path(void **state) {
     if (strchr(o.text, '\x01') || strchr(o.text, '\x1b')) fail_msg("raw control bytes in the report:\n%s", o.text);
     ASSERT_TEXT(&o, "a\"b\\c\\x0ad\\x01\\x1b[31m");
     done(&o);
+    free(tmp);
 }
 
 static void test_nvrtc_reported_when_present(void **state) {
@@ -422,6 +425,7 @@ static void test_nvrtc_reported_when_present(void **state) {
     ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"status\"]", "found");
     ASSERT_JQ(&o, "d[\"libraries\"][\"nvrtc\"][\"path\"].endswith(\"libnvrtc.so.13\")", "true");
     done(&o);
+    free(dir);
 }
 
 static void test_writable_library_warned(void **state) {
@@ -440,6 +444,7 @@ static void test_writable_library_warned(void **state) {
     ASSERT_JQ(&o, "any(\"anyone can put another library there\" in w for w in d[\"warnings\"])", "true");
     done(&o);
     chmod(dir, 0700);
+    free(dir);
 }
 
 static void test_selftest_failure_is_reported(void **state) {
@@ -532,6 +537,7 @@ static void test_text_fits_80_columns(void **state) {
         assert_null(strstr(o.text, "\033[")); /* not a terminal: no colour */
         done(&o);
     }
+    free(empty);
 }
 
 static void test_colour_only_on_terminal(void **state) {
@@ -616,13 +622,15 @@ static void test_json_types(void **state) {
     /* a system-search attempt that found nothing has no path, only the SONAME it asked the
      * dynamic loader for; every path there is absolute */
     const char *env2[] = {"CUDALOAD_SOURCES=caller,system", NULL};
-    const char *args2[] = {"--json", "--root", th_tmpdir(), NULL};
+    char *empty = th_tmpdir();
+    const char *args2[] = {"--json", "--root", empty, NULL};
     run_probe(&o, env2, args2);
     ASSERT_JQ(&o, "all((c[\"path\"].startswith(\"/\") and c[\"soname\"] is None) if c[\"path\"] is not None else "
                   "(c[\"source\"] == \"system\" and c[\"soname\"].startswith(\"lib\") and \" \" not in c[\"soname\"]) "
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\") for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
     done(&o);
+    free(empty);
 }
 
 /* The build flags for the CUDA 12 wheels: the include dirs hold the headers, the link form

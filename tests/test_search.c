@@ -13,12 +13,15 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -241,7 +244,16 @@ static void test_no_driver(void **state) {
     cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
     th_result *r = th_result_new();
     th_run(r, NULL, th_init_child, &o);
-    if (r->lib[CUDALOAD_LIB_DRIVER].status == CUDALOAD_OK) skip(); /* a machine with a driver */
+    if (r->lib[CUDALOAD_LIB_DRIVER].status == CUDALOAD_OK) {
+        /* libcudaload has no scope that keeps the system's libcuda.so.1 out (CUDALOAD_SOURCES
+         * does not apply to the driver, docs/search-order.md), so this case needs a machine
+         * without one; test_no_driver_deterministic covers NO_DRIVER everywhere */
+        print_message("skipped: this machine has a driver (libcuda.so.1 loads from %s): the real "
+                      "\"cannot open shared object file\" case needs a machine without one\n",
+                      r->lib[CUDALOAD_LIB_DRIVER].path);
+        th_result_free(r);
+        skip();
+    }
     expect_status(r, CUDALOAD_ERROR_NO_DRIVER);
     assert_non_null(strstr(r->error, "libcuda.so.1"));
     assert_non_null(strstr(r->error, "cannot open shared object file"));
@@ -255,6 +267,77 @@ static void test_no_driver(void **state) {
     o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
     th_run(r, NULL, th_init_child, &o);
     expect_status(r, CUDALOAD_OK);
+    th_result_free(r);
+}
+
+/* NO_DRIVER on every machine, driver or not. libcudaload has no scope that leaves the system
+ * driver out (CUDALOAD_SOURCES does not apply to it), and a test-only switch in the library
+ * would be a path users never take; what any process can hold instead is the toolkit's link
+ * stub as its libcuda.so.1 (a program linked with -L.../stubs -lcuda whose stub was found
+ * at run time). libcudaload reuses the libcuda.so.1 in the process (by DT_SONAME), whose
+ * cuDriverGetVersion fails with CUDA_ERROR_STUB_LIBRARY: NO_DRIVER, and the rest of the
+ * no-driver behaviour follows (cudart found ungated, cuBLAS loadable, DRIVER_OPTIONAL). */
+static void child_stub_loaded(th_result *r, void *arg) {
+    char stub[PATH_MAX];
+    snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", toolkit_lib());
+    void *h = dlopen(stub, RTLD_NOW | RTLD_LOCAL);
+    r->user_int[0] = h != NULL;
+    if (!h) {
+        snprintf(r->user, sizeof r->user, "%s", dlerror());
+        return;
+    }
+    th_init_child(r, arg);
+}
+
+static void test_no_driver_deterministic(void **state) {
+    (void)state;
+    char stub[PATH_MAX];
+    snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", toolkit_lib());
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    th_result *r = th_result_new();
+    th_run(r, NULL, child_stub_loaded, &o);
+    if (!r->user_int[0]) fail_msg("dlopen(%s) failed: %s", stub, r->user);
+    expect_status(r, CUDALOAD_ERROR_NO_DRIVER);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_ERROR_NO_DRIVER);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].loaded, 0);
+    expect_reason(r, CUDALOAD_LIB_DRIVER, "stubs/libcuda.so", CUDALOAD_ERROR_NO_DRIVER,
+                  "this is the toolkit's link stub, not a driver");
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].cand[0].source, CUDALOAD_SOURCE_LOADED);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].n_candidates, 1); /* no second driver was looked for */
+    assert_non_null(strstr(r->error, "CUDA driver (libcuda.so.1) not found"));
+    assert_non_null(strstr(r->error, "fix: install the NVIDIA driver"));
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13"),
+                    CUDALOAD_SOURCE_CALLER);
+    const char *lazy[] = {"TH_LOAD_CUBLAS=1", NULL};
+    th_run(r, lazy, child_stub_loaded, &o);
+    expect_status(r, CUDALOAD_ERROR_NO_DRIVER);
+    assert_int_equal(r->cublas_status, CUDALOAD_OK);
+    cudaload_options opt = o;
+    opt.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    th_run(r, NULL, child_stub_loaded, &opt);
+    expect_status(r, CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_ERROR_NO_DRIVER);
+
+    /* an exact driver file that does not exist is OVERRIDE_UNUSABLE (not NO_DRIVER), from the
+     * environment or the options, and the system's libcuda.so.1 is never tried instead */
+    const char *missing = "/nonexistent/cudaload-test/libcuda.so.1";
+    char drv[PATH_MAX + 32], want[PATH_MAX + 64];
+    snprintf(drv, sizeof drv, "CUDALOAD_DRIVER_PATH=%s", missing);
+    const char *env[] = {drv, NULL};
+    th_run(r, env, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    expect_reason(r, CUDALOAD_LIB_DRIVER, missing, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, "No such file or directory");
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].n_candidates, 1);
+    snprintf(want, sizeof want, "CUDALOAD_DRIVER_PATH=%s cannot be used: No such file or directory", missing);
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
+    opt = o;
+    opt.driver_path = missing;
+    th_run(r, NULL, th_init_child, &opt);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].n_candidates, 1);
+    snprintf(want, sizeof want, "options.driver_path=%s cannot be used", missing);
+    if (!strstr(r->error, want)) fail_msg("message lacks '%s':\n%s", want, r->error);
     th_result_free(r);
 }
 
@@ -299,12 +382,103 @@ static void test_device_count(void **state) {
     assert_non_null(strstr(r->user, "CUDA_ERROR_NO_DEVICE"));
     const char *env2[] = {driver_env, "FAKE_CUDA_DEVICES=2", NULL};
     th_run(r, env2, child_devices, &o);
+    expect_status(r, CUDALOAD_OK);
     assert_int_equal(r->user_int[0], CUDALOAD_OK);
     assert_int_equal(r->user_int[1], 2);
     th_result_free(r);
 }
 
 /* ---- order ---- */
+
+/* ---- the self source: a copy of this program inside a site-packages ----
+ * `self` is the site-packages that holds the file embedding libcudaload (dladdr on
+ * cudaload_init; for a program, its absolute argv[0]: see search.c and cudaload.c). This
+ * program embeds libcudaload.a, so a copy of it in <tmp>/site-packages/cudaload_selftest/,
+ * exec'ed with "--self-helper ROOT", has that site-packages as its self root, as a Python
+ * extension module in site-packages has its own (tests/python/test_example_extension.py
+ * tests that case with the real module). The helper runs one init (caller root ROOT, every
+ * other setting from the environment the scenario child gives it) and writes its th_result
+ * to stdout; the scenario child reads it back. The copy's name matches check-valgrind's
+ * --trace-children-skip (*\/cudaload-*-helper): it runs natively there. */
+
+static int self_helper(const char *root) {
+    static th_result res; /* ~200 KB: not on the stack */
+    const char *roots[] = {root};
+    cudaload_options o = th_opts(roots, 1, 0, 0);
+    th_init_child(&res, &o);
+    const char *p = (const char *)&res;
+    size_t left = sizeof res;
+    while (left > 0) {
+        ssize_t n = write(1, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 1;
+        p += n;
+        left -= (size_t)n;
+    }
+    return 0;
+}
+
+typedef struct self_run {
+    const char *exe;  /* the copy of this program inside the site-packages */
+    const char *root; /* its caller root */
+} self_run;
+
+static void child_via_self_copy(th_result *r, void *arg) {
+    const self_run *sr = arg;
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(r->error, sizeof r->error, "pipe: %s", strerror(errno));
+        r->init_status = -2;
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        char *const argv[] = {(char *)sr->exe, "--self-helper", (char *)sr->root, NULL};
+        execv(sr->exe, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    static th_result got;
+    size_t have = 0;
+    ssize_t n = 0;
+    while (have < sizeof got && ((n = read(fd[0], (char *)&got + have, sizeof got - have)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0) have += (size_t)n;
+    close(fd[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (pid < 0 || have != sizeof got || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        r->init_status = -2;
+        snprintf(r->error, sizeof r->error, "the self helper %s failed: read %zu of %zu bytes, wait status %#x",
+                 sr->exe, have, sizeof got, (unsigned)st);
+        return;
+    }
+    memcpy(r, &got, sizeof got); /* th_run fills exited, exit_code, ... after the child ends */
+}
+
+/* What the dynamic loader itself resolves libcudart.so.13 (else .so.12) to, in a child that
+ * holds no CUDA library yet: the file's realpath in r->user, user_int[0] = 1; 0 when it
+ * finds neither (dlerror in r->user). */
+static void child_system_cudart(th_result *r, void *arg) {
+    (void)arg;
+    static const char *const sonames[] = {"libcudart.so.13", "libcudart.so.12"};
+    for (size_t i = 0; i < 2; i++) {
+        void *h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            snprintf(r->user, sizeof r->user, "%s", dlerror());
+            continue;
+        }
+        struct link_map *lm = NULL;
+        char *real = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm ? realpath(lm->l_name, NULL) : NULL;
+        snprintf(r->user, sizeof r->user, "%s", real ? real : "");
+        r->user_int[0] = real != NULL;
+        free(real);
+        return;
+    }
+}
 
 static void test_each_source_beats_the_next(void **state) {
     (void)state;
@@ -314,29 +488,93 @@ static void test_each_source_beats_the_next(void **state) {
     snprintf(venv, sizeof venv, "VIRTUAL_ENV=%s", th_fixture("venv-cu13"));
     snprintf(path, sizeof path, "CUDALOAD_PATH=%s", th_fixture("conda/lib"));
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+
+    /* self: a site-packages holding a cu13 wheel tree and the copy of this program */
+    char *tmp = th_tmpdir();
+    char site[PATH_MAX], p[PATH_MAX + 64], src[PATH_MAX], exe[PATH_MAX + 64], me[PATH_MAX];
+    snprintf(site, sizeof site, "%s/site-packages", tmp);
+    snprintf(p, sizeof p, "%s/nvidia/cu13/lib", site);
+    th_mkdirs(p);
+    snprintf(p, sizeof p, "%s/nvidia/cu13/lib/libcudart.so.13", site);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit_lib());
+    th_symlink(src, p);
+    snprintf(p, sizeof p, "%s/cudaload_selftest", site);
+    th_mkdirs(p);
+    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+    assert_true(n > 0);
+    me[n] = 0;
+    snprintf(exe, sizeof exe, "%s/cudaload_selftest/cudaload-self-helper", site);
+    th_copy(me, exe);
+    char *site_real = realpath(site, NULL);
+    assert_non_null(site_real);
+    char self_want[PATH_MAX + 64];
+    snprintf(self_want, sizeof self_want, "%s/nvidia/cu13/lib/libcudart.so.13", site_real);
+    struct statvfs vfs;
+    int with_self = !(statvfs(tmp, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC));
+    if (!with_self)
+        print_message("note: %s is on a noexec file system, so the self step is left out (set TMPDIR elsewhere)\n", tmp);
+    self_run sr = {exe, roots[0]};
+
+    /* the system step: the file the dynamic loader resolves the SONAME to */
+    th_result *r = th_result_new();
+    th_run(r, NULL, child_system_cudart, NULL);
+    int system_has = r->user_int[0];
+    char system_want[PATH_MAX];
+    snprintf(system_want, sizeof system_want, "%s", r->user);
+    if (!system_has)
+        print_message("note: the dynamic loader finds no libcudart.so.13 or .so.12 on this system (%s): the system "
+                      "step must then be NOT_FOUND\n", system_want);
+
     struct {
         const char *sources;
         const char *want_prefix;
         cudaload_source want_source;
     } steps[] = {
-        {"override,caller,venv,conda,cuda_home,system", th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE},
-        {"caller,venv,conda,cuda_home,system", th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib"), CUDALOAD_SOURCE_CALLER},
+        {"override,caller,self,venv,conda,cuda_home,system", th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_OVERRIDE},
+        {"caller,self,venv,conda,cuda_home,system", th_fixture("toolkit-cu13-wheel/nvidia/cu13/lib"), CUDALOAD_SOURCE_CALLER},
+        {"self,venv,conda,cuda_home,system", self_want, CUDALOAD_SOURCE_SELF},
         {"venv,conda,cuda_home,system", th_fixture("venv-cu13/lib"), CUDALOAD_SOURCE_VENV},
         {"conda,cuda_home,system", th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_CONDA},
         {"cuda_home,system", th_fixture("cudahome/lib64/libcudart.so.13"), CUDALOAD_SOURCE_CUDA_HOME},
-        {"system", "/", CUDALOAD_SOURCE_SYSTEM},
+        {"system", system_want, CUDALOAD_SOURCE_SYSTEM},
     };
-    th_result *r = th_result_new();
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (!with_self && steps[i].want_source == CUDALOAD_SOURCE_SELF) continue;
         char sources[256];
         snprintf(sources, sizeof sources, "CUDALOAD_SOURCES=%s", steps[i].sources);
         const char *env[] = {driver_env, conda, home, venv, path, sources, NULL};
         cudaload_options o = th_opts(roots, 1, 0, 0);
-        th_run(r, env, th_init_child, &o);
+        if (with_self) th_run(r, env, child_via_self_copy, &sr);
+        else th_run(r, env, th_init_child, &o);
+        if (r->init_status == -2) fail_msg("%s", r->error);
+        /* while self is in scope, its root is there: the sources before it beat a real copy */
+        if (with_self && strstr(steps[i].sources, "self")) {
+            int found = 0;
+            for (int k = 0; k < r->n_roots && k < TH_MAX_ROOTS; k++)
+                found |= r->root_source[k] == CUDALOAD_SOURCE_SELF && strcmp(r->roots[k], site_real) == 0;
+            if (!found) fail_msg("step %zu (%s): no self root %s among the %d roots", i, steps[i].sources, site_real, r->n_roots);
+        }
+        if (steps[i].want_source == CUDALOAD_SOURCE_SYSTEM && !system_has) {
+            expect_status(r, CUDALOAD_ERROR_NOT_FOUND);
+            continue;
+        }
         expect_status(r, CUDALOAD_OK);
-        th_assert_taken(r, CUDALOAD_LIB_CUDART, steps[i].want_prefix, (int)steps[i].want_source);
+        if (steps[i].want_source == CUDALOAD_SOURCE_SYSTEM) {
+            th_assert_taken(r, CUDALOAD_LIB_CUDART, "/", CUDALOAD_SOURCE_SYSTEM);
+            /* the same file the dynamic loader resolves the SONAME to (paths compared resolved:
+             * ld.so.cache may name a symlink) */
+            char *got = realpath(r->lib[CUDALOAD_LIB_CUDART].path, NULL);
+            if (!got || strcmp(got, system_want) != 0)
+                fail_msg("system step took %s (resolved: %s); the dynamic loader resolves the SONAME to %s",
+                         r->lib[CUDALOAD_LIB_CUDART].path, got ? got : "?", system_want);
+            free(got);
+        } else {
+            th_assert_taken(r, CUDALOAD_LIB_CUDART, steps[i].want_prefix, (int)steps[i].want_source);
+        }
     }
     th_result_free(r);
+    free(site_real);
+    free(tmp);
 }
 
 static void test_scoped_search_keeps_system_out(void **state) {
@@ -384,14 +622,27 @@ static void test_exact_file_override(void **state) {
     expect_status(r, CUDALOAD_ERROR_INVALID_OPTION);
     assert_non_null(strstr(r->error, "CUDALOAD_CUDART_PATH: 'lib/libcudart.so.13' is a relative path"));
 
-    /* secure mode ignores every environment override */
+    /* secure mode ignores every environment override: CUDALOAD_CUDART_PATH (a text file) and
+     * CUDALOAD_DRIVER_PATH (the driver missing a symbol) would each fail init if read; the
+     * driver given in the options (code, not environment) is the one taken */
     snprintf(rt, sizeof rt, "CUDALOAD_CUDART_PATH=%s", th_fixture("bad/text/lib/libcudart.so.13"));
+    const char *env4[] = {missing_symbol_driver_env, rt, NULL};
+    const char *good_driver = driver_env + strlen("CUDALOAD_DRIVER_PATH=");
     o.flags = CUDALOAD_FLAG_SECURE;
     o.sources = SRC(CALLER);
-    th_run(r, env, th_init_child, &o);
-    /* the driver override is ignored too, so on a machine without a driver this is NO_DRIVER */
+    o.driver_path = good_driver;
+    th_run(r, env4, th_init_child, &o);
+    expect_status(r, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_DRIVER, good_driver, CUDALOAD_SOURCE_OVERRIDE);
+    assert_int_equal(th_find_candidate(r, CUDALOAD_LIB_DRIVER, "missing-symbol"), -1);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
     assert_int_equal(th_find_candidate(r, CUDALOAD_LIB_CUDART, "bad/text"), -1);
+    /* control: the same environment without secure mode is read, and fails on the driver */
+    o.flags = 0;
+    th_run(r, env4, th_init_child, &o);
+    expect_status(r, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    expect_reason(r, CUDALOAD_LIB_DRIVER, "missing-symbol/libcuda.so.1", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                  "missing required symbol cuDeviceGetName");
     th_result_free(r);
 }
 
@@ -848,7 +1099,10 @@ static void test_cublaslt_not_kept_without_cublas(void **state) {
     assert_int_not_equal(r->lib[CUDALOAD_LIB_CUBLASLT].status, CUDALOAD_OK);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUBLASLT].loaded, 0);
     assert_int_equal(r->user_int[0], 0);
-    expect_reason(r, CUDALOAD_LIB_CUBLASLT, "libcublasLt.so.13", r->lib[CUDALOAD_LIB_CUBLASLT].cand[0].result, "closed again");
+    /* the cublasLt candidate that was "taken" now carries cuBLAS's failure (the exact file
+     * for cuBLAS could not be used) and says why it was closed */
+    expect_reason(r, CUDALOAD_LIB_CUBLASLT, "libcublasLt.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                  "closed again: no usable libcublas goes with it");
     th_result_free(r);
 }
 
@@ -890,7 +1144,12 @@ static void test_cublaslt_retry_no_leak(void **state) {
     free(bad);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--self-helper") == 0) {
+        int rc = self_helper(argv[2]);
+        fflush(NULL);
+        _exit(rc); /* like a scenario child (th_run): the state kept for the process is not a leak */
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cu13_wheel_tree),
         cmocka_unit_test(test_real_cu12_wheels),
@@ -901,6 +1160,7 @@ int main(void) {
         cmocka_unit_test(test_wanted_major),
         cmocka_unit_test(test_driver_too_old),
         cmocka_unit_test(test_no_driver),
+        cmocka_unit_test(test_no_driver_deterministic),
         cmocka_unit_test(test_driver_missing_symbol_and_stub),
         cmocka_unit_test(test_device_count),
         cmocka_unit_test(test_each_source_beats_the_next),

@@ -17,6 +17,9 @@
  *   FAKE_CUDA_INIT_ERROR  a CUresult (int) for cuInit to return; unset or 0: normal behaviour
  *   FAKE_CUDA_DEVICE_GET_DELAY_MS  cuDeviceGet sleeps this long first (a slow driver: lets a
  *                         test fork while another thread is inside libcudaload's kernel setup)
+ *   FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS  cuDriverGetVersion sleeps this long first (lets a
+ *                         test fork while another thread is inside cudaload_init, which calls
+ *                         it with the loader's lock held)
  * Like the real driver, device queries before a successful cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and cuGetErrorName/String return CUDA_ERROR_INVALID_VALUE (and
  * NULL) for a code they do not know.
@@ -78,6 +81,7 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
 }
 
 CUresult CUDAAPI cuDriverGetVersion(int *version) {
+    delay_from_env("FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS");
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = env_int("FAKE_CUDA_VERSION", 13000);
     return CUDA_SUCCESS;
