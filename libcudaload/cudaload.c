@@ -392,6 +392,49 @@ static void cl_note_loaded_over_exact(cudaload_lib lib) {
     cl_buf_free(&why);
 }
 
+/* The system search's cublasLt of a major, for a libcublas the system search is about to
+ * take: dlopen by SONAME, or with find-only located the way ld.so would, without loading
+ * (so find-only reports the cublasLt a real load takes). Records the candidate; returns its
+ * status. */
+static cudaload_status cl_system_cublaslt(int major) {
+    cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
+    const char *lt_soname = cl_soname(CUDALOAD_LIB_CUBLASLT, major);
+    char lt_label[96];
+    snprintf(lt_label, sizeof lt_label, "%s (system search)", lt_soname);
+    cl_buf why = {0};
+    cudaload_status st;
+    if (cl_find_only()) {
+        char *path = cl_search_system_path(lt_soname, g.cfg.secure);
+        if (!path) {
+            cl_add_candidate(lt, lt_label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND,
+                             "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        st = cl_open_check_file(path, &why);
+        cl_add_candidate(lt, path, CUDALOAD_SOURCE_SYSTEM, st,
+                         st == CUDALOAD_OK ? "found (find-only: not loaded)" : cl_buf_str(&why));
+        if (st == CUDALOAD_OK) cl_take(lt, NULL, path, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
+        free(path);
+        cl_buf_free(&why);
+        return st;
+    }
+    void *h = cl_open_path(lt_soname, &why);
+    int version = 0;
+    st = h ? cl_accept_handle(CUDALOAD_LIB_CUBLASLT, h, major, &version, &why) : CUDALOAD_ERROR_NOT_FOUND;
+    char *real = h ? cl_handle_path(h) : NULL;
+    const char *where = real ? real : lt_label;
+    cl_add_candidate(lt, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
+    if (st == CUDALOAD_OK) {
+        cl_take(lt, h, where, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
+        lt->version = version;
+    } else if (h) {
+        dlclose(h);
+    }
+    free(real);
+    cl_buf_free(&why);
+    return st;
+}
+
 /* Step 4: the system search, dlopen by SONAME (or its find-only emulation). */
 static int cl_try_system(cudaload_lib lib, int major) {
     cl_lib_state *ls = &g.lib[lib];
@@ -415,6 +458,16 @@ static int cl_try_system(cudaload_lib lib, int major) {
         return 0;
     }
     cl_buf_free(&gwhy);
+    if (lib == CUDALOAD_LIB_CUBLAS && !cl_cublaslt_fixed()) {
+        /* cublasLt first, by SONAME, as ld.so would pick it for libcublas (unless one is held
+         * already: a loaded copy or the CUDALOAD_CUBLASLT_PATH file) */
+        cudaload_status lt_st = cl_system_cublaslt(major);
+        if (lt_st != CUDALOAD_OK) {
+            cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, lt_st,
+                             "skipped: its dependency cublasLt cannot be used (see cublasLt candidates)");
+            return 0;
+        }
+    }
     if (cl_find_only()) {
         char *path = cl_search_system_path(soname, g.cfg.secure);
         if (!path) {
@@ -430,37 +483,6 @@ static int cl_try_system(cudaload_lib lib, int major) {
         cl_buf_free(&why);
         free(path);
         return st == CUDALOAD_OK;
-    }
-    if (lib == CUDALOAD_LIB_CUBLAS) {
-        /* let ld.so pick cublasLt the same way, by SONAME, and record which one (unless one is
-         * held already: a loaded copy or the CUDALOAD_CUBLASLT_PATH file) */
-        cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
-        if (!lt->loaded) {
-            const char *lt_soname = cl_soname(CUDALOAD_LIB_CUBLASLT, major);
-            char lt_label[96];
-            snprintf(lt_label, sizeof lt_label, "%s (system search)", lt_soname);
-            cl_buf why = {0};
-            void *h = cl_open_path(lt_soname, &why);
-            int version = 0;
-            cudaload_status st = h ? cl_accept_handle(CUDALOAD_LIB_CUBLASLT, h, major, &version, &why)
-                                   : CUDALOAD_ERROR_NOT_FOUND;
-            char *real = h ? cl_handle_path(h) : NULL;
-            const char *where = real ? real : lt_label;
-            cl_add_candidate(lt, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
-            if (st == CUDALOAD_OK) {
-                cl_take(lt, h, where, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
-                lt->version = version;
-            } else if (h) {
-                dlclose(h);
-            }
-            free(real);
-            cl_buf_free(&why);
-            if (st != CUDALOAD_OK) {
-                cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, st,
-                                 "skipped: its dependency cublasLt cannot be used (see cublasLt candidates)");
-                return 0;
-            }
-        }
     }
     cl_buf why = {0};
     void *h = cl_open_path(soname, &why);

@@ -114,7 +114,8 @@ size_t cl_search_dirs(const char *root, cudaload_lib lib, int major, char *dirs[
 /* The SONAME of lib at a major: "libcudart.so.13"; the driver ignores major. */
 const char *cl_soname(cudaload_lib lib, int major);
 /* Finds soname the way ld.so would without loading it (find-only mode): LD_LIBRARY_PATH
- * (unless secure), /etc/ld.so.cache, the default directories. Returns a malloc'd path. */
+ * (unless secure), /etc/ld.so.cache, the default directories. Returns a malloc'd path with
+ * its symbolic links resolved (the file a real load maps, as cl_handle_path reports it). */
 char *cl_search_system_path(const char *soname, int secure);
 /* Looks soname up in an ld.so.cache image (new format); malloc'd path or NULL. Pure. */
 char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *soname);

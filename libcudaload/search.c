@@ -258,6 +258,16 @@ char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *sona
     return NULL;
 }
 
+/* The file found, with its symbolic links resolved: a real load reports the file ld.so mapped
+ * (cl_handle_path), and find-only reports the same file, whichever alias (an LD_LIBRARY_PATH
+ * or ld.so.cache symlink such as /usr/local/lib/libcudart.so.13) led to it. */
+static char *cl_resolved(char *found) {
+    char *real = found ? realpath(found, NULL) : NULL;
+    if (!real) return found; /* cannot be resolved (a race, ENOMEM): the path as found */
+    free(found);
+    return real;
+}
+
 char *cl_search_system_path(const char *soname, int secure) {
     char *found = NULL;
     const char *llp = secure ? NULL : getenv("LD_LIBRARY_PATH");
@@ -266,7 +276,7 @@ char *cl_search_system_path(const char *soname, int secure) {
         for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save))
             if (d[0] == '/') found = cl_file_in(d, soname);
         free(copy);
-        if (found) return found;
+        if (found) return cl_resolved(found);
     }
     int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -279,11 +289,11 @@ char *cl_search_system_path(const char *soname, int secure) {
             }
         }
         close(fd);
-        if (found) return found;
+        if (found) return cl_resolved(found);
     }
     static const char *const defaults[] = {"/lib/" CL_MULTIARCH, "/usr/lib/" CL_MULTIARCH, "/lib64",
                                            "/usr/lib64", "/lib", "/usr/lib"};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0] && !found; i++)
         found = cl_file_in(defaults[i], soname);
-    return found;
+    return cl_resolved(found);
 }

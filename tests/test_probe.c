@@ -185,6 +185,20 @@ static char *jq(const run_out *o, const char *expr) {
         if (!ok_) fail_msg("report lacks '%s':\n%s", words, (o)->text);                          \
     } while (0)
 
+/* A fresh directory holding symlinks named libcudart.so.13, libcublasLt.so.13 and
+ * libcublas.so.13 to the files of the same names in the fixture directory rel. */
+static char *link_dir(const char *rel) {
+    char *dir = th_tmpdir();
+    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[PATH_MAX], dst[PATH_MAX + 32];
+        snprintf(src, sizeof src, "%s/%s", rel, names[i]);
+        snprintf(dst, sizeof dst, "%s/%s", dir, names[i]);
+        th_symlink(th_fixture(src), dst);
+    }
+    return dir;
+}
+
 static char *arg_root(const char *rel) {
     static char buf[8][PATH_MAX];
     static int i;
@@ -351,6 +365,16 @@ static void test_ld_library_path_warning(void **state) {
     ASSERT_TEXT(&o, "LD_LIBRARY_PATH puts");
     ASSERT_TEXT(&o, "fix: unset LD_LIBRARY_PATH (it names only");
     done(&o);
+    /* every library libcudaload takes is covered: cublasLt too, worded by where it came from */
+    const char *args_json[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
+    run_probe(&o, env, args_json);
+    char lt[PATH_MAX + 256];
+    snprintf(lt, sizeof lt, "any(w.startswith(\"LD_LIBRARY_PATH puts %s/libcublasLt.so.13 ahead of the pip wheels \") "
+             "for w in d[\"warnings\"])", th_fixture("conda/lib"));
+    ASSERT_JQ(&o, lt, "true");
+    ASSERT_JQ(&o, "[f.split(\") \")[-1] for f in d[\"fixes\"] if \"LD_LIBRARY_PATH\" in f]",
+              "[\"so every program takes the pip wheels, as libcudaload did\"]");
+    done(&o);
     /* other directories (the driver's, in a container) stay: the fix removes just that one */
     char *other = th_tmpdir(), llp2[3 * PATH_MAX];
     snprintf(llp2, sizeof llp2, "LD_LIBRARY_PATH=%s:%s:%s/with space", other, th_fixture("conda/lib"), other);
@@ -365,6 +389,86 @@ static void test_ld_library_path_warning(void **state) {
     free(other);
 }
 
+/* A name in an LD_LIBRARY_PATH directory that is a symlink to the very file libcudaload took
+ * shadows nothing: no warning, no fix (the directories differ, the files do not). */
+static void test_ld_library_path_same_file(void **state) {
+    (void)state;
+    char *dir = link_dir("toolkit-cu13-wheel/nvidia/cu13/lib"), llp[PATH_MAX + 32];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp, NULL};
+    const char *args[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"source\"]", "caller");
+    ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w]", "[]");
+    ASSERT_JQ(&o, "[f for f in d[\"fixes\"] if \"LD_LIBRARY_PATH\" in f]", "[]");
+    done(&o);
+    free(dir);
+}
+
+/* Taken from LD_LIBRARY_PATH by the system search: said for each library, and with a
+ * site-packages root searched, the fix installs the wheels there; without one, no pip fix. */
+static void test_ld_library_path_taken_from_it(void **state) {
+    (void)state;
+    char *dir = link_dir("conda/lib"), *empty = th_tmpdir(), llp[PATH_MAX + 32], want[4 * PATH_MAX];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller,system", llp, NULL};
+    const char *args[] = {"--json", "--root", empty, NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"source\"] for k in (\"cudart\", \"cublasLt\", \"cublas\")]",
+              "[\"system\", \"system\", \"system\"]");
+    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(want, sizeof want, "\"%s was taken from LD_LIBRARY_PATH (%s), by the system search: no wheel, conda or "
+                 "CUDA_HOME copy was found before it\" in d[\"warnings\"]", names[i], dir);
+        ASSERT_JQ(&o, want, "true");
+    }
+    ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if w.startswith(\"LD_LIBRARY_PATH puts\")]", "[]");
+    snprintf(want, sizeof want, "\"to use pip wheels instead, install them into the environment of %s: `pip install "
+             "\\\"nvidia-cuda-runtime==13.*\\\" \\\"nvidia-cublas==13.*\\\"`, then take %s out of LD_LIBRARY_PATH\" in "
+             "d[\"fixes\"]", empty, dir);
+    ASSERT_JQ(&o, want, "true");
+    done(&o);
+    const char *env2[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=system", llp, NULL};
+    const char *args2[] = {"--json", NULL};
+    run_expect(&o, env2, args2, 2);
+    ASSERT_JQ(&o, "any(\"was taken from LD_LIBRARY_PATH\" in w for w in d[\"warnings\"])", "true");
+    ASSERT_JQ(&o, "[f for f in d[\"fixes\"] if \"pip\" in f or \"LD_LIBRARY_PATH\" in f]", "[]");
+    done(&o);
+    free(dir);
+    free(empty);
+}
+
+/* The warning and its fix say what was taken (conda, CUDA_HOME), never "the wheels" when no
+ * wheel was; the cuBLAS pair, the same toolkit files through both trees' symlinks, is not
+ * warned about. */
+static void test_ld_library_path_wording(void **state) {
+    (void)state;
+    char conda[PATH_MAX + 16], home[PATH_MAX + 16], llp[PATH_MAX + 32], want[2 * PATH_MAX];
+    snprintf(conda, sizeof conda, "CONDA_PREFIX=%s", th_fixture("conda"));
+    snprintf(home, sizeof home, "CUDA_HOME=%s", th_fixture("cudahome"));
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", th_fixture("cudahome/lib64"));
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", conda, "CUDALOAD_SOURCES=conda", llp, NULL};
+    const char *args[] = {"--json", NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    snprintf(want, sizeof want, "[w.split(\" for every\")[0] for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w] == "
+             "[\"LD_LIBRARY_PATH puts %s/libcudart.so.13 ahead of the conda environment\\x27s copy\"]",
+             th_fixture("cudahome/lib64"));
+    ASSERT_JQ(&o, want, "true");
+    ASSERT_JQ(&o, "any(\"wheel\" in t for t in d[\"warnings\"] + d[\"fixes\"])", "false");
+    ASSERT_JQ(&o, "[f.split(\") \")[-1] for f in d[\"fixes\"] if \"LD_LIBRARY_PATH\" in f]",
+              "[\"so every program takes the conda environment's copy, as libcudaload did\"]");
+    done(&o);
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", th_fixture("conda/lib"));
+    const char *env2[] = {fake_driver, "FAKE_CUDA_DEVICES=0", home, "CUDALOAD_SOURCES=cuda_home", llp, NULL};
+    run_expect(&o, env2, args, 2);
+    ASSERT_JQ(&o, "any(\"ahead of the CUDA_HOME/CUDA_PATH toolkit for every program\" in w for w in d[\"warnings\"])", "true");
+    ASSERT_JQ(&o, "any(\"wheel\" in t for t in d[\"warnings\"] + d[\"fixes\"])", "false");
+    done(&o);
+}
+
 static void test_find_only(void **state) {
     (void)state;
     const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
@@ -376,6 +480,51 @@ static void test_find_only(void **state) {
     ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"version\"]", "null");
     ASSERT_JQ(&o, "d[\"devices_status\"]", "CUDALOAD_ERROR_NOT_ATTEMPTED");
     done(&o);
+}
+
+/* --find-only when the system search finds the libraries (LD_LIBRARY_PATH names a directory
+ * of symlinks, the search is scoped to the system: nothing depends on what ld.so.cache
+ * holds): cublasLt is located like cuBLAS, with its candidate, and every path is the file
+ * itself (symlinks resolved) -- the same paths a real load reports. */
+static void test_find_only_system_search(void **state) {
+    (void)state;
+    char *dir = link_dir("conda/lib"), llp[PATH_MAX + 32], want[4 * PATH_MAX];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=system", llp, NULL};
+    const char *args[] = {"--json", "--find-only", NULL};
+    run_out o;
+    run_expect(&o, env, args, 0);
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"status\"] for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\")]",
+              "[\"found\", \"found\", \"found\", \"found\"]");
+    ASSERT_JQ(&o, "[d[\"libraries\"][\"cublasLt\"][k] for k in (\"source\", \"soname\")]", "[\"system\", \"libcublasLt.so.13\"]");
+    static const char *const libs[] = {"cudart", "cublasLt", "cublas"};
+    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
+    for (size_t i = 0; i < 3; i++) {
+        char link[PATH_MAX + 32];
+        snprintf(link, sizeof link, "%s/%s", dir, names[i]);
+        char *real = realpath(link, NULL);
+        assert_non_null(real);
+        snprintf(want, sizeof want, "(d[\"libraries\"][\"%s\"][\"path\"], [(c[\"path\"], c[\"result\"]) for c in "
+                 "d[\"libraries\"][\"%s\"][\"candidates\"]]) == (\"%s\", [(\"%s\", \"taken\")])", libs[i], libs[i], real, real);
+        ASSERT_JQ(&o, want, "true");
+        free(real);
+    }
+    char *found = strdup(jq(&o, "[d[\"libraries\"][k][\"path\"] for k in (\"cudart\", \"cublasLt\", \"cublas\")]"));
+    done(&o);
+    /* a real load of the same set-up takes the same files and reports the same paths */
+    const char *args_load[] = {"--json", NULL};
+    run_expect(&o, env, args_load, 2);
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"status\"] for k in (\"cudart\", \"cublasLt\", \"cublas\")]",
+              "[\"loaded\", \"loaded\", \"loaded\"]");
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"path\"] for k in (\"cudart\", \"cublasLt\", \"cublas\")]", found);
+    done(&o);
+    const char *args_text[] = {"--find-only", NULL};
+    run_expect(&o, env, args_text, 0);
+    ASSERT_TEXT(&o, "cublasLt found libcublasLt.so.13, from system");
+    if (strstr(o.text, "not attempted")) fail_msg("a library not attempted:\n%s", o.text);
+    done(&o);
+    free(found);
+    free(dir);
 }
 
 static void test_hostile_path(void **state) {
@@ -405,6 +554,28 @@ static void test_hostile_path(void **state) {
     assert_int_equal(o.code, 1);
     if (strchr(o.text, '\x01') || strchr(o.text, '\x1b')) fail_msg("raw control bytes in the report:\n%s", o.text);
     ASSERT_TEXT(&o, "a\"b\\c\\x0ad\\x01\\x1b[31m");
+    done(&o);
+    free(tmp);
+}
+
+/* C1 controls are escaped too: U+0080-U+009F in UTF-8 (c2 9b is CSI, as ESC [ is) and a raw
+ * byte 0x80-0x9f outside valid UTF-8; a valid character (é) is written as is. */
+static void test_hostile_path_c1(void **state) {
+    (void)state;
+    char *tmp = th_tmpdir();
+    char dir[PATH_MAX], file[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/a\xc2\x9b" "31mb\x9b" "c\xc3\xa9" "d\xe2\x80", tmp);
+    th_mkdirs(dir);
+    snprintf(file, sizeof file, "%s/libcudart.so.13", dir);
+    th_copy(th_fixture("conda/lib/libcudart.so.13"), file);
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--find-only", "--root", dir, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1); /* no cuBLAS there */
+    /* the only non-ASCII left is the é (c3 a9): no byte 0x80-0x9f at all */
+    for (const unsigned char *c = (const unsigned char *)o.text; *c; c++)
+        if (*c >= 0x80 && *c <= 0x9f) fail_msg("a raw byte 0x%02x in the report:\n%s", *c, o.text);
+    ASSERT_TEXT(&o, "a\\xc2\\x9b31mb\\x9bc\xc3\xa9" "d\\xe2\\x80/libcudart.so.13");
     done(&o);
     free(tmp);
 }
@@ -447,6 +618,45 @@ static void test_writable_library_warned(void **state) {
     free(dir);
 }
 
+/* Group-writable (g+w, not o+w): warned too, naming the group; still a warning, the
+ * library is loaded. A tree nobody else can write gets no such warning. */
+static void test_group_writable_warned(void **state) {
+    (void)state;
+    char *tmp = th_tmpdir();
+    char dir[PATH_MAX], p[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/lib", tmp);
+    th_mkdirs(dir);
+    snprintf(p, sizeof p, "%s/libcudart.so.13", dir);
+    th_copy(th_fixture("conda/lib/libcudart.so.13"), p);
+    assert_int_equal(chmod(p, 0775), 0);
+    assert_int_equal(chmod(dir, 0770), 0);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", dir, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1); /* no cuBLAS there */
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"]", "loaded");
+    char want[2 * PATH_MAX];
+    snprintf(want, sizeof want, "any(w.startswith(\"%s is writable by its group, group %u\") and w.endswith(\"(mode 775): "
+             "every member of that group can replace the code this process runs\") for w in d[\"warnings\"])", p,
+             (unsigned)st.st_gid);
+    ASSERT_JQ(&o, want, "true");
+    snprintf(want, sizeof want, "any(w.startswith(\"%s (holding cudart) is writable by its group, group %u\") and "
+             "w.endswith(\"(mode 770): every member of that group can put another library there\") for w in "
+             "d[\"warnings\"])", dir, (unsigned)st.st_gid);
+    ASSERT_JQ(&o, want, "true");
+    ASSERT_JQ(&o, "any(\"every user\" in w for w in d[\"warnings\"])", "false");
+    done(&o);
+    assert_int_equal(chmod(p, 0755), 0);
+    assert_int_equal(chmod(dir, 0755), 0);
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "any(\"writable by\" in w for w in d[\"warnings\"])", "false");
+    done(&o);
+    chmod(dir, 0700);
+    free(tmp);
+}
+
 static void test_selftest_failure_is_reported(void **state) {
     (void)state;
     /* the fake driver has one device but cannot run anything: the self-test must fail
@@ -482,34 +692,108 @@ static void test_usage_errors(void **state) {
     run_expect(&o, env3, a3, 1);
     assert_string_equal(o.text, "");
     done(&o);
+    /* --quiet silences the usage errors too, wherever it stands: the exit code alone */
+    const char *q1[] = {"--quiet", "--bogus", NULL}, *q2[] = {"--bogus", "--quiet", NULL},
+               *q3[] = {"--quiet", "--root", "relative/dir", NULL}, *q4[] = {"--quiet", "--root", NULL};
+    const char *const *quiet_args[] = {q1, q2, q3, q4, a3};
+    const char *const *quiet_env[] = {NULL, NULL, NULL, NULL, env};
+    for (size_t i = 0; i < 5; i++) {
+        run_expect(&o, quiet_env[i], quiet_args[i], 4);
+        if (o.text[0] || o.err[0]) fail_msg("--quiet run %zu printed:\n%s%s", i, o.text, o.err);
+        done(&o);
+    }
+    /* the word after --root is a directory, not the flag */
+    const char *q5[] = {"--root", "--quiet", NULL};
+    run_expect(&o, NULL, q5, 4);
+    assert_non_null(strstr(o.err, "give an absolute path"));
+    done(&o);
 }
 
-/* Every line of the text report fits 80 columns, except where one word that cannot be
- * broken (a path, a flag with a path, a command) is what overflows: without its longest
- * word, every line fits. */
-static void assert_fits_80(const run_out *o) {
+/* A relative CUDA_HOME, CUDA_PATH, CONDA_PREFIX or VIRTUAL_ENV is ignored by the search: the
+ * report says so, naming the variable; an absolute one draws no such line. */
+static void test_relative_env_warned(void **state) {
+    (void)state;
+    char *empty = th_tmpdir();
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller,venv,conda,cuda_home", "CUDA_HOME=rel/cuda", "CUDA_PATH=cuda",
+                         "CONDA_PREFIX=env", "VIRTUAL_ENV=.venv", NULL};
+    const char *args[] = {"--json", "--root", empty, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "[r[\"source\"] for r in d[\"roots\"]]", "[\"caller\"]");
+    static const char *const set[] = {"CUDA_HOME=rel/cuda", "CUDA_PATH=cuda", "CONDA_PREFIX=env", "VIRTUAL_ENV=.venv"};
+    for (size_t i = 0; i < 4; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "any(w.startswith(\"%s is not used: relative values are ignored\") for w in "
+                 "d[\"warnings\"])", set[i]);
+        ASSERT_JQ(&o, want, "true");
+    }
+    done(&o);
+    const char *args_text[] = {"--root", empty, NULL};
+    run_expect(&o, env, args_text, 1);
+    ASSERT_TEXT(&o, "! CUDA_HOME=rel/cuda is not used: relative values are ignored (the search never depends on the "
+                    "current directory); give an absolute path: export CUDA_HOME=\"$(realpath -- rel/cuda)\"");
+    done(&o);
+    const char *env2[] = {fake_driver, "CUDALOAD_SOURCES=caller", "CUDA_HOME=/nonexistent/cuda", "CONDA_PREFIX=", NULL};
+    run_expect(&o, env2, args, 1);
+    ASSERT_JQ(&o, "any(\"relative\" in w for w in d[\"warnings\"])", "false");
+    done(&o);
+    free(empty);
+}
+
+/* Columns of the n bytes at s (a UTF-8 sequence takes one). */
+static size_t cols_of(const char *s, size_t n) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return c;
+}
+
+/* Whether the n bytes at s are one thing that cannot be broken, with at most a ` \`
+ * continuation after it: a word without a blank that holds a path (or a flag or command
+ * holding one) or is 40 columns or more, or one of the report's commands (cmds: the
+ * `backquoted` commands of its fixes and warnings, separated by \x1f; may be NULL). */
+static int one_unbreakable(const char *s, size_t n, const char *cmds) {
+    if (n >= 2 && s[n - 2] == ' ' && s[n - 1] == '\\') n -= 2;
+    if (!n) return 0;
+    if (!memchr(s, ' ', n)) return memchr(s, '/', n) != NULL || n >= 40;
+    for (const char *c = cmds; c && *c;) {
+        size_t len = strcspn(c, "\x1f");
+        if (len == n && memcmp(c, s, n) == 0) return 1;
+        c += len;
+        if (*c) c++;
+    }
+    return 0;
+}
+
+/* Every line of the text report fits 80 columns, except a line that holds a single thing
+ * that cannot be broken (a path, a flag holding one, a command) which is itself too wide:
+ * then only the report's left margin (an indent, a label such as "link" or "fix:", a `-`
+ * mark: at most 14 columns) may stand before it, and only a ` \` after it. A line with
+ * two such things (a flag and another flag, a path and a note) could have been split. */
+static void assert_fits_80(const run_out *o, const char *cmds) {
     const char *s = o->text;
     while (*s) {
-        size_t len = strcspn(s, "\n"), longest = 0, cols = 0;
-        const char *lw = s;
-        for (size_t i = 0; i < len;) {
-            if (s[i] == ' ') {
-                i++;
-                continue;
-            }
-            size_t w = 0;
-            while (i + w < len && s[i + w] != ' ') w++;
-            if (w > longest) longest = w, lw = s + i;
-            i += w;
-        }
-        for (size_t i = 0; i < len; i++) cols += ((unsigned char)s[i] & 0xc0) != 0x80;
-        /* the word to blame is a path (or a flag or command holding one) or a long command */
-        int unbreakable = memchr(lw, '/', longest) != NULL || longest >= 40;
-        if (cols > 80 && (cols - longest > 80 || !unbreakable))
-            fail_msg("a line of %zu columns that could wrap:\n%.*s\nin\n%s", cols, (int)len, s, o->text);
+        size_t len = strcspn(s, "\n");
+        int ok = cols_of(s, len) <= 80;
+        for (size_t p = 0; !ok && p < len && cols_of(s, p) <= 14; p++)
+            if ((p == 0 || s[p - 1] == ' ') && s[p] != ' ') ok = one_unbreakable(s + p, len - p, cmds);
+        if (!ok) fail_msg("a line of %zu columns that could wrap:\n%.*s\nin\n%s", cols_of(s, len), (int)len, s, o->text);
         s += len;
         if (*s) s++;
     }
+}
+
+/* The `backquoted` commands of a report's fixes and warnings, \x1f-separated (malloc'd). */
+static char *report_commands(const char *const *env, const char *const *args) {
+    const char *a[8];
+    size_t n = 0;
+    for (; args[n] && n < 6; n++) a[n] = args[n];
+    a[n++] = "--json";
+    a[n] = NULL;
+    run_out o;
+    run_probe(&o, env, a);
+    char *cmds = strdup(jq(&o, "\"\\x1f\".join(c for t in d[\"fixes\"] + d[\"warnings\"] for c in t.split(\"`\")[1::2])"));
+    done(&o);
+    return cmds;
 }
 
 static void test_text_fits_80_columns(void **state) {
@@ -518,9 +802,32 @@ static void test_text_fits_80_columns(void **state) {
     snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", th_fixture("conda/lib"));
     const char *site12 = th_fixture_env("VENV_CU12_SITE");
     char *empty = th_tmpdir();
+    /* paths long enough to overflow wherever the fixtures are: a missing root, a root whose
+     * libcudart is truncated (a skipped candidate), a root with the real files; that one
+     * also in LD_LIBRARY_PATH as another copy (a warning), and a link line of 4 flags */
+    char *tmp = th_tmpdir(), base[PATH_MAX], missing[PATH_MAX], bad[PATH_MAX], good[PATH_MAX], f[PATH_MAX + 32];
+    char llp_long[PATH_MAX + 32];
+    snprintf(base, sizeof base, "%s/a-directory-name-long-enough-to-push-every-path-in-it-past-the-edge", tmp);
+    snprintf(missing, sizeof missing, "%s/missing", base);
+    snprintf(bad, sizeof bad, "%s/bad", base);
+    snprintf(good, sizeof good, "%s/good", base);
+    th_mkdirs(bad);
+    th_mkdirs(good);
+    snprintf(f, sizeof f, "%s/libcudart.so.13", bad);
+    th_symlink(th_fixture("bad/truncated/lib/libcudart.so.13"), f);
+    snprintf(f, sizeof f, "%s/libcublas.so.13", bad);
+    th_symlink(th_fixture("conda/lib/libcublas.so.13"), f);
+    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[PATH_MAX + 32];
+        snprintf(src, sizeof src, "conda/lib/%s", names[i]);
+        snprintf(f, sizeof f, "%s/%s", good, names[i]);
+        th_symlink(th_fixture(src), f);
+    }
+    snprintf(llp_long, sizeof llp_long, "LD_LIBRARY_PATH=%s", bad);
     struct {
         const char *env[6];
-        const char *args[6];
+        const char *args[8];
     } cases[] = {
         {{fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp, NULL}, {"--root", site12, NULL}},
         {{fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL}, {"--root", site12, NULL}},
@@ -528,16 +835,49 @@ static void test_text_fits_80_columns(void **state) {
         {{fake_driver, "CUDALOAD_SOURCES=caller", NULL}, {"--root", empty, NULL}},
         {{fake_driver, "FAKE_CUDA_DEVICES=1", "CUDALOAD_SOURCES=caller", NULL}, {"--root", arg_root("toolkit-cu13-wheel"), NULL}},
         {{"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL}, {"--root", site12, NULL}},
+        {{fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp_long, NULL},
+         {"--root", missing, "--root", bad, "--root", good, NULL}},
+        {{fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL}, {"--find-only", "--root", good, NULL}},
         {{NULL}, {"--help", NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int help = strcmp(cases[i].args[0], "--help") == 0;
+        char *cmds = help ? NULL : report_commands(cases[i].env, cases[i].args);
         run_out o;
         run_probe(&o, cases[i].env, cases[i].args);
-        assert_fits_80(&o);
+        assert_fits_80(&o, cmds);
         assert_null(strstr(o.text, "\033[")); /* not a terminal: no colour */
         done(&o);
+        free(cmds);
     }
     free(empty);
+    free(tmp);
+}
+
+/* The link flags are separate items: a long library directory puts `-L dir` on a line of
+ * its own and each -l: flag on its own, never two flags past the 80th column. */
+static void test_link_flags_split(void **state) {
+    (void)state;
+    char *tmp = th_tmpdir(), dir[PATH_MAX], f[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/a-library-directory-whose-name-alone-fills-most-of-a-terminal-line", tmp);
+    th_mkdirs(dir);
+    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
+    for (size_t i = 0; i < 3; i++) {
+        char src[PATH_MAX + 32];
+        snprintf(src, sizeof src, "conda/lib/%s", names[i]);
+        snprintf(f, sizeof f, "%s/%s", dir, names[i]);
+        th_symlink(th_fixture(src), f);
+    }
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--root", dir, NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "\n  link     -L%s \\\n           -l:libcudart.so.13 \\\n           -l:libcublas.so.13\n", dir);
+    if (!strstr(o.text, want)) fail_msg("report lacks the split link block\n%s\nin:\n%s", want, o.text);
+    assert_fits_80(&o, NULL);
+    done(&o);
+    free(tmp);
 }
 
 static void test_colour_only_on_terminal(void **state) {
@@ -701,6 +1041,14 @@ int main(void) {
         cmocka_unit_test(test_json_types),
         cmocka_unit_test(test_build_flags_cu12),
         cmocka_unit_test(test_no_device_hints),
+        cmocka_unit_test(test_find_only_system_search),
+        cmocka_unit_test(test_ld_library_path_same_file),
+        cmocka_unit_test(test_ld_library_path_taken_from_it),
+        cmocka_unit_test(test_ld_library_path_wording),
+        cmocka_unit_test(test_link_flags_split),
+        cmocka_unit_test(test_hostile_path_c1),
+        cmocka_unit_test(test_group_writable_warned),
+        cmocka_unit_test(test_relative_env_warned),
     };
     return cmocka_run_group_tests_name("probe", tests, setup, NULL);
 }

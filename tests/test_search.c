@@ -829,6 +829,40 @@ static void test_find_only_loads_nothing(void **state) {
     th_result_free(r);
 }
 
+/* Find-only with cuBLAS from the system search: its cublasLt is located too, as a real load
+ * takes it (by SONAME, before libcublas), with its candidate; and every path is the file
+ * itself, symbolic links resolved, as a real load reports it (dlinfo + realpath). The
+ * find-only emulation reads LD_LIBRARY_PATH at init, so a directory of symlinks there keeps
+ * ld.so.cache's content out of the result. */
+static void test_find_only_system_takes_cublaslt(void **state) {
+    (void)state;
+    static const char *const files[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", NULL};
+    static const int libs[] = {CUDALOAD_LIB_CUDART, CUDALOAD_LIB_CUBLASLT, CUDALOAD_LIB_CUBLAS};
+    char *dir = toolkit_dir(files, 0), llp[PATH_MAX + 32];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {driver_env, llp, NULL};
+    cudaload_options o = th_opts(NULL, 0, SRC(SYSTEM), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_LOAD_CUBLAS);
+    th_result *r = init_expect(env, &o, CUDALOAD_OK);
+    for (size_t i = 0; i < 3; i++) {
+        char link[PATH_MAX + 32];
+        snprintf(link, sizeof link, "%s/%s", dir, files[i]);
+        char *real = realpath(link, NULL);
+        assert_non_null(real);
+        const th_lib *l = &r->lib[libs[i]];
+        th_assert_taken(r, libs[i], real, CUDALOAD_SOURCE_SYSTEM);
+        assert_string_equal(l->path, real);
+        assert_string_equal(l->soname, files[i]);
+        assert_int_equal(l->loaded, 0);
+        assert_int_equal(l->n_candidates, 1);
+        assert_int_equal(l->cand[0].result, CUDALOAD_OK);
+        assert_string_equal(l->cand[0].path, real);
+        free(real);
+    }
+    for (int lib = 0; lib < CUDALOAD_LIB_COUNT_; lib++) assert_int_equal(r->maps_count[lib], 0);
+    th_result_free(r);
+    free(dir);
+}
+
 static cudaload_options thread_opts;
 static void *thread_init(void *arg) {
     (void)arg;
@@ -1174,6 +1208,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cublas_major_mix_refused),
         cmocka_unit_test(test_cublas_lazy),
         cmocka_unit_test(test_find_only_loads_nothing),
+        cmocka_unit_test(test_find_only_system_takes_cublaslt),
         cmocka_unit_test(test_32_threads_one_load),
         cmocka_unit_test(test_init_after_fork),
         cmocka_unit_test(test_api_before_init),

@@ -7,7 +7,7 @@
  *
  * Exit codes (docs/probe.md):
  *   0  driver, cudart and cuBLAS usable and, with a GPU, the self-test passed
- *   1  a required library (cudart or cuBLAS) was not found or cannot be used
+ *   1  a required library (cudart, cublasLt or cuBLAS) was not found or cannot be used
  *   2  the libraries are there, but there is no driver or no device
  *   3  the self-test failed
  *   4  usage error
@@ -30,7 +30,7 @@ static void usage(FILE *f) {
             "                  roots the Python package passes; repeatable\n"
             "  --find-only     locate the libraries without loading any of them\n"
             "  --no-selftest   skip the SAXPY/SGEMM self-test on the GPU\n"
-            "  --quiet         print nothing; the exit code tells\n"
+            "  --quiet         print nothing, usage errors included; the exit code tells\n"
             "Exit: 0 ok, 1 library missing, 2 no driver or no device, 3 self-test failed,\n"
             "4 usage error. The loader's environment applies (docs/search-order.md):\n"
             "CUDALOAD_PATH, CUDALOAD_{CUDART,CUBLAS,CUBLASLT,DRIVER}_PATH,\n"
@@ -47,6 +47,12 @@ int main(int argc, char **argv) {
     atexit(free_roots);
     size_t n_roots = 0;
     if (!roots) return PROBE_EXIT_USAGE;
+    /* --quiet first, wherever it stands, so that it silences the usage errors too (the word
+     * after --root is that root's name, not a flag) */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--root") == 0) i++;
+        else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) roots[n_roots++] = argv[++i];
         else if (strncmp(argv[i], "--root=", 7) == 0) roots[n_roots++] = argv[i] + 7;
@@ -61,14 +67,16 @@ int main(int argc, char **argv) {
             printf("cudaload-probe %s\n", cudaload_version_string());
             return PROBE_EXIT_OK;
         } else {
-            fprintf(stderr, "cudaload-probe: unknown or incomplete argument '%s'\n", argv[i]);
-            usage(stderr);
+            if (!quiet) {
+                fprintf(stderr, "cudaload-probe: unknown or incomplete argument '%s'\n", argv[i]);
+                usage(stderr);
+            }
             return PROBE_EXIT_USAGE;
         }
     }
     for (size_t i = 0; i < n_roots; i++)
         if (roots[i][0] != '/') {
-            fprintf(stderr, "cudaload-probe: --root %s: give an absolute path\n", roots[i]);
+            if (!quiet) fprintf(stderr, "cudaload-probe: --root %s: give an absolute path\n", roots[i]);
             return PROBE_EXIT_USAGE;
         }
     cudaload_options opts;

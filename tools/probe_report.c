@@ -9,6 +9,7 @@
 #include "cudaload_tables.h"
 #include "probe_json.h"
 
+#include <grp.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -175,21 +176,54 @@ static void find_nvrtc(probe *p) {
     free(real);
 }
 
+/* "group 27 (sudo)": the group a group-writable file belongs to. */
+static void group_words(gid_t gid, char *out, size_t n) {
+    struct group *g = getgrgid(gid);
+    if (g && g->gr_name) snprintf(out, n, "group %u (%s)", (unsigned)gid, g->gr_name);
+    else snprintf(out, n, "group %u", (unsigned)gid); /* no name for it (no NSS entry) */
+}
+
 /* A library (or its directory) that other users may write to can be replaced under the
- * program that loads it: a warning, not a refusal (docs/security.md). */
+ * program that loads it: by every user (o+w), or by every member of its group (g+w). A
+ * warning, not a refusal (docs/security.md). A sticky directory (/tmp-like) lets nobody
+ * replace another user's file, so only its files are judged. */
 static void check_writable(probe *p) {
     for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
         const cudaload_library_info *l = &p->lib[i];
         if (l->status != CUDALOAD_OK || !l->path) continue;
-        char dir[PATH_MAX];
+        char dir[PATH_MAX], grp[300];
         dirname_of(l->path, dir, sizeof dir);
         struct stat fs, ds;
-        if (stat(l->path, &fs) == 0 && (fs.st_mode & S_IWOTH))
+        int have_fs = stat(l->path, &fs) == 0;
+        if (have_fs && (fs.st_mode & S_IWOTH)) {
             note(p->warnings, &p->n_warnings, "%s is writable by every user (mode %03o): anyone can replace the code "
                  "this process runs", l->path, (unsigned)(fs.st_mode & 0777));
-        if (stat(dir, &ds) == 0 && (ds.st_mode & S_IWOTH) && !(ds.st_mode & S_ISVTX))
+        } else if (have_fs && (fs.st_mode & S_IWGRP)) {
+            group_words(fs.st_gid, grp, sizeof grp);
+            note(p->warnings, &p->n_warnings, "%s is writable by its group, %s (mode %03o): every member of that "
+                 "group can replace the code this process runs", l->path, grp, (unsigned)(fs.st_mode & 0777));
+        }
+        /* a directory once, naming every library taken from it */
+        char holding[128] = "", other[PATH_MAX];
+        int first = 1;
+        for (int j = 0; j < CUDALOAD_LIB_COUNT_; j++) {
+            const cudaload_library_info *m = &p->lib[j];
+            if (m->status != CUDALOAD_OK || !m->path) continue;
+            dirname_of(m->path, other, sizeof other);
+            if (strcmp(other, dir) != 0) continue;
+            if (j < i) first = 0;
+            size_t hl = strlen(holding);
+            snprintf(holding + hl, sizeof holding - hl, "%s%s", hl ? ", " : "", m->name);
+        }
+        if (!first || stat(dir, &ds) != 0 || (ds.st_mode & S_ISVTX)) continue;
+        if (ds.st_mode & S_IWOTH) {
             note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by every user (mode %03o): anyone can put "
-                 "another library there", dir, l->name, (unsigned)(ds.st_mode & 0777));
+                 "another library there", dir, holding, (unsigned)(ds.st_mode & 0777));
+        } else if (ds.st_mode & S_IWGRP) {
+            group_words(ds.st_gid, grp, sizeof grp);
+            note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by its group, %s (mode %03o): every member "
+                 "of that group can put another library there", dir, holding, grp, (unsigned)(ds.st_mode & 0777));
+        }
     }
 }
 
@@ -235,9 +269,36 @@ static size_t shell_word(char *out, size_t n, size_t len, const char *s) {
     return len + (size_t)snprintf(out + len, len < n ? n - len : 0, "'");
 }
 
-/* LD_LIBRARY_PATH dirs holding a CUDA runtime or cuBLAS: every program that loads CUDA by
- * SONAME (torch, cupy, ctypes) takes those before any wheel. The fix removes just those
- * directories: LD_LIBRARY_PATH often also names the driver's (in containers). */
+/* What libcudaload took, in words for the LD_LIBRARY_PATH warning and its fix; NULL when it
+ * took nothing. */
+static const char *taken_words(const cudaload_library_info *l) {
+    if (l->status != CUDALOAD_OK || !l->path) return NULL;
+    switch (l->source) {
+    case CUDALOAD_SOURCE_CALLER:
+    case CUDALOAD_SOURCE_SELF:
+    case CUDALOAD_SOURCE_VENV: return "the pip wheels";
+    case CUDALOAD_SOURCE_CONDA: return "the conda environment's copy";
+    case CUDALOAD_SOURCE_CUDA_HOME: return "the CUDA_HOME/CUDA_PATH toolkit";
+    case CUDALOAD_SOURCE_OVERRIDE: return "the copy the CUDALOAD_* override names";
+    case CUDALOAD_SOURCE_LOADED: return "the copy already loaded in the process";
+    default: return "the copy libcudaload took";
+    }
+}
+
+/* Whether two paths name the same file, symbolic links resolved (0 when either is missing). */
+static int same_file(const char *a, const char *b) {
+    char *ra = a ? realpath(a, NULL) : NULL, *rb = b ? realpath(b, NULL) : NULL;
+    int same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* LD_LIBRARY_PATH dirs holding a CUDA runtime, cublasLt or cuBLAS that is not the very file
+ * libcudaload took: every program that loads CUDA by SONAME (torch, cupy, ctypes) takes
+ * those first. A name there that resolves to the file taken (a symlink to it) shadows
+ * nothing. The fix removes just those directories: LD_LIBRARY_PATH often also names the
+ * driver's (in containers). */
 static void check_ld_library_path(probe *p) {
     const char *llp = getenv("LD_LIBRARY_PATH");
     if (!llp || !llp[0]) return;
@@ -245,31 +306,42 @@ static void check_ld_library_path(probe *p) {
     if (!copy) return;
     char *bad[64], *keep[64];
     int n_bad = 0, n_keep = 0;
+    const char *fix_words = NULL; /* what the first shadowed library was taken from */
+    int fix_any = 0;
     for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        static const char *const names[] = {"libcudart.so.13", "libcudart.so.12", "libcublas.so.13", "libcublas.so.12"};
+        static const struct {
+            const char *name;
+            cudaload_lib lib;
+        } names[] = {{"libcudart.so.13", CUDALOAD_LIB_CUDART},     {"libcudart.so.12", CUDALOAD_LIB_CUDART},
+                     {"libcublasLt.so.13", CUDALOAD_LIB_CUBLASLT}, {"libcublasLt.so.12", CUDALOAD_LIB_CUBLASLT},
+                     {"libcublas.so.13", CUDALOAD_LIB_CUBLAS},     {"libcublas.so.12", CUDALOAD_LIB_CUBLAS}};
         int shadowing = 0;
-        for (size_t i = 0; i < 4; i++) {
-            if (!file_exists(d, names[i])) continue;
-            const cudaload_library_info *taken = &p->lib[i < 2 ? CUDALOAD_LIB_CUDART : CUDALOAD_LIB_CUBLAS];
-            char tdir[PATH_MAX] = "";
-            if (taken->status == CUDALOAD_OK && taken->path) dirname_of(taken->path, tdir, sizeof tdir);
-            char *rd = realpath(d, NULL), *rt = tdir[0] ? realpath(tdir, NULL) : NULL;
-            int same = rd && rt && strcmp(rd, rt) == 0;
-            free(rd);
-            free(rt);
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (!file_exists(d, names[i].name)) continue;
+            const cudaload_library_info *taken = &p->lib[names[i].lib];
+            const char *took = taken->status == CUDALOAD_OK ? taken->path : NULL;
+            char file[PATH_MAX + 64];
+            snprintf(file, sizeof file, "%s/%s", d, names[i].name);
+            int same = took && same_file(file, took);
             if (same && taken->source == CUDALOAD_SOURCE_SYSTEM) {
                 note(p->warnings, &p->n_warnings,
                      "%s was taken from LD_LIBRARY_PATH (%s), by the system search: no wheel, conda or "
-                     "CUDA_HOME copy was found before it", names[i], d);
+                     "CUDA_HOME copy was found before it", names[i].name, d);
                 const cudaload_root *w = wheel_root(p);
                 if (w)
                     note(p->fixes, &p->n_fixes, "to use pip wheels instead, install them into the environment of %s: "
                          "`%s`, then take %s out of LD_LIBRARY_PATH", w->path, pip_pair(taken->major), d);
             } else if (!same) {
-                note(p->warnings, &p->n_warnings,
-                     "LD_LIBRARY_PATH puts %s/%s ahead of the wheels for every program that loads CUDA by "
-                     "SONAME (torch, cupy, ctypes), while libcudaload took %s",
-                     d, names[i], taken->status == CUDALOAD_OK && taken->path ? taken->path : "none");
+                const char *words = taken_words(taken);
+                if (words)
+                    note(p->warnings, &p->n_warnings,
+                         "LD_LIBRARY_PATH puts %s ahead of %s for every program that loads CUDA by SONAME (torch, "
+                         "cupy, ctypes), while libcudaload took %s", file, words, took);
+                else
+                    note(p->warnings, &p->n_warnings,
+                         "LD_LIBRARY_PATH puts %s first for every program that loads CUDA by SONAME (torch, cupy, "
+                         "ctypes), while libcudaload took no %s", file, taken->name);
+                if (!fix_any) fix_words = words, fix_any = 1;
                 shadowing = 1;
             }
         }
@@ -277,7 +349,7 @@ static void check_ld_library_path(probe *p) {
         else if (!shadowing && n_keep < 64) keep[n_keep++] = d;
     }
     if (n_bad) {
-        char rest[8192] = "", cmd[8192 + 64];
+        char rest[8192] = "", cmd[8192 + 64], why[128];
         size_t len = 0;
         for (int i = 0; i < n_keep; i++) {
             if (i) len += (size_t)snprintf(rest + len, len < sizeof rest ? sizeof rest - len : 0, ":");
@@ -285,14 +357,28 @@ static void check_ld_library_path(probe *p) {
         }
         if (n_keep) snprintf(cmd, sizeof cmd, "export LD_LIBRARY_PATH=%s", rest);
         else snprintf(cmd, sizeof cmd, "unset LD_LIBRARY_PATH");
-        if (n_keep)
-            note(p->fixes, &p->n_fixes, "`%s` (the same without %s%s) so the pip wheels are used", cmd, bad[0],
-                 n_bad > 1 ? " and the other directories warned about" : "");
-        else
-            note(p->fixes, &p->n_fixes, "`%s` (it names only %s%s) so the pip wheels are used", cmd, bad[0],
-                 n_bad > 1 ? " and the other directories warned about" : "");
+        /* worded by what libcudaload took: wheels, conda, CUDA_HOME, ... */
+        if (fix_words) snprintf(why, sizeof why, "so every program takes %s, as libcudaload did", fix_words);
+        else snprintf(why, sizeof why, "so it no longer puts a CUDA copy first");
+        note(p->fixes, &p->n_fixes, "`%s` (%s %s%s) %s", cmd, n_keep ? "the same without" : "it names only", bad[0],
+             n_bad > 1 ? " and the other directories warned about" : "", why);
     }
     free(copy);
+}
+
+/* A relative CONDA_PREFIX, CUDA_HOME, CUDA_PATH or VIRTUAL_ENV is ignored by the search (it
+ * never depends on the current directory): said, since the user set it to be used. */
+static void check_relative_env(probe *p) {
+    static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !v[0] || v[0] == '/') continue;
+        char word[PATH_MAX];
+        shell_word(word, sizeof word, 0, v);
+        note(p->warnings, &p->n_warnings, "%s=%s is not used: relative values are ignored (the search never depends "
+             "on the current directory); give an absolute path: `export %s=\"$(realpath -- %s)\"`", vars[i], v,
+             vars[i], word);
+    }
 }
 
 /* The reason that best explains why lib was not taken: the first candidate refused for the
@@ -368,6 +454,11 @@ static void diagnose(probe *p) {
             break;
         }
     }
+    /* a cuBLAS taken with no cublasLt located for it (the library reports none): libcublas
+     * cannot load without it, so it is a problem, not a silent "not attempted" */
+    if (p->lib[CUDALOAD_LIB_CUBLAS].status == CUDALOAD_OK && p->lib[CUDALOAD_LIB_CUBLASLT].status == CUDALOAD_ERROR_NOT_ATTEMPTED)
+        note(p->problems, &p->n_problems, "cublasLt: not located, while cublas was (%s): libcublas cannot be loaded "
+             "without it", p->lib[CUDALOAD_LIB_CUBLAS].path);
     if (!p->find_only && drv->status == CUDALOAD_OK && p->dev_status != CUDALOAD_OK &&
         p->dev_status != CUDALOAD_ERROR_NOT_ATTEMPTED) {
         note(p->problems, &p->n_problems, "devices: %s", p->dev_error[0] ? p->dev_error : cudaload_status_string(p->dev_status));
@@ -651,28 +742,77 @@ static size_t vis_width(const char *s, size_t len) {
     return n;
 }
 
-/* A byte the text report never writes as is: a control byte (ESC included) or DEL, which a
- * path or a message could carry to drive the terminal. Written as \xNN. */
-static int unsafe_byte(unsigned char c) { return (c < 0x20 && c != '\n') || c == 0x7f; }
+/* The length of the next unit of s (n > 0 bytes there): a whole valid UTF-8 sequence, else
+ * one byte. *esc is set when the text report must not write it as is, but as \xNN per byte:
+ * a C0 control (ESC, newline) or DEL; a C1 control, U+0080-U+009F (UTF-8 c2 80-c2 9f),
+ * which a terminal may take as CSI and the like; and any byte that is not part of valid
+ * UTF-8 (a raw 0x80-0x9f is a C1 control to an 8-bit terminal). A path or a message then
+ * cannot drive the terminal. */
+static size_t text_unit(const unsigned char *s, size_t n, int *esc) {
+    unsigned char c = s[0];
+    *esc = 0;
+    if (c < 0x80) {
+        *esc = c < 0x20 || c == 0x7f;
+        return 1;
+    }
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    /* the second byte's range excludes overlong forms, surrogates and code points past U+10FFFF */
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    int valid = len && len <= n && s[1] >= lo && s[1] <= hi;
+    for (size_t i = 2; valid && i < len; i++) valid = (s[i] & 0xc0) == 0x80;
+    if (!valid) {
+        *esc = 1; /* not UTF-8: each byte on its own */
+        return 1;
+    }
+    *esc = c == 0xc2 && s[1] <= 0x9f; /* C1 */
+    return len;
+}
 
-/* s made safe for a terminal: unsafe bytes and newlines as \xNN. The result lives until
- * eight later calls (enough for one printf). */
+/* Writes the n bytes at s as the text report does: units text_unit flags as \xNN. */
+static void put_text(FILE *o, const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        int esc;
+        size_t u = text_unit((const unsigned char *)s + i, n - i, &esc);
+        for (size_t k = 0; k < u; k++)
+            if (esc) fprintf(o, "\\x%02x", (unsigned char)s[i + k]);
+            else fputc(s[i + k], o);
+        i += u;
+    }
+}
+
+/* Columns that put_text takes for the n bytes at s (an escaped byte: 4). */
+static size_t text_width(const char *s, size_t n) {
+    size_t w = 0;
+    for (size_t i = 0; i < n;) {
+        int esc;
+        size_t u = text_unit((const unsigned char *)s + i, n - i, &esc);
+        w += esc ? 4 * u : 1;
+        i += u;
+    }
+    return w;
+}
+
+/* s made safe for a terminal (put_text's escaping). The result lives until eight later calls
+ * (enough for one printf). */
 static const char *tx(const char *s) {
     static char *pool[8];
     static unsigned next;
     if (!s) return "(null)";
     char **slot = &pool[next++ % 8];
     free(*slot);
+    *slot = NULL;
     size_t len = strlen(s);
-    *slot = malloc(4 * len + 1);
-    if (!*slot) return "";
-    char *d = *slot;
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (unsafe_byte(*c) || *c == '\n') d += sprintf(d, "\\x%02x", *c);
-        else *d++ = (char)*c;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&buf, &size);
+    if (!m) return ""; /* out of memory: nothing rather than raw bytes */
+    put_text(m, s, len);
+    if (fclose(m) != 0) {
+        free(buf);
+        return "";
     }
-    *d = 0;
-    return *slot;
+    *slot = buf;
+    return buf;
 }
 
 /* Length in bytes of the word at s: up to a blank, where with marks a `quoted` span (a
@@ -708,20 +848,18 @@ static void wrap_marked(FILE *o, const char *prefix, int indent, const char *tex
             continue;
         }
         size_t len = word_len(s, marks), w = 0;
-        for (size_t i = 0; i < len; i++) {
-            unsigned char c = (unsigned char)s[i];
-            if (marks && c == '`') continue;
-            w += unsafe_byte(c) ? 4 : (c & 0xc0) != 0x80;
+        for (size_t i = 0, j; i < len; i = j + 1) { /* the spans between backquotes */
+            for (j = i; j < len && !(marks && s[j] == '`'); j++) {}
+            w += text_width(s + i, j - i);
         }
         if (col + (at_start ? 0 : 1) + w > WIDTH && col > (size_t)indent) { /* also after a long prefix */
             fprintf(o, "\n%*s", indent, "");
             col = (size_t)indent, at_start = 1;
         }
         if (!at_start) fputc(' ', o), col++;
-        for (size_t i = 0; i < len; i++) {
-            if (marks && s[i] == '`') continue;
-            if (unsafe_byte((unsigned char)s[i])) fprintf(o, "\\x%02x", (unsigned char)s[i]);
-            else fputc(s[i], o);
+        for (size_t i = 0, j; i < len; i = j + 1) {
+            for (j = i; j < len && !(marks && s[j] == '`'); j++) {}
+            put_text(o, s + i, j - i);
         }
         col += w, at_start = 0, s += len;
     }
@@ -758,11 +896,11 @@ static void text_build(FILE *o, const probe *p) {
         wrap(o, "  compile  ", 11, "(no cuda_runtime_api.h beside these libraries: the headers come with the toolkit, "
                                 "or with the wheels: nvidia/cu13/include, nvidia/cuda_runtime/include)");
     while (n) free(items[--n]);
-    int same = !p->lib_dirs[1][0];
-    if (asprintf(&items[n], "-L%s -l:%s%s%s", p->lib_dirs[0], rt->soname, have_bl && same ? " -l:" : "",
-                 have_bl && same ? bl->soname : "") >= 0)
-        n++;
-    if (have_bl && !same && asprintf(&items[n], "-L%s -l:%s", p->lib_dirs[1], bl->soname) >= 0) n++;
+    /* each -L and -l: its own item, so that a long directory never drags a flag past 80 columns */
+    if (asprintf(&items[n], "-L%s", p->lib_dirs[0]) >= 0) n++;
+    if (asprintf(&items[n], "-l:%s", rt->soname) >= 0) n++;
+    if (have_bl && p->lib_dirs[1][0] && asprintf(&items[n], "-L%s", p->lib_dirs[1]) >= 0) n++;
+    if (have_bl && asprintf(&items[n], "-l:%s", bl->soname) >= 0) n++;
     flag_block(o, "link", items, n);
     while (n) free(items[--n]);
     if (asprintf(&items[n], "-Wl,--disable-new-dtags") >= 0) n++;
@@ -788,9 +926,14 @@ static void text_report(FILE *o, const probe *p, int code) {
 
     heading(o, p, "Search roots, in order");
     if (!p->n_roots) fprintf(o, "  (none)\n");
-    for (size_t i = 0; i < p->n_roots; i++)
-        fprintf(o, "  %2zu  %-9s  %s%s\n", i + 1, cudaload_source_name(p->roots[i].source), tx(p->roots[i].path),
-               p->roots[i].exists ? "" : "  (missing)");
+    for (size_t i = 0; i < p->n_roots; i++) {
+        const char *path = tx(p->roots[i].path), *missing = p->roots[i].exists ? "" : "  (missing)";
+        /* a path too long for the line gets a line of its own, nothing after it */
+        if (17 + vis_width(path, strlen(path)) + strlen(missing) <= WIDTH)
+            fprintf(o, "  %2zu  %-9s  %s%s\n", i + 1, cudaload_source_name(p->roots[i].source), path, missing);
+        else
+            fprintf(o, "  %2zu  %s%s\n      %s\n", i + 1, cudaload_source_name(p->roots[i].source), missing, path);
+    }
     if (p->system_search) fprintf(o, "      then the system search (dlopen by SONAME)\n");
     else fprintf(o, "      (the system search is scoped out by CUDALOAD_SOURCES)\n");
 
@@ -816,8 +959,11 @@ static void text_report(FILE *o, const probe *p, int code) {
         for (size_t c = 0; c < l->n_candidates; c++) {
             const cudaload_candidate *cd = &l->candidates[c];
             if (ok && l->n_candidates == 1) break; /* the one taken is shown above */
-            fprintf(o, "            %s %s [%s]\n", cd->result == CUDALOAD_OK ? "+" : "-", tx(cd->path),
-                   cudaload_source_name(cd->source));
+            const char *path = tx(cd->path), *src = cudaload_source_name(cd->source);
+            /* the source goes to a line of its own when the path leaves no room for it */
+            int fits = 14 + vis_width(path, strlen(path)) + 3 + strlen(src) <= WIDTH;
+            fprintf(o, "            %s %s%s[%s]\n", cd->result == CUDALOAD_OK ? "+" : "-", path,
+                    fits ? " " : "\n              ", src);
             wrap(o, "              ", 14, cd->reason);
         }
     }
@@ -1068,6 +1214,7 @@ probe_report *probe_report_collect(cudaload_status init_status, const char *init
     find_nvrtc(p);
     check_ld_library_path(p);
     check_writable(p);
+    check_relative_env(p);
     const cudaload_cudart_table *rt = cudaload_cudart();
     if (p->selftest && !p->find_only && p->dev_status == CUDALOAD_OK && p->ndev > 0 && rt &&
         p->lib[CUDALOAD_LIB_CUBLAS].status == CUDALOAD_OK) {
@@ -1078,7 +1225,8 @@ probe_report *probe_report_collect(cudaload_status init_status, const char *init
 
     diagnose(p);
     int code = PROBE_EXIT_OK;
-    if (p->lib[CUDALOAD_LIB_CUDART].status != CUDALOAD_OK || p->lib[CUDALOAD_LIB_CUBLAS].status != CUDALOAD_OK)
+    if (p->lib[CUDALOAD_LIB_CUDART].status != CUDALOAD_OK || p->lib[CUDALOAD_LIB_CUBLASLT].status != CUDALOAD_OK ||
+        p->lib[CUDALOAD_LIB_CUBLAS].status != CUDALOAD_OK)
         code = PROBE_EXIT_LIB_MISSING;
     else if (p->lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK ||
              (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))

@@ -17,7 +17,7 @@
 /* Exit codes of cudaload-probe, also the report's "exit_code". */
 enum {
     PROBE_EXIT_OK = 0,          /* driver, cudart and cuBLAS usable; with a GPU the self-test passed */
-    PROBE_EXIT_LIB_MISSING = 1, /* cudart or cuBLAS not found or unusable */
+    PROBE_EXIT_LIB_MISSING = 1, /* cudart, cublasLt or cuBLAS not found or unusable */
     PROBE_EXIT_NO_GPU = 2,      /* the libraries are there, but no driver or no device */
     PROBE_EXIT_SELFTEST = 3,    /* the self-test failed */
     PROBE_EXIT_USAGE = 4        /* usage error (the CLI's own) */
