@@ -246,6 +246,7 @@ static int run_inner(const struct CMUnitTest *tests, size_t n, char *out, size_t
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        free(dir); /* the child's copy of the parent's string: valgrind follows this process */
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0) _exit(100);
         dup2(fd, 1);
@@ -423,6 +424,7 @@ static void test_tmpdirs_removed_at_exit(void **state) {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        free(mine); /* the child's copy of the parent's string: valgrind follows this process */
         char *d = th_tmpdir();
         char sub[PATH_MAX];
         snprintf(sub, sizeof sub, "%s/locked/inner", d);
