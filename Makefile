@@ -10,7 +10,7 @@ PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
 CUDA_HOME  ?= /usr/local/cuda
-# Any directory with cuda.h, cuda_runtime_api.h and cublas_v2.h: the toolkit's include dir,
+# Any directory with cuda.h, cuda_runtime_api.h, cublas_v2.h and cublasLt.h: the toolkit's include dir,
 # or the nvidia wheels' (site-packages/nvidia/cu13/include).
 CUDA_INC   ?= $(CUDA_HOME)/include
 PYTHON     ?= python3
@@ -104,7 +104,7 @@ help:
 	@echo "           CMOCKA_CFLAGS CMOCKA_LIBS (tests), CUDALOAD_GPU_SITE (check-gpu: site-packages to search)"
 
 headers-check:
-	@for h in cuda.h cuda_runtime_api.h cublas_v2.h; do \
+	@for h in cuda.h cuda_runtime_api.h cublas_v2.h cublasLt.h; do \
 	  test -f "$(CUDA_INC)/$$h" || { echo "error: $(CUDA_INC)/$$h not found: set CUDA_INC to a directory" \
 	    "holding the CUDA headers (the toolkit's include, or site-packages/nvidia/cu13/include)"; exit 1; }; done
 

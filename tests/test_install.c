@@ -123,8 +123,52 @@ static void test_uninstall(void **state) {
     assert_string_equal(out, "");
 }
 
+/* The library and the probe built in a build dir of their own (no kernels: nvcc is not the
+ * point), with extra make variables; asserts the build succeeded (-Werror) and that the
+ * result has no CUDA DT_NEEDED. */
+static void build_variant(const char *name, const char *vars) {
+    const char *out;
+    char b[PATH_MAX + 32];
+    snprintf(b, sizeof b, "%s/variant-%s", build, name);
+    int st = sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' NVCC= %s '%s/libcudaload.so.0.1.0' '%s/cudaload-probe' 2>&1", b, top,
+                b, vars, b, b);
+    if (st != 0) fail_msg("make %s failed:\n%s", vars, out);
+    assert_int_equal(sh(&out, "readelf -d '%s/libcudaload.so.0.1.0' | grep NEEDED", b), 0);
+    if (strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
+    sh(NULL, "rm -rf '%s'", b);
+}
+
+/* The headers may come from the nvidia wheels instead of a toolkit (CUDA_INC): the venv of the
+ * fixtures holds nvidia-cuda-runtime and nvidia-cublas 13, whose nvidia/cu13/include has
+ * cuda.h, cuda_runtime_api.h, cublas_v2.h and cublasLt.h. */
+static void test_build_with_wheel_headers(void **state) {
+    (void)state;
+    char inc[PATH_MAX + 64], vars[PATH_MAX + 96];
+    snprintf(inc, sizeof inc, "%s/nvidia/cu13/include", th_fixture_env("VENV_CU13_SITE"));
+    if (strcmp(th_fixture_env("CU13_CUBLAS"), "1") != 0) {
+        print_message("skipped: the fixtures' CUDA 13 venv has no cuBLAS wheel (FIXTURES_CU13_CUBLAS=0), so no cublas_v2.h\n");
+        skip();
+    }
+    snprintf(vars, sizeof vars, "CUDA_INC='%s' CUDA_HOME=/nonexistent", inc);
+    build_variant("wheel-headers", vars);
+}
+
+/* The issue asks for gcc or clang: the same -Werror build with clang, when it is installed
+ * (.ci/run installs it before make check). */
+static void test_build_with_clang(void **state) {
+    (void)state;
+    const char *out;
+    if (sh(&out, "command -v clang") != 0) {
+        print_message("skipped: clang is not installed (tests/deps.sh fuzz installs it)\n");
+        skip();
+    }
+    build_variant("clang", "CC=clang");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_build_with_wheel_headers),
+        cmocka_unit_test(test_build_with_clang),
         cmocka_unit_test(test_installed_files),
         cmocka_unit_test(test_exports_and_no_cuda_needed),
         cmocka_unit_test(test_example_through_pkg_config),
