@@ -273,7 +273,7 @@ check-valgrind: test-deps
 # ---- fuzzing (libFuzzer, clang; ASan + UBSan) ----
 
 CLANG        ?= clang
-FUZZ_TARGETS := elf ldcache proc_version config json
+FUZZ_TARGETS := elf soname ldcache proc_version config json
 FUZZ_BIN     := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 20
 FUZZ_SRC     := $(filter-out libcudaload/kernels.c,$(LIB_SRC)) tools/probe_json.c

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (SHIM, SOURCES_NO_SYSTEM, build_dir, clean_env, driver_present, install_cuda_wheels,
-                      install_shim, make_venv, run_py, site_packages, sh)
+                      install_shim, make_venv, pip, run_py, site_packages, sh, wheel_cache)
 
 REPORT = textwrap.dedent(r"""
     import array, json, sys
@@ -106,6 +106,44 @@ def test_cu13_venv_finds_its_wheels(venv_cu13):
             assert b["path"] == str(site / f"nvidia/cu13/lib/lib{name}.so.13"), b
             assert b["status"] == "loaded" and b["source"] == "caller" and b["major"] == 13, b
     assert out["probe"]["system_search"] is False
+    expect_no_gpu_error(out)
+
+
+EXTRAS = {  # the extra, the directory its wheels install into, the major
+    "cu12": ({"cudart": "nvidia/cuda_runtime/lib", "cublas": "nvidia/cublas/lib", "cublasLt": "nvidia/cublas/lib"}, 12),
+    "cu13": ({"cudart": "nvidia/cu13/lib", "cublas": "nvidia/cu13/lib", "cublasLt": "nvidia/cu13/lib"}, 13),
+}
+
+
+@pytest.mark.parametrize("extra", sorted(EXTRAS))
+def test_extra_installs_the_cuda_wheels(shim_wheel, extra):
+    """pip install "cudaload[cu12]" / "cudaload[cu13]" into an empty venv brings the runtime and
+    cuBLAS wheels of that major (resolved by pip from the extra, offline from the fixtures'
+    cache), and the package then finds all three libraries in that venv."""
+    import tomllib
+    with open(Path(SHIM) / "pyproject.toml", "rb") as f:
+        wanted = tomllib.load(f)["project"]["optional-dependencies"][extra]
+    v = make_venv("venv-extra-" + extra)
+    py = str(v / "bin" / "python")
+    cache = wheel_cache()
+    cmd = ["install", "--quiet", "--no-index", "--find-links", str(shim_wheel.parent), "--find-links", str(cache),
+           f"cudaload[{extra}]"]
+    r = sh([sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "--python", py, *cmd], check=False)
+    if r.returncode != 0:  # the extra's wheels are not all in the cache yet: fetch them, as tests/fixtures.sh does
+        pip("download", "--quiet", "--progress-bar", "off", "--dest", str(cache), *wanted)
+        pip(*cmd, python=py)
+    install_shim(shim_wheel, python=py)  # this build's wheel, also when the venv kept an older one
+    freeze = sh([sys.executable, "-m", "pip", "--python", py, "list", "--format=freeze"]).stdout
+    for want in wanted:  # the extra's requirements are what pip installed
+        name = want.split(">")[0].split("<")[0].split("=")[0].strip()
+        assert f"{name}==" in freeze, (want, freeze)
+    site = site_packages(v)
+    out = report(v / "bin" / "python", clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
+    dirs, major = EXTRAS[extra]
+    for name, d in dirs.items():
+        info = lib(out, name)
+        assert info["status"] == "loaded" and info["source"] == "caller" and info["major"] == major, info
+        assert os.path.dirname(info["path"]) == str(site / d), (name, info["path"], site / d)
     expect_no_gpu_error(out)
 
 
