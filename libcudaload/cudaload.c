@@ -392,41 +392,41 @@ static void cl_note_loaded_over_exact(cudaload_lib lib) {
     cl_buf_free(&why);
 }
 
-/* The system search's cublasLt of a major, for a libcublas the system search is about to
- * take: dlopen by SONAME, or with find-only located the way ld.so would, without loading
- * (so find-only reports the cublasLt a real load takes). Records the candidate; returns its
- * status. */
-static cudaload_status cl_system_cublaslt(int major) {
-    cl_lib_state *lt = &g.lib[CUDALOAD_LIB_CUBLASLT];
-    const char *lt_soname = cl_soname(CUDALOAD_LIB_CUBLASLT, major);
-    char lt_label[96];
-    snprintf(lt_label, sizeof lt_label, "%s (system search)", lt_soname);
+/* The system search for one library of a major: dlopen by SONAME, so ld.so picks the file
+ * (LD_LIBRARY_PATH, ld.so.cache, the default directories), or with find-only that file
+ * located the same way without loading it. Records the candidate, takes the library when it
+ * passes; returns its status. */
+static cudaload_status cl_system_take(cudaload_lib lib, int major) {
+    cl_lib_state *ls = &g.lib[lib];
+    const char *soname = cl_soname(lib, major);
+    char label[96];
+    snprintf(label, sizeof label, "%s (system search)", soname);
     cl_buf why = {0};
     cudaload_status st;
     if (cl_find_only()) {
-        char *path = cl_search_system_path(lt_soname, g.cfg.secure);
+        char *path = cl_search_system_path(soname, g.cfg.secure);
         if (!path) {
-            cl_add_candidate(lt, lt_label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND,
+            cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND,
                              "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
             return CUDALOAD_ERROR_NOT_FOUND;
         }
         st = cl_open_check_file(path, &why);
-        cl_add_candidate(lt, path, CUDALOAD_SOURCE_SYSTEM, st,
+        cl_add_candidate(ls, path, CUDALOAD_SOURCE_SYSTEM, st,
                          st == CUDALOAD_OK ? "found (find-only: not loaded)" : cl_buf_str(&why));
-        if (st == CUDALOAD_OK) cl_take(lt, NULL, path, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
+        if (st == CUDALOAD_OK) cl_take(ls, NULL, path, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
         free(path);
         cl_buf_free(&why);
         return st;
     }
-    void *h = cl_open_path(lt_soname, &why);
+    void *h = cl_open_path(soname, &why);
     int version = 0;
-    st = h ? cl_accept_handle(CUDALOAD_LIB_CUBLASLT, h, major, &version, &why) : CUDALOAD_ERROR_NOT_FOUND;
+    st = h ? cl_accept_handle(lib, h, major, &version, &why) : CUDALOAD_ERROR_NOT_FOUND;
     char *real = h ? cl_handle_path(h) : NULL;
-    const char *where = real ? real : lt_label;
-    cl_add_candidate(lt, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
+    const char *where = real ? real : label;
+    cl_add_candidate(ls, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
     if (st == CUDALOAD_OK) {
-        cl_take(lt, h, where, lt_soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
-        lt->version = version;
+        cl_take(ls, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
+        ls->version = version;
     } else if (h) {
         dlclose(h);
     }
@@ -460,46 +460,16 @@ static int cl_try_system(cudaload_lib lib, int major) {
     cl_buf_free(&gwhy);
     if (lib == CUDALOAD_LIB_CUBLAS && !cl_cublaslt_fixed()) {
         /* cublasLt first, by SONAME, as ld.so would pick it for libcublas (unless one is held
-         * already: a loaded copy or the CUDALOAD_CUBLASLT_PATH file) */
-        cudaload_status lt_st = cl_system_cublaslt(major);
+         * already: a loaded copy or the CUDALOAD_CUBLASLT_PATH file); find-only locates it
+         * the same way, so it reports the cublasLt a real load takes */
+        cudaload_status lt_st = cl_system_take(CUDALOAD_LIB_CUBLASLT, major);
         if (lt_st != CUDALOAD_OK) {
             cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, lt_st,
                              "skipped: its dependency cublasLt cannot be used (see cublasLt candidates)");
             return 0;
         }
     }
-    if (cl_find_only()) {
-        char *path = cl_search_system_path(soname, g.cfg.secure);
-        if (!path) {
-            cl_add_candidate(ls, label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND,
-                             "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
-            return 0;
-        }
-        cl_buf why = {0};
-        cudaload_status st = cl_open_check_file(path, &why);
-        cl_add_candidate(ls, path, CUDALOAD_SOURCE_SYSTEM, st,
-                         st == CUDALOAD_OK ? "found (find-only: not loaded)" : cl_buf_str(&why));
-        if (st == CUDALOAD_OK) cl_take(ls, NULL, path, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
-        cl_buf_free(&why);
-        free(path);
-        return st == CUDALOAD_OK;
-    }
-    cl_buf why = {0};
-    void *h = cl_open_path(soname, &why);
-    int version = 0;
-    cudaload_status st = h ? cl_accept_handle(lib, h, major, &version, &why) : CUDALOAD_ERROR_NOT_FOUND;
-    char *real = h ? cl_handle_path(h) : NULL;
-    const char *where = real ? real : label;
-    cl_add_candidate(ls, where, CUDALOAD_SOURCE_SYSTEM, st, st == CUDALOAD_OK ? "taken" : cl_buf_str(&why));
-    if (st == CUDALOAD_OK) {
-        cl_take(ls, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, -1);
-        ls->version = version;
-    } else if (h) {
-        dlclose(h);
-    }
-    free(real);
-    cl_buf_free(&why);
-    return st == CUDALOAD_OK;
+    return cl_system_take(lib, major) == CUDALOAD_OK;
 }
 
 /* Step 3 for one root: the newest allowed major first, each of the root's directories. */

@@ -469,3 +469,17 @@ const char *th_require_build(int fixtures) {
     }
     return b;
 }
+
+int th_wait_or_kill(int pid, int timeout_s) {
+    int st = 0, waited = 0;
+    for (int i = 0; i < timeout_s * 10 && !(waited = waitpid(pid, &st, WNOHANG) == pid); i++) {
+        struct timespec w = {0, 100 * 1000000L};
+        nanosleep(&w, NULL);
+    }
+    if (!waited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        return TH_WAIT_HUNG;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : TH_WAIT_SIGNALED;
+}

@@ -105,6 +105,14 @@ int th_find_candidate(const th_result *r, int lib, const char *part);
 const char *th_fixture(const char *relpath);
 const char *th_fixture_env(const char *key);
 
+/* Waits up to timeout_s for the forked child pid, polling every 100 ms, and kills it (SIGKILL)
+ * when it is still running then. Returns its exit status, TH_WAIT_HUNG when it had to be
+ * killed (a deadlock), TH_WAIT_SIGNALED when a signal ended it. For tests that fork on their
+ * own (a fork while another thread holds a lock). */
+#define TH_WAIT_HUNG 98
+#define TH_WAIT_SIGNALED 99
+int th_wait_or_kill(int pid, int timeout_s);
+
 /* Small trees: a fresh directory under $TMPDIR (or /tmp), its path malloc'd (the caller may
  * free it); the directory itself is removed when the process that made it exits, unless
  * TH_KEEP_TMP=1. File operations that fail the test loudly on error: mkdir -p, ln -sf,

@@ -781,18 +781,7 @@ static void child_fork_during_init(th_result *r, void *arg) {
         _exit(ok ? 0 : 1);
     }
     r->user_int[1] = (int)((now_s() - t0) * 1000); /* how long fork() waited */
-    int st = 0, waited = 0;
-    for (int i = 0; i < 100 && !(waited = waitpid(pid, &st, WNOHANG)); i++) { /* up to 10 s */
-        struct timespec w = {0, 100 * 1000000L};
-        nanosleep(&w, NULL);
-    }
-    if (!waited) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &st, 0);
-        r->user_int[0] = 98; /* deadlocked */
-    } else {
-        r->user_int[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-    }
+    r->user_int[0] = th_wait_or_kill(pid, 10); /* TH_WAIT_HUNG: deadlocked */
     void *ret = NULL;
     pthread_join(t, &ret);
     th_capture(r, (cudaload_status)(intptr_t)ret);
@@ -806,7 +795,7 @@ static void test_fork_while_init_busy(void **state) {
     th_result *r = th_result_new();
     th_run(r, env, child_fork_during_init, &o);
     expect_init(r, CUDALOAD_OK, NULL);
-    if (r->user_int[0] == 98) fail_msg("the forked child deadlocked on the loader's lock");
+    if (r->user_int[0] == TH_WAIT_HUNG) fail_msg("the forked child deadlocked on the loader's lock");
     if (r->user_int[0] != 0) fail_msg("the forked child saw an incomplete or inconsistent state (exit %d)", r->user_int[0]);
     /* fork was called while init held the lock: it waited for init (~1200 ms) */
     if (r->user_int[1] < 500) fail_msg("fork() returned after %d ms: init was not running when it was called", r->user_int[1]);

@@ -288,18 +288,7 @@ static void child_fork_busy(th_result *r, void *arg) {
         cudaload_status b = cudaload_kernels_info_get(0, &k);
         _exit(a == CUDALOAD_OK && b == CUDALOAD_OK ? 0 : 1);
     }
-    int st = 0, waited = 0;
-    for (int i = 0; i < 100 && !(waited = waitpid(pid, &st, WNOHANG)); i++) { /* up to 10 s */
-        struct timespec w = {0, 100 * 1000000L};
-        nanosleep(&w, NULL);
-    }
-    if (!waited) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &st, 0);
-        r->user_int[0] = 98; /* deadlocked */
-    } else {
-        r->user_int[0] = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-    }
+    r->user_int[0] = th_wait_or_kill(pid, 10); /* TH_WAIT_HUNG: deadlocked */
     pthread_join(t, NULL);
 }
 
@@ -310,7 +299,7 @@ static void test_fork_while_kernels_busy(void **state) {
     th_result *r = th_result_new();
     th_run(r, env, child_fork_busy, roots);
     assert_int_equal(r->init_status, CUDALOAD_OK);
-    if (r->user_int[0] == 98) fail_msg("the forked child deadlocked on the kernels' lock");
+    if (r->user_int[0] == TH_WAIT_HUNG) fail_msg("the forked child deadlocked on the kernels' lock");
     assert_int_equal(r->user_int[0], 0);
     th_result_free(r);
 }
