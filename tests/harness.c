@@ -9,9 +9,11 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,4 +484,27 @@ int th_wait_or_kill(int pid, int timeout_s) {
         return TH_WAIT_HUNG;
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : TH_WAIT_SIGNALED;
+}
+
+/* th_loader_resolves' child: dlopen(arg) and the realpath of what the loader mapped. */
+static void th_resolve_child(th_result *r, void *arg) {
+    void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(r->user, sizeof r->user, "%s", dlerror());
+        return;
+    }
+    struct link_map *lm = NULL;
+    char *real = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm ? realpath(lm->l_name, NULL) : NULL;
+    snprintf(r->user, sizeof r->user, "%s", real ? real : "");
+    r->user_int[0] = real != NULL;
+    free(real);
+}
+
+int th_loader_resolves(const char *soname, char *out, size_t n) {
+    th_result *r = th_result_new();
+    th_run(r, NULL, th_resolve_child, (void *)soname);
+    int ok = r->user_int[0];
+    snprintf(out, n, "%s", r->user);
+    th_result_free(r);
+    return ok;
 }

@@ -113,6 +113,12 @@ const char *th_fixture_env(const char *key);
 #define TH_WAIT_SIGNALED 99
 int th_wait_or_kill(int pid, int timeout_s);
 
+/* The file the dynamic loader itself resolves soname to (dlopen by SONAME, in a th_run child
+ * that holds no CUDA library yet: this program's RUNPATH, LD_LIBRARY_PATH, ld.so.cache, the
+ * default directories), realpath'ed into out[n]; returns 1. 0 when it resolves none, with
+ * dlerror's text in out. */
+int th_loader_resolves(const char *soname, char *out, size_t n);
+
 /* Small trees: a fresh directory under $TMPDIR (or /tmp), its path malloc'd (the caller may
  * free it); the directory itself is removed when the process that made it exits, unless
  * TH_KEEP_TMP=1. File operations that fail the test loudly on error: mkdir -p, ln -sf,

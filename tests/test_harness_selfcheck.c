@@ -302,6 +302,19 @@ static void child_maps(th_result *r, void *arg) {
     r->user_int[4] = th_count_maps("no-such-library.so");
 }
 
+/* th_loader_resolves: libc's SONAME resolves to a real file named for it; a SONAME nothing
+ * provides resolves to none, with dlerror's text. */
+static void test_loader_resolves(void **state) {
+    (void)state;
+    char out[PATH_MAX];
+    assert_int_equal(th_loader_resolves("libc.so.6", out, sizeof out), 1);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_true(out[0] == '/' && strstr(out, "/libc"));
+    assert_int_equal(th_loader_resolves("libcudaload-no-such-library.so.99", out, sizeof out), 0);
+    assert_non_null(strstr(out, "libcudaload-no-such-library.so.99"));
+}
+
 static void test_maps_count(void **state) {
     (void)state;
     th_result *r = th_result_new();
@@ -457,6 +470,7 @@ int main(void) {
         cmocka_unit_test(test_hang_killed_after_timeout),
         cmocka_unit_test(test_th_run_fails_on_crash),
         cmocka_unit_test(test_assertion_inside_child_stops_it),
+        cmocka_unit_test(test_loader_resolves),
         cmocka_unit_test(test_maps_count),
         cmocka_unit_test(test_find_candidate_and_taken),
         cmocka_unit_test(test_fixture_paths_and_env),

@@ -143,32 +143,6 @@ static void test_wheels_beat_the_system_copy(void **state) {
     th_result_free(r);
 }
 
-/* The file the dynamic linker takes for soname in a program without RUNPATH to it: the first
- * LD_LIBRARY_PATH directory that has it, else what ld.so.cache lists (`ldconfig -p`);
- * realpath'ed into out; 0 when none. */
-static int ldcache_file(const char *soname, char *out) {
-    const char *llp = getenv("LD_LIBRARY_PATH");
-    for (const char *d = llp; d && *d;) {
-        size_t len = strcspn(d, ":");
-        char f[PATH_MAX];
-        if (len && snprintf(f, sizeof f, "%.*s/%s", (int)len, d, soname) < (int)sizeof f && realpath(f, out)) return 1;
-        d += len + (d[len] == ':');
-    }
-    FILE *p = popen("ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null", "r");
-    if (!p) return 0;
-    char line[PATH_MAX + 256];
-    int found = 0;
-    size_t n = strlen(soname);
-    while (!found && fgets(line, sizeof line, p)) {
-        char *s = line + strspn(line, " \t"), *arrow = strstr(line, "=> ");
-        if (strncmp(s, soname, n) != 0 || s[n] != ' ' || !arrow || !strstr(s, "x86-64")) continue;
-        arrow[3 + strcspn(arrow + 3, "\n")] = 0;
-        found = realpath(arrow + 3, out) != NULL;
-    }
-    pclose(p);
-    return found;
-}
-
 static void test_system_scope_takes_the_system_copy(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
@@ -185,14 +159,14 @@ static void test_system_scope_takes_the_system_copy(void **state) {
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].source, CUDALOAD_SOURCE_SYSTEM);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].source, CUDALOAD_SOURCE_SYSTEM);
     assert_null(site[0] ? strstr(r->lib[CUDALOAD_LIB_CUDART].path, site) : NULL);
-    /* the very files the dynamic linker's cache names (on the H100 machine: /usr/local/cuda) */
+    /* the very files the dynamic linker resolves the SONAMEs to (on the H100 machine:
+     * /usr/local/cuda, from ld.so.cache) */
     const char *sonames[] = {"libcudart.so.13", "libcublas.so.13"};
     const cudaload_lib libs[] = {CUDALOAD_LIB_CUDART, CUDALOAD_LIB_CUBLAS};
     for (int i = 0; i < 2; i++) {
         char want[PATH_MAX], got[PATH_MAX];
-        if (!ldcache_file(sonames[i], want)) {
-            print_message("system scope: %s: neither LD_LIBRARY_PATH nor ld.so.cache names one to compare with\n",
-                          sonames[i]);
+        if (!th_loader_resolves(sonames[i], want, sizeof want)) {
+            print_message("system scope: %s: the dynamic linker resolves none to compare with (%s)\n", sonames[i], want);
             continue;
         }
         print_message("system scope: %s: the dynamic linker's choice is %s\n", sonames[i], want);
