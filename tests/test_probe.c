@@ -185,10 +185,9 @@ static char *jq(const run_out *o, const char *expr) {
         if (!ok_) fail_msg("report lacks '%s':\n%s", words, (o)->text);                          \
     } while (0)
 
-/* A fresh directory holding symlinks named libcudart.so.13, libcublasLt.so.13 and
- * libcublas.so.13 to the files of the same names in the fixture directory rel. */
-static char *link_dir(const char *rel) {
-    char *dir = th_tmpdir();
+/* Symlinks in dir named libcudart.so.13, libcublasLt.so.13 and libcublas.so.13 to the files
+ * of the same names in the fixture directory rel. */
+static void link_into(const char *rel, const char *dir) {
     static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
     for (size_t i = 0; i < 3; i++) {
         char src[PATH_MAX], dst[PATH_MAX + 32];
@@ -196,6 +195,12 @@ static char *link_dir(const char *rel) {
         snprintf(dst, sizeof dst, "%s/%s", dir, names[i]);
         th_symlink(th_fixture(src), dst);
     }
+}
+
+/* A fresh directory with link_into's symlinks to the fixture directory rel. */
+static char *link_dir(const char *rel) {
+    char *dir = th_tmpdir();
+    link_into(rel, dir);
     return dir;
 }
 
@@ -817,13 +822,7 @@ static void test_text_fits_80_columns(void **state) {
     th_symlink(th_fixture("bad/truncated/lib/libcudart.so.13"), f);
     snprintf(f, sizeof f, "%s/libcublas.so.13", bad);
     th_symlink(th_fixture("conda/lib/libcublas.so.13"), f);
-    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
-    for (size_t i = 0; i < 3; i++) {
-        char src[PATH_MAX + 32];
-        snprintf(src, sizeof src, "conda/lib/%s", names[i]);
-        snprintf(f, sizeof f, "%s/%s", good, names[i]);
-        th_symlink(th_fixture(src), f);
-    }
+    link_into("conda/lib", good);
     snprintf(llp_long, sizeof llp_long, "LD_LIBRARY_PATH=%s", bad);
     struct {
         const char *env[6];
@@ -858,16 +857,10 @@ static void test_text_fits_80_columns(void **state) {
  * its own and each -l: flag on its own, never two flags past the 80th column. */
 static void test_link_flags_split(void **state) {
     (void)state;
-    char *tmp = th_tmpdir(), dir[PATH_MAX], f[PATH_MAX + 32];
+    char *tmp = th_tmpdir(), dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/a-library-directory-whose-name-alone-fills-most-of-a-terminal-line", tmp);
     th_mkdirs(dir);
-    static const char *const names[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"};
-    for (size_t i = 0; i < 3; i++) {
-        char src[PATH_MAX + 32];
-        snprintf(src, sizeof src, "conda/lib/%s", names[i]);
-        snprintf(f, sizeof f, "%s/%s", dir, names[i]);
-        th_symlink(th_fixture(src), f);
-    }
+    link_into("conda/lib", dir);
     const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--root", dir, NULL};
     run_out o;
