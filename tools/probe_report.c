@@ -176,11 +176,22 @@ static void find_nvrtc(probe *p) {
     free(real);
 }
 
-/* "group 27 (sudo)": the group a group-writable file belongs to. */
-static void group_words(gid_t gid, char *out, size_t n) {
-    struct group *g = getgrgid(gid);
-    if (g && g->gr_name) snprintf(out, n, "group %u (%s)", (unsigned)gid, g->gr_name);
-    else snprintf(out, n, "group %u", (unsigned)gid); /* no name for it (no NSS entry) */
+/* Who besides its owner may write a file or directory of status st, in words for the
+ * warnings: by every user (o+w: *by "every user", *who "anyone"), else by its group (g+w:
+ * *by "its group, group 27 (sudo)", *who "every member of that group"). 0 when nobody else
+ * may. */
+static int other_writers(const struct stat *st, char *by, size_t n, const char **who) {
+    if (st->st_mode & S_IWOTH) {
+        snprintf(by, n, "every user");
+        *who = "anyone";
+        return 1;
+    }
+    if (!(st->st_mode & S_IWGRP)) return 0;
+    struct group *g = getgrgid(st->st_gid);
+    if (g && g->gr_name) snprintf(by, n, "its group, group %u (%s)", (unsigned)st->st_gid, g->gr_name);
+    else snprintf(by, n, "its group, group %u", (unsigned)st->st_gid); /* no name for it (no NSS entry) */
+    *who = "every member of that group";
+    return 1;
 }
 
 /* A library (or its directory) that other users may write to can be replaced under the
@@ -191,18 +202,13 @@ static void check_writable(probe *p) {
     for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
         const cudaload_library_info *l = &p->lib[i];
         if (l->status != CUDALOAD_OK || !l->path) continue;
-        char dir[PATH_MAX], grp[300];
+        char dir[PATH_MAX], by[320];
+        const char *who;
         dirname_of(l->path, dir, sizeof dir);
         struct stat fs, ds;
-        int have_fs = stat(l->path, &fs) == 0;
-        if (have_fs && (fs.st_mode & S_IWOTH)) {
-            note(p->warnings, &p->n_warnings, "%s is writable by every user (mode %03o): anyone can replace the code "
-                 "this process runs", l->path, (unsigned)(fs.st_mode & 0777));
-        } else if (have_fs && (fs.st_mode & S_IWGRP)) {
-            group_words(fs.st_gid, grp, sizeof grp);
-            note(p->warnings, &p->n_warnings, "%s is writable by its group, %s (mode %03o): every member of that "
-                 "group can replace the code this process runs", l->path, grp, (unsigned)(fs.st_mode & 0777));
-        }
+        if (stat(l->path, &fs) == 0 && other_writers(&fs, by, sizeof by, &who))
+            note(p->warnings, &p->n_warnings, "%s is writable by %s (mode %03o): %s can replace the code this process "
+                 "runs", l->path, by, (unsigned)(fs.st_mode & 0777), who);
         /* a directory once, naming every library taken from it */
         char holding[128] = "", other[PATH_MAX];
         int first = 1;
@@ -215,15 +221,9 @@ static void check_writable(probe *p) {
             size_t hl = strlen(holding);
             snprintf(holding + hl, sizeof holding - hl, "%s%s", hl ? ", " : "", m->name);
         }
-        if (!first || stat(dir, &ds) != 0 || (ds.st_mode & S_ISVTX)) continue;
-        if (ds.st_mode & S_IWOTH) {
-            note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by every user (mode %03o): anyone can put "
-                 "another library there", dir, holding, (unsigned)(ds.st_mode & 0777));
-        } else if (ds.st_mode & S_IWGRP) {
-            group_words(ds.st_gid, grp, sizeof grp);
-            note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by its group, %s (mode %03o): every member "
-                 "of that group can put another library there", dir, holding, grp, (unsigned)(ds.st_mode & 0777));
-        }
+        if (first && stat(dir, &ds) == 0 && !(ds.st_mode & S_ISVTX) && other_writers(&ds, by, sizeof by, &who))
+            note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by %s (mode %03o): %s can put another "
+                 "library there", dir, holding, by, (unsigned)(ds.st_mode & 0777), who);
     }
 }
 
