@@ -3,7 +3,7 @@
 # Everything CUDA is dlopen'ed at run time: nothing here links a CUDA library. The CUDA
 # headers are needed at build time only, for the real prototypes of the function tables.
 
-VERSION    := 0.1.0
+VERSION    := 0.2.0
 SOMAJOR    := 0
 CC         ?= cc
 PREFIX     ?= /usr/local
@@ -24,8 +24,9 @@ CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
 LIBS       := -ldl -lpthread
 
-LIB_SRC    := libcudaload/status.c libcudaload/config.c libcudaload/search.c libcudaload/open.c \
-              libcudaload/resolve.c libcudaload/gate.c libcudaload/cudaload.c libcudaload/kernels.c
+LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
+              libcudaload/open.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
+              libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
 # ---- bundled kernels: one fatbin, SASS for every arch the toolkit has from sm_75 up plus PTX
@@ -49,7 +50,7 @@ KERNEL_DEF := -I$(B)/kernels
 else
 KERNEL_DEF := -DCL_NO_KERNELS
 endif
-HEADERS    := include/cudaload.h include/cudaload_tables.h libcudaload/internal.h
+HEADERS    := include/cudaload.h include/cudaload_tables.h libcudaload/internal.h libcudaload/catalogue.h
 
 SO_REAL    := $(B)/libcudaload.so.$(VERSION)
 SO_NAME    := libcudaload.so.$(SOMAJOR)

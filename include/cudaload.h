@@ -32,9 +32,9 @@ extern "C" {
 #endif
 
 #define CUDALOAD_VERSION_MAJOR 0
-#define CUDALOAD_VERSION_MINOR 1
+#define CUDALOAD_VERSION_MINOR 2
 #define CUDALOAD_VERSION_PATCH 0
-#define CUDALOAD_VERSION_STRING "0.1.0"
+#define CUDALOAD_VERSION_STRING "0.2.0"
 
 /* Status codes. Stable numbers: they are part of the ABI. */
 typedef enum cudaload_status {
@@ -57,13 +57,17 @@ typedef enum cudaload_status {
     CUDALOAD_STATUS_COUNT_ = 16
 } cudaload_status;
 
-/* The libraries libcudaload manages. */
+/* A library of the catalogue (docs/catalogue.md), by id. The ids of the catalogue's first four
+ * rows have names here, the libraries with typed tables (cudaload_tables.h); every other row
+ * (cuFFT, cuSOLVER, NVRTC, cuDNN, NCCL, ...) is reached by name: cudaload_lib_by_name("cufft",
+ * &lib), or enumerated with cudaload_library_count() and cudaload_catalogue_entry(). Ids are
+ * stable: later versions only append rows. */
 typedef enum cudaload_lib {
-    CUDALOAD_LIB_DRIVER = 0,   /* libcuda.so.1 */
+    CUDALOAD_LIB_DRIVER = 0,   /* "cuda": libcuda.so.1 */
     CUDALOAD_LIB_CUDART = 1,   /* libcudart.so.{13,12} */
     CUDALOAD_LIB_CUBLASLT = 2, /* libcublasLt.so.{13,12} (cuBLAS's dependency) */
     CUDALOAD_LIB_CUBLAS = 3,   /* libcublas.so.{13,12} */
-    CUDALOAD_LIB_COUNT_ = 4
+    CUDALOAD_LIB_COUNT_ = 4    /* the number of named ids (not of the catalogue's rows) */
 } cudaload_lib;
 
 /* Where a library came from; also the vocabulary of CUDALOAD_SOURCES. */
@@ -116,7 +120,53 @@ typedef struct cudaload_options {
     const char *cublas_path;
     const char *cublaslt_path;
     const char *driver_path;
+    /* since 0.2: exact files for any catalogue library, as "name=/abs/path" strings (like
+     * CUDALOAD_<NAME>_PATH, e.g. "cufft=/opt/x/libcufft.so.12"); the four fields above win */
+    const char *const *lib_paths;
+    size_t n_lib_paths;
 } cudaload_options;
+
+/* Why a candidate was taken or skipped: the code, rendered to text once (cudaload_candidate's
+ * reason) from the code and its parameters (cudaload_candidate_detail). Stable numbers. */
+#define CUDALOAD_REASONS(X)                                                                          \
+    X(NONE, 0)                 /* no reason recorded */                                              \
+    X(TAKEN, 1)                /* loaded and kept */                                                 \
+    X(REUSED, 2)               /* a copy already in the process, kept */                             \
+    X(FOUND, 3)                /* find-only: located and checked, not loaded */                      \
+    X(FILE_UNUSABLE, 4)        /* not a loadable library for this process (text: why) */            \
+    X(DLOPEN_FAILED, 5)        /* dlopen failed (text: dlerror) */                                   \
+    X(SYMBOL_MISSING, 6)       /* a required symbol is absent (text: the symbol, dlerror) */         \
+    X(VERSION_FAILED, 7)       /* its version call failed (text: the call and its error) */          \
+    X(MAJOR_NOT_ASKED, 8)      /* major, but needed (the asked-for CUDA major) */                    \
+    X(DRIVER_TOO_OLD, 9)       /* major needs a newer driver than value (cuDriverGetVersion) */      \
+    X(DRIVER_BRANCH, 10)       /* major needs branch >= needed; the driver's is value (text) */      \
+    X(MAJOR_MIXED, 11)         /* major, but the process's libraries are CUDA needed */              \
+    X(VERSION_NOT_NAME, 12)    /* named for CUDA major, reports value */                             \
+    X(DEPENDENCY, 13)          /* a dependency (text: its name) cannot be used */                    \
+    X(DEPENDENCY_DROPPED, 14)  /* closed again: the library it was loaded for failed (text) */       \
+    X(LOADED_ELSEWHERE, 15)    /* an exact file not used: a copy is already loaded (text: from) */   \
+    X(SAME_AS_LOADED, 16)      /* an exact file that is the copy already loaded */                   \
+    X(NOT_IN_SYSTEM, 17)       /* the system search has no such SONAME */                            \
+    X(UNSEARCHABLE, 18)        /* a directory on the way cannot be searched (text: it) */            \
+    X(DRIVER_LOADED, 19)       /* a second driver cannot be loaded (text: the loaded one) */         \
+    X(STUB_LIBRARY, 20)        /* the toolkit's link stub, not a driver (text: the error) */         \
+    X(DRIVER_FAILED, 21)       /* the driver's version call failed (text: the error) */
+
+typedef enum cudaload_reason {
+#define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,
+    CUDALOAD_REASONS(CUDALOAD_REASON_ENUM_)
+#undef CUDALOAD_REASON_ENUM_
+    CUDALOAD_REASON_COUNT_
+} cudaload_reason;
+
+/* The reason of a candidate as data: the code and its parameters. */
+typedef struct cudaload_candidate_detail {
+    cudaload_reason reason;
+    int major;                /* the CUDA major of the candidate, 0 when unknown */
+    int value;                /* the number the reason is about (a driver version, a branch) */
+    int needed;               /* the number that was needed (a CUDA major, a branch) */
+    const char *text;         /* the reason's text parameter (dlerror text, a symbol, a name), or "" */
+} cudaload_candidate_detail;
 
 /* One file (or system-search attempt) that was considered for a library. */
 typedef struct cudaload_candidate {
@@ -156,7 +206,27 @@ typedef struct cudaload_library_info {
     const char *driver_branch;    /* driver only: "580.159.04" from /proc or NVML, else NULL */
     size_t n_candidates;
     const cudaload_candidate *candidates;
+    /* since 0.2 */
+    const cudaload_candidate_detail *details; /* n_candidates entries: each candidate's reason as data */
+    const char *env_name;         /* the exact-file variable of this library: "CUDALOAD_CUFFT_PATH" */
 } cudaload_library_info;
+
+/* What the catalogue says about a library (cudaload_catalogue_entry). Strings are static. */
+typedef struct cudaload_catalogue_info {
+    size_t size;                  /* set by the caller: sizeof(cudaload_catalogue_info) */
+    cudaload_lib lib;
+    const char *name;             /* "cufft" */
+    int driver_like;              /* 1: from the system only (the driver, NVML) */
+    int n_majors;                 /* CUDA majors the row knows (0 for driver-like rows) */
+    int majors[2];                /* newest first: 13, 12 */
+    const char *sonames[2];       /* per major, e.g. "libcufft.so.12", "libcufft.so.11" */
+    const char *wheel_dirs[2];    /* per major, relative to site-packages: "nvidia/cu13/lib" */
+    const char *pip_packages[2];  /* per major: "nvidia-cufft", "nvidia-cufft-cu12" */
+    const char *deps;             /* required dependencies, space-separated names ("" if none) */
+    const char *optional_deps;    /* loaded first when present ("" if none) */
+    const char *header;           /* the header that marks its include directory */
+    const char *env_name;         /* "CUDALOAD_CUFFT_PATH" */
+} cudaload_catalogue_info;
 
 /* ---- version and errors ---------------------------------------------------------------- */
 
@@ -180,8 +250,24 @@ CUDALOAD_API const char *cudaload_last_error(void);
  *  "cuda_home", "system", "loaded"), or "none". Never NULL. */
 CUDALOAD_API const char *cudaload_source_name(cudaload_source source);
 
-/** Returns the library's short name ("cuda", "cudart", "cublasLt", "cublas") or "unknown". */
+/** Returns the library's catalogue name ("cuda", "cudart", "cublasLt", "cublas", "cufft", ...)
+ *  or "unknown". */
 CUDALOAD_API const char *cudaload_lib_name(cudaload_lib lib);
+
+/** Returns the reason's name, e.g. "DRIVER_TOO_OLD" ("UNKNOWN" out of range). Never NULL. */
+CUDALOAD_API const char *cudaload_reason_name(cudaload_reason reason);
+
+/* ---- the catalogue ------------------------------------------------------------------------ */
+
+/** Returns the number of libraries in the catalogue; ids run from 0 to that number - 1. */
+CUDALOAD_API size_t cudaload_library_count(void);
+
+/** Sets *lib to the id of the catalogue library called name ("cufft"; case is ignored when no
+ *  name matches exactly). CUDALOAD_ERROR_NOT_FOUND (message: the known names) when none. */
+CUDALOAD_API cudaload_status cudaload_lib_by_name(const char *name, cudaload_lib *lib);
+
+/** Fills *out (whose .size the caller set) with the catalogue's row for lib. */
+CUDALOAD_API cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_info *out);
 
 /* ---- initialisation -------------------------------------------------------------------- */
 
@@ -211,6 +297,54 @@ CUDALOAD_API int cudaload_is_initialized(void);
  * CUDALOAD_ERROR_NOT_INITIALIZED before init. When cuBLAS fails, no cublasLt is kept.
  */
 CUDALOAD_API cudaload_status cudaload_load_cublas(void);
+
+/**
+ * Finds and loads any catalogue library (its dependencies first, from the same root), once:
+ * a copy already in the process, its exact file (CUDALOAD_<NAME>_PATH or options.lib_paths),
+ * the root the CUDA runtime came from, the other roots in order, the system. Only the CUDA
+ * major of the libraries already taken (one major for the whole process). After an init with
+ * CUDALOAD_FLAG_FIND_ONLY it locates without loading. Thread-safe; later calls return the
+ * first result. Needs a completed init (any status but INVALID_OPTION/ARGUMENT). The
+ * cudaload_get_library_info() of lib then tells what was taken and every candidate.
+ */
+CUDALOAD_API cudaload_status cudaload_load_library(cudaload_lib lib);
+
+/** cudaload_lib_by_name + cudaload_load_library + cudaload_get_library_info in one call.
+ *  Returns the library's status; *out is filled whenever the name is known. */
+CUDALOAD_API cudaload_status cudaload_library(const char *name, cudaload_library_info *out);
+
+/**
+ * Finds the header directory of lib (the one holding its catalogue header, e.g. cufft.h): next
+ * to the copy taken (the wheel's include dir for its major, a prefix's include/), else in the
+ * roots in search order (both wheel layouts, conda and CUDA_HOME prefixes). Needs a completed
+ * init; searches, never loads. Returns an absolute path valid for the life of the process, or
+ * NULL with the reason in cudaload_last_error().
+ */
+CUDALOAD_API const char *cudaload_include_dir(cudaload_lib lib);
+
+/* ---- advice: what would fix a library that failed, as data ---------------------------------- */
+
+typedef enum cudaload_fix_kind {
+    CUDALOAD_FIX_NONE = 0,
+    CUDALOAD_FIX_PIP_INSTALL = 1,    /* pip install the packages (major: their CUDA major, 0 = either) */
+    CUDALOAD_FIX_UPGRADE_DRIVER = 2, /* upgrade the NVIDIA driver to branch >= branch (CUDA major) */
+    CUDALOAD_FIX_INSTALL_DRIVER = 3, /* install the NVIDIA driver, or set setting to libcuda.so.1's path */
+    CUDALOAD_FIX_CHECK_SETTING = 4   /* the exact file named by setting cannot be used: fix or unset it */
+} cudaload_fix_kind;
+
+typedef struct cudaload_fix {
+    size_t size;              /* set by the caller: sizeof(cudaload_fix) */
+    cudaload_fix_kind kind;
+    int major;                /* the CUDA major the fix is about, 0 when any */
+    int branch;               /* UPGRADE_DRIVER: the minimum driver branch (580 for CUDA 13) */
+    const char *packages;     /* PIP_INSTALL: space-separated pip packages, from the catalogue */
+    const char *setting;      /* INSTALL_DRIVER / CHECK_SETTING: the variable or option */
+} cudaload_fix;
+
+/** Fills *out with fix i (from 0) for a library whose search failed, as the advisor derives it
+ *  from the candidates' reason codes, the catalogue and the driver. Returns the number of fixes
+ *  (0 when the library is fine or was not searched); *out is untouched when i is out of range. */
+CUDALOAD_API size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out);
 
 /* ---- what was found -------------------------------------------------------------------- */
 

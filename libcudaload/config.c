@@ -131,18 +131,9 @@ static cudaload_status cl_parse_major(const char *what, const char *text, int *m
     return CUDALOAD_ERROR_INVALID_OPTION;
 }
 
-static const struct {
-    cudaload_lib lib;
-    const char *env;
-    const char *opt;
-} cl_file_vars[] = {
-    {CUDALOAD_LIB_DRIVER, "CUDALOAD_DRIVER_PATH", "options.driver_path"},
-    {CUDALOAD_LIB_CUDART, "CUDALOAD_CUDART_PATH", "options.cudart_path"},
-    {CUDALOAD_LIB_CUBLASLT, "CUDALOAD_CUBLASLT_PATH", "options.cublaslt_path"},
-    {CUDALOAD_LIB_CUBLAS, "CUDALOAD_CUBLAS_PATH", "options.cublas_path"},
-};
-
-static const char *cl_opt_file(const cudaload_options *o, cudaload_lib lib) {
+/* The options' own field for the historic four rows (the catalogue names each in option_name);
+ * every row can also be given through options.lib_paths as "name=/abs/path". */
+static const char *cl_opt_file(const cudaload_options *o, size_t lib) {
     switch (lib) {
     case CUDALOAD_LIB_DRIVER: return o->driver_path;
     case CUDALOAD_LIB_CUDART: return o->cudart_path;
@@ -150,6 +141,69 @@ static const char *cl_opt_file(const cudaload_options *o, cudaload_lib lib) {
     case CUDALOAD_LIB_CUBLAS: return o->cublas_path;
     default: return NULL;
     }
+}
+
+/* options.lib_paths: "name=/abs/path" entries; an unknown name or a missing '=' is an error. */
+static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *cfg, cl_buf *err) {
+    if (o->n_lib_paths && !o->lib_paths) {
+        cl_buf_printf(err, "cudaload_options.lib_paths is NULL but n_lib_paths is %zu", o->n_lib_paths);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < o->n_lib_paths; i++) {
+        const char *e = o->lib_paths[i];
+        const char *eq = e ? strchr(e, '=') : NULL;
+        char name[64];
+        if (!eq || (size_t)(eq - e) >= sizeof name || eq == e) {
+            cl_buf_printf(err, "options.lib_paths[%zu]: '%.80s' is not of the form name=/absolute/path", i, e ? e : "(null)");
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        memcpy(name, e, (size_t)(eq - e));
+        name[eq - e] = 0;
+        int lib = cl_catalogue_find(name);
+        if (lib < 0) {
+            cl_buf_printf(err, "options.lib_paths[%zu]: '%s' is not a library of the catalogue (cudaload-probe --all "
+                               "lists them)", i, name);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        if (!eq[1]) continue;
+        cudaload_status st = cl_check_path("options.lib_paths", eq + 1, err);
+        if (st != CUDALOAD_OK) return st;
+        free(cfg->file[lib]);
+        free(cfg->file_origin[lib]);
+        cfg->file[lib] = strdup(eq + 1);
+        cfg->file_origin[lib] = strdup("options.lib_paths");
+        if (!cfg->file[lib] || !cfg->file_origin[lib]) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDALOAD_OK;
+}
+
+/* The exact file of each row: the environment (CUDALOAD_<NAME>_PATH, or the row's older name)
+ * beats the options (its own field, then lib_paths). */
+static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg, int use_env, cl_buf *err) {
+    cudaload_status st = cl_parse_lib_paths(o, cfg, err);
+    if (st != CUDALOAD_OK) return st;
+    for (size_t lib = 0; lib < cl_catalogue_count(); lib++) {
+        const cl_row *row = cl_row_at(lib);
+        const char *path = cl_opt_file(o, lib), *what = row->option_name, *v;
+        if (!path || !path[0]) {
+            path = cfg->file[lib];
+            what = cfg->file_origin[lib];
+        }
+        const char *env = cl_row_env_name(lib);
+        if (use_env && (((v = getenv(env)) && v[0]) || (row->env_alias && (v = getenv(row->env_alias)) && v[0]))) {
+            what = (v == getenv(env)) ? env : row->env_alias;
+            path = v;
+        }
+        if (!path || !path[0]) continue;
+        if ((st = cl_check_path(what, path, err)) != CUDALOAD_OK) return st;
+        char *p = strdup(path), *w = strdup(what);
+        free(cfg->file[lib]);
+        free(cfg->file_origin[lib]);
+        cfg->file[lib] = p;
+        cfg->file_origin[lib] = w;
+        if (!p || !w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDALOAD_OK;
 }
 
 cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl_buf *err) {
@@ -198,18 +252,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
                                             &cfg->n_override_dirs, err)) != CUDALOAD_OK)
         return st;
 
-    for (size_t i = 0; i < sizeof cl_file_vars / sizeof cl_file_vars[0]; i++) {
-        const char *path = cl_opt_file(&o, cl_file_vars[i].lib);
-        const char *what = cl_file_vars[i].opt;
-        if (use_env && (v = getenv(cl_file_vars[i].env)) && v[0]) {
-            path = v;
-            what = cl_file_vars[i].env;
-        }
-        if (!path || !path[0]) continue;
-        if ((st = cl_check_path(what, path, err)) != CUDALOAD_OK) return st;
-        if (!(cfg->file[cl_file_vars[i].lib] = strdup(path))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
-        cfg->file_origin[cl_file_vars[i].lib] = what;
-    }
+    if ((st = cl_parse_files(&o, cfg, use_env, err)) != CUDALOAD_OK) return st;
 
     cfg->cuda_major = 0;
     if (o.cuda_major != 0) {
@@ -251,6 +294,9 @@ void cl_config_free(cl_config *cfg) {
     for (size_t i = 0; i < cfg->n_override_dirs; i++) free(cfg->override_dirs[i]);
     free(cfg->caller_roots);
     free(cfg->override_dirs);
-    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) free(cfg->file[i]);
+    for (int i = 0; i < CL_CATALOGUE_MAX; i++) {
+        free(cfg->file[i]);
+        free(cfg->file_origin[i]);
+    }
     memset(cfg, 0, sizeof *cfg);
 }

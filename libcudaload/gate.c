@@ -105,65 +105,88 @@ char *cl_read_driver_branch(void) {
     return cl_branch_from_nvml();
 }
 
-cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_buf *why) {
+cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_why *why) {
     if (wanted_major && major != wanted_major) {
-        cl_buf_printf(why, "CUDA %d, but CUDA %d was asked for (CUDALOAD_CUDA_MAJOR / options.cuda_major)", major,
-                      wanted_major);
+        cl_why_set(why, CUDALOAD_REASON_MAJOR_NOT_ASKED, major, 0, wanted_major, "%s", "");
         return CUDALOAD_ERROR_MAJOR_MISMATCH;
     }
     if (!drv->loaded) return CUDALOAD_OK; /* nothing to gate on: the caller reports NO_DRIVER */
     int drv_major = drv->version / 1000;
     if (drv->version > 0 && major > drv_major) {
-        cl_buf_printf(why, "CUDA %d runtime needs a CUDA %d driver (branch >= %d); this driver supports CUDA %d.%d "
-                           "(cuDriverGetVersion %d%s%s)",
-                      major, major, cl_min_branch_for_major(major), drv_major, (drv->version % 1000) / 10,
-                      drv->version, drv->branch ? ", branch " : "", drv->branch ? drv->branch : "");
+        cl_why_set(why, CUDALOAD_REASON_DRIVER_TOO_OLD, major, drv->version, major, "%s", drv->branch ? drv->branch : "");
         return CUDALOAD_ERROR_DRIVER_TOO_OLD;
     }
     if (drv->branch_major > 0 && drv->branch_major < cl_min_branch_for_major(major)) {
-        cl_buf_printf(why, "CUDA %d needs driver branch >= %d; this driver is %s", major,
-                      cl_min_branch_for_major(major), drv->branch);
+        cl_why_set(why, CUDALOAD_REASON_DRIVER_BRANCH, major, drv->branch_major, cl_min_branch_for_major(major), "%s",
+                   drv->branch);
         return CUDALOAD_ERROR_DRIVER_TOO_OLD;
     }
     return CUDALOAD_OK;
 }
 
-cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, int *version, cl_buf *why) {
-    const cudaload_cudart_table *rt = cl_table_ptr(CUDALOAD_LIB_CUDART);
-    int v = 0;
-    cudaError_t e = rt->cudaRuntimeGetVersion(&v);
-    if (e != cudaSuccess) {
-        /* the error's name from the runtime's own table (cudaGetErrorName is required, so it is
-         * there once the table was filled; checked anyway, never a NULL call) */
-        const char *name = rt->has.cudaGetErrorName && rt->cudaGetErrorName ? rt->cudaGetErrorName(e) : NULL;
-        cl_buf_printf(why, "cudaRuntimeGetVersion failed: %s (%d)", name ? name : "unknown error", (int)e);
+/* The version call of a row, looked up by name: the function types differ per kind. */
+typedef int (*cl_int_fn)(int *);
+typedef int (*cl_majmin_fn)(int *, int *);
+typedef int (*cl_property_fn)(int, int *);
+typedef size_t (*cl_size_t_fn)(void);
+
+cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, cl_buf *why) {
+    *version = 0;
+    if (row->version_kind == CL_VERSION_NONE) return CUDALOAD_OK;
+    dlerror();
+    void *p = dlsym(handle, row->version_fn);
+    if (!p) {
+        const char *e = dlerror();
+        cl_buf_printf(why, "%s (%s)", row->version_fn, e ? e : "not exported");
+        return CUDALOAD_ERROR_SYMBOL_MISSING;
+    }
+    int r = 0, v = 0;
+    switch (row->version_kind) {
+    case CL_VERSION_CUDA: {
+        cl_int_fn fn;
+        memcpy(&fn, &p, sizeof p);
+        r = fn(&v);
+        break;
+    }
+    case CL_VERSION_INT: {
+        cl_int_fn fn;
+        memcpy(&fn, &p, sizeof p);
+        r = fn(&v);
+        break;
+    }
+    case CL_VERSION_MAJMIN: {
+        cl_majmin_fn fn;
+        int maj = 0, min = 0;
+        memcpy(&fn, &p, sizeof p);
+        r = fn(&maj, &min);
+        v = maj * 1000 + min * 10;
+        break;
+    }
+    case CL_VERSION_PROPERTY: {
+        /* libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2 */
+        cl_property_fn fn;
+        int maj = 0, min = 0, patch = 0;
+        memcpy(&fn, &p, sizeof p);
+        r = fn(0, &maj);
+        if (r == 0) r = fn(1, &min);
+        if (r == 0) r = fn(2, &patch);
+        v = maj * 10000 + min * 100 + patch;
+        break;
+    }
+    case CL_VERSION_SIZE_T: {
+        cl_size_t_fn fn;
+        memcpy(&fn, &p, sizeof p);
+        size_t s = fn();
+        v = s < 100000000 ? (int)s : 0;
+        break;
+    }
+    case CL_VERSION_NONE: break;
+    }
+    if (r != 0 || v <= 0) {
+        /* the library's own error code: its name would need its own table */
+        cl_buf_printf(why, "%s failed: error %d", row->version_fn, r);
         return CUDALOAD_ERROR_CUDA;
     }
     *version = v;
-    if (expected_major && v / 1000 != expected_major) {
-        cl_buf_printf(why, "file is named for CUDA %d but cudaRuntimeGetVersion reports %d.%d", expected_major,
-                      v / 1000, (v % 1000) / 10);
-        return CUDALOAD_ERROR_MAJOR_MISMATCH;
-    }
-    return cl_gate_major(drv, 0, v / 1000, why);
-}
-
-int cl_gate_cublas_version(cudaload_lib lib) {
-    int maj = 0, min = 0, patch = 0;
-    if (lib == CUDALOAD_LIB_CUBLAS) {
-        const cudaload_cublas_table *t = cl_table_ptr(lib);
-        if (t->cublasGetProperty(MAJOR_VERSION, &maj) != CUBLAS_STATUS_SUCCESS ||
-            t->cublasGetProperty(MINOR_VERSION, &min) != CUBLAS_STATUS_SUCCESS ||
-            t->cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-            return 0;
-    } else if (lib == CUDALOAD_LIB_CUBLASLT) {
-        const cudaload_cublaslt_table *t = cl_table_ptr(lib);
-        if (t->cublasLtGetProperty(MAJOR_VERSION, &maj) != CUBLAS_STATUS_SUCCESS ||
-            t->cublasLtGetProperty(MINOR_VERSION, &min) != CUBLAS_STATUS_SUCCESS ||
-            t->cublasLtGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-            return 0;
-    } else {
-        return 0;
-    }
-    return maj * 10000 + min * 100 + patch;
+    return CUDALOAD_OK;
 }

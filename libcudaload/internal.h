@@ -11,10 +11,17 @@
 #ifndef CUDALOAD_INTERNAL_H
 #define CUDALOAD_INTERNAL_H
 
+#include "catalogue.h"
 #include "cudaload.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+struct cl_why;
+
+/* Room for the catalogue's rows (catalogue.c checks its count against it at compile time). */
+#define CL_CATALOGUE_MAX 96
 
 #define CL_MAX_MAJORS 2
 /* CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"). */
@@ -39,7 +46,8 @@ char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
 /* ---- info structs with a size field (ABI growth) ----
  * The smallest size accepted for each: the struct as the first version shipped it. Later
  * versions append fields; an older caller's smaller struct gets only the prefix it has. */
-#define CL_LIBRARY_INFO_SIZE_V1 sizeof(cudaload_library_info)
+#define CL_LIBRARY_INFO_SIZE_V1 offsetof(cudaload_library_info, details)
+#define CL_CATALOGUE_INFO_SIZE_V1 sizeof(cudaload_catalogue_info)
 #define CL_KERNELS_INFO_SIZE_V1 sizeof(cudaload_kernels_info)
 /* Copies the filled struct full (of full_size bytes) into out, whose caller-set size is
  * out_size: the common prefix; bytes past full_size up to out_size (a newer caller's fields)
@@ -58,8 +66,8 @@ typedef struct cl_config {
     size_t n_caller_roots;
     char **override_dirs;    /* CUDALOAD_PATH, options.lib_dirs */
     size_t n_override_dirs;
-    char *file[CUDALOAD_LIB_COUNT_];            /* exact-file overrides, absolute */
-    const char *file_origin[CUDALOAD_LIB_COUNT_]; /* "CUDALOAD_CUDART_PATH" / "options.cudart_path" */
+    char *file[CL_CATALOGUE_MAX];            /* exact-file overrides, absolute, by catalogue id */
+    char *file_origin[CL_CATALOGUE_MAX];     /* "CUDALOAD_CUDART_PATH" / "options.cudart_path" */
     int cuda_major;          /* 0, 12 or 13 */
     unsigned sources;        /* mask of CUDALOAD_SOURCE_BIT()s */
     unsigned flags;
@@ -94,6 +102,9 @@ typedef struct cl_root {
     cudaload_root pub;       /* path, source, exists */
     char *canon;             /* realpath of the root (the path itself when it does not resolve):
                                 what duplicates are compared on */
+    char *prefix;            /* conda / CUDA_HOME: the install prefix this library dir is under */
+    int prefix_first;        /* 1 on the first root of its prefix: the prefix's extra dirs
+                                (nvvm/lib64, extras/CUPTI/lib64) are searched with it, once */
 } cl_root;
 
 typedef struct cl_roots {
@@ -107,12 +118,13 @@ typedef struct cl_roots {
 cudaload_status cl_search_build_roots(cl_roots *roots, const cl_config *cfg, const char *self_path);
 /* Frees a root list (tests and fuzzing; the library's own lives for the process). */
 void cl_roots_free(cl_roots *roots);
-/* The directories of a root that may hold lib of the given major, in the order tried:
- * the CUDA 13 wheel dir (nvidia/cu13/lib), the CUDA 12 wheel dir (nvidia/<component>/lib),
- * then the root itself. Returns the count written to dirs (malloc'd strings). */
-size_t cl_search_dirs(const char *root, cudaload_lib lib, int major, char *dirs[3]);
-/* The SONAME of lib at a major: "libcudart.so.13"; the driver ignores major. */
-const char *cl_soname(cudaload_lib lib, int major);
+/* The directories of a root that may hold a flavor of row, in the order tried: the flavor's
+ * wheel dir (nvidia/cu13/lib, nvidia/cufft/lib), the root itself, then the row's dir under the
+ * root's prefix (on the prefix's first root). Returns the count written (malloc'd strings). */
+#define CL_MAX_DIRS 3
+size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *fl, char *dirs[CL_MAX_DIRS]);
+/* The include directories that may hold row's header under a root, in order (malloc'd). */
+size_t cl_search_include_dirs(const cl_root *root, const cl_row *row, char *dirs[CL_MAX_FLAVORS + 2]);
 /* Finds soname the way ld.so would without loading it (find-only mode): LD_LIBRARY_PATH
  * (unless secure), /etc/ld.so.cache, the default directories. Returns a malloc'd path with
  * its symbolic links resolved (the file a real load maps, as cl_handle_path reports it). */
@@ -140,8 +152,9 @@ char *cl_handle_path(void *handle);
 char *cl_elf_file_soname(const char *path);
 
 /* ---- resolve (resolve.c) ---- */
-/* Fills lib's table from handle into the library's static table (zeroed first). Returns
- * OK, or SYMBOL_MISSING naming the first required symbol absent. */
+/* Fills lib's table from handle into the library's static table (zeroed first); rows without a
+ * typed table need their version call only (checked by cl_read_version). Returns OK, or
+ * SYMBOL_MISSING with "<symbol> (<dlerror>)" in *why. */
 cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why);
 /* Clears lib's table (a candidate was rejected after resolve). */
 void cl_resolve_clear(cudaload_lib lib);
@@ -166,12 +179,78 @@ char *cl_parse_proc_driver_version(const char *text, size_t n);
 char *cl_read_driver_branch(void);
 /* Decides whether a runtime major may be used with the driver and the wanted major.
  * Returns OK, DRIVER_TOO_OLD or MAJOR_MISMATCH with the reason in *why. */
-cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_buf *why);
-/* Checks a loaded cudart: its cudaRuntimeGetVersion() major against the expected one and
- * the driver. Fills *version. */
-cudaload_status cl_gate_cudart(const cl_driver_facts *drv, int expected_major, int *version, cl_buf *why);
-/* Reads cuBLAS's (or cuBLASLt's) version as major*10000+minor*100+patch. */
-int cl_gate_cublas_version(cudaload_lib lib);
+cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, struct cl_why *why);
+/* Reads a loaded library's version the way its row says (catalogue.h: cl_version_kind).
+ * OK with *version (0 for CL_VERSION_NONE); SYMBOL_MISSING when the version call is absent;
+ * CUDA when it failed. *why gets the call's name and error. */
+cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, cl_buf *why);
+
+/* ---- why: a reason code and its parameters (advisor.c renders them) ---- */
+typedef struct cl_why {
+    cudaload_reason reason;
+    int major, value, needed;
+    cl_buf text;             /* the text parameter */
+} cl_why;
+void cl_why_set(cl_why *w, cudaload_reason reason, int major, int value, int needed, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void cl_why_free(cl_why *w);
+
+/* ---- the context: every piece of the loader's state, in one struct (cudaload.c owns it) ---- */
+typedef struct cl_lib_state {
+    cudaload_status status;
+    int attempted;
+    int loaded;
+    int finished;            /* its step ended (status final, message made) */
+    void *handle;
+    char *path;
+    const char *soname;
+    cudaload_source source;
+    int already_loaded;
+    int major;
+    int version;
+    long root_index;         /* root it came from, -1 for loaded/override/system */
+    cudaload_candidate *cands;
+    cudaload_candidate_detail *details; /* parallel to cands */
+    size_t n_cands, cap_cands;
+    char *error;             /* the step's message when status != OK */
+    char *note;              /* why an exact file given by env/options was not used */
+} cl_lib_state;
+
+typedef struct cl_context {
+    pthread_mutex_t mu;
+    pthread_t owner;         /* the thread holding mu, valid while owned is 1 (the fork handler) */
+    int owned;
+    int done;
+    cudaload_status status;
+    char *error;
+    cl_config cfg;
+    cl_roots roots;
+    cl_driver_facts drv;
+    int major_pin;           /* the CUDA major of the process, once a library of a known major was taken */
+    cl_lib_state lib[CL_CATALOGUE_MAX];
+    char *include_dir[CL_CATALOGUE_MAX]; /* cudaload_include_dir's answers */
+    int devices_done;
+    cudaload_status devices_status;
+    int device_count;
+    char *devices_error;
+} cl_context;
+
+extern cl_context cl_ctx;
+/* The context's lock (cudaload.c): every public call that reads or changes the context. */
+void cl_lock(void);
+void cl_unlock(void);
+
+/* ---- the walk (walk.c): one library, under the context's lock ---- */
+/* Searches lib (dependencies first) and ends its step: status, message, table published. */
+cudaload_status cl_walk(int lib);
+/* Publishes a finished library's table for the lock-free accessors. */
+void cl_publish_table(int lib);
+
+/* ---- the advisor (advisor.c): text, rendered once from codes ---- */
+/* The text of a candidate's reason from its code and parameters. */
+void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_buf *out);
+/* The message of a library whose step failed: every candidate, the roots, and the fixes. */
+void cl_describe_failure(int lib, cl_buf *out);
 
 /* ---- launch (kernels.c) ---- */
 /* The kernel gate, pure: can kernels built by toolkit_version with SASS for sass_archs

@@ -68,7 +68,8 @@ typedef union cl_scratch {
 } cl_scratch;
 
 cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_) return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    /* a row without a typed table: its version call (cl_read_version) is all that is required */
+    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_) return CUDALOAD_OK;
     const cl_table_desc *t = &cl_tables[lib];
     static cl_scratch scratch; /* callers hold the init mutex */
     memset(&scratch, 0, sizeof scratch);
@@ -80,7 +81,7 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
         if (!p) {
             if (s->required) {
                 const char *e = dlerror();
-                cl_buf_printf(why, "missing required symbol %s (%s)", s->name, e ? e : "not exported");
+                cl_buf_printf(why, "%s (%s)", s->name, e ? e : "not exported");
                 return CUDALOAD_ERROR_SYMBOL_MISSING;
             }
             missing_optional++;

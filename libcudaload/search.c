@@ -33,33 +33,31 @@
 
 const int cl_known_majors[CL_MAX_MAJORS] = {13, 12};
 
-const char *cl_soname(cudaload_lib lib, int major) {
-    switch (lib) {
-    case CUDALOAD_LIB_DRIVER: return "libcuda.so.1";
-    case CUDALOAD_LIB_CUDART: return major == 13 ? "libcudart.so.13" : "libcudart.so.12";
-    case CUDALOAD_LIB_CUBLASLT: return major == 13 ? "libcublasLt.so.13" : "libcublasLt.so.12";
-    case CUDALOAD_LIB_CUBLAS: return major == 13 ? "libcublas.so.13" : "libcublas.so.12";
-    default: return "";
-    }
-}
-
-/* The CUDA 12 wheels put each component in its own package directory. */
-static const char *cl_cu12_component(cudaload_lib lib) {
-    switch (lib) {
-    case CUDALOAD_LIB_CUDART: return "nvidia/cuda_runtime/lib";
-    case CUDALOAD_LIB_CUBLASLT:
-    case CUDALOAD_LIB_CUBLAS: return "nvidia/cublas/lib";
-    default: return NULL;
-    }
-}
-
-size_t cl_search_dirs(const char *root, cudaload_lib lib, int major, char *dirs[3]) {
+size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *fl, char *dirs[CL_MAX_DIRS]) {
     size_t n = 0;
-    /* CUDA 13 wheels share one directory; only CUDA 13 libraries live there */
-    if (major == 13) dirs[n++] = cl_path_join(root, "nvidia/cu13/lib");
-    if (major == 12 && cl_cu12_component(lib)) dirs[n++] = cl_path_join(root, cl_cu12_component(lib));
+    const char *path = root->pub.path;
+    /* the wheel layout of this major: nvidia/cu13/lib (CUDA 13 shares one dir), nvidia/cufft/lib
+     * (CUDA 12: one dir per component), nvidia/cudnn/lib (libraries with their own wheels) */
+    if (fl->wheel_dir) dirs[n++] = cl_path_join(path, fl->wheel_dir);
     /* the root itself: a plain library directory (conda lib, CUDA_HOME/lib64, CUDALOAD_PATH) */
-    dirs[n++] = cl_strdup(root);
+    dirs[n++] = cl_strdup(path);
+    /* a prefix's own place for this library (CUDA_HOME/nvvm/lib64), searched with its first root */
+    if (row->prefix_dir && root->prefix && root->prefix_first) dirs[n++] = cl_path_join(root->prefix, row->prefix_dir);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dirs[i]) dirs[out++] = dirs[i];
+    return out;
+}
+
+size_t cl_search_include_dirs(const cl_root *root, const cl_row *row, char *dirs[CL_MAX_FLAVORS + 2]) {
+    size_t n = 0;
+    const char *path = root->pub.path;
+    /* the wheels' include dirs, newest major first */
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
+        if (row->flavor[f].soname && row->flavor[f].include_dir) dirs[n++] = cl_path_join(path, row->flavor[f].include_dir);
+    /* a prefix's include/ (conda, CUDA_HOME), or the include/ next to a plain lib dir */
+    if (root->prefix) dirs[n++] = cl_path_join(root->prefix, "include");
+    else dirs[n++] = cl_path_join(path, "../include");
     size_t out = 0;
     for (size_t i = 0; i < n; i++)
         if (dirs[i]) dirs[out++] = dirs[i];
@@ -71,7 +69,7 @@ static int cl_is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source) {
+static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source, const char *prefix) {
     if (!path || !path[0] || path[0] != '/') return CUDALOAD_OK; /* never relative, never "" */
     char *copy = strdup(path);
     if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
@@ -105,6 +103,19 @@ static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_sour
     }
     r->items[r->n].pub.path = copy;
     r->items[r->n].canon = canon;
+    r->items[r->n].prefix = NULL;
+    r->items[r->n].prefix_first = 0;
+    if (prefix) {
+        int first = 1;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->items[i].prefix && strcmp(r->items[i].prefix, prefix) == 0) first = 0;
+        if (!(r->items[r->n].prefix = strdup(prefix))) {
+            free(copy);
+            free(canon);
+            return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        }
+        r->items[r->n].prefix_first = first;
+    }
     r->items[r->n].pub.source = source;
     r->items[r->n].pub.exists = cl_is_dir(copy);
     cl_debug("root %zu: %s (%s)%s", r->n, copy, cudaload_source_name(source),
@@ -128,7 +139,7 @@ static cudaload_status cl_roots_add_venv(cl_roots *r, const char *prefix) {
                 if (strncmp(e->d_name, "python3", 7) != 0) continue;
                 char *py = cl_path_join(lib, e->d_name);
                 char *site = py ? cl_path_join(py, "site-packages") : NULL;
-                if (site && cl_is_dir(site)) st = cl_roots_add(r, site, CUDALOAD_SOURCE_VENV);
+                if (site && cl_is_dir(site)) st = cl_roots_add(r, site, CUDALOAD_SOURCE_VENV, NULL);
                 free(site);
                 free(py);
             }
@@ -145,7 +156,7 @@ static cudaload_status cl_roots_add_prefix(cl_roots *r, const char *prefix, cuda
     for (size_t i = 0; i < n; i++) {
         char *dir = cl_path_join(prefix, subdirs[i]);
         if (!dir) return CUDALOAD_ERROR_OUT_OF_MEMORY;
-        cudaload_status st = cl_roots_add(r, dir, source);
+        cudaload_status st = cl_roots_add(r, dir, source, prefix);
         free(dir);
         if (st != CUDALOAD_OK) return st;
     }
@@ -176,14 +187,14 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
 
     if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_OVERRIDE))
         for (size_t i = 0; i < cfg->n_override_dirs; i++)
-            CL_TRY(cl_roots_add(r, cfg->override_dirs[i], CUDALOAD_SOURCE_OVERRIDE));
+            CL_TRY(cl_roots_add(r, cfg->override_dirs[i], CUDALOAD_SOURCE_OVERRIDE, NULL));
     if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER))
         for (size_t i = 0; i < cfg->n_caller_roots; i++)
-            CL_TRY(cl_roots_add(r, cfg->caller_roots[i], CUDALOAD_SOURCE_CALLER));
+            CL_TRY(cl_roots_add(r, cfg->caller_roots[i], CUDALOAD_SOURCE_CALLER, NULL));
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SELF)) && self_path) {
         char *site = cl_site_packages_of(self_path);
         if (site) {
-            st = cl_roots_add(r, site, CUDALOAD_SOURCE_SELF);
+            st = cl_roots_add(r, site, CUDALOAD_SOURCE_SELF, NULL);
             free(site);
             if (st != CUDALOAD_OK) return st;
         } else {
@@ -216,6 +227,7 @@ void cl_roots_free(cl_roots *r) {
     for (size_t i = 0; i < r->n; i++) {
         free((char *)r->items[i].pub.path);
         free(r->items[i].canon);
+        free(r->items[i].prefix);
     }
     free(r->items);
     free(r->pub);

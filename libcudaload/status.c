@@ -156,3 +156,31 @@ void cl_debug(const char *fmt, ...) {
     funlockfile(stderr);
     va_end(ap);
 }
+
+/* ---- reasons ---- */
+
+static const char *const cl_reason_names[CUDALOAD_REASON_COUNT_] = {
+#define CL_REASON_NAME(name, value) [value] = #name,
+    CUDALOAD_REASONS(CL_REASON_NAME)
+#undef CL_REASON_NAME
+};
+
+const char *cudaload_reason_name(cudaload_reason reason) {
+    if ((unsigned)reason >= CUDALOAD_REASON_COUNT_ || !cl_reason_names[reason]) return "UNKNOWN";
+    return cl_reason_names[reason];
+}
+
+void cl_why_set(cl_why *w, cudaload_reason reason, int major, int value, int needed, const char *fmt, ...) {
+    w->reason = reason;
+    w->major = major;
+    w->value = value;
+    w->needed = needed;
+    w->text.len = 0;
+    if (w->text.data) w->text.data[0] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    cl_buf_vprintf(&w->text, fmt, ap);
+    va_end(ap);
+}
+
+void cl_why_free(cl_why *w) { cl_buf_free(&w->text); }

@@ -208,6 +208,13 @@ void th_capture(th_result *r, cudaload_status init_status) {
                      info.candidates[i].path ? info.candidates[i].path : "");
             snprintf(l->cand[i].reason, sizeof l->cand[i].reason, "%s",
                      info.candidates[i].reason ? info.candidates[i].reason : "");
+            if (info.details) {
+                l->cand[i].code = info.details[i].reason;
+                l->cand[i].major = info.details[i].major;
+                l->cand[i].value = info.details[i].value;
+                l->cand[i].needed = info.details[i].needed;
+                snprintf(l->cand[i].text, sizeof l->cand[i].text, "%s", info.details[i].text ? info.details[i].text : "");
+            }
         }
     }
     size_t n = 0;

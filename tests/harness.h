@@ -31,6 +31,9 @@ typedef struct th_cand {
     int source;              /* cudaload_source */
     char path[1024];
     char reason[512];
+    int code;                /* cudaload_reason (info.details) */
+    int major, value, needed;/* its parameters */
+    char text[512];
 } th_cand;
 
 typedef struct th_lib {

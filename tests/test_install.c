@@ -60,7 +60,7 @@ static int setup(void **state) {
 
 static void test_installed_files(void **state) {
     (void)state;
-    static const char *const files[] = {"lib/libcudaload.so.0.1.0", "lib/libcudaload.so.0", "lib/libcudaload.so",
+    static const char *const files[] = {"lib/libcudaload.so." CUDALOAD_VERSION_STRING, "lib/libcudaload.so.0", "lib/libcudaload.so",
                                         "lib/libcudaload.a", "lib/pkgconfig/cudaload.pc", "include/cudaload.h",
                                         "include/cudaload_tables.h", "bin/cudaload-probe"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -70,7 +70,7 @@ static void test_installed_files(void **state) {
     }
     const char *out;
     assert_int_equal(sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion cudaload", prefix), 0);
-    assert_string_equal(out, "0.1.0\n");
+    assert_string_equal(out, CUDALOAD_VERSION_STRING "\n");
     /* The Cflags carry the CUDA headers the build used: cudaload_tables.h compiles with them alone. */
     assert_int_equal(sh(&out, "test -f \"$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --variable=cudaincludedir cudaload)/cuda.h\"", prefix), 0);
     assert_int_equal(sh(&out, "printf '#include <cudaload_tables.h>\\nint main(void){return cudaload_cudart()!=0;}\\n' | "
@@ -130,10 +130,10 @@ static void build_variant(const char *name, const char *vars) {
     const char *out;
     char b[PATH_MAX + 32];
     snprintf(b, sizeof b, "%s/variant-%s", build, name);
-    int st = sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' NVCC= %s '%s/libcudaload.so.0.1.0' '%s/cudaload-probe' 2>&1", b, top,
+    int st = sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' NVCC= %s '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' '%s/cudaload-probe' 2>&1", b, top,
                 b, vars, b, b);
     if (st != 0) fail_msg("make %s failed:\n%s", vars, out);
-    assert_int_equal(sh(&out, "readelf -d '%s/libcudaload.so.0.1.0' | grep NEEDED", b), 0);
+    assert_int_equal(sh(&out, "readelf -d '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' | grep NEEDED", b), 0);
     if (strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
     sh(NULL, "rm -rf '%s'", b);
 }

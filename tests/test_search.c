@@ -64,6 +64,17 @@ static void expect_reason(const th_result *r, int lib, const char *path_part, in
                  cudaload_status_name((cudaload_status)result), words);
 }
 
+/* The candidate's reason as data: its status and reason code. */
+static void expect_code(const th_result *r, int lib, const char *path_part, int result, int code) {
+    int i = th_find_candidate(r, lib, path_part);
+    if (i < 0) fail_msg("no %s candidate matching '%s'; message:\n%s", cudaload_lib_name((cudaload_lib)lib), path_part, r->error);
+    const th_cand *c = &r->lib[lib].cand[i];
+    if (c->result != result || c->code != code)
+        fail_msg("%s candidate %s: result %s reason %s ('%s'); want %s with %s", cudaload_lib_name((cudaload_lib)lib),
+                 c->path, cudaload_status_name((cudaload_status)c->result), cudaload_reason_name((cudaload_reason)c->code),
+                 c->reason, cudaload_status_name((cudaload_status)result), cudaload_reason_name((cudaload_reason)code));
+}
+
 /* Runs cudaload_init(o) in a child with env, checks its status, returns the result. */
 static th_result *init_expect(const char *const *env, cudaload_options *o, int want) {
     th_result *r = th_result_new();
@@ -951,15 +962,41 @@ static void test_system_gate_checks_existence(void **state) {
     th_result_free(r);
 }
 
-/* The DRIVER_TOO_OLD fix fits the driver: a CUDA 12 driver with only CUDA 13 files. */
+/* The advisor's fixes for cudart, as data: user_int[0] = count, then kind, major, branch per
+ * fix; the packages of each, space-separated, on lines of user. */
+static void child_fixes(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    cudaload_fix f = {.size = sizeof f};
+    size_t n = cudaload_fix_at(CUDALOAD_LIB_CUDART, 0, &f);
+    r->user_int[0] = (int)n;
+    for (size_t i = 0; i < n && i < 5; i++) {
+        cudaload_fix_at(CUDALOAD_LIB_CUDART, i, &f);
+        r->user_int[1 + 3 * i] = f.kind;
+        r->user_int[2 + 3 * i] = f.major;
+        r->user_int[3 + 3 * i] = f.branch;
+        size_t l = strlen(r->user);
+        snprintf(r->user + l, sizeof r->user - l, "%s\n", f.packages ? f.packages : "");
+    }
+}
+
+/* The DRIVER_TOO_OLD fix fits the driver: a CUDA 12 driver with only CUDA 13 files gets the CUDA
+ * 12 wheels (which it runs) or a driver of branch >= 580. */
 static void test_driver_too_old_fix_for_cuda12_driver(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
     cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
-    th_result *r = init_expect(env, &o, CUDALOAD_ERROR_DRIVER_TOO_OLD);
-    assert_non_null(strstr(r->error, "fix: install the CUDA 12 wheels (pip install nvidia-cuda-runtime-cu12"));
-    assert_non_null(strstr(r->error, "upgrade the NVIDIA driver to branch >= 580"));
+    th_result *r = th_result_new();
+    th_run(r, env, child_fixes, &o);
+    expect_status(r, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+    assert_int_equal(r->user_int[0], 2);
+    assert_int_equal(r->user_int[1], CUDALOAD_FIX_PIP_INSTALL);
+    assert_int_equal(r->user_int[2], 12);
+    assert_string_equal(r->user, "nvidia-cuda-runtime-cu12\n\n");
+    assert_int_equal(r->user_int[4], CUDALOAD_FIX_UPGRADE_DRIVER);
+    assert_int_equal(r->user_int[5], 13);
+    assert_int_equal(r->user_int[6], 580);
+    expect_code(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_DRIVER_TOO_OLD, CUDALOAD_REASON_DRIVER_TOO_OLD);
     th_result_free(r);
 }
 
@@ -1084,8 +1121,8 @@ static void test_loaded_copy_over_exact_file_is_visible(void **state) {
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("conda/lib/libcudart.so.13"), CUDALOAD_SOURCE_LOADED);
     expect_reason(r, CUDALOAD_LIB_CUDART, "cudahome/lib64/libcudart.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
                   "is already loaded in the process from");
-    expect_reason(r, CUDALOAD_LIB_CUDART, "cudahome/lib64/libcudart.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
-                  "CUDALOAD_CUDART_PATH is ignored");
+    expect_code(r, CUDALOAD_LIB_CUDART, "cudahome/lib64/libcudart.so.13", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                CUDALOAD_REASON_LOADED_ELSEWHERE);
     assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
     th_result_free(r);
 }

@@ -215,7 +215,7 @@ static void test_config_validation(void **state) {
 
 static void test_gate_major(void **state) {
     (void)state;
-    cl_buf why = {0};
+    cl_why why = {0};
     cl_driver_facts none = {0};
     cl_driver_facts d124 = {.loaded = 1, .version = 12040, .branch = "550.54.15", .branch_major = 550};
     cl_driver_facts d130 = {.loaded = 1, .version = 13000, .branch = "580.159.04", .branch_major = 580};
@@ -224,14 +224,20 @@ static void test_gate_major(void **state) {
     assert_int_equal(cl_gate_major(&d130, 0, 13, &why), CUDALOAD_OK);
     assert_int_equal(cl_gate_major(&d130, 0, 12, &why), CUDALOAD_OK);
     assert_int_equal(cl_gate_major(&d124, 0, 12, &why), CUDALOAD_OK);
+    /* the reason as data: the major, the driver's version, and its branch as the text */
     assert_int_equal(cl_gate_major(&d124, 0, 13, &why), CUDALOAD_ERROR_DRIVER_TOO_OLD);
-    assert_non_null(strstr(cl_buf_str(&why), "supports CUDA 12.4 (cuDriverGetVersion 12040, branch 550.54.15)"));
-    cl_buf_free(&why);
+    assert_int_equal(why.reason, CUDALOAD_REASON_DRIVER_TOO_OLD);
+    assert_int_equal(why.major, 13);
+    assert_int_equal(why.value, 12040);
+    assert_string_equal(cl_buf_str(&why.text), "550.54.15");
     assert_int_equal(cl_gate_major(&odd, 0, 13, &why), CUDALOAD_ERROR_DRIVER_TOO_OLD);
-    assert_non_null(strstr(cl_buf_str(&why), "branch >= 580"));
-    cl_buf_free(&why);
+    assert_int_equal(why.reason, CUDALOAD_REASON_DRIVER_BRANCH);
+    assert_int_equal(why.needed, 580);
+    assert_int_equal(why.value, 575);
     assert_int_equal(cl_gate_major(&d130, 12, 13, &why), CUDALOAD_ERROR_MAJOR_MISMATCH);
-    cl_buf_free(&why);
+    assert_int_equal(why.reason, CUDALOAD_REASON_MAJOR_NOT_ASKED);
+    assert_int_equal(why.needed, 12);
+    cl_why_free(&why);
 }
 
 /* Roots are de-duplicated on their canonical path: a trailing slash or a symlinked alias is
@@ -307,8 +313,18 @@ static void test_info_struct_sizes(void **state) {
     assert_int_equal(big.info.status, CUDALOAD_ERROR_NOT_ATTEMPTED);
     assert_string_equal(big.info.name, "cublas");
     for (size_t i = 0; i < sizeof big.newer; i++) assert_int_equal(big.newer[i], 0);
-    cudaload_library_info small = {.size = sizeof small - 1};
+    cudaload_library_info small = {.size = CL_LIBRARY_INFO_SIZE_V1 - 1};
     assert_int_equal(cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &small), CUDALOAD_ERROR_INVALID_ARGUMENT);
+    /* a 0.1 caller's struct (no details, no env_name) gets its prefix and nothing past it */
+    struct {
+        cudaload_library_info info;
+    } old;
+    memset(&old, 0xA5, sizeof old);
+    old.info.size = CL_LIBRARY_INFO_SIZE_V1;
+    assert_int_equal(cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &old.info), CUDALOAD_OK);
+    assert_int_equal(old.info.size, CL_LIBRARY_INFO_SIZE_V1);
+    assert_string_equal(old.info.name, "cublas");
+    assert_int_equal(((unsigned char *)&old.info.details)[0], 0xA5);
     assert_non_null(strstr(cudaload_last_error(), "smaller than the first version's cudaload_library_info"));
 
     struct {

@@ -170,7 +170,7 @@ def test_python_m_cudaload(venv_bare, venv_cu13):
     env = clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
     bare = sh([venv_bare / "bin" / "python", "-m", "cudaload"], env=env, check=False, cwd=build_dir())
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "libcudaload 0.1.0: cudaload-probe" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
+    assert "libcudaload 0.2.0: cudaload-probe" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
     assert "\n  cudart    library not found (CUDALOAD_ERROR_NOT_FOUND)\n" in bare.stdout, bare.stdout
     assert "(the system search is scoped out by CUDALOAD_SOURCES)" in bare.stdout, bare.stdout
     js = sh([venv_cu13 / "bin" / "python", "-m", "cudaload", "--json"], env=env, check=False, cwd=build_dir())

@@ -22,7 +22,7 @@ import sys as _sys
 
 from . import _cudaload
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["probe", "report", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots", "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
            "KernelsUnavailableError", "CudaError"]

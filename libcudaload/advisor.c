@@ -1,0 +1,205 @@
+/*
+ * advisor.c -- the one place where reasons become text and failures become fixes.
+ *
+ * The walk records each candidate as a reason code with its parameters (cudaload_reason,
+ * cudaload_candidate_detail). Here those are rendered to the candidate's text, once; and a
+ * library that failed gets its fixes derived from the codes, the catalogue's row (the pip
+ * packages per CUDA major) and the driver's facts (its CUDA version and branch), as data
+ * (cudaload_fix_at) and as the fix lines of the library's message. Nothing parses text.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define G cl_ctx
+
+void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_buf *out) {
+    const char *t = text ? text : "";
+    int m = d->major;
+    switch (d->reason) {
+    case CUDALOAD_REASON_NONE: break;
+    case CUDALOAD_REASON_TAKEN: cl_buf_printf(out, "taken"); break;
+    case CUDALOAD_REASON_REUSED: cl_buf_printf(out, "already loaded in the process: reused"); break;
+    case CUDALOAD_REASON_FOUND: cl_buf_printf(out, "found (find-only: not loaded)"); break;
+    case CUDALOAD_REASON_FILE_UNUSABLE:
+    case CUDALOAD_REASON_DLOPEN_FAILED:
+    case CUDALOAD_REASON_VERSION_FAILED: cl_buf_printf(out, "%s", t); break;
+    case CUDALOAD_REASON_SYMBOL_MISSING: cl_buf_printf(out, "missing required symbol %s", t); break;
+    case CUDALOAD_REASON_MAJOR_NOT_ASKED:
+        cl_buf_printf(out, "skipped: CUDA %d, but CUDA %d was asked for (CUDALOAD_CUDA_MAJOR / options.cuda_major)", m,
+                      d->needed);
+        break;
+    case CUDALOAD_REASON_DRIVER_TOO_OLD:
+        cl_buf_printf(out, "skipped: CUDA %d runtime needs a CUDA %d driver (branch >= %d); this driver supports CUDA "
+                           "%d.%d (cuDriverGetVersion %d%s%s)",
+                      m, m, cl_min_branch_for_major(m), d->value / 1000, (d->value % 1000) / 10, d->value,
+                      t[0] ? ", branch " : "", t);
+        break;
+    case CUDALOAD_REASON_DRIVER_BRANCH:
+        cl_buf_printf(out, "skipped: CUDA %d needs driver branch >= %d; this driver is %s", m, d->needed, t);
+        break;
+    case CUDALOAD_REASON_MAJOR_MIXED:
+        if (t[0])
+            cl_buf_printf(out, "not used: CUDA %d, but CUDA %d's copy already loaded in the process (%s) is kept: one "
+                               "process holds one copy, and majors are never mixed", m, d->needed, t);
+        else
+            cl_buf_printf(out, "skipped: CUDA %d, but the CUDA runtime taken is CUDA %d (majors are never mixed)", m,
+                          d->needed);
+        break;
+    case CUDALOAD_REASON_VERSION_NOT_NAME:
+        if (d->needed == CL_VERSION_PROPERTY || d->needed == CL_VERSION_INT || d->needed == CL_VERSION_SIZE_T)
+            cl_buf_printf(out, "file is named for CUDA %d but reports version %d.%d.%d", m, d->value / 10000,
+                          (d->value / 100) % 100, d->value % 100);
+        else
+            cl_buf_printf(out, "file is named for CUDA %d but %s reports %d.%d", m, t, d->value / 1000,
+                          (d->value % 1000) / 10);
+        break;
+    case CUDALOAD_REASON_DEPENDENCY:
+        cl_buf_printf(out, "skipped: its dependency %s cannot be used (see %s candidates)", t, t);
+        break;
+    case CUDALOAD_REASON_DEPENDENCY_DROPPED:
+        cl_buf_printf(out, "closed again: no usable lib%s goes with it (see %s candidates)", t, t);
+        break;
+    case CUDALOAD_REASON_LOADED_ELSEWHERE:
+        cl_buf_printf(out, "not used: a copy is already loaded in the process from %s, and a loaded copy is always "
+                           "reused (never a second copy); the exact file is ignored", t);
+        break;
+    case CUDALOAD_REASON_SAME_AS_LOADED:
+        cl_buf_printf(out, "the copy already loaded in the process is this file: reused");
+        break;
+    case CUDALOAD_REASON_NOT_IN_SYSTEM:
+        cl_buf_printf(out, "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default directories");
+        break;
+    case CUDALOAD_REASON_UNSEARCHABLE: cl_buf_printf(out, "cannot look in %s: Permission denied", t); break;
+    case CUDALOAD_REASON_DRIVER_LOADED:
+        cl_buf_printf(out, "skipped: a libcuda.so.1 is already loaded from %s; a second driver cannot be loaded", t);
+        break;
+    case CUDALOAD_REASON_STUB_LIBRARY:
+        cl_buf_printf(out, "cuDriverGetVersion failed: %s (%d): this is the toolkit's link stub, not a driver", t,
+                      d->value);
+        break;
+    case CUDALOAD_REASON_DRIVER_FAILED: cl_buf_printf(out, "cuDriverGetVersion failed: %s (%d)", t, d->value); break;
+    case CUDALOAD_REASON_COUNT_: break;
+    }
+}
+
+/* ---- fixes ---- */
+
+#define CL_MAX_FIXES 4
+
+static int cl_skipped_for_driver(const cl_lib_state *ls, int major) {
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->details[i].reason == CUDALOAD_REASON_DRIVER_TOO_OLD && ls->details[i].major == major) return 1;
+    return 0;
+}
+
+static const char *cl_packages(int lib, int major) {
+    const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)lib), major);
+    return fl ? fl->pkg : NULL;
+}
+
+static size_t cl_advise(int lib, cudaload_fix *fix) {
+    const cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = cl_row_at((size_t)lib);
+    size_t n = 0;
+    if (!ls->finished || ls->status == CUDALOAD_OK) return 0;
+    memset(fix, 0, CL_MAX_FIXES * sizeof *fix);
+    switch (ls->status) {
+    case CUDALOAD_ERROR_NOT_FOUND:
+        if (row->flags & CL_ROW_DRIVER_LIKE) break;
+        /* the process's major once pinned, else each major the row has, newest first */
+        for (size_t f = 0; f < CL_MAX_FLAVORS && n < CL_MAX_FIXES; f++) {
+            const cl_flavor *fl = &row->flavor[f];
+            if (!fl->soname || !fl->pkg || (G.major_pin && fl->major != G.major_pin)) continue;
+            if (G.cfg.cuda_major && fl->major != G.cfg.cuda_major) continue;
+            fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_PIP_INSTALL, fl->major, 0, fl->pkg, NULL};
+        }
+        break;
+    case CUDALOAD_ERROR_DRIVER_TOO_OLD: {
+        int dv = G.drv.version, dmaj = dv / 1000;
+        if (G.drv.loaded && dmaj == 12 && cl_skipped_for_driver(ls, 13) && cl_packages(lib, 12) &&
+            (G.drv.branch_major == 0 || G.drv.branch_major >= cl_min_branch_for_major(12)))
+            fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_PIP_INSTALL, 12, 0, cl_packages(lib, 12), NULL};
+        int want = dmaj < 12 ? 12 : 13;
+        fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_UPGRADE_DRIVER, want, cl_min_branch_for_major(want), NULL, NULL};
+        break;
+    }
+    case CUDALOAD_ERROR_NO_DRIVER:
+        fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_INSTALL_DRIVER, 0, 0, NULL,
+                                  row->env_alias ? row->env_alias : cl_row_env_name((size_t)lib)};
+        break;
+    case CUDALOAD_ERROR_OVERRIDE_UNUSABLE:
+        fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_CHECK_SETTING, 0, 0, NULL,
+                                  G.cfg.file_origin[lib] ? G.cfg.file_origin[lib] : cl_row_env_name((size_t)lib)};
+        break;
+    default: break;
+    }
+    return n;
+}
+
+size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out) {
+    if ((size_t)lib >= cl_catalogue_count() || !out || out->size < sizeof(cudaload_fix)) return 0;
+    cudaload_fix fix[CL_MAX_FIXES];
+    cl_lock();
+    size_t n = cl_advise((int)lib, fix);
+    cl_unlock();
+    if (i < n) *out = fix[i];
+    return n;
+}
+
+static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
+    int dv = G.drv.version;
+    switch (f->kind) {
+    case CUDALOAD_FIX_PIP_INSTALL:
+        if (G.lib[lib].status == CUDALOAD_ERROR_DRIVER_TOO_OLD)
+            cl_buf_printf(b, "  fix: install the CUDA %d wheels (pip install %s), which this driver (CUDA %d.%d) runs\n",
+                          f->major, f->packages, dv / 1000, (dv % 1000) / 10);
+        else
+            cl_buf_printf(b, "  fix: pip install %s (CUDA %d)\n", f->packages, f->major);
+        break;
+    case CUDALOAD_FIX_UPGRADE_DRIVER:
+        if (G.drv.loaded && dv > 0)
+            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver: it supports CUDA %d.%d, and CUDA %d needs branch >= %d\n",
+                          dv / 1000, (dv % 1000) / 10, f->major, f->branch);
+        else
+            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver (CUDA 13 needs branch >= 580, CUDA 12 branch >= 525)\n");
+        break;
+    case CUDALOAD_FIX_INSTALL_DRIVER:
+        cl_buf_printf(b, "  fix: install the NVIDIA driver (it provides libcuda.so.1; pip wheels never do), or set "
+                         "%s to its absolute path\n", f->setting);
+        break;
+    case CUDALOAD_FIX_CHECK_SETTING:
+        cl_buf_printf(b, "  fix: correct or unset %s\n", f->setting);
+        break;
+    case CUDALOAD_FIX_NONE: break;
+    }
+}
+
+void cl_describe_failure(int lib, cl_buf *b) {
+    const cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = cl_row_at((size_t)lib);
+    cl_buf_printf(b, "%s: %s (%s)\n", row->name, cudaload_status_string(ls->status), cudaload_status_name(ls->status));
+    if (ls->note) cl_buf_printf(b, "  %s\n", ls->note);
+    if (ls->n_cands == 0) {
+        cl_buf_printf(b, "  no candidate file was found\n");
+    } else {
+        cl_buf_printf(b, "  candidates, in the order tried:\n");
+        for (size_t i = 0; i < ls->n_cands; i++)
+            cl_buf_printf(b, "  %2zu. %s [%s]: %s\n", i + 1, ls->cands[i].path, cudaload_source_name(ls->cands[i].source),
+                          ls->cands[i].reason);
+    }
+    if (!(row->flags & CL_ROW_DRIVER_LIKE)) {
+        cl_buf_printf(b, "  roots searched:");
+        if (G.roots.n == 0) cl_buf_printf(b, " none");
+        for (size_t i = 0; i < G.roots.n; i++)
+            cl_buf_printf(b, "%s %s (%s%s)", i ? "," : "", G.roots.items[i].pub.path,
+                          cudaload_source_name(G.roots.items[i].pub.source), G.roots.items[i].pub.exists ? "" : ", missing");
+        cl_buf_printf(b, "%s\n", (G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) ? "; then the system search"
+                                                                                                : "; system search scoped out");
+    }
+    cudaload_fix fix[CL_MAX_FIXES];
+    size_t n = cl_advise(lib, fix);
+    for (size_t i = 0; i < n; i++) cl_render_fix(lib, &fix[i], b);
+}

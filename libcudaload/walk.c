@@ -1,0 +1,899 @@
+/*
+ * walk.c -- the walk for one catalogue library, the same for every row:
+ *
+ *   1. a copy already in the process (dlopen(soname, RTLD_NOLOAD)) is reused, never loaded twice;
+ *   2. the exact file given by CUDALOAD_<NAME>_PATH or the options: used, or failed loudly;
+ *   3. the roots in order (search.c), the root the CUDA runtime came from first; within a root
+ *      the newest CUDA major allowed, each of the root's directories for it;
+ *   4. the system search (dlopen by SONAME).
+ *
+ * Every candidate goes through open.c (file check, dlopen), resolve.c (typed tables) and gate.c
+ * (version, majors); its dependencies are taken first from the same root. A failed candidate
+ * is recorded with a reason code and the walk goes on. Driver-like rows (the driver, NVML)
+ * have steps 1, 2 and 4 only.
+ *
+ * One CUDA major for the process: the first library taken whose major is known pins it
+ * (cl_ctx.major_pin); later libraries are searched in that major only. Called with the
+ * context's lock held (cudaload.c).
+ */
+#define _GNU_SOURCE
+#include "cudaload_tables.h"
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define G cl_ctx
+
+/* Set (release) once a library's table is final, so the table accessors need no lock. */
+atomic_int cl_table_ready[CL_CATALOGUE_MAX];
+
+static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
+
+static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0; }
+
+/* ---- candidates ---- */
+
+static void cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
+    cl_lib_state *ls = &G.lib[lib];
+    cudaload_candidate_detail d = {w->reason, w->major, w->value, w->needed, NULL};
+    cl_buf text = {0};
+    cl_render_reason(&d, cl_buf_str(&w->text), &text);
+    cl_debug("%s candidate %s [%s]: %s", row_of(lib)->name, path, cudaload_source_name(source), cl_buf_str(&text));
+    if (ls->n_cands == ls->cap_cands) {
+        size_t cap = ls->cap_cands ? ls->cap_cands * 2 : 8;
+        cudaload_candidate *p = realloc(ls->cands, cap * sizeof *p);
+        if (p) ls->cands = p;
+        cudaload_candidate_detail *q = p ? realloc(ls->details, cap * sizeof *q) : NULL;
+        if (q) ls->details = q;
+        if (!p || !q) { /* the candidate is lost from the report, the walk goes on */
+            cl_buf_free(&text);
+            return;
+        }
+        ls->cap_cands = cap;
+    }
+    cudaload_candidate *c = &ls->cands[ls->n_cands];
+    c->path = cl_strdup(path);
+    c->reason = cl_strdup(cl_buf_str(&text));
+    d.text = cl_strdup(cl_buf_str(&w->text));
+    cl_buf_free(&text);
+    if (!c->path || !c->reason || !d.text) {
+        free((char *)c->path);
+        free((char *)c->reason);
+        free((char *)d.text);
+        return;
+    }
+    c->source = source;
+    c->result = result;
+    ls->details[ls->n_cands] = d;
+    ls->n_cands++;
+}
+
+/* A candidate with a reason that has no parameter but the major. */
+static void cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result,
+                           cudaload_reason reason, int major) {
+    cl_why w = {0};
+    cl_why_set(&w, reason, major, 0, 0, "%s", "");
+    cl_record(lib, path, source, result, &w);
+    cl_why_free(&w);
+}
+
+static int cl_already_candidate(int lib, const char *path) {
+    const cl_lib_state *ls = &G.lib[lib];
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (strcmp(ls->cands[i].path, path) == 0) return 1;
+    return 0;
+}
+
+static int cl_lexists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* A candidate path that cannot even be looked at (a directory on the way is not searchable) is
+ * recorded, not silently passed over: the user may expect a copy there. */
+static void cl_note_unsearchable(int lib, const char *path, cudaload_source source) {
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != EACCES) return;
+    char *dir = cl_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = 0;
+    cl_why w = {0};
+    cl_why_set(&w, CUDALOAD_REASON_UNSEARCHABLE, 0, 0, 0, "%s", dir ? dir : path);
+    cl_record(lib, path, source, CUDALOAD_ERROR_NOT_FOUND, &w);
+    cl_why_free(&w);
+    free(dir);
+}
+
+static void cl_take(int lib, void *h, const char *path, const char *soname, cudaload_source source, int already,
+                    int major, int version, long root_index) {
+    cl_lib_state *ls = &G.lib[lib];
+    ls->handle = h;
+    ls->loaded = h != NULL;
+    free(ls->path); /* a dependency taken, closed again and taken from another directory */
+    ls->path = cl_strdup(path);
+    ls->soname = soname;
+    ls->source = source;
+    ls->already_loaded = already;
+    ls->major = major;
+    ls->version = version;
+    ls->root_index = root_index;
+    ls->status = CUDALOAD_OK;
+    ls->attempted = 1;
+    if (major && !G.major_pin) {
+        G.major_pin = major;
+        cl_debug("CUDA %d: the major of every library from now on (pinned by %s)", major, row_of(lib)->name);
+    }
+}
+
+/* ---- gates ---- */
+
+/* The gate of a major, nothing recorded: the asked-for major, what the driver can run, and the
+ * process's major once pinned (never mixed). major 0 (unknown) passes. */
+static cudaload_status cl_major_check(int lib, int major, cl_why *w) {
+    if (!major || (row_of(lib)->flags & CL_ROW_DRIVER_LIKE)) return CUDALOAD_OK;
+    cudaload_status st = cl_gate_major(&G.drv, G.cfg.cuda_major, major, w);
+    if (st == CUDALOAD_OK && G.major_pin && G.major_pin != major) {
+        cl_why_set(w, CUDALOAD_REASON_MAJOR_MIXED, major, 0, G.major_pin, "%s", "");
+        st = CUDALOAD_ERROR_MAJOR_MISMATCH;
+    }
+    return st;
+}
+
+/* Gate a major before touching a file of it; records the skip. */
+static cudaload_status cl_major_gate(int lib, const char *path, cudaload_source source, int major) {
+    cl_why w = {0};
+    cudaload_status st = cl_major_check(lib, major, &w);
+    if (st != CUDALOAD_OK) cl_record(lib, path, source, st, &w);
+    cl_why_free(&w);
+    return st;
+}
+
+/* Post-open checks of a handle: fill the table, read the version, settle the major (from the
+ * name, else from the version) and gate it. *major is updated when the version tells it. */
+static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *version, cl_why *w) {
+    const cl_row *row = row_of(lib);
+    cl_buf why = {0};
+    cudaload_status st = cl_resolve((cudaload_lib)lib, h, &why);
+    if (st != CUDALOAD_OK) {
+        cl_why_set(w, CUDALOAD_REASON_SYMBOL_MISSING, *major, 0, 0, "%s", cl_buf_str(&why));
+        cl_buf_free(&why);
+        return st;
+    }
+    st = cl_read_version(row, h, version, &why);
+    if (st != CUDALOAD_OK) {
+        cl_why_set(w, st == CUDALOAD_ERROR_SYMBOL_MISSING ? CUDALOAD_REASON_SYMBOL_MISSING : CUDALOAD_REASON_VERSION_FAILED,
+                   *major, 0, 0, "%s", cl_buf_str(&why));
+    } else {
+        int vmajor = cl_row_major_of_version(row, *version);
+        if (*major && vmajor && vmajor != *major) {
+            cl_why_set(w, CUDALOAD_REASON_VERSION_NOT_NAME, *major, *version, (int)row->version_kind, "%s",
+                       row->version_fn);
+            st = CUDALOAD_ERROR_MAJOR_MISMATCH;
+        } else {
+            if (!*major) *major = vmajor;
+            st = cl_major_check(lib, *major, w);
+        }
+    }
+    cl_buf_free(&why);
+    if (st != CUDALOAD_OK) cl_resolve_clear((cudaload_lib)lib);
+    return st;
+}
+
+/* ---- dependencies ---- */
+
+/* The dependencies taken for one candidate: let go again when the candidate fails. */
+typedef struct cl_dep_list {
+    int lib[2 * CL_MAX_DEPS];
+    size_t n;
+} cl_dep_list;
+
+/* A dependency libcudaload took for a library that then could not be used is let go: closed, its
+ * table cleared, and the candidate that said "taken" says why it was not kept (an exact file
+ * too: nothing uses it). One that was already in the process is never ours to drop. */
+static void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name) {
+    cl_lib_state *d = &G.lib[dep];
+    if (d->status != CUDALOAD_OK || d->source == CUDALOAD_SOURCE_LOADED) return;
+    if (d->handle) {
+        dlclose(d->handle);
+        cl_resolve_clear((cudaload_lib)dep);
+    }
+    d->handle = NULL;
+    d->loaded = 0;
+    free(d->path);
+    d->path = NULL;
+    d->soname = NULL;
+    d->source = CUDALOAD_SOURCE_NONE;
+    d->major = d->version = 0;
+    d->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
+    for (size_t i = d->n_cands; i-- > 0;) {
+        if (d->cands[i].result != CUDALOAD_OK) continue;
+        cudaload_candidate_detail det = {CUDALOAD_REASON_DEPENDENCY_DROPPED, d->details[i].major, 0, 0, for_name};
+        cl_buf text = {0};
+        cl_render_reason(&det, for_name, &text);
+        char *r = cl_strdup(cl_buf_str(&text)), *t = cl_strdup(for_name);
+        cl_buf_free(&text);
+        if (r && t) { /* out of memory: the old reason stays, the result still changes */
+            free((char *)d->cands[i].reason);
+            free((char *)d->details[i].text);
+            d->cands[i].reason = r;
+            det.text = t;
+            d->details[i] = det;
+        } else {
+            free(r);
+            free(t);
+        }
+        d->cands[i].result = why_st;
+        break;
+    }
+}
+
+static void cl_drop_deps(cl_dep_list *taken, cudaload_status st, int lib) {
+    while (taken->n > 0) cl_drop_dep(taken->lib[--taken->n], st, row_of(lib)->name);
+}
+
+static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index);
+static cudaload_status cl_system_take(int lib, int major, const char *soname);
+static int cl_try_loaded(int lib);
+
+static const char *cl_flavor_soname(int lib, int major) {
+    const cl_flavor *fl = cl_row_flavor(row_of(lib), major);
+    if (fl) return fl->soname;
+    /* major unknown: the newest flavor's name */
+    return row_of(lib)->flavor[0].soname;
+}
+
+/* Takes dependency dep for a candidate of lib at path (from source, root_index): a copy held
+ * already; else one in the same directory; else one in the dependency's own directories of the
+ * same root (CUDA 12 wheels keep each component apart); else, for the system search, by SONAME. */
+static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source source, int major, long root_index,
+                                   cl_dep_list *taken) {
+    cl_lib_state *d = &G.lib[dep];
+    if (d->status == CUDALOAD_OK) return CUDALOAD_OK;
+    if (!d->attempted && cl_try_loaded(dep)) return CUDALOAD_OK; /* in the process alone: never a second copy */
+    d->attempted = 1;
+    cudaload_status st = CUDALOAD_ERROR_NOT_FOUND;
+    const char *soname = cl_flavor_soname(dep, major);
+    if (!soname) return CUDALOAD_ERROR_NOT_FOUND;
+    if (source == CUDALOAD_SOURCE_SYSTEM) {
+        st = cl_system_take(dep, major, soname);
+    } else {
+        char *dir = cl_strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) *slash = 0;
+        char *same = slash ? cl_path_join(dir, soname) : NULL;
+        free(dir);
+        if (!same) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        int tried = 0;
+        if (cl_lexists(same)) {
+            st = cl_try_file(dep, same, source, major, root_index);
+            tried = 1;
+        }
+        if (!tried && root_index >= 0) {
+            const cl_row *row = row_of(dep);
+            const cl_flavor *fl = cl_row_flavor(row, major);
+            const cl_root *root = &G.roots.items[root_index];
+            char *dirs[CL_MAX_DIRS];
+            size_t nd = fl ? cl_search_dirs(root, row, fl, dirs) : 0;
+            for (size_t i = 0; i < nd; i++) {
+                char *p = tried ? NULL : cl_path_join(dirs[i], soname);
+                if (p && cl_lexists(p) && !cl_already_candidate(dep, p)) {
+                    st = cl_try_file(dep, p, source, major, root_index);
+                    tried = 1;
+                }
+                free(p);
+                free(dirs[i]);
+            }
+        }
+        if (!tried) {
+            cl_why w = {0};
+            cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "not next to %s, nor elsewhere in its root", path);
+            cl_record(dep, same, source, CUDALOAD_ERROR_NOT_FOUND, &w);
+            cl_why_free(&w);
+        }
+        free(same);
+    }
+    if (st == CUDALOAD_OK && taken->n < sizeof taken->lib / sizeof taken->lib[0]) taken->lib[taken->n++] = dep;
+    return st;
+}
+
+/* All dependencies of a candidate, required then optional. A required one that fails fails the
+ * candidate (recorded, with what was taken for it let go); an optional one is only reported. */
+static cudaload_status cl_take_deps(int lib, const char *path, cudaload_source source, int major, long root_index,
+                                    cl_dep_list *taken) {
+    const cl_row *row = row_of(lib);
+    for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
+        int dep = cl_catalogue_find(row->deps[i]);
+        if (dep < 0) continue; /* the row-consistency test keeps this from happening */
+        cudaload_status st = cl_take_dep(dep, path, source, major, root_index, taken);
+        if (st != CUDALOAD_OK) {
+            cl_why w = {0};
+            cl_why_set(&w, CUDALOAD_REASON_DEPENDENCY, major, 0, 0, "%s", row_of(dep)->name);
+            cl_record(lib, path, source, st, &w);
+            cl_why_free(&w);
+            cl_drop_deps(taken, st, lib);
+            return st;
+        }
+    }
+    for (size_t i = 0; i < CL_MAX_DEPS && row->opt_deps[i]; i++) {
+        int dep = cl_catalogue_find(row->opt_deps[i]);
+        if (dep >= 0 && cl_take_dep(dep, path, source, major, root_index, taken) != CUDALOAD_OK)
+            cl_debug("%s: optional dependency %s not taken for %s", row->name, row_of(dep)->name, path);
+    }
+    return CUDALOAD_OK;
+}
+
+/* ---- one file ---- */
+
+/* The file ld.so mapped is the file that was checked: same device and inode (a file swapped
+ * between the check and dlopen is refused). */
+static int cl_same_inode(const struct stat *before, void *h) {
+    char *mapped = cl_handle_path(h);
+    struct stat after;
+    int same = mapped && stat(mapped, &after) == 0 && after.st_dev == before->st_dev && after.st_ino == before->st_ino;
+    free(mapped);
+    return same;
+}
+
+/*
+ * Tries one file for lib: its dependencies first, then the file check, dlopen, the tables and
+ * the gates. Records the candidate either way. major is 0 when neither the file's name nor the
+ * directory tells it: the version the loaded file reports then decides it.
+ */
+static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index) {
+    cl_dep_list taken = {{0}, 0};
+    cudaload_status st = cl_take_deps(lib, path, source, major, root_index, &taken);
+    if (st != CUDALOAD_OK) return st;
+    cl_buf why = {0};
+    cl_why w = {0};
+    st = cl_open_check_file(path, &why);
+    if (st != CUDALOAD_OK) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
+    } else if (cl_find_only()) {
+        cl_record_code(lib, path, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, major);
+        cl_take(lib, NULL, path, major ? cl_flavor_soname(lib, major) : NULL, source, 0, major, 0, root_index);
+        cl_buf_free(&why);
+        return CUDALOAD_OK;
+    }
+    void *h = NULL;
+    int version = 0;
+    struct stat before;
+    if (st == CUDALOAD_OK && stat(path, &before) != 0) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
+        st = CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (st == CUDALOAD_OK) {
+        cl_buf_free(&why);
+        h = cl_open_path(path, &why);
+        if (!h) {
+            st = CUDALOAD_ERROR_NOT_FOUND;
+            cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
+        } else if (!cl_same_inode(&before, h)) {
+            st = CUDALOAD_ERROR_NOT_FOUND;
+            cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s",
+                       "the file changed between its check and dlopen (another file is mapped now)");
+        }
+    }
+    if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
+    if (st != CUDALOAD_OK && h) dlclose(h);
+    cl_buf_free(&why);
+    if (st != CUDALOAD_OK) {
+        cl_record(lib, path, source, st, &w);
+        cl_why_free(&w);
+        cl_drop_deps(&taken, st, lib);
+        return st;
+    }
+    cl_why_free(&w);
+    cl_record_code(lib, path, source, CUDALOAD_OK, CUDALOAD_REASON_TAKEN, major);
+    cl_take(lib, h, path, cl_flavor_soname(lib, major), source, 0, major, version, root_index);
+    return CUDALOAD_OK;
+}
+
+/* ---- step 1: a copy already in the process ---- */
+
+/* A loaded copy of an older major than one installed in a root is kept (one process holds one
+ * copy), and the newer one is reported as not used, with why. */
+static void cl_note_newer_not_used(int lib) {
+    const cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = row_of(lib);
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f];
+        if (!fl->soname || !ls->major || fl->major <= ls->major) continue;
+        for (size_t r = 0; r < G.roots.n; r++) {
+            if (!G.roots.items[r].pub.exists) continue;
+            char *dirs[CL_MAX_DIRS];
+            size_t nd = cl_search_dirs(&G.roots.items[r], row, fl, dirs);
+            for (size_t i = 0; i < nd; i++) {
+                char *p = cl_path_join(dirs[i], fl->soname);
+                if (p && cl_lexists(p) && !cl_already_candidate(lib, p)) {
+                    cl_why w = {0};
+                    cl_why_set(&w, CUDALOAD_REASON_MAJOR_MIXED, fl->major, 0, ls->major, "%s", ls->path ? ls->path : "");
+                    cl_record(lib, p, G.roots.items[r].pub.source, CUDALOAD_ERROR_MAJOR_MISMATCH, &w);
+                    cl_why_free(&w);
+                }
+                free(p);
+                free(dirs[i]);
+            }
+        }
+    }
+}
+
+static int cl_try_loaded(int lib) {
+    const cl_row *row = row_of(lib);
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f];
+        if (!fl->soname || (f > 0 && strcmp(fl->soname, row->flavor[0].soname) == 0)) continue;
+        char *real = NULL;
+        void *h = cl_open_loaded(fl->soname, &real);
+        if (!h) continue;
+        const char *where = real ? real : fl->soname;
+        int major = cl_row_major_of_soname(row, fl->soname);
+        cl_why w = {0};
+        int version = 0;
+        cudaload_status st = cl_accept_handle(lib, h, &major, &version, &w);
+        if (st != CUDALOAD_OK) {
+            /* kept out, and never a second file of the same SONAME mapped behind it: the search
+             * stops here (a later dlopen by any path would return this copy again) */
+            cl_record(lib, where, CUDALOAD_SOURCE_LOADED, st, &w);
+            G.lib[lib].attempted = 1;
+            G.lib[lib].status = st;
+            dlclose(h); /* drops only the reference NOLOAD took */
+        } else {
+            cl_record_code(lib, where, CUDALOAD_SOURCE_LOADED, CUDALOAD_OK, CUDALOAD_REASON_REUSED, major);
+            cl_take(lib, h, where, fl->soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
+            cl_note_newer_not_used(lib);
+        }
+        cl_why_free(&w);
+        free(real);
+        return 1; /* a loaded copy decides, taken or refused */
+    }
+    return 0;
+}
+
+/* A copy already in the process won over an exact file given for lib: the rule (a library is
+ * never loaded twice) stays, but the file is recorded as a candidate that says so. */
+static void cl_note_loaded_over_exact(int lib) {
+    const char *file = G.cfg.file[lib];
+    cl_lib_state *ls = &G.lib[lib];
+    if (!file || ls->status != CUDALOAD_OK) return;
+    char *real = realpath(file, NULL);
+    int same = real && ls->path && strcmp(real, ls->path) == 0;
+    free(real);
+    cl_why w = {0};
+    cl_why_set(&w, same ? CUDALOAD_REASON_SAME_AS_LOADED : CUDALOAD_REASON_LOADED_ELSEWHERE, ls->major, 0, 0,
+               "%s", same ? "" : (ls->path ? ls->path : "?"));
+    cl_record(lib, file, CUDALOAD_SOURCE_OVERRIDE, same ? CUDALOAD_OK : CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
+    cl_why_free(&w);
+}
+
+/* "<origin>=<path> cannot be used: <reason>": the first line of the library's message when an
+ * exact file given by env/options failed, so the user sees which setting to fix. */
+static void cl_set_note(int lib, const char *origin, const char *path, const char *reason) {
+    cl_lib_state *ls = &G.lib[lib];
+    cl_buf b = {0};
+    cl_buf_printf(&b, "%s=%s cannot be used: %s", origin ? origin : "exact file", path, reason ? reason : "");
+    free(ls->note);
+    ls->note = cl_strdup(cl_buf_str(&b));
+    cl_debug("%s", cl_buf_str(&b));
+    cl_buf_free(&b);
+}
+
+/* ---- step 2: the exact file ---- */
+
+/* The CUDA major a file belongs to by its DT_SONAME (or, without one, its name). */
+static int cl_major_of_file(int lib, const char *path) {
+    const cl_row *row = row_of(lib);
+    char *so = cl_elf_file_soname(path);
+    int major = so ? cl_row_major_of_soname(row, so) : 0;
+    free(so);
+    if (!major) {
+        const char *base = strrchr(path, '/');
+        major = cl_row_major_of_soname(row, base ? base + 1 : path);
+    }
+    return major;
+}
+
+/* The exact file given for lib: used, or failed loudly with no fallback (the user asked for this
+ * file). Its major (from its SONAME) is gated before it is opened, like any other candidate. */
+static cudaload_status cl_try_exact(int lib) {
+    cl_lib_state *ls = &G.lib[lib];
+    const char *path = G.cfg.file[lib];
+    int major = cl_major_of_file(lib, path);
+    cudaload_status st = major ? cl_major_gate(lib, path, CUDALOAD_SOURCE_OVERRIDE, major) : CUDALOAD_OK;
+    if (st == CUDALOAD_OK) st = cl_try_file(lib, path, CUDALOAD_SOURCE_OVERRIDE, major, -1);
+    if (st == CUDALOAD_OK) return CUDALOAD_OK;
+    cl_set_note(lib, G.cfg.file_origin[lib], path,
+                ls->n_cands ? ls->cands[ls->n_cands - 1].reason : cudaload_status_string(st));
+    return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
+}
+
+/* ---- step 3: the roots ---- */
+
+/* CUDA majors to try for lib, newest first: the process's major once pinned. */
+static size_t cl_majors_for(int lib, int majors[CL_MAX_FLAVORS]) {
+    const cl_row *row = row_of(lib);
+    size_t n = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f];
+        if (!fl->soname || !fl->major) continue;
+        if (G.major_pin && fl->major != G.major_pin) continue;
+        majors[n++] = fl->major;
+    }
+    return n;
+}
+
+/* The major a file found in a directory belongs to: the flavor's own wheel dir tells, so does a
+ * SONAME no other flavor has; a shared SONAME in a plain dir tells nothing (the version may). */
+static int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *root, const char *dir) {
+    if (cl_row_major_of_soname(row, fl->soname)) return fl->major;
+    if (fl->wheel_dir) {
+        char *wd = cl_path_join(root, fl->wheel_dir);
+        int same = wd && strcmp(wd, dir) == 0;
+        free(wd);
+        if (same) return fl->major;
+    }
+    return 0;
+}
+
+static int cl_try_root(int lib, size_t r) {
+    const cl_root *root = &G.roots.items[r];
+    if (!root->pub.exists) return 0;
+    const cl_row *row = row_of(lib);
+    int majors[CL_MAX_FLAVORS];
+    size_t nm = cl_majors_for(lib, majors);
+    for (size_t mi = 0; mi < nm; mi++) {
+        const cl_flavor *fl = cl_row_flavor(row, majors[mi]);
+        char *dirs[CL_MAX_DIRS];
+        size_t nd = cl_search_dirs(root, row, fl, dirs);
+        int taken = 0;
+        for (size_t d = 0; d < nd; d++) {
+            char *path = taken ? NULL : cl_path_join(dirs[d], fl->soname);
+            if (path && !cl_lexists(path)) {
+                cl_note_unsearchable(lib, path, root->pub.source);
+            } else if (path && !cl_already_candidate(lib, path)) {
+                int major = cl_major_in_dir(row, fl, root->pub.path, dirs[d]);
+                if (!major || cl_major_gate(lib, path, root->pub.source, major) == CUDALOAD_OK)
+                    taken = cl_try_file(lib, path, root->pub.source, major, (long)r) == CUDALOAD_OK;
+            }
+            free(path);
+            free(dirs[d]);
+        }
+        if (taken) return 1;
+    }
+    return 0;
+}
+
+/* ---- step 4: the system ---- */
+
+/* dlopen by SONAME, so ld.so picks the file (LD_LIBRARY_PATH, ld.so.cache, the default
+ * directories), or with find-only that file located the same way without loading it. */
+static cudaload_status cl_system_take(int lib, int major, const char *soname) {
+    char label[128];
+    snprintf(label, sizeof label, "%s (system search)", soname);
+    cl_buf why = {0};
+    cl_why w = {0};
+    cudaload_status st;
+    if (cl_find_only()) {
+        char *path = cl_search_system_path(soname, G.cfg.secure);
+        if (!path) {
+            cl_record_code(lib, label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_SYSTEM, major);
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        st = cl_open_check_file(path, &why);
+        if (st == CUDALOAD_OK) {
+            cl_record_code(lib, path, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_OK, CUDALOAD_REASON_FOUND, major);
+            cl_take(lib, NULL, path, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, 0, -1);
+        } else {
+            cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
+            cl_record(lib, path, CUDALOAD_SOURCE_SYSTEM, st, &w);
+        }
+        free(path);
+        cl_buf_free(&why);
+        cl_why_free(&w);
+        return st;
+    }
+    void *h = cl_open_path(soname, &why);
+    int version = 0;
+    if (h) {
+        st = cl_accept_handle(lib, h, &major, &version, &w);
+    } else {
+        st = CUDALOAD_ERROR_NOT_FOUND;
+        cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
+    }
+    char *real = h ? cl_handle_path(h) : NULL;
+    const char *where = real ? real : label;
+    if (st == CUDALOAD_OK) {
+        cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_OK, CUDALOAD_REASON_TAKEN, major);
+        cl_take(lib, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, version, -1);
+    } else {
+        cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, st, &w);
+        if (h) dlclose(h);
+    }
+    free(real);
+    cl_buf_free(&why);
+    cl_why_free(&w);
+    return st;
+}
+
+static int cl_try_system(int lib, int major) {
+    const cl_row *row = row_of(lib);
+    const cl_flavor *fl = cl_row_flavor(row, major);
+    char label[128];
+    snprintf(label, sizeof label, "%s (system search)", fl->soname);
+    if (cl_already_candidate(lib, label)) return 0; /* a SONAME two majors share, tried once */
+    int known = cl_row_major_of_soname(row, fl->soname);
+    cl_why w = {0};
+    cudaload_status gst = cl_major_check(lib, known, &w);
+    if (gst != CUDALOAD_OK) {
+        /* A SONAME the gate skips is located first, without loading: one installed nowhere is
+         * NOT_FOUND, not "too old", so a user with no copy at all is told to install one. */
+        char *found = cl_search_system_path(fl->soname, G.cfg.secure);
+        if (!found) cl_record_code(lib, label, CUDALOAD_SOURCE_SYSTEM, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_SYSTEM, known);
+        else cl_record(lib, found, CUDALOAD_SOURCE_SYSTEM, gst, &w);
+        free(found);
+        cl_why_free(&w);
+        return 0;
+    }
+    cl_why_free(&w);
+    cl_dep_list taken = {{0}, 0};
+    if (cl_take_deps(lib, label, CUDALOAD_SOURCE_SYSTEM, known, -1, &taken) != CUDALOAD_OK) return 0;
+    if (cl_system_take(lib, known, fl->soname) == CUDALOAD_OK) return 1;
+    cl_drop_deps(&taken, G.lib[lib].cands[G.lib[lib].n_cands - 1].result, lib);
+    return 0;
+}
+
+/* ---- driver-like rows: the system only ---- */
+
+/* The driver: a loaded copy, the exact file, or the system's libcuda.so.1. Never from wheels or
+ * roots, and never the unversioned libcuda.so (the toolkit's link stub). NVML likewise. */
+static cudaload_status cl_walk_driver_like(int lib) {
+    const cl_row *row = row_of(lib);
+    cl_lib_state *ls = &G.lib[lib];
+    const char *soname = row->flavor[0].soname;
+    int is_driver = lib == CUDALOAD_LIB_DRIVER;
+    cudaload_status missing = is_driver ? CUDALOAD_ERROR_NO_DRIVER : CUDALOAD_ERROR_NOT_FOUND;
+    char label[128];
+    snprintf(label, sizeof label, "%s (system search)", soname);
+    char *real = NULL;
+    void *h = cl_open_loaded(soname, &real);
+    cudaload_source source = CUDALOAD_SOURCE_LOADED;
+    const char *override = G.cfg.file[lib];
+    cl_buf why = {0};
+    cl_why w = {0};
+    cudaload_status st = CUDALOAD_OK;
+    if (h) {
+        if (override) {
+            cl_why_set(&w, CUDALOAD_REASON_DRIVER_LOADED, 0, 0, 0, "%s", real ? real : "?");
+            cl_record(lib, override, CUDALOAD_SOURCE_OVERRIDE, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
+        }
+    } else if (override) {
+        source = CUDALOAD_SOURCE_OVERRIDE;
+        real = cl_strdup(override);
+        st = cl_open_check_file(override, &why);
+        if (st == CUDALOAD_OK && !cl_find_only()) {
+            h = cl_open_path(override, &why);
+            if (!h) st = CUDALOAD_ERROR_NOT_FOUND;
+        }
+        if (st != CUDALOAD_OK) {
+            cl_why_set(&w, h ? CUDALOAD_REASON_FILE_UNUSABLE : CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
+            cl_record(lib, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
+            cl_set_note(lib, G.cfg.file_origin[lib], override, ls->cands[ls->n_cands - 1].reason);
+            cl_buf_free(&why);
+            cl_why_free(&w);
+            free(real);
+            return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
+        }
+    } else if (!(G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) && !is_driver) {
+        /* the driver is always searched in the system (it never comes from anywhere else); a
+         * driver-like library that is not the driver follows the scope */
+        return missing;
+    } else {
+        source = CUDALOAD_SOURCE_SYSTEM;
+        if (cl_find_only()) {
+            real = cl_search_system_path(soname, G.cfg.secure);
+            if (!real) {
+                cl_record_code(lib, label, source, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
+                return missing;
+            }
+        } else {
+            h = cl_open_path(soname, &why);
+            if (!h) {
+                cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
+                cl_record(lib, label, source, missing, &w);
+                cl_buf_free(&why);
+                cl_why_free(&w);
+                return missing;
+            }
+            real = cl_handle_path(h);
+        }
+    }
+    const char *where = real ? real : soname;
+    if (cl_find_only() && !h) {
+        cl_record_code(lib, where, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, 0);
+        cl_take(lib, NULL, where, soname, source, 0, 0, 0, -1);
+        free(real);
+        cl_why_free(&w);
+        return CUDALOAD_OK;
+    }
+    st = cl_resolve((cudaload_lib)lib, h, &why);
+    if (st != CUDALOAD_OK) cl_why_set(&w, CUDALOAD_REASON_SYMBOL_MISSING, 0, 0, 0, "%s", cl_buf_str(&why));
+    int version = 0;
+    if (st == CUDALOAD_OK && is_driver) {
+        const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
+        CUresult r = d->cuDriverGetVersion(&version);
+        if (r != CUDA_SUCCESS || version <= 0) {
+            const char *name = NULL;
+            if (d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+            cl_why_set(&w, r == 34 ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED, 0, (int)r, 0, "%s",
+                       name ? name : "unknown error");
+            st = CUDALOAD_ERROR_NO_DRIVER;
+            cl_resolve_clear(CUDALOAD_LIB_DRIVER);
+        }
+    }
+    if (st != CUDALOAD_OK) {
+        cudaload_status rep = source == CUDALOAD_SOURCE_OVERRIDE ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : st;
+        cl_record(lib, where, source, rep, &w);
+        if (source == CUDALOAD_SOURCE_OVERRIDE)
+            cl_set_note(lib, G.cfg.file_origin[lib], where, ls->cands[ls->n_cands - 1].reason);
+        if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
+        cl_buf_free(&why);
+        cl_why_free(&w);
+        free(real);
+        return rep;
+    }
+    cl_record_code(lib, where, source, CUDALOAD_OK,
+                   source == CUDALOAD_SOURCE_LOADED ? CUDALOAD_REASON_REUSED : CUDALOAD_REASON_TAKEN, 0);
+    /* the driver's CUDA version is no library major: it does not pin the process's major */
+    int pin = G.major_pin;
+    cl_take(lib, h, where, soname, source, source == CUDALOAD_SOURCE_LOADED, is_driver ? version / 1000 : 0, version, -1);
+    G.major_pin = pin;
+    if (is_driver) {
+        G.drv.loaded = 1;
+        G.drv.version = version;
+        G.drv.branch = cl_read_driver_branch();
+        G.drv.branch_major = G.drv.branch ? atoi(G.drv.branch) : 0;
+        cl_debug("driver: CUDA %d.%d (cuDriverGetVersion %d), branch %s", version / 1000, (version % 1000) / 10, version,
+                 G.drv.branch ? G.drv.branch : "unknown");
+    }
+    cl_buf_free(&why);
+    cl_why_free(&w);
+    free(real);
+    return CUDALOAD_OK;
+}
+
+/* ---- the walk ---- */
+
+/* The status for a library none of whose candidates was taken: the most telling reason. */
+static cudaload_status cl_failure_status(const cl_lib_state *ls) {
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->cands[i].result == CUDALOAD_ERROR_DRIVER_TOO_OLD) return CUDALOAD_ERROR_DRIVER_TOO_OLD;
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->cands[i].result == CUDALOAD_ERROR_MAJOR_MISMATCH) return CUDALOAD_ERROR_MAJOR_MISMATCH;
+    return CUDALOAD_ERROR_NOT_FOUND;
+}
+
+static cudaload_status cl_search(int lib) {
+    cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = row_of(lib);
+    ls->attempted = 1;
+    ls->root_index = -1;
+    cl_debug("searching %s", row->name);
+    if (row->flags & CL_ROW_DRIVER_LIKE) return cl_walk_driver_like(lib);
+
+    /* 1. a loaded copy decides (taken, or refused and the search stops) */
+    if (cl_try_loaded(lib)) {
+        if (ls->status != CUDALOAD_OK) return ls->status;
+        /* its dependencies are in the process too (ld.so loaded them for it) */
+        for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
+            int dep = cl_catalogue_find(row->deps[i]);
+            if (dep < 0 || G.lib[dep].status == CUDALOAD_OK) continue;
+            G.lib[dep].attempted = 1;
+            if (!cl_try_loaded(dep)) G.lib[dep].status = CUDALOAD_ERROR_NOT_FOUND;
+            else cl_note_loaded_over_exact(dep);
+        }
+        cl_note_loaded_over_exact(lib);
+        return CUDALOAD_OK;
+    }
+    /* a dependency that is in the process alone, or given as an exact file, is the dependency
+     * of every candidate: taken first (the exact file used, or failed loudly) */
+    for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
+        int dep = cl_catalogue_find(row->deps[i]);
+        if (dep < 0 || G.lib[dep].status == CUDALOAD_OK) continue;
+        if (!G.lib[dep].attempted) {
+            G.lib[dep].attempted = 1;
+            if (cl_try_loaded(dep)) {
+                cl_note_loaded_over_exact(dep);
+                if (G.lib[dep].status == CUDALOAD_OK) continue;
+            }
+        }
+        if (G.cfg.file[dep] && G.lib[dep].status != CUDALOAD_OK && cl_try_exact(dep) != CUDALOAD_OK) {
+            cl_buf b = {0};
+            cl_buf_printf(&b, "not searched, because its dependency cannot be used: %s", G.lib[dep].note ? G.lib[dep].note : "");
+            free(ls->note);
+            ls->note = cl_strdup(cl_buf_str(&b));
+            cl_buf_free(&b);
+            return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
+        }
+    }
+
+    /* 2. the exact file */
+    if (G.cfg.file[lib]) return cl_try_exact(lib);
+
+    /* 3. the roots: the root the runtime came from first */
+    long first = -1;
+    if (lib != CUDALOAD_LIB_CUDART && G.lib[CUDALOAD_LIB_CUDART].status == CUDALOAD_OK &&
+        G.lib[CUDALOAD_LIB_CUDART].root_index >= 0) {
+        first = G.lib[CUDALOAD_LIB_CUDART].root_index;
+        if (cl_try_root(lib, (size_t)first)) return CUDALOAD_OK;
+    }
+    for (size_t r = 0; r < G.roots.n; r++)
+        if ((long)r != first && cl_try_root(lib, r)) return CUDALOAD_OK;
+
+    /* 4. the system */
+    if (G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) {
+        int majors[CL_MAX_FLAVORS];
+        size_t nm = cl_majors_for(lib, majors);
+        for (size_t i = 0; i < nm; i++)
+            if (cl_try_system(lib, majors[i])) return CUDALOAD_OK;
+    }
+    return cl_failure_status(ls);
+}
+
+void cl_publish_table(int lib) {
+    if (lib >= 0 && lib < CL_CATALOGUE_MAX) atomic_store_explicit(&cl_table_ready[lib], 1, memory_order_release);
+}
+
+/* Ends a library's step: its status, its message when it failed, its table published. */
+static void cl_finish(int lib, cudaload_status st) {
+    cl_lib_state *ls = &G.lib[lib];
+    ls->status = st;
+    ls->finished = 1;
+    if (st == CUDALOAD_OK && ls->loaded) cl_publish_table(lib);
+    if (st != CUDALOAD_OK) {
+        cl_buf b = {0};
+        cl_describe_failure(lib, &b);
+        free(ls->error);
+        ls->error = cl_strdup(cl_buf_str(&b));
+        cl_buf_free(&b);
+    }
+}
+
+/* After lib's walk: its dependencies' steps end with it. One taken is finished OK; one that was
+ * searched and not kept gets its own failure status (an exact file that failed: OVERRIDE_UNUSABLE). */
+static void cl_finish_deps(int lib) {
+    const cl_row *row = row_of(lib);
+    for (size_t i = 0; i < CL_MAX_DEPS * 2; i++) {
+        const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
+        int dep = name ? cl_catalogue_find(name) : -1;
+        if (dep < 0 || G.lib[dep].finished || !G.lib[dep].attempted) continue;
+        cl_lib_state *d = &G.lib[dep];
+        if (d->status == CUDALOAD_OK) {
+            cl_finish_deps(dep);
+            cl_finish(dep, CUDALOAD_OK);
+        } else if (i < CL_MAX_DEPS) {
+            cl_finish(dep, d->note ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE
+                                   : d->status == CUDALOAD_ERROR_NOT_ATTEMPTED || d->status == CUDALOAD_OK
+                                         ? cl_failure_status(d) : d->status);
+        }
+    }
+}
+
+cudaload_status cl_walk(int lib) {
+    cudaload_status st = cl_search(lib);
+    if (st != CUDALOAD_OK) {
+        /* no dependency is kept for a library that failed (one in the process before is) */
+        const cl_row *row = row_of(lib);
+        for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
+            int dep = cl_catalogue_find(row->deps[i]);
+            if (dep >= 0 && !G.lib[dep].finished) cl_drop_dep(dep, st, row->name);
+        }
+    }
+    cl_finish(lib, st);
+    cl_finish_deps(lib);
+    return st;
+}
