@@ -19,40 +19,139 @@
 #include <string.h>
 #include <strings.h>
 
-/* Flavors: {CUDA major, SONAME, wheel dir, pip package, wheel include dir, library major} */
-#define CU13(so, dir, pkg, inc, lm) {13, so, dir, pkg, inc, lm}
-#define CU12(so, dir, pkg, inc, lm) {12, so, dir, pkg, inc, lm}
-/* Most CUDA 13 toolkit wheels share one directory. */
-#define CU13_DIR "nvidia/cu13/lib"
+/* A flavor: FL(CUDA major, SONAME, wheel dir, pip package, wheel include dir, library major, ...),
+ * the optional .alt_name / .alt_dir after. */
+#define FL(maj_, so_, dir_, pkg_, inc_, lm_, ...) \
+    {.major = (maj_), .soname = (so_), .wheel_dir = (dir_), .pkg = (pkg_), .include_dir = (inc_), .lib_major = (lm_), __VA_ARGS__}
+/* Most CUDA 13 toolkit wheels share one directory and one include directory. */
+#define CU13 "nvidia/cu13/lib"
 #define CU13_INC "nvidia/cu13/include"
+/* A CUDA toolkit library: CUDA 13 in nvidia/cu13/lib, CUDA 12 in nvidia/<dir12>/lib. */
+#define CTK(so13, pkg13, so12, dir12, pkg12, lm13, lm12)                                         \
+    {FL(13, so13, CU13, pkg13, CU13_INC, lm13), FL(12, so12, "nvidia/" dir12 "/lib", pkg12, \
+                                                    "nvidia/" dir12 "/include", lm12)}
+/* A library with a wheel of its own per CUDA major, in one directory for both (cuDNN, NCCL). */
+#define OWN(so, dir, inc, pkg13, pkg12) {FL(13, so, dir, pkg13, inc, 0), FL(12, so, dir, pkg12, inc, 0)}
+#define NPP(n) {.name = n, .flavor = CTK("lib" n ".so.13", "nvidia-npp", "lib" n ".so.12", "npp", "nvidia-npp-cu12", 0, 0), \
+                .deps = {"nppc"}, .header = "npp.h"}
 
 static const cl_row cl_rows[] = {
     /* ---- the historic four (ids 0..3 = CUDALOAD_LIB_DRIVER .. CUDALOAD_LIB_CUBLAS) ---- */
     {.name = "cuda", .env_alias = "CUDALOAD_DRIVER_PATH", .option_name = "options.driver_path",
-     .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT,
-     .flavor = {{0, "libcuda.so.1", NULL, NULL, NULL, 0}},
+     .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT, .flavor = {FL(0, "libcuda.so.1", NULL, NULL, NULL, 0)},
      .version_kind = CL_VERSION_CUDA, .version_fn = "cuDriverGetVersion", .header = "cuda.h",
      .note = "the driver: never from wheels, never the unversioned libcuda.so (the toolkit's link stub)"},
     {.name = "cudart", .option_name = "options.cudart_path", .flags = CL_ROW_AT_INIT,
-     .flavor = {CU13("libcudart.so.13", CU13_DIR, "nvidia-cuda-runtime", CU13_INC, 13),
-                CU12("libcudart.so.12", "nvidia/cuda_runtime/lib", "nvidia-cuda-runtime-cu12",
-                     "nvidia/cuda_runtime/include", 12)},
+     .flavor = CTK("libcudart.so.13", "nvidia-cuda-runtime", "libcudart.so.12", "cuda_runtime", "nvidia-cuda-runtime-cu12", 0, 0),
      .version_kind = CL_VERSION_CUDA, .version_fn = "cudaRuntimeGetVersion", .header = "cuda_runtime_api.h"},
     {.name = "cublasLt", .option_name = "options.cublaslt_path",
-     .flavor = {CU13("libcublasLt.so.13", CU13_DIR, "nvidia-cublas", CU13_INC, 13),
-                CU12("libcublasLt.so.12", "nvidia/cublas/lib", "nvidia-cublas-cu12", "nvidia/cublas/include", 12)},
+     .flavor = CTK("libcublasLt.so.13", "nvidia-cublas", "libcublasLt.so.12", "cublas", "nvidia-cublas-cu12", 13, 12),
      .version_kind = CL_VERSION_PROPERTY, .version_fn = "cublasLtGetProperty", .header = "cublasLt.h"},
     {.name = "cublas", .option_name = "options.cublas_path",
-     .flavor = {CU13("libcublas.so.13", CU13_DIR, "nvidia-cublas", CU13_INC, 13),
-                CU12("libcublas.so.12", "nvidia/cublas/lib", "nvidia-cublas-cu12", "nvidia/cublas/include", 12)},
-     .deps = {"cublasLt"},
-     .version_kind = CL_VERSION_PROPERTY, .version_fn = "cublasGetProperty", .header = "cublas_v2.h"},
+     .flavor = CTK("libcublas.so.13", "nvidia-cublas", "libcublas.so.12", "cublas", "nvidia-cublas-cu12", 13, 12),
+     .deps = {"cublasLt"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "cublasGetProperty", .header = "cublas_v2.h"},
 
-    /* ---- the rest, appended ---- */
-    {.name = "nvml", .flags = CL_ROW_DRIVER_LIKE,
-     .flavor = {{0, "libnvidia-ml.so.1", NULL, NULL, NULL, 0}},
-     .version_kind = CL_VERSION_NONE, .header = "nvml.h",
-     .note = "installed with the driver; its version calls need nvmlInit, which libcudaload never calls here"},
+    /* ---- appended in 0.2 ---- */
+    {.name = "nvml", .flags = CL_ROW_DRIVER_LIKE, .flavor = {FL(0, "libnvidia-ml.so.1", NULL, NULL, NULL, 0)},
+     .header = "nvml.h", .note = "installed with the driver; its version calls need nvmlInit, never called while searching"},
+    /* JIT compilation and linking */
+    {.name = "nvrtc", .flavor = CTK("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0),
+     .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvrtcVersion", .header = "nvrtc.h",
+     .note = "loads its libnvrtc-builtins.so.<major>.<minor> itself, from its own directory"},
+    {.name = "nvJitLink", .flavor = CTK("libnvJitLink.so.13", "nvidia-nvjitlink", "libnvJitLink.so.12", "nvjitlink", "nvidia-nvjitlink-cu12", 0, 0),
+     .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvJitLinkVersion", .header = "nvJitLink.h"},
+    {.name = "nvfatbin", .flavor = CTK("libnvfatbin.so.13", "nvidia-nvfatbin", "libnvfatbin.so.12", "nvfatbin", "nvidia-nvfatbin-cu12", 0, 0),
+     .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvFatbinVersion", .header = "nvFatbin.h"},
+    {.name = "nvvm",
+     .flavor = {FL(13, "libnvvm.so.4", CU13, "nvidia-nvvm", CU13_INC, 0),
+                FL(12, "libnvvm.so.4", "nvidia/cuda_nvcc/nvvm/lib64", "nvidia-cuda-nvcc-cu12", "nvidia/cuda_nvcc/nvvm/include", 0,
+                   .alt_name = "libnvvm.so")},
+     .prefix_dir = "nvvm/lib64", .header = "nvvm.h",
+     .note = "nvvmVersion is the NVVM IR version, not CUDA's: the major comes from where it was found"},
+    /* math */
+    {.name = "cufft", .flavor = CTK("libcufft.so.12", "nvidia-cufft", "libcufft.so.11", "cufft", "nvidia-cufft-cu12", 12, 11),
+     .opt_deps = {"nvJitLink"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "cufftGetProperty", .header = "cufft.h"},
+    {.name = "cufftw", .flavor = CTK("libcufftw.so.12", "nvidia-cufft", "libcufftw.so.11", "cufft", "nvidia-cufft-cu12", 0, 0),
+     .deps = {"cufft"}, .header = "cufftw.h"},
+    {.name = "curand", .flavor = CTK("libcurand.so.10", "nvidia-curand", "libcurand.so.10", "curand", "nvidia-curand-cu12", 0, 0),
+     .opt_deps = {"cudart"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "curandGetProperty", .header = "curand.h",
+     .note = "libcurand.so.10 in CUDA 12 and 13 alike (10.3 and 10.4): the major comes from where it was found"},
+    {.name = "cusparse", .flavor = CTK("libcusparse.so.12", "nvidia-cusparse", "libcusparse.so.12", "cusparse", "nvidia-cusparse-cu12", 0, 0),
+     .opt_deps = {"nvJitLink"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "cusparseGetProperty", .header = "cusparse.h",
+     .note = "libcusparse.so.12 in CUDA 12 and 13 alike: the major comes from where it was found"},
+    {.name = "cusolver", .flavor = CTK("libcusolver.so.12", "nvidia-cusolver", "libcusolver.so.11", "cusolver", "nvidia-cusolver-cu12", 12, 11),
+     .deps = {"cublas", "cusparse", "nvJitLink"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "cusolverGetProperty",
+     .header = "cusolverDn.h"},
+    {.name = "cusolverMg", .flavor = CTK("libcusolverMg.so.12", "nvidia-cusolver", "libcusolverMg.so.11", "cusolver", "nvidia-cusolver-cu12", 0, 0),
+     .deps = {"cublas", "nvJitLink"}, .opt_deps = {"cusparse"}, .header = "cusolverMg.h"},
+    {.name = "nvblas", .flavor = CTK("libnvblas.so.13", "nvidia-cublas", "libnvblas.so.12", "cublas", "nvidia-cublas-cu12", 0, 0),
+     .deps = {"cublas"}, .header = "nvblas.h"},
+    NPP("nppc"), NPP("nppial"), NPP("nppicc"), NPP("nppidei"), NPP("nppif"), NPP("nppig"), NPP("nppim"), NPP("nppist"),
+    NPP("nppisu"), NPP("nppitc"), NPP("npps"),
+    {.name = "nvjpeg", .flavor = CTK("libnvjpeg.so.13", "nvidia-nvjpeg", "libnvjpeg.so.12", "nvjpeg", "nvidia-nvjpeg-cu12", 13, 12),
+     .version_kind = CL_VERSION_PROPERTY, .version_fn = "nvjpegGetProperty", .header = "nvjpeg.h"},
+    /* tools and I/O */
+    {.name = "cupti", .flavor = CTK("libcupti.so.13", "nvidia-cuda-cupti", "libcupti.so.12", "cuda_cupti", "nvidia-cuda-cupti-cu12", 0, 0),
+     .prefix_dir = "extras/CUPTI/lib64", .header = "cupti.h",
+     .note = "cuptiGetVersion counts API versions in CUDA 12 and is xxyyzz from 13: not used"},
+    {.name = "cufile", .flavor = CTK("libcufile.so.0", "nvidia-cufile", "libcufile.so.0", "cufile", "nvidia-cufile-cu12", 0, 0),
+     .header = "cufile.h"},
+    {.name = "cufile_rdma", .flavor = CTK("libcufile_rdma.so.1", "nvidia-cufile", "libcufile_rdma.so.1", "cufile", "nvidia-cufile-cu12", 0, 0),
+     .deps = {"cufile"}, .header = "cufile.h"},
+    {.name = "nvtx3interop", .flavor = CTK("libnvtx3interop.so.1", "nvidia-nvtx", "libnvtx3interop.so.1", "nvtx", "nvidia-nvtx-cu12", 0, 0),
+     .header = "nvToolsExt.h"},
+    {.name = "cudla", .flavor = {FL(13, "libcudla.so.1", CU13, "nvidia-cudla", CU13_INC, 0)}, .header = "cudla.h",
+     .note = "Jetson/DRIVE (aarch64) only: NVIDIA publishes no x86_64 wheel"},
+    /* deep learning and communication: wheels of their own */
+    {.name = "cudnn", .flavor = OWN("libcudnn.so.9", "nvidia/cudnn/lib", "nvidia/cudnn/include", "nvidia-cudnn-cu13", "nvidia-cudnn-cu12"),
+     .opt_deps = {"cublasLt", "cublas", "nvrtc"}, .version_kind = CL_VERSION_SIZE_T, .version_fn = "cudnnGetVersion",
+     .header = "cudnn.h", .note = "dlopens its libcudnn_*.so.9 sub-libraries itself, from its own directory"},
+    {.name = "nccl", .flavor = OWN("libnccl.so.2", "nvidia/nccl/lib", "nvidia/nccl/include", "nvidia-nccl-cu13", "nvidia-nccl-cu12"),
+     .version_kind = CL_VERSION_INT, .version_fn = "ncclGetVersion", .header = "nccl.h"},
+    {.name = "nvshmem_host",
+     .flavor = OWN("libnvshmem_host.so.3", "nvidia/nvshmem/lib", "nvidia/nvshmem/include", "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu12"),
+     .header = "nvshmem.h"},
+    {.name = "cusparseLt",
+     .flavor = {FL(13, "libcusparseLt.so.0", CU13, "nvidia-cusparselt-cu13", CU13_INC, 0, .alt_dir = "nvidia/cusparselt/lib"),
+                FL(12, "libcusparseLt.so.0", "nvidia/cusparselt/lib", "nvidia-cusparselt-cu12", "nvidia/cusparselt/include", 0,
+                   .alt_dir = "cusparselt/lib")},
+     .version_kind = CL_VERSION_PROPERTY, .version_fn = "cusparseLtGetProperty", .header = "cusparseLt.h"},
+    {.name = "cutensor", .flavor = OWN("libcutensor.so.2", "cutensor/lib", "cutensor/include", "cutensor-cu13", "cutensor-cu12"),
+     .deps = {"cublasLt"}, .version_kind = CL_VERSION_SIZE_T, .version_fn = "cutensorGetVersion", .header = "cutensor.h"},
+    {.name = "cutensorMg", .flavor = OWN("libcutensorMg.so.2", "cutensor/lib", "cutensor/include", "cutensor-cu13", "cutensor-cu12"),
+     .deps = {"cutensor"}, .header = "cutensorMg.h"},
+    {.name = "cutensorMp", .flavor = OWN("libcutensorMp.so.2", "cutensor/lib", "cutensor/include", "cutensor-cu13", "cutensor-cu12"),
+     .deps = {"cutensor", "cudart", "nccl"}, .header = "cutensorMp.h"},
+    {.name = "cudss",
+     .flavor = {FL(13, "libcudss.so.1", CU13, "nvidia-cudss-cu13", CU13_INC, 0, .alt_name = "libcudss.so.0"),
+                FL(12, "libcudss.so.1", "nvidia/cu12/lib", "nvidia-cudss-cu12", "nvidia/cu12/include", 0, .alt_name = "libcudss.so.0")},
+     .deps = {"cublas", "nvrtc"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "cudssGetProperty", .header = "cudss.h"},
+    {.name = "cublasmp",
+     .flavor = {FL(13, "libcublasmp.so.0", "nvidia/cublasmp/cu13/lib", "nvidia-cublasmp-cu13", "nvidia/cublasmp/cu13/include", 0),
+                FL(12, "libcublasmp.so.0", "nvidia/cublasmp/cu12/lib", "nvidia-cublasmp-cu12", "nvidia/cublasmp/cu12/include", 0)},
+     .deps = {"cublas", "nccl"}, .opt_deps = {"nvshmem_host"}, .header = "cublasmp.h"},
+    {.name = "cufftMp",
+     .flavor = {FL(13, "libcufftMp.so.12", "nvidia/cufftmp/cu13/lib", "nvidia-cufftmp-cu13", "nvidia/cufftmp/cu13/include", 0),
+                FL(12, "libcufftMp.so.11", "nvidia/cufftmp/cu12/lib", "nvidia-cufftmp-cu12", "nvidia/cufftmp/cu12/include", 0)},
+     .deps = {"nvshmem_host"}, .header = "cufftMp.h"},
+    {.name = "cusolverMp",
+     .flavor = {FL(13, "libcusolverMp.so.0", CU13, "nvidia-cusolvermp-cu13", CU13_INC, 0),
+                FL(12, "libcusolverMp.so.0", "nvidia/cu12/lib", "nvidia-cusolvermp-cu12", "nvidia/cu12/include", 0)},
+     .deps = {"cudart", "cusolver", "nccl", "cublasmp"}, .header = "cusolverMp.h"},
+    {.name = "mathdx",
+     .flavor = {FL(13, "libmathdx.so.0", CU13, "nvidia-libmathdx-cu13", CU13_INC, 0),
+                FL(12, "libmathdx.so.0", "nvidia/cu12/lib", "nvidia-libmathdx-cu12", "nvidia/cu12/include", 0)},
+     .deps = {"nvrtc"}, .header = "libmathdx.h"},
+    /* cuQuantum */
+    {.name = "custatevec", .flavor = OWN("libcustatevec.so.1", "cuquantum/lib", "cuquantum/include", "custatevec-cu13", "custatevec-cu12"),
+     .deps = {"cublas"}, .version_kind = CL_VERSION_SIZE_T, .version_fn = "custatevecGetVersion", .header = "custatevec.h"},
+    {.name = "cutensornet", .flavor = OWN("libcutensornet.so.2", "cuquantum/lib", "cuquantum/include", "cutensornet-cu13", "cutensornet-cu12"),
+     .deps = {"cutensor", "cublas", "cusolver"}, .version_kind = CL_VERSION_SIZE_T, .version_fn = "cutensornetGetVersion",
+     .header = "cutensornet.h"},
+    {.name = "cudensitymat",
+     .flavor = OWN("libcudensitymat.so.0", "cuquantum/lib", "cuquantum/include", "cudensitymat-cu13", "cudensitymat-cu12"),
+     .deps = {"cutensornet", "cutensor", "cusolver", "cublas", "curand", "cusparse", "nvJitLink"},
+     .version_kind = CL_VERSION_SIZE_T, .version_fn = "cudensitymatGetVersion", .header = "cudensitymat.h"},
 };
 
 #define CL_ROW_COUNT (sizeof cl_rows / sizeof cl_rows[0])
@@ -120,7 +219,8 @@ int cl_row_major_of_version(const cl_row *row, int version) {
 int cl_row_major_of_soname(const cl_row *row, const char *soname) {
     int found = 0, n = 0;
     for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
-        if (row->flavor[f].soname && soname && strcmp(row->flavor[f].soname, soname) == 0) {
+        if (row->flavor[f].soname && soname &&
+            (strcmp(row->flavor[f].soname, soname) == 0 || (row->flavor[f].alt_name && strcmp(row->flavor[f].alt_name, soname) == 0))) {
             found = row->flavor[f].major;
             n++;
         }

@@ -15,13 +15,16 @@
 #include <stddef.h>
 
 #define CL_MAX_FLAVORS 2
-#define CL_MAX_DEPS 4
+#define CL_MAX_DEPS 8
 
 /* One CUDA major's build of a library. */
 typedef struct cl_flavor {
     int major;               /* the CUDA major it belongs to: 13, 12 (0: unused slot) */
     const char *soname;      /* e.g. "libcufft.so.12" (CUDA 13 ships cuFFT 12) */
+    const char *alt_name;    /* another file name of it, tried after soname: an older SONAME
+                                (libcudss.so.0) or a wheel's odd file name (libnvvm.so), or NULL */
     const char *wheel_dir;   /* where its pip wheel puts it, relative to site-packages */
+    const char *alt_dir;     /* where an older release of the wheel put it, or NULL */
     const char *pkg;         /* the pip package that provides it */
     const char *include_dir; /* the wheel's header directory, relative to site-packages */
     int lib_major;           /* the library's own major in this CUDA major (cuFFT 12 in CUDA 13);

@@ -121,7 +121,7 @@ void cl_roots_free(cl_roots *roots);
 /* The directories of a root that may hold a flavor of row, in the order tried: the flavor's
  * wheel dir (nvidia/cu13/lib, nvidia/cufft/lib), the root itself, then the row's dir under the
  * root's prefix (on the prefix's first root). Returns the count written (malloc'd strings). */
-#define CL_MAX_DIRS 3
+#define CL_MAX_DIRS 4
 size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *fl, char *dirs[CL_MAX_DIRS]);
 /* The include directories that may hold row's header under a root, in order (malloc'd). */
 size_t cl_search_include_dirs(const cl_root *root, const cl_row *row, char *dirs[CL_MAX_FLAVORS + 2]);

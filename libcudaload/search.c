@@ -39,6 +39,7 @@ size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *f
     /* the wheel layout of this major: nvidia/cu13/lib (CUDA 13 shares one dir), nvidia/cufft/lib
      * (CUDA 12: one dir per component), nvidia/cudnn/lib (libraries with their own wheels) */
     if (fl->wheel_dir) dirs[n++] = cl_path_join(path, fl->wheel_dir);
+    if (fl->alt_dir) dirs[n++] = cl_path_join(path, fl->alt_dir); /* an older release's layout */
     /* the root itself: a plain library directory (conda lib, CUDA_HOME/lib64, CUDALOAD_PATH) */
     dirs[n++] = cl_strdup(path);
     /* a prefix's own place for this library (CUDA_HOME/nvvm/lib64), searched with its first root */

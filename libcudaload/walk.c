@@ -425,14 +425,16 @@ static void cl_note_newer_not_used(int lib) {
 
 static int cl_try_loaded(int lib) {
     const cl_row *row = row_of(lib);
-    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
-        const cl_flavor *fl = &row->flavor[f];
-        if (!fl->soname || (f > 0 && strcmp(fl->soname, row->flavor[0].soname) == 0)) continue;
+    for (size_t f = 0; f < 2 * CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f % CL_MAX_FLAVORS];
+        const char *soname = f < CL_MAX_FLAVORS ? fl->soname : fl->alt_name; /* SONAMEs, then older ones */
+        if (!soname || (f % CL_MAX_FLAVORS > 0 && row->flavor[0].soname && strcmp(soname, f < CL_MAX_FLAVORS ? row->flavor[0].soname : row->flavor[0].alt_name ? row->flavor[0].alt_name : "") == 0))
+            continue;
         char *real = NULL;
-        void *h = cl_open_loaded(fl->soname, &real);
+        void *h = cl_open_loaded(soname, &real);
         if (!h) continue;
-        const char *where = real ? real : fl->soname;
-        int major = cl_row_major_of_soname(row, fl->soname);
+        const char *where = real ? real : soname;
+        int major = cl_row_major_of_soname(row, soname);
         cl_why w = {0};
         int version = 0;
         cudaload_status st = cl_accept_handle(lib, h, &major, &version, &w);
@@ -445,7 +447,7 @@ static int cl_try_loaded(int lib) {
             dlclose(h); /* drops only the reference NOLOAD took */
         } else {
             cl_record_code(lib, where, CUDALOAD_SOURCE_LOADED, CUDALOAD_OK, CUDALOAD_REASON_REUSED, major);
-            cl_take(lib, h, where, fl->soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
+            cl_take(lib, h, where, soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
             cl_note_newer_not_used(lib);
         }
         cl_why_free(&w);
@@ -531,8 +533,10 @@ static size_t cl_majors_for(int lib, int majors[CL_MAX_FLAVORS]) {
  * SONAME no other flavor has; a shared SONAME in a plain dir tells nothing (the version may). */
 static int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *root, const char *dir) {
     if (cl_row_major_of_soname(row, fl->soname)) return fl->major;
-    if (fl->wheel_dir) {
-        char *wd = cl_path_join(root, fl->wheel_dir);
+    const char *wheel_dirs[2] = {fl->wheel_dir, fl->alt_dir};
+    for (size_t i = 0; i < 2; i++) {
+        if (!wheel_dirs[i]) continue;
+        char *wd = cl_path_join(root, wheel_dirs[i]);
         int same = wd && strcmp(wd, dir) == 0;
         free(wd);
         if (same) return fl->major;
@@ -551,16 +555,19 @@ static int cl_try_root(int lib, size_t r) {
         char *dirs[CL_MAX_DIRS];
         size_t nd = cl_search_dirs(root, row, fl, dirs);
         int taken = 0;
+        const char *names[2] = {fl->soname, fl->alt_name};
         for (size_t d = 0; d < nd; d++) {
-            char *path = taken ? NULL : cl_path_join(dirs[d], fl->soname);
-            if (path && !cl_lexists(path)) {
-                cl_note_unsearchable(lib, path, root->pub.source);
-            } else if (path && !cl_already_candidate(lib, path)) {
-                int major = cl_major_in_dir(row, fl, root->pub.path, dirs[d]);
-                if (!major || cl_major_gate(lib, path, root->pub.source, major) == CUDALOAD_OK)
-                    taken = cl_try_file(lib, path, root->pub.source, major, (long)r) == CUDALOAD_OK;
+            for (size_t k = 0; k < 2 && names[k] && !taken; k++) {
+                char *path = cl_path_join(dirs[d], names[k]);
+                if (path && !cl_lexists(path)) {
+                    if (k == 0) cl_note_unsearchable(lib, path, root->pub.source);
+                } else if (path && !cl_already_candidate(lib, path)) {
+                    int major = cl_major_in_dir(row, fl, root->pub.path, dirs[d]);
+                    if (!major || cl_major_gate(lib, path, root->pub.source, major) == CUDALOAD_OK)
+                        taken = cl_try_file(lib, path, root->pub.source, major, (long)r) == CUDALOAD_OK;
+                }
+                free(path);
             }
-            free(path);
             free(dirs[d]);
         }
         if (taken) return 1;
