@@ -309,6 +309,13 @@ CUDALOAD_API cudaload_status cudaload_load_cublas(void);
  */
 CUDALOAD_API cudaload_status cudaload_load_library(cudaload_lib lib);
 
+/** Locates lib (and its dependencies) the way cudaload_load_library would, without loading
+ *  either (find-only for this library alone): the candidates are recorded and the copy that
+ *  would be taken is reported with loaded = 0. Final for the process, like a load: a later
+ *  cudaload_load_library(lib) returns the same result and loads nothing. For diagnostics
+ *  (cudaload-probe --lib without --load, build flags). */
+CUDALOAD_API cudaload_status cudaload_find_library(cudaload_lib lib);
+
 /** cudaload_lib_by_name + cudaload_load_library + cudaload_get_library_info in one call.
  *  Returns the library's status; *out is filled whenever the name is known. */
 CUDALOAD_API cudaload_status cudaload_library(const char *name, cudaload_library_info *out);

@@ -198,6 +198,21 @@ cudaload_status cudaload_load_library(cudaload_lib lib) {
     return st;
 }
 
+cudaload_status cudaload_find_library(cudaload_lib lib) {
+    if ((size_t)lib >= cl_catalogue_count()) {
+        cl_set_errorf("cudaload_find_library: %d is not a catalogue id (0..%zu)", (int)lib, cl_catalogue_count() - 1);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    cl_lock();
+    /* the walk with find-only set for this one call: dependencies are located, not loaded */
+    unsigned flags = g.cfg.flags;
+    if (g.done) g.cfg.flags |= CUDALOAD_FLAG_FIND_ONLY;
+    cudaload_status st = cl_load_locked((int)lib);
+    g.cfg.flags = flags;
+    cl_unlock();
+    return st;
+}
+
 size_t cudaload_library_count(void) { return cl_catalogue_count(); }
 
 cudaload_status cudaload_lib_by_name(const char *name, cudaload_lib *lib) {
@@ -273,7 +288,8 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     full.deps = deps[lib][0];
     full.optional_deps = deps[lib][1];
     full.header = row->header;
-    full.env_name = cl_row_env_name((size_t)lib);
+    /* the historic name where a row has one (the driver's CUDALOAD_DRIVER_PATH); both are read */
+    full.env_name = row->env_alias ? row->env_alias : cl_row_env_name((size_t)lib);
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }
@@ -382,7 +398,7 @@ cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_inf
     full.n_candidates = ls->n_cands;
     full.candidates = ls->cands;
     full.details = ls->details;
-    full.env_name = cl_row_env_name((size_t)lib);
+    full.env_name = cl_row_at((size_t)lib)->env_alias ? cl_row_at((size_t)lib)->env_alias : cl_row_env_name((size_t)lib);
     cl_unlock();
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;

@@ -24,29 +24,125 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: cudaload-probe [--json] [--root DIR]... [--find-only] [--no-selftest]\n"
+            "                      [--lib NAME[,NAME...]]... [--all] [--load]\n"
             "                      [--quiet] [--help] [--version]\n"
+            "       cudaload-probe --cflags NAME... | --libs NAME... | --catalogue\n"
             "  --json          machine-readable report (schema: docs/probe.md)\n"
             "  --root DIR      search DIR first (a site-packages or library dir), like the\n"
             "                  roots the Python package passes; repeatable\n"
             "  --find-only     locate the libraries without loading any of them\n"
             "  --no-selftest   skip the SAXPY/SGEMM self-test on the GPU\n"
             "  --quiet         print nothing, usage errors included; the exit code tells\n"
+            "  --lib NAMES     report these catalogue libraries too (cufft,cusolver,...), located\n"
+            "                  with their dependencies but not loaded unless --load\n"
+            "  --all           report every catalogue library (the same, for all of them)\n"
+            "  --load          load the --lib/--all libraries instead of only locating them\n"
+            "  --cflags NAMES  print -I flags for the libraries' header directories\n"
+            "  --libs NAMES    print -L/-l: flags for the libraries found (their SONAMEs)\n"
+            "  --catalogue     print the catalogue: one line per library (name, SONAMEs,\n"
+            "                  wheel dirs, pip packages, dependencies), tab-separated\n"
             "Exit: 0 ok, 1 library missing, 2 no driver or no device, 3 self-test failed,\n"
             "4 usage error. The loader's environment applies (docs/search-order.md):\n"
-            "CUDALOAD_PATH, CUDALOAD_{CUDART,CUBLAS,CUBLASLT,DRIVER}_PATH,\n"
+            "CUDALOAD_PATH, CUDALOAD_<NAME>_PATH (CUDALOAD_CUFFT_PATH, ...; the driver's is\n"
+            "CUDALOAD_DRIVER_PATH),\n"
             "CUDALOAD_CUDA_MAJOR, CUDALOAD_SOURCES, CUDALOAD_DEBUG.\n"
             "Colour only on a terminal, and never with NO_COLOR set.\n");
 }
 
 static const char **roots; /* the --root arguments, freed at exit */
-static void free_roots(void) { free(roots); }
+static cudaload_lib *libs;  /* the --lib/--all/--cflags/--libs libraries */
+static void free_roots(void) {
+    free(roots);
+    free(libs);
+}
+
+/* Adds the comma-separated names to libs; 0 on an unknown name (reported unless quiet). */
+static int add_names(const char *list, size_t *n, int quiet) {
+    char *copy = strdup(list), *save = NULL;
+    int ok = copy != NULL;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save)) {
+        cudaload_lib lib;
+        if (cudaload_lib_by_name(t, &lib) != CUDALOAD_OK) {
+            if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
+            ok = 0;
+        } else {
+            libs[(*n)++] = lib;
+        }
+    }
+    free(copy);
+    return ok;
+}
+
+/* --catalogue: the rows, one per line. */
+static void print_catalogue(void) {
+    printf("name\tmajors\tsonames\twheel_dirs\tpip_packages\tdeps\toptional_deps\theader\tvariable\n");
+    for (size_t i = 0; i < cudaload_library_count(); i++) {
+        cudaload_catalogue_info c = {.size = sizeof c};
+        if (cudaload_catalogue_entry((cudaload_lib)i, &c) != CUDALOAD_OK) continue;
+        printf("%s\t", c.name);
+        for (int k = 0; k < c.n_majors; k++) printf("%s%d", k ? "," : "", c.majors[k]);
+        printf("%s\t", c.n_majors ? "" : "system");
+        for (int k = 0; k < (c.n_majors ? c.n_majors : 1); k++) printf("%s%s", k ? "," : "", c.sonames[k]);
+        printf("\t");
+        for (int k = 0; k < c.n_majors; k++) printf("%s%s", k ? "," : "", c.wheel_dirs[k]);
+        printf("\t");
+        for (int k = 0; k < c.n_majors; k++) printf("%s%s", k ? "," : "", c.pip_packages[k]);
+        printf("\t%s\t%s\t%s\t%s\n", c.deps, c.optional_deps, c.header ? c.header : "", c.env_name);
+    }
+}
+
+/* --cflags / --libs: locate each library (nothing loaded) and print its build flags. */
+static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roots_in, int quiet) {
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots_in;
+    o.n_roots = n_roots_in;
+    o.flags = CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    cudaload_status st = cudaload_init(&o);
+    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) {
+        if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
+        return PROBE_EXIT_USAGE;
+    }
+    int code = PROBE_EXIT_OK;
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++) {
+        cudaload_library_info info = {.size = sizeof info};
+        if (cflags) {
+            const char *inc = cudaload_include_dir(libs[i]);
+            if (!inc) {
+                if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
+                code = PROBE_EXIT_LIB_MISSING;
+                continue;
+            }
+            printf("%s-I%s", sep, inc);
+        } else {
+            if (cudaload_find_library(libs[i]) != CUDALOAD_OK || cudaload_get_library_info(libs[i], &info) != CUDALOAD_OK ||
+                !info.path) {
+                if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
+                code = PROBE_EXIT_LIB_MISSING;
+                continue;
+            }
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s", info.path);
+            char *slash = strrchr(dir, '/');
+            if (slash) *slash = 0;
+            const char *base = strrchr(info.path, '/');
+            printf("%s-L%s -l:%s", sep, dir, info.soname ? info.soname : base ? base + 1 : info.path);
+        }
+        sep = " ";
+    }
+    printf("\n");
+    return code;
+}
 
 int main(int argc, char **argv) {
     int json = 0, find_only = 0, selftest = 1, quiet = 0;
     roots = calloc((size_t)argc + 1, sizeof *roots);
     atexit(free_roots);
-    size_t n_roots = 0;
-    if (!roots) return PROBE_EXIT_USAGE;
+    size_t n_roots = 0, n_libs = 0;
+    libs = calloc(cudaload_library_count() * ((size_t)argc + 1), sizeof *libs);
+    int load = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
+    if (!roots || !libs) return PROBE_EXIT_USAGE;
     /* --quiet first, wherever it stands, so that it silences the usage errors too (the word
      * after --root is that root's name, not a flag) */
     for (int i = 1; i < argc; i++) {
@@ -60,7 +156,21 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--find-only") == 0) find_only = 1;
         else if (strcmp(argv[i], "--no-selftest") == 0) selftest = 0;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        else if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc) {
+            if (!add_names(argv[++i], &n_libs, quiet)) return PROBE_EXIT_USAGE;
+        } else if (strncmp(argv[i], "--lib=", 6) == 0) {
+            if (!add_names(argv[i] + 6, &n_libs, quiet)) return PROBE_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--all") == 0) {
+            for (size_t k = 0; k < cudaload_library_count(); k++) libs[n_libs++] = (cudaload_lib)k;
+        } else if (strcmp(argv[i], "--load") == 0) load = 1;
+        else if (strcmp(argv[i], "--catalogue") == 0) {
+            print_catalogue();
+            return PROBE_EXIT_OK;
+        } else if (strcmp(argv[i], "--cflags") == 0 || strcmp(argv[i], "--libs") == 0) {
+            flags_mode = argv[i][2] == 'c' ? 1 : 2;
+            for (; i + 1 < argc && argv[i + 1][0] != '-'; i++)
+                if (!add_names(argv[i + 1], &n_libs, quiet)) return PROBE_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return PROBE_EXIT_OK;
         } else if (strcmp(argv[i], "--version") == 0) {
@@ -79,6 +189,7 @@ int main(int argc, char **argv) {
             if (!quiet) fprintf(stderr, "cudaload-probe: --root %s: give an absolute path\n", roots[i]);
             return PROBE_EXIT_USAGE;
         }
+    if (flags_mode) return print_flags(flags_mode == 1, n_libs, roots, n_roots, quiet);
     cudaload_options opts;
     cudaload_options_init(&opts);
     opts.roots = roots;
@@ -90,7 +201,14 @@ int main(int argc, char **argv) {
         if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", init_error);
         return PROBE_EXIT_USAGE;
     }
-    probe_report *r = probe_report_collect(st, init_error, find_only, selftest);
+    /* the libraries asked for: searched after init, loaded with --load, else only located */
+    for (size_t i = 0; i < n_libs; i++) {
+        if ((int)libs[i] < CUDALOAD_LIB_COUNT_) continue;
+        if (load && !find_only) cudaload_load_library(libs[i]);
+        else cudaload_find_library(libs[i]);
+    }
+    if (st != CUDALOAD_OK) init_error = cudaload_status_string(st); /* the text above was overwritten */
+    probe_report *r = probe_report_collect_libs(st, init_error, find_only, selftest, libs, n_libs);
     if (!r) {
         if (!quiet) fprintf(stderr, "cudaload-probe: out of memory\n");
         return PROBE_EXIT_LIB_MISSING;

@@ -39,11 +39,13 @@ typedef struct test_result {
     char error[512];
 } test_result;
 
+#define PROBE_MAX_LIBS 128
 struct probe_report {
     int find_only, selftest, color, code;
     cudaload_status init_status;
     char init_error[16384];
-    cudaload_library_info lib[CUDALOAD_LIB_COUNT_];
+    cudaload_library_info lib[PROBE_MAX_LIBS]; /* the core four, then the libraries asked for */
+    size_t n_libs;
     const cudaload_root *roots;
     size_t n_roots;
     int ndev;
@@ -938,7 +940,7 @@ static void text_report(FILE *o, const probe *p, int code) {
     else fprintf(o, "      (the system search is scoped out by CUDALOAD_SOURCES)\n");
 
     heading(o, p, "Libraries");
-    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
+    for (size_t i = 0; i < p->n_libs; i++) {
         const cudaload_library_info *l = &p->lib[i];
         int ok = l->status == CUDALOAD_OK;
         char prefix[160];
@@ -1075,7 +1077,7 @@ static void json_report(FILE *out, const probe *p, int code) {
     }
     pj_end_array(&w);
     pj_key(&w, "libraries"), pj_begin_object(&w);
-    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
+    for (size_t i = 0; i < p->n_libs; i++) {
         const cudaload_library_info *l = &p->lib[i];
         int ok = l->status == CUDALOAD_OK;
         pj_key(&w, l->name), pj_begin_object(&w);
@@ -1101,6 +1103,7 @@ static void json_report(FILE *out, const probe *p, int code) {
             pj_key(&w, "result"), pj_string(&w, l->candidates[c].result == CUDALOAD_OK ? "taken" : "skipped");
             pj_key(&w, "status_code"), pj_string(&w, cudaload_status_name(l->candidates[c].result));
             pj_key(&w, "reason"), pj_string(&w, l->candidates[c].reason);
+            pj_key(&w, "reason_code"), pj_string(&w, l->details ? cudaload_reason_name(l->details[c].reason) : NULL);
             pj_end_object(&w);
         }
         pj_end_array(&w);
@@ -1195,6 +1198,11 @@ static void json_report(FILE *out, const probe *p, int code) {
 /* ---- the public entry points ---- */
 
 probe_report *probe_report_collect(cudaload_status init_status, const char *init_error, int find_only, int selftest) {
+    return probe_report_collect_libs(init_status, init_error, find_only, selftest, NULL, 0);
+}
+
+probe_report *probe_report_collect_libs(cudaload_status init_status, const char *init_error, int find_only, int selftest,
+                                        const cudaload_lib *extra, size_t n_extra) {
     probe *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->find_only = find_only;
@@ -1204,6 +1212,15 @@ probe_report *probe_report_collect(cudaload_status init_status, const char *init
     for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
         p->lib[i].size = sizeof p->lib[i];
         cudaload_get_library_info((cudaload_lib)i, &p->lib[i]);
+    }
+    p->n_libs = CUDALOAD_LIB_COUNT_;
+    int extra_missing = 0;
+    for (size_t i = 0; i < n_extra && p->n_libs < PROBE_MAX_LIBS; i++) {
+        if ((int)extra[i] < CUDALOAD_LIB_COUNT_) continue; /* the core four are always there */
+        cudaload_library_info *l = &p->lib[p->n_libs++];
+        l->size = sizeof *l;
+        cudaload_get_library_info(extra[i], l);
+        extra_missing |= l->status != CUDALOAD_OK;
     }
     p->roots = cudaload_roots(&p->n_roots);
     p->kinfo.size = sizeof p->kinfo;
@@ -1226,7 +1243,7 @@ probe_report *probe_report_collect(cudaload_status init_status, const char *init
     diagnose(p);
     int code = PROBE_EXIT_OK;
     if (p->lib[CUDALOAD_LIB_CUDART].status != CUDALOAD_OK || p->lib[CUDALOAD_LIB_CUBLASLT].status != CUDALOAD_OK ||
-        p->lib[CUDALOAD_LIB_CUBLAS].status != CUDALOAD_OK)
+        p->lib[CUDALOAD_LIB_CUBLAS].status != CUDALOAD_OK || extra_missing)
         code = PROBE_EXIT_LIB_MISSING;
     else if (p->lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK ||
              (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))

@@ -31,6 +31,10 @@ typedef struct probe_report probe_report;
  * is queried. selftest: run the SAXPY/SGEMM self-test when a GPU, cudart and cuBLAS are
  * there. Returns NULL when out of memory. */
 probe_report *probe_report_collect(cudaload_status init_status, const char *init_error, int find_only, int selftest);
+/* The same, reporting these catalogue libraries too (searched by the caller before: loaded or
+ * found), after the core four. */
+probe_report *probe_report_collect_libs(cudaload_status init_status, const char *init_error, int find_only, int selftest,
+                                        const cudaload_lib *extra, size_t n_extra);
 
 /* The exit code the report gives (PROBE_EXIT_*). */
 int probe_report_exit_code(const probe_report *r);
