@@ -32,8 +32,8 @@
                                                     "nvidia/" dir12 "/include", lm12)}
 /* A library with a wheel of its own per CUDA major, in one directory for both (cuDNN, NCCL). */
 #define OWN(so, dir, inc, pkg13, pkg12) {FL(13, so, dir, pkg13, inc, 0), FL(12, so, dir, pkg12, inc, 0)}
-#define NPP(n) {.name = n, .flavor = CTK("lib" n ".so.13", "nvidia-npp", "lib" n ".so.12", "npp", "nvidia-npp-cu12", 0, 0), \
-                .deps = {"nppc"}, .header = "npp.h"}
+#define NPP_FLAVORS(n) CTK("lib" n ".so.13", "nvidia-npp", "lib" n ".so.12", "npp", "nvidia-npp-cu12", 0, 0)
+#define NPP(n) {.name = n, .flavor = NPP_FLAVORS(n), .deps = {"nppc"}, .header = "npp.h"}
 
 static const cl_row cl_rows[] = {
     /* ---- the historic four (ids 0..3 = CUDALOAD_LIB_DRIVER .. CUDALOAD_LIB_CUBLAS) ---- */
@@ -86,7 +86,7 @@ static const cl_row cl_rows[] = {
      .deps = {"cublas", "nvJitLink"}, .opt_deps = {"cusparse"}, .header = "cusolverMg.h"},
     {.name = "nvblas", .flavor = CTK("libnvblas.so.13", "nvidia-cublas", "libnvblas.so.12", "cublas", "nvidia-cublas-cu12", 0, 0),
      .deps = {"cublas"}, .header = "nvblas.h"},
-    NPP("nppc"), NPP("nppial"), NPP("nppicc"), NPP("nppidei"), NPP("nppif"), NPP("nppig"), NPP("nppim"), NPP("nppist"),
+    {.name = "nppc", .flavor = NPP_FLAVORS("nppc"), .header = "nppcore.h"}, NPP("nppial"), NPP("nppicc"), NPP("nppidei"), NPP("nppif"), NPP("nppig"), NPP("nppim"), NPP("nppist"),
     NPP("nppisu"), NPP("nppitc"), NPP("npps"),
     {.name = "nvjpeg", .flavor = CTK("libnvjpeg.so.13", "nvidia-nvjpeg", "libnvjpeg.so.12", "nvjpeg", "nvidia-nvjpeg-cu12", 13, 12),
      .version_kind = CL_VERSION_PROPERTY, .version_fn = "nvjpegGetProperty", .header = "nvjpeg.h"},

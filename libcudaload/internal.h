@@ -201,6 +201,7 @@ typedef struct cl_lib_state {
     int attempted;
     int loaded;
     int finished;            /* its step ended (status final, message made) */
+    int busy;                /* a file of it is being tried (its dependencies are being taken) */
     void *handle;
     char *path;
     const char *soname;

@@ -255,6 +255,9 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
                                    cl_dep_list *taken) {
     cl_lib_state *d = &G.lib[dep];
     if (d->status == CUDALOAD_OK) return CUDALOAD_OK;
+    /* a dependency cycle (a row naming itself, directly or not): never recursed into; the
+     * row-consistency test keeps the catalogue free of them */
+    if (d->busy) return CUDALOAD_ERROR_NOT_FOUND;
     if (!d->attempted && cl_try_loaded(dep)) return CUDALOAD_OK; /* in the process alone: never a second copy */
     d->attempted = 1;
     cudaload_status st = CUDALOAD_ERROR_NOT_FOUND;
@@ -347,7 +350,9 @@ static int cl_same_inode(const struct stat *before, void *h) {
  */
 static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index) {
     cl_dep_list taken = {{0}, 0};
+    G.lib[lib].busy = 1;
     cudaload_status st = cl_take_deps(lib, path, source, major, root_index, &taken);
+    G.lib[lib].busy = 0;
     if (st != CUDALOAD_OK) return st;
     cl_buf why = {0};
     cl_why w = {0};
@@ -756,9 +761,8 @@ static cudaload_status cl_walk_driver_like(int lib) {
     cl_record_code(lib, where, source, CUDALOAD_OK,
                    source == CUDALOAD_SOURCE_LOADED ? CUDALOAD_REASON_REUSED : CUDALOAD_REASON_TAKEN, 0);
     /* the driver's CUDA version is no library major: it does not pin the process's major */
-    int pin = G.major_pin;
-    cl_take(lib, h, where, soname, source, source == CUDALOAD_SOURCE_LOADED, is_driver ? version / 1000 : 0, version, -1);
-    G.major_pin = pin;
+    cl_take(lib, h, where, soname, source, source == CUDALOAD_SOURCE_LOADED, 0, version, -1);
+    if (is_driver) ls->major = version / 1000;
     if (is_driver) {
         G.drv.loaded = 1;
         G.drv.version = version;

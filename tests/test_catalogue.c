@@ -236,6 +236,32 @@ static void test_rows_match_real_files(void **state) {
     assert_int_equal(cudaload_lib_by_name("CUFFT", &lib), CUDALOAD_OK); /* typed by hand */
 }
 
+/* No row depends on itself, directly or through others (the walk would recurse). */
+static int dep_cycle(int lib, int *state) {
+    if (state[lib] == 1) return 1;
+    if (state[lib] == 2) return 0;
+    state[lib] = 1;
+    const cl_row *row = cl_row_at((size_t)lib);
+    for (size_t d = 0; d < 2 * CL_MAX_DEPS; d++) {
+        const char *name = d < CL_MAX_DEPS ? row->deps[d] : row->opt_deps[d - CL_MAX_DEPS];
+        if (name && dep_cycle(cl_catalogue_find(name), state)) {
+            print_message("dependency cycle through %s -> %s\n", row->name, name);
+            return 1;
+        }
+    }
+    state[lib] = 2;
+    return 0;
+}
+
+static void test_no_dependency_cycle(void **state) {
+    (void)state;
+    int st[CL_CATALOGUE_MAX];
+    for (size_t i = 0; i < cudaload_library_count(); i++) {
+        memset(st, 0, sizeof st);
+        assert_false(dep_cycle((int)i, st));
+    }
+}
+
 /* The major rules: a SONAME's number is not the CUDA major. */
 static void test_major_rules(void **state) {
     (void)state;
@@ -455,6 +481,7 @@ static void test_include_dir(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_real_files),
+        cmocka_unit_test(test_no_dependency_cycle),
         cmocka_unit_test(test_major_rules),
         cmocka_unit_test(test_cusolver_with_deps_from_its_root),
         cmocka_unit_test(test_init_is_lazy),

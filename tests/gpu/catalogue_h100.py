@@ -56,9 +56,11 @@ if mode == "one-cudaload":  # a fresh process: init + load one library, timed in
     name = sys.argv[3]
     t0 = time.perf_counter()
     cl = cudaload()
-    cl.cudaload_init(None)
-    r = load(cl, name)
-    print(json.dumps({"ms": (time.perf_counter() - t0) * 1e3, **r}))
+    cl.cudaload_init(None)  # the driver and cudart
+    t1 = time.perf_counter()
+    r = load(cl, name)      # the library, with its dependencies
+    t2 = time.perf_counter()
+    print(json.dumps({"ms": (t2 - t0) * 1e3, "init_ms": (t1 - t0) * 1e3, "lib_ms": (t2 - t1) * 1e3, **r}))
     sys.exit(0)
 if mode == "one-pathfinder":
     name = sys.argv[3]
@@ -89,11 +91,11 @@ for name in NAMES:
     ours_path = os.path.realpath(ours["path"]) if ours.get("path") else None
     res["libraries"][name] = {"cudaload": ours, "pathfinder": theirs,
                               "same_file": ours_path is not None and ours_path == theirs.get("path")}
-    t_ours = [fresh("one-cudaload", name).get("ms") for _ in range(3)]
-    t_pf = [fresh("one-pathfinder", name).get("ms") for _ in range(3)]
-    t_ours = [t for t in t_ours if t is not None]
+    runs = [fresh("one-cudaload", name) for _ in range(5)]
+    t_pf = [fresh("one-pathfinder", name).get("ms") for _ in range(5)]
+    med = lambda k: statistics.median([x[k] for x in runs if x.get(k) is not None]) if any(x.get(k) is not None for x in runs) else None
     t_pf = [t for t in t_pf if t is not None]
-    res["times"][name] = {"cudaload_ms": statistics.median(t_ours) if t_ours else None,
+    res["times"][name] = {"cudaload_ms": med("ms"), "cudaload_init_ms": med("init_ms"), "cudaload_lib_ms": med("lib_ms"),
                           "pathfinder_ms": statistics.median(t_pf) if t_pf else None}
 
 # reuse: torch loads its libraries first, then libcudaload must take the same copies
@@ -117,12 +119,14 @@ for name, prefix in [("cudart", "libcudart.so"), ("cublas", "libcublas.so"), ("c
 
 os.makedirs(OUT, exist_ok=True)
 json.dump(res, open(os.path.join(OUT, "catalogue.json"), "w"), indent=1)
-print("%-13s %-8s %-6s %-5s %-9s %9s %9s" % ("library", "status", "source", "same", "", "ours ms", "pathf ms"))
+f = lambda v: "%.2f" % v if v is not None else "-"
+print("medians of 5 fresh processes; ours = cudaload_init (driver + cudart) + cudaload_library(name), "
+      "pathfinder = load_nvidia_dynamic_lib(name) (import excluded)")
+print("%-13s %-8s %-9s %-5s %9s %9s %9s %9s" % ("library", "status", "source", "same", "ours", "init", "library", "pathf"))
 for name in NAMES:
     l, t = res["libraries"][name], res["times"][name]
-    print("%-13s %-8s %-6s %-5s %-9s %9s %9s" % (name, l["cudaload"].get("status", "?")[9:], l["cudaload"].get("source", ""),
-          l["same_file"], "", "%.2f" % t["cudaload_ms"] if t["cudaload_ms"] else "-",
-          "%.2f" % t["pathfinder_ms"] if t["pathfinder_ms"] else "-"))
+    print("%-13s %-8s %-9s %-5s %9s %9s %9s %9s" % (name, l["cudaload"].get("status", "?")[9:], l["cudaload"].get("source", ""),
+          l["same_file"], f(t["cudaload_ms"]), f(t["cudaload_init_ms"]), f(t["cudaload_lib_ms"]), f(t["pathfinder_ms"])))
     if not l["same_file"]:
         print("   ours:", l["cudaload"].get("path"), l["cudaload"].get("error", "")[:300].replace("\n", " | "))
         print("   pathfinder:", l["pathfinder"].get("path"), l["pathfinder"].get("error", ""))
