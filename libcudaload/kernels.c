@@ -327,12 +327,21 @@ static cudaload_status cl_launch(cl_device_kernels *k, int which, unsigned gx, u
     CUcontext cur = NULL;
     /* launch in the primary context the module lives in; push it only when the thread's
      * current context is another one (or none) */
-    int pushed = d->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != k->ctx;
-    if (pushed) d->cuCtxPushCurrent(k->ctx);
+    int pushed = 0;
+    if (d->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != k->ctx) {
+        CUresult p = d->cuCtxPushCurrent(k->ctx);
+        if (p != CUDA_SUCCESS) {
+            /* not pushed, so nothing to pop; a launch in another context would fail anyway */
+            cl_set_errorf("cuCtxPushCurrent (the primary context, for %s) failed: %s (%d)", cl_kernel_names[which],
+                          cl_cu_name(d, p), (int)p);
+            return CUDALOAD_ERROR_CUDA;
+        }
+        pushed = 1;
+    }
     CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL);
     if (pushed) {
         CUcontext popped;
-        d->cuCtxPopCurrent(&popped);
+        d->cuCtxPopCurrent(&popped); /* only after the successful push above */
     }
     if (r != CUDA_SUCCESS) {
         cl_set_errorf("cuLaunchKernel(%s) failed: %s (%d)", cl_kernel_names[which], cl_cu_name(d, r), (int)r);
@@ -392,6 +401,15 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
     int dev;
     cudaload_status st = cl_current_device(&dev);
     if (st != CUDALOAD_OK) return st;
+    return cl_kernels_saxpy_on(dev, n, a, x, y, stream);
+}
+
+cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *x, float *y, void *stream) {
+    cudaload_status st;
+    if (dev < 0 || dev >= CL_MAX_DEVICES) {
+        cl_set_errorf("device %d is beyond the %d devices libcudaload tracks", dev, CL_MAX_DEVICES);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
     cudaload_backend use = CUDALOAD_BACKEND_AUTO;
     cl_device_kernels *k;
     if ((st = cl_choose(dev, &use, &k)) != CUDALOAD_OK) return st;
