@@ -3,7 +3,8 @@
  * can run the embedded fatbin, and the named status when not), argument checks of
  * cudaload_saxpy / cudaload_sgemm (they fail before any device work), the fatbin really
  * embedded, and the driver calls around a launch through the fake driver's launch API
- * (build/fake/launch: context push/pop pairing). The launches themselves are tested on a GPU (tests/gpu/gpu_kernels.c).
+ * (build/fake/launch: context push/pop pairing, which preparation failures are kept and
+ * which are tried again). The launches themselves are tested on a GPU (tests/gpu/gpu_kernels.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -298,6 +299,66 @@ static void test_launch_pops_only_after_a_push(void **state) {
     th_result_free(r);
 }
 
+/* Three preparations of device 0 in a row (cudaload_kernels_info_get), each with the fake's
+ * forced failures of env. */
+static void child_prepare_thrice(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    r->user_int[L_ST1] = kernels_runnable(0);
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    r->user_int[L_ST2] = kernels_runnable(0);
+    r->user_int[L_ST3] = kernels_runnable(0);
+    record_launch_stats(r);
+}
+
+typedef struct prepare_case {
+    const char *what;
+    const char *env[3];
+    int st[3];                 /* the three statuses */
+    int retain, retained, push_failed, module_load;
+} prepare_case;
+
+static void run_prepare_case(const prepare_case *c) {
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[6] = {launch_env, "FAKE_CUDA_CC=90"};
+    for (int i = 0; i < 3 && c->env[i]; i++) env[2 + i] = c->env[i];
+    th_result *r = th_result_new();
+    th_run(r, env, child_prepare_thrice, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    if (u[L_ST1] != c->st[0] || u[L_ST2] != c->st[1] || u[L_ST3] != c->st[2] || u[L_RETAIN] != c->retain ||
+        u[L_RETAINED] != c->retained || u[L_PUSH_FAILED] != c->push_failed || u[L_MODULE_LOAD] != c->module_load ||
+        u[L_POP_UNBALANCED] != 0 || u[L_RELEASE_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_MODULE_UNLOAD] != 0)
+        fail_launch(r, c->what);
+    th_result_free(r);
+}
+
+/* A transient failure (out of memory, not ready, a failed push, ...) is reported to that
+ * call and tried again on the next; what it had retained is released, so one reference to
+ * the primary context is left once it works. A permanent one (no kernel image for the GPU)
+ * is kept: the driver is not asked again. */
+static void test_prepare_retries_transient_failures(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    enum { OK = CUDALOAD_OK, CUDA = CUDALOAD_ERROR_CUDA, NOIMG = CUDALOAD_ERROR_NO_KERNEL_IMAGE };
+    static const prepare_case cases[] = {
+        {"no failure", {NULL}, {OK, OK, OK}, 1, 1, 0, 1},
+        {"retain out of memory once", {"FAKE_CUDA_RETAIN_ERROR=2", "FAKE_CUDA_RETAIN_ERROR_COUNT=1"}, {CUDA, OK, OK}, 1, 1, 0, 1},
+        {"retain not ready twice", {"FAKE_CUDA_RETAIN_ERROR=600", "FAKE_CUDA_RETAIN_ERROR_COUNT=2"}, {CUDA, CUDA, OK}, 1, 1, 0, 1},
+        {"push fails once", {"FAKE_CUDA_PUSH_ERROR=201", "FAKE_CUDA_PUSH_ERROR_COUNT=1"}, {CUDA, OK, OK}, 2, 1, 1, 1},
+        {"module load out of memory twice", {"FAKE_CUDA_MODULE_LOAD_ERROR=2", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=2"},
+         {CUDA, CUDA, OK}, 3, 1, 0, 1},
+        {"module load launch timeout once", {"FAKE_CUDA_MODULE_LOAD_ERROR=702", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {CUDA, OK, OK}, 2, 1, 0, 1},
+        /* permanent: the first answer stays, though the driver would load the module now */
+        {"no binary for the GPU once", {"FAKE_CUDA_MODULE_LOAD_ERROR=209", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {NOIMG, NOIMG, NOIMG}, 1, 0, 0, 0},
+        {"unsupported PTX once", {"FAKE_CUDA_MODULE_LOAD_ERROR=222", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {NOIMG, NOIMG, NOIMG}, 1, 0, 0, 0},
+        {"invalid device once", {"FAKE_CUDA_RETAIN_ERROR=101", "FAKE_CUDA_RETAIN_ERROR_COUNT=1"}, {CUDA, CUDA, CUDA}, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_prepare_case(&cases[i]);
+}
+
 /* A library built without nvcc: the gate says so, by name, on a device that could run them. */
 static void test_build_without_kernels(void **state) {
     (void)state;
@@ -396,6 +457,7 @@ int main(void) {
         cmocka_unit_test(test_quick_returns),
         cmocka_unit_test(test_gate_through_driver),
         cmocka_unit_test(test_launch_pops_only_after_a_push),
+        cmocka_unit_test(test_prepare_retries_transient_failures),
         cmocka_unit_test(test_cublas_fallback_status),
         cmocka_unit_test(test_fork_while_kernels_busy),
     };
