@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <Python.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +39,22 @@ static inline PyObject *Py_NewRef(PyObject *o) {
 /* ---- module state: libcudaload is process-wide, so is this ---- */
 
 static PyObject *StatusError;        /* _cudaload.StatusError(status, detail) */
+/* _init's result: written once, by the thread that ran its body, with the GIL held */
 static int init_done;
 static cudaload_status init_status;
 static char *init_error;             /* cudaload_last_error() right after init, or NULL */
+
+/* _init runs its body once. The body releases the GIL around cudaload_init (it can take
+ * seconds: cuInit), so the GIL alone does not keep a second thread out: the first thread
+ * claims the body (init_running, under init_mu); a thread that comes while it runs waits
+ * on init_cv with the GIL released, then returns the result -- or, when the body ended in
+ * an exception before cudaload_init (a root that is not a path), claims the body itself.
+ * init_mu is never held while waiting for the GIL, so the two cannot deadlock. */
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_cv = PTHREAD_COND_INITIALIZER;
+static int init_running;             /* a thread is in _init's body: under init_mu */
+static pthread_t init_owner;         /* that thread (valid while init_running) */
+static pthread_once_t init_atfork_once = PTHREAD_ONCE_INIT;
 
 /* ---- DLPack (the stable C ABI of dlpack.h v0.x: DLManagedTensor in a "dltensor" capsule) ---- */
 
@@ -751,13 +765,61 @@ out:
 
 /* ---- init, report, knobs ---- */
 
+/* A child forked while another thread was in _init's body has no such thread: the body is
+ * free again there (libcudaload's own fork handling gives it the parent's init, done). */
+static void init_after_fork_child(void) {
+    pthread_mutex_init(&init_mu, NULL);
+    pthread_cond_init(&init_cv, NULL);
+    init_running = 0;
+}
+static void init_atfork_register(void) { pthread_atfork(NULL, NULL, init_after_fork_child); }
+
+/* With the GIL held: 1 when the calling thread is to run _init's body, 0 when _init is done
+ * (its result is there), -1 with RuntimeError when the body's own thread calls _init again
+ * (from a roots object's iterator: waiting would wait for itself). */
+static int init_claim(void) {
+    for (;;) {
+        if (init_done) return 0;
+        pthread_mutex_lock(&init_mu);
+        int busy = init_running, self_busy = busy && pthread_equal(init_owner, pthread_self());
+        if (!busy) {
+            init_running = 1;
+            init_owner = pthread_self();
+        }
+        pthread_mutex_unlock(&init_mu);
+        if (self_busy) {
+            PyErr_SetString(PyExc_RuntimeError, "cudaload._cudaload._init called again while it runs in this thread");
+            return -1;
+        }
+        if (!busy) return 1;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&init_mu);
+        while (init_running) pthread_cond_wait(&init_cv, &init_mu);
+        pthread_mutex_unlock(&init_mu);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* The body is over (init_done set, or an exception): wake the threads waiting for it. */
+static void init_unclaim(void) {
+    pthread_mutex_lock(&init_mu);
+    init_running = 0;
+    pthread_cond_broadcast(&init_cv);
+    pthread_mutex_unlock(&init_mu);
+}
+
 static PyObject *py_init(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *roots_obj;
     if (!PyArg_ParseTuple(args, "O", &roots_obj)) return NULL;
-    if (init_done) return Py_BuildValue("(is)", (int)init_status, init_error ? init_error : "");
+    int claimed = init_claim();
+    if (claimed < 0) return NULL;
+    if (!claimed) return Py_BuildValue("(is)", (int)init_status, init_error ? init_error : "");
     PyObject *seq = PySequence_List(roots_obj);
-    if (!seq) return NULL;
+    if (!seq) {
+        init_unclaim();
+        return NULL;
+    }
     Py_ssize_t n = PyList_Size(seq);
     PyObject **encoded = calloc((size_t)n + 1, sizeof *encoded);
     const char **roots = calloc((size_t)n + 1, sizeof *roots);
@@ -792,6 +854,7 @@ out:
     free(encoded);
     free(roots);
     Py_DECREF(seq);
+    init_unclaim();
     return ret;
 }
 
@@ -891,6 +954,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__cudaload(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    pthread_once(&init_atfork_once, init_atfork_register);
     StatusError = PyErr_NewException("cudaload._cudaload.StatusError", PyExc_RuntimeError, NULL);
     if (!StatusError || PyModule_AddObject(m, "StatusError", Py_NewRef(StatusError)) < 0) goto fail;
     cudaload_kernels_info k = {.size = sizeof k};
