@@ -60,7 +60,7 @@ PC         := $(B)/cudaload.pc
 
 TEST_SRC   := $(wildcard tests/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
-FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1
+FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
 .PHONY: check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
@@ -152,17 +152,22 @@ $(PROBE): $(PROBE_SRC) tools/probe_report.h tools/probe_json.h $(STATIC) include
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 
-$(B) $(B)/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/bench:
+$(B) $(B)/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/fake/launch $(B)/bench:
 	mkdir -p $@
 
 # ---- tests ----
 
 # The only fake: a libcuda.so.1 that reports a chosen CUDA version and device count
-# (a driver of another version cannot be had on a machine without a GPU).
+# (a driver of another version cannot be had on a machine without a GPU). Three builds:
+# the default, one missing a required symbol, one with the launch API (tests/fake/fake_cuda.c).
 $(B)/fake/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake
 	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -isystem $(CUDA_INC) -o $@ $<
 $(B)/fake/missing-symbol/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake/missing-symbol
 	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -DFAKE_CUDA_OMIT_DEVICE_GET_NAME \
+	  -isystem $(CUDA_INC) -o $@ $<
+# with the launch API (context stack, module and launch tokens, forced failures, counters)
+$(B)/fake/launch/libcuda.so.1: tests/fake/fake_cuda.c | $(B)/fake/launch
+	$(CC) -std=c11 $(WARN) -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -DFAKE_CUDA_LAUNCH_API \
 	  -isystem $(CUDA_INC) -o $@ $<
 
 # cmocka and python3-venv: installed when missing (as root on Debian), else named.
@@ -223,7 +228,7 @@ SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -f
 SAN_TESTS := test_units test_search test_kernels test_probe test_faults
 check-sanitize: test-deps
 	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
-	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1
+	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1 $(SAN_B)/fake/launch/libcuda.so.1
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) \
@@ -238,7 +243,7 @@ TSAN_B     := $(B)/tsan
 TSAN_TESTS := test_search test_kernels test_faults
 check-tsan: test-deps
 	$(MAKE) B=$(TSAN_B) NVCC= CC="$(CC) -fsanitize=thread" CFLAGS="-O1 -g" $(TSAN_TESTS:%=$(TSAN_B)/tests/%) \
-	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1
+	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1 $(TSAN_B)/fake/launch/libcuda.so.1
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 TEST_REPORT_DIR=$(abspath $(TSAN_B))/reports \
 	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$(abspath $(TSAN_B))/reports/tsan suppressions=$(abspath tests/tsan.supp)" \

@@ -266,4 +266,9 @@ cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass
 struct cudaload_cublas_table;
 cudaload_status cl_kernels_cublas(const struct cudaload_cublas_table **out);
 
+/* cudaload_saxpy after its argument checks, on device dev (0 <= dev < 64) instead of the
+ * runtime's current device: the path the tests drive with the fake driver, where no real
+ * runtime can run. */
+cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *x, float *y, void *stream);
+
 #endif /* CUDALOAD_INTERNAL_H */

@@ -60,7 +60,7 @@ static const char *const cl_kernel_names[CL_K_COUNT] = {
 };
 
 typedef struct cl_device_kernels {
-    int checked;
+    int checked; /* status is final: OK, or a permanent failure (cl_cu_permanent) */
     cudaload_status status;
     char *error;
     int cc_major, cc_minor, sms;
@@ -187,11 +187,50 @@ static cudaload_status cl_current_device(int *dev) {
     return CUDALOAD_OK;
 }
 
-/* Gate and load the module on dev, once. Caller holds cl_kmu. */
+/* Which failures of a device's preparation are remembered, and which are tried again on the
+ * next call. Permanent: the answer depends only on this device, this driver and the fatbin,
+ * so asking again gives it again -- no image for the GPU, PTX the driver cannot JIT, an
+ * image or PTX it rejects, a kernel missing from it, a JIT that is absent or disabled, a bad
+ * or unlicensed device, an operation the device or system does not support or permit, a
+ * stub or mismatched driver. Every other CUresult is transient and tried again on the next
+ * call: out of memory, not ready, launch timeout, device busy or unavailable (exclusive
+ * mode), system or MPS server not ready, out of resources, and the errors this list does
+ * not know. Remembering a transient failure would turn the bundled kernels off for the
+ * life of the process; trying a permanent one again costs a driver call per SAXPY/SGEMM. */
+static int cl_cu_permanent(CUresult r) {
+    switch (r) {
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_INVALID_SOURCE:
+    case CUDA_ERROR_NOT_FOUND:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_DEVICE_NOT_LICENSED:
+    case CUDA_ERROR_NOT_SUPPORTED:
+    case CUDA_ERROR_NOT_PERMITTED:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return 1;
+    default: return 0;
+    }
+}
+
+/* Gate and load the module on dev. Caller holds cl_kmu. The outcome is kept (k->checked)
+ * when it is OK or a permanent failure; a transient one (cl_cu_permanent) is reported to
+ * this call and the next call prepares the device again. */
 static void cl_device_prepare(int dev) {
     cl_device_kernels *k = &cl_dev[dev];
     if (k->checked) return;
-    k->checked = 1;
+    /* a fresh attempt: nothing of a previous, transient failure is kept but the cuBLAS handle */
+    free(k->error);
+    cublasHandle_t blas = k->blas;
+    memset(k, 0, sizeof *k);
+    k->blas = blas;
+    int permanent = 1; /* the failures before the CUDA calls depend on nothing that changes */
     cl_buf why = {0};
     const cudaload_driver_table *d = cudaload_driver();
     int version = 0;
@@ -202,6 +241,9 @@ static void cl_device_prepare(int dev) {
     }
     int n = 0;
     if ((k->status = cudaload_device_count(&n)) != CUDALOAD_OK) {
+        /* no driver or no device is final; a failed cuInit/cuDeviceGetCount (ERROR_CUDA) is
+         * asked again (the loader answers from what it keeps) */
+        permanent = k->status != CUDALOAD_ERROR_CUDA;
         cl_buf_printf(&why, "%s", cudaload_last_error());
         goto out;
     }
@@ -212,6 +254,7 @@ static void cl_device_prepare(int dev) {
     if (r == CUDA_SUCCESS) r = d->cuDeviceGetAttribute(&k->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu);
     if (r != CUDA_SUCCESS) {
         k->status = CUDALOAD_ERROR_CUDA;
+        permanent = cl_cu_permanent(r);
         cl_buf_printf(&why, "querying device %d failed: %s", dev, cl_cu_name(d, r));
         goto out;
     }
@@ -219,35 +262,50 @@ static void cl_device_prepare(int dev) {
                                 version, k->cc_major, k->cc_minor, &k->has_sass, &k->would_jit, &why);
     if (k->status != CUDALOAD_OK) goto out;
 #ifndef CL_NO_KERNELS
-    if (!d->has.cuDevicePrimaryCtxRetain || !d->has.cuCtxPushCurrent || !d->has.cuCtxPopCurrent ||
-        !d->has.cuModuleLoadData || !d->has.cuModuleGetFunction || !d->has.cuLaunchKernel || !d->has.cuCtxGetCurrent) {
+    if (!d->has.cuDevicePrimaryCtxRetain || !d->has.cuDevicePrimaryCtxRelease || !d->has.cuCtxPushCurrent ||
+        !d->has.cuCtxPopCurrent || !d->has.cuModuleLoadData || !d->has.cuModuleUnload || !d->has.cuModuleGetFunction ||
+        !d->has.cuLaunchKernel || !d->has.cuCtxGetCurrent) {
         k->status = CUDALOAD_ERROR_SYMBOL_MISSING;
         cl_buf_printf(&why, "the driver lacks a symbol the kernel launch needs (cuDevicePrimaryCtxRetain, "
                             "cuModuleLoadData, cuLaunchKernel, ...)");
         goto out;
     }
+    const char *step = "retaining the primary context";
     r = d->cuDevicePrimaryCtxRetain(&k->ctx, cu);
-    if (r == CUDA_SUCCESS) r = d->cuCtxPushCurrent(k->ctx);
     if (r != CUDA_SUCCESS) {
-        k->status = CUDALOAD_ERROR_CUDA;
-        cl_buf_printf(&why, "retaining the primary context of device %d failed: %s", dev, cl_cu_name(d, r));
-        goto out;
+        k->ctx = NULL;
+    } else if ((r = d->cuCtxPushCurrent(k->ctx)) != CUDA_SUCCESS) {
+        step = "making the primary context current";
+    } else {
+        /* pushed: the module goes into the primary context, then the context is popped */
+        int loaded = 0;
+        step = "loading the bundled kernels";
+        r = d->cuModuleLoadData(&k->module, cl_fatbin_start);
+        if (r == CUDA_SUCCESS) loaded = 1;
+        for (int i = 0; r == CUDA_SUCCESS && i < CL_K_COUNT; i++)
+            r = d->cuModuleGetFunction(&k->fn[i], k->module, cl_kernel_names[i]);
+        if (r != CUDA_SUCCESS && loaded) d->cuModuleUnload(k->module); /* a kernel is missing: none is used */
+        CUcontext popped;
+        d->cuCtxPopCurrent(&popped); /* follows the successful push above, and only it */
     }
-    r = d->cuModuleLoadData(&k->module, cl_fatbin_start);
-    for (int i = 0; r == CUDA_SUCCESS && i < CL_K_COUNT; i++) r = d->cuModuleGetFunction(&k->fn[i], k->module, cl_kernel_names[i]);
-    CUcontext popped;
-    d->cuCtxPopCurrent(&popped);
     if (r != CUDA_SUCCESS) {
+        /* nothing of the device is kept: the retained context is released (a retry retains it again) */
+        if (k->ctx) d->cuDevicePrimaryCtxRelease(cu);
+        k->ctx = NULL;
+        k->module = NULL;
+        memset(k->fn, 0, sizeof k->fn);
         k->status = r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_NO_BINARY_FOR_GPU ? CUDALOAD_ERROR_NO_KERNEL_IMAGE
                                                                                               : CUDALOAD_ERROR_CUDA;
-        cl_buf_printf(&why, "loading the bundled kernels on device %d (sm_%d%d) failed: %s", dev, k->cc_major, k->cc_minor,
-                      cl_cu_name(d, r));
+        permanent = cl_cu_permanent(r);
+        cl_buf_printf(&why, "%s on device %d (sm_%d%d) failed: %s", step, dev, k->cc_major, k->cc_minor, cl_cu_name(d, r));
         goto out;
     }
     cl_debug("kernels: device %d sm_%d%d, %s", dev, k->cc_major, k->cc_minor, k->has_sass ? "SASS" : "PTX JIT");
 #endif
 out:
+    k->checked = k->status == CUDALOAD_OK || permanent;
     if (k->status != CUDALOAD_OK) {
+        if (!permanent) cl_buf_printf(&why, " (transient: tried again on the next call)");
         k->error = cl_strdup(cl_buf_str(&why));
         cl_debug("kernels: device %d: %s", dev, k->error);
     }
@@ -327,12 +385,21 @@ static cudaload_status cl_launch(cl_device_kernels *k, int which, unsigned gx, u
     CUcontext cur = NULL;
     /* launch in the primary context the module lives in; push it only when the thread's
      * current context is another one (or none) */
-    int pushed = d->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != k->ctx;
-    if (pushed) d->cuCtxPushCurrent(k->ctx);
+    int pushed = 0;
+    if (d->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != k->ctx) {
+        CUresult p = d->cuCtxPushCurrent(k->ctx);
+        if (p != CUDA_SUCCESS) {
+            /* not pushed, so nothing to pop; a launch in another context would fail anyway */
+            cl_set_errorf("cuCtxPushCurrent (the primary context, for %s) failed: %s (%d)", cl_kernel_names[which],
+                          cl_cu_name(d, p), (int)p);
+            return CUDALOAD_ERROR_CUDA;
+        }
+        pushed = 1;
+    }
     CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL);
     if (pushed) {
         CUcontext popped;
-        d->cuCtxPopCurrent(&popped);
+        d->cuCtxPopCurrent(&popped); /* only after the successful push above */
     }
     if (r != CUDA_SUCCESS) {
         cl_set_errorf("cuLaunchKernel(%s) failed: %s (%d)", cl_kernel_names[which], cl_cu_name(d, r), (int)r);
@@ -392,6 +459,15 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
     int dev;
     cudaload_status st = cl_current_device(&dev);
     if (st != CUDALOAD_OK) return st;
+    return cl_kernels_saxpy_on(dev, n, a, x, y, stream);
+}
+
+cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *x, float *y, void *stream) {
+    cudaload_status st;
+    if (dev < 0 || dev >= CL_MAX_DEVICES) {
+        cl_set_errorf("device %d is beyond the %d devices libcudaload tracks", dev, CL_MAX_DEVICES);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
     cudaload_backend use = CUDALOAD_BACKEND_AUTO;
     cl_device_kernels *k;
     if ((st = cl_choose(dev, &use, &k)) != CUDALOAD_OK) return st;

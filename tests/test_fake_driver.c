@@ -1,8 +1,9 @@
 /*
  * test_fake_driver.c -- the contract of the one fake (tests/fake/fake_cuda.c, a libcuda.so.1
  * that reports a chosen CUDA version and device count), checked on the built files
- * ($CUDALOAD_TEST_BUILD/fake/libcuda.so.1 and fake/missing-symbol/libcuda.so.1) through dlopen,
- * each scenario in a forked child (the fake's cuInit state is per process).
+ * ($CUDALOAD_TEST_BUILD/fake/libcuda.so.1, fake/missing-symbol/libcuda.so.1 and
+ * fake/launch/libcuda.so.1) through dlopen, each scenario in a forked child (the fake's cuInit
+ * state and counters are per process).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* setenv, strdup, readlink, lstat, clock_gettime with -std=c11 */
@@ -23,7 +24,7 @@
 
 #include "harness.h"
 
-static char fake[PATH_MAX], fake_missing[PATH_MAX];
+static char fake[PATH_MAX], fake_missing[PATH_MAX], fake_launch[PATH_MAX];
 
 static int setup(void **state) {
     (void)state;
@@ -31,6 +32,7 @@ static int setup(void **state) {
     if (!b) return -1;
     snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", b);
     snprintf(fake_missing, sizeof fake_missing, "%s/fake/missing-symbol/libcuda.so.1", b);
+    snprintf(fake_launch, sizeof fake_launch, "%s/fake/launch/libcuda.so.1", b);
     return 0;
 }
 
@@ -210,8 +212,85 @@ static void test_exports(void **state) {
     assert_true(m != h);
     assert_null(dlsym(m, "cuDeviceGetName"));
     assert_non_null(dlsym(m, "cuInit"));
+    /* the launch API is in the launch build only (the default one is a driver without it) */
+    void *l = dlopen(fake_launch, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(l);
+    static const char *const launch[] = {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxPushCurrent_v2",
+                                         "cuCtxPopCurrent_v2", "cuCtxGetCurrent", "cuModuleLoadData", "cuModuleUnload",
+                                         "cuModuleGetFunction", "cuLaunchKernel", "fake_cuda_stat"};
+    for (size_t i = 0; i < sizeof launch / sizeof launch[0]; i++) {
+        if (!dlsym(l, launch[i])) fail_msg("%s does not export %s", fake_launch, launch[i]);
+        if (dlsym(h, launch[i])) fail_msg("%s exports %s", fake, launch[i]);
+    }
+    dlclose(l);
     dlclose(m);
     dlclose(h);
+}
+
+/* The launch build's context stack, tokens, forced failures and counters. */
+enum { LA_RETAIN1, LA_RETAIN2, LA_LOAD_NOCTX, LA_PUSH, LA_CURRENT_IS_CTX, LA_LOAD, LA_FN, LA_LAUNCH, LA_PUSH_FORCED,
+       LA_POP, LA_POP_EMPTY, LA_LAUNCH_NOCTX, LA_RELEASE, LA_RELEASE_AGAIN, LA_N };
+
+static void child_launch_api(th_result *r, void *arg) {
+    void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_LOCAL);
+    r->user_int[LA_N] = h != NULL;
+    if (!h) return;
+    int *u = r->user_int;
+    SYM(h, cuInit)(0);
+    CUcontext ctx = NULL, cur = NULL, popped = NULL;
+    u[LA_RETAIN1] = SYM(h, cuDevicePrimaryCtxRetain)(&ctx, 0); /* FAKE_CUDA_RETAIN_ERROR=2, _COUNT=1 */
+    u[LA_RETAIN2] = SYM(h, cuDevicePrimaryCtxRetain)(&ctx, 0);
+    CUmodule mod = NULL;
+    static const unsigned char image[16] = {1};
+    u[LA_LOAD_NOCTX] = SYM(h, cuModuleLoadData)(&mod, image);
+    u[LA_PUSH] = SYM(h, cuCtxPushCurrent)(ctx);
+    SYM(h, cuCtxGetCurrent)(&cur);
+    u[LA_CURRENT_IS_CTX] = ctx != NULL && cur == ctx;
+    u[LA_LOAD] = SYM(h, cuModuleLoadData)(&mod, image);
+    CUfunction fn = NULL;
+    u[LA_FN] = SYM(h, cuModuleGetFunction)(&fn, mod, "cudaload_saxpy_vec4");
+    u[LA_LAUNCH] = SYM(h, cuLaunchKernel)(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+    setenv("FAKE_CUDA_PUSH_ERROR", "2", 1);
+    u[LA_PUSH_FORCED] = SYM(h, cuCtxPushCurrent)(ctx);
+    unsetenv("FAKE_CUDA_PUSH_ERROR");
+    u[LA_POP] = SYM(h, cuCtxPopCurrent)(&popped);
+    u[LA_POP_EMPTY] = SYM(h, cuCtxPopCurrent)(&popped);
+    u[LA_LAUNCH_NOCTX] = SYM(h, cuLaunchKernel)(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+    u[LA_RELEASE] = SYM(h, cuDevicePrimaryCtxRelease)(0);
+    u[LA_RELEASE_AGAIN] = SYM(h, cuDevicePrimaryCtxRelease)(0);
+    int (*stat)(const char *) = (int (*)(const char *))dlsym(h, "fake_cuda_stat");
+    static const char *const names[] = {"retain", "release", "release_unbalanced", "retained", "push", "push_failed",
+                                        "pop", "pop_unbalanced", "module_load", "launch", "launch_no_context", "nonsense"};
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && off < sizeof r->user; i++)
+        off += (size_t)snprintf(r->user + off, sizeof r->user - off, "%s=%d ", names[i], stat ? stat(names[i]) : -100);
+}
+
+static void test_launch_api(void **state) {
+    (void)state;
+    const char *env[] = {"FAKE_CUDA_RETAIN_ERROR=2", "FAKE_CUDA_RETAIN_ERROR_COUNT=1", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_launch_api, fake_launch);
+    const int *u = r->user_int;
+    assert_int_equal(u[LA_N], 1);
+    assert_int_equal(u[LA_RETAIN1], CUDA_ERROR_OUT_OF_MEMORY); /* the first retain only */
+    assert_int_equal(u[LA_RETAIN2], CUDA_SUCCESS);
+    assert_int_equal(u[LA_LOAD_NOCTX], CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(u[LA_PUSH], CUDA_SUCCESS);
+    assert_int_equal(u[LA_CURRENT_IS_CTX], 1);
+    assert_int_equal(u[LA_LOAD], CUDA_SUCCESS);
+    assert_int_equal(u[LA_FN], CUDA_SUCCESS);
+    assert_int_equal(u[LA_LAUNCH], CUDA_SUCCESS);
+    assert_int_equal(u[LA_PUSH_FORCED], CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(u[LA_POP], CUDA_SUCCESS);
+    assert_int_equal(u[LA_POP_EMPTY], CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(u[LA_LAUNCH_NOCTX], CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(u[LA_RELEASE], CUDA_SUCCESS);
+    assert_int_equal(u[LA_RELEASE_AGAIN], CUDA_ERROR_INVALID_CONTEXT);
+    const char *want = "retain=1 release=1 release_unbalanced=1 retained=0 push=1 push_failed=1 pop=1 pop_unbalanced=1 "
+                       "module_load=1 launch=1 launch_no_context=1 nonsense=-1 ";
+    if (strcmp(r->user, want) != 0) fail_msg("counters: %s\nwant:     %s", r->user, want);
+    th_result_free(r);
 }
 
 int main(void) {
@@ -219,6 +298,7 @@ int main(void) {
         cmocka_unit_test(test_defaults),         cmocka_unit_test(test_environment),
         cmocka_unit_test(test_no_device),        cmocka_unit_test(test_forced_init_error),
         cmocka_unit_test(test_exports),         cmocka_unit_test(test_delays),
+        cmocka_unit_test(test_launch_api),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,8 +1,10 @@
 /*
  * test_kernels.c -- the CPU side of the bundled kernels: the gate (which driver and GPU
  * can run the embedded fatbin, and the named status when not), argument checks of
- * cudaload_saxpy / cudaload_sgemm (they fail before any device work), and the fatbin
- * really embedded. The launches themselves are tested on a GPU (tests/gpu/gpu_kernels.c).
+ * cudaload_saxpy / cudaload_sgemm (they fail before any device work), the fatbin really
+ * embedded, and the driver calls around a launch through the fake driver's launch API
+ * (build/fake/launch: context push/pop pairing, which preparation failures are kept and
+ * which are tried again). The launches themselves are tested on a GPU (tests/gpu/gpu_kernels.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -26,12 +29,15 @@
 #include "internal.h"
 
 static char driver_env[PATH_MAX + 64];
+static char launch_driver[PATH_MAX], launch_env[PATH_MAX + 64];
 
 static int setup(void **state) {
     (void)state;
     const char *b = getenv("CUDALOAD_TEST_BUILD");
     if (!b) return -1;
     snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
+    snprintf(launch_driver, sizeof launch_driver, "%s/fake/launch/libcuda.so.1", b);
+    snprintf(launch_env, sizeof launch_env, "CUDALOAD_DRIVER_PATH=%s", launch_driver);
     return 0;
 }
 
@@ -215,6 +221,144 @@ static void test_gate_through_driver(void **state) {
     th_result_free(r);
 }
 
+/* ---- the launch path, through the fake driver's launch API (build/fake/launch/libcuda.so.1):
+ * each child records up to three statuses and the fake's counters ---- */
+
+enum { L_ST1, L_ST2, L_ST3, L_RETAIN, L_RELEASE, L_RELEASE_UNBALANCED, L_RETAINED, L_PUSH, L_PUSH_FAILED, L_POP,
+       L_POP_UNBALANCED, L_MODULE_LOAD, L_MODULE_UNLOAD, L_LAUNCH, L_LAUNCH_NO_CONTEXT, L_N };
+static const char *const launch_stats[] = {"retain", "release", "release_unbalanced", "retained", "push", "push_failed",
+                                           "pop", "pop_unbalanced", "module_load", "module_unload", "launch",
+                                           "launch_no_context"};
+
+/* The fake's counters (fake_cuda_stat) into user_int[L_RETAIN..]; -100 when they cannot be read. */
+static void record_launch_stats(th_result *r) {
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    for (int i = 0; i < L_N - L_RETAIN; i++) r->user_int[L_RETAIN + i] = stat ? stat(launch_stats[i]) : -100;
+    if (h) dlclose(h);
+}
+
+static void init_launch_child(th_result *r, void *arg) {
+    const char *const *roots = arg;
+    cudaload_options o = th_opts(roots, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), 0);
+    th_init_child(r, &o);
+}
+
+static int kernels_runnable(int device) {
+    cudaload_kernels_info k = {.size = sizeof k};
+    cudaload_status st = cudaload_kernels_info_get(device, &k);
+    return st == CUDALOAD_OK ? (int)k.runnable : (int)st;
+}
+
+static int kernels_built(void) {
+    cudaload_kernels_info info = {.size = sizeof info};
+    cudaload_kernels_info_get(-1, &info);
+    if (!info.built) print_message("skipped: this build has no kernels, so nothing is launched\n");
+    return info.built;
+}
+
+static void fail_launch(const th_result *r, const char *what) {
+    char buf[1024];
+    size_t off = (size_t)snprintf(buf, sizeof buf, "%s: statuses %s, %s, %s; fake:", what,
+                                  cudaload_status_name((cudaload_status)r->user_int[L_ST1]),
+                                  cudaload_status_name((cudaload_status)r->user_int[L_ST2]),
+                                  cudaload_status_name((cudaload_status)r->user_int[L_ST3]));
+    for (int i = 0; i < L_N - L_RETAIN && off < sizeof buf; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, " %s %d", launch_stats[i], r->user_int[L_RETAIN + i]);
+    fail_msg("%s; message: %s", buf, r->user);
+}
+
+/* The device is prepared (one push and pop, balanced); then every push fails: a launch must
+ * report it and pop nothing (a pop after a failed push would pop the caller's context);
+ * with pushes working again the same call launches. */
+static void child_launch_push_fails(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    float *p = (float *)(uintptr_t)0x10000; /* never dereferenced: the fake launches nothing */
+    r->user_int[L_ST1] = kernels_runnable(0);
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    setenv("FAKE_CUDA_PUSH_ERROR", "201", 1); /* CUDA_ERROR_INVALID_CONTEXT, from now on */
+    r->user_int[L_ST2] = cl_kernels_saxpy_on(0, 1000, 2.f, p, p, NULL);
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    unsetenv("FAKE_CUDA_PUSH_ERROR");
+    r->user_int[L_ST3] = cl_kernels_saxpy_on(0, 1000, 2.f, p, p, NULL);
+    record_launch_stats(r);
+}
+
+static void test_launch_pops_only_after_a_push(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, "FAKE_CUDA_CC=90", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_launch_push_fails, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    if (u[L_ST1] != CUDALOAD_OK || u[L_ST2] != CUDALOAD_ERROR_CUDA || u[L_ST3] != CUDALOAD_OK || u[L_PUSH_FAILED] != 1 ||
+        u[L_POP_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_LAUNCH_NO_CONTEXT] != 0 || u[L_LAUNCH] != 1)
+        fail_launch(r, "a failed push in the launch");
+    th_result_free(r);
+}
+
+/* Three preparations of device 0 in a row (cudaload_kernels_info_get), each with the fake's
+ * forced failures of env. */
+static void child_prepare_thrice(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    r->user_int[L_ST1] = kernels_runnable(0);
+    snprintf(r->user, sizeof r->user, "%s", cudaload_last_error());
+    r->user_int[L_ST2] = kernels_runnable(0);
+    r->user_int[L_ST3] = kernels_runnable(0);
+    record_launch_stats(r);
+}
+
+typedef struct prepare_case {
+    const char *what;
+    const char *env[3];
+    int st[3];                 /* the three statuses */
+    int retain, retained, push_failed, module_load;
+} prepare_case;
+
+static void run_prepare_case(const prepare_case *c) {
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[6] = {launch_env, "FAKE_CUDA_CC=90"};
+    for (int i = 0; i < 3 && c->env[i]; i++) env[2 + i] = c->env[i];
+    th_result *r = th_result_new();
+    th_run(r, env, child_prepare_thrice, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    if (u[L_ST1] != c->st[0] || u[L_ST2] != c->st[1] || u[L_ST3] != c->st[2] || u[L_RETAIN] != c->retain ||
+        u[L_RETAINED] != c->retained || u[L_PUSH_FAILED] != c->push_failed || u[L_MODULE_LOAD] != c->module_load ||
+        u[L_POP_UNBALANCED] != 0 || u[L_RELEASE_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_MODULE_UNLOAD] != 0)
+        fail_launch(r, c->what);
+    th_result_free(r);
+}
+
+/* A transient failure (out of memory, not ready, a failed push, ...) is reported to that
+ * call and tried again on the next; what it had retained is released, so one reference to
+ * the primary context is left once it works. A permanent one (no kernel image for the GPU)
+ * is kept: the driver is not asked again. */
+static void test_prepare_retries_transient_failures(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    enum { OK = CUDALOAD_OK, CUDA = CUDALOAD_ERROR_CUDA, NOIMG = CUDALOAD_ERROR_NO_KERNEL_IMAGE };
+    static const prepare_case cases[] = {
+        {"no failure", {NULL}, {OK, OK, OK}, 1, 1, 0, 1},
+        {"retain out of memory once", {"FAKE_CUDA_RETAIN_ERROR=2", "FAKE_CUDA_RETAIN_ERROR_COUNT=1"}, {CUDA, OK, OK}, 1, 1, 0, 1},
+        {"retain not ready twice", {"FAKE_CUDA_RETAIN_ERROR=600", "FAKE_CUDA_RETAIN_ERROR_COUNT=2"}, {CUDA, CUDA, OK}, 1, 1, 0, 1},
+        {"push fails once", {"FAKE_CUDA_PUSH_ERROR=201", "FAKE_CUDA_PUSH_ERROR_COUNT=1"}, {CUDA, OK, OK}, 2, 1, 1, 1},
+        {"module load out of memory twice", {"FAKE_CUDA_MODULE_LOAD_ERROR=2", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=2"},
+         {CUDA, CUDA, OK}, 3, 1, 0, 1},
+        {"module load launch timeout once", {"FAKE_CUDA_MODULE_LOAD_ERROR=702", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {CUDA, OK, OK}, 2, 1, 0, 1},
+        /* permanent: the first answer stays, though the driver would load the module now */
+        {"no binary for the GPU once", {"FAKE_CUDA_MODULE_LOAD_ERROR=209", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {NOIMG, NOIMG, NOIMG}, 1, 0, 0, 0},
+        {"unsupported PTX once", {"FAKE_CUDA_MODULE_LOAD_ERROR=222", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT=1"},
+         {NOIMG, NOIMG, NOIMG}, 1, 0, 0, 0},
+        {"invalid device once", {"FAKE_CUDA_RETAIN_ERROR=101", "FAKE_CUDA_RETAIN_ERROR_COUNT=1"}, {CUDA, CUDA, CUDA}, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_prepare_case(&cases[i]);
+}
+
 /* A library built without nvcc: the gate says so, by name, on a device that could run them. */
 static void test_build_without_kernels(void **state) {
     (void)state;
@@ -312,6 +456,8 @@ int main(void) {
         cmocka_unit_test(test_argument_checks),
         cmocka_unit_test(test_quick_returns),
         cmocka_unit_test(test_gate_through_driver),
+        cmocka_unit_test(test_launch_pops_only_after_a_push),
+        cmocka_unit_test(test_prepare_retries_transient_failures),
         cmocka_unit_test(test_cublas_fallback_status),
         cmocka_unit_test(test_fork_while_kernels_busy),
     };

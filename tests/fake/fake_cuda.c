@@ -29,9 +29,30 @@
  *      -I/usr/local/cuda/include -o build/fake/libcuda.so.1 tests/fake/fake_cuda.c
  * With -DFAKE_CUDA_OMIT_DEVICE_GET_NAME it lacks cuDeviceGetName: a driver missing a required
  * symbol (build/fake/missing-symbol/libcuda.so.1).
+ *
+ * With -DFAKE_CUDA_LAUNCH_API (build/fake/launch/libcuda.so.1) it also exports the optional
+ * symbols the bundled kernels need (cuDevicePrimaryCtxRetain/Release, cuCtxPushCurrent,
+ * cuCtxPopCurrent, cuCtxGetCurrent, cuModuleLoadData, cuModuleUnload, cuModuleGetFunction,
+ * cuLaunchKernel), which do no device work: a context is a per-device token, a module and
+ * a function are tokens, a launch only checks that a context is current. Each thread has a
+ * context stack as in the real driver (push, pop, get current); a pop on an empty stack
+ * fails with CUDA_ERROR_INVALID_CONTEXT and is counted as unbalanced. Forced failures, read
+ * at each call like the rest:
+ *   FAKE_CUDA_RETAIN_ERROR, FAKE_CUDA_PUSH_ERROR, FAKE_CUDA_MODULE_LOAD_ERROR
+ *                         a CUresult for cuDevicePrimaryCtxRetain, cuCtxPushCurrent or
+ *                         cuModuleLoadData to return instead of succeeding
+ *   FAKE_CUDA_RETAIN_ERROR_COUNT, FAKE_CUDA_PUSH_ERROR_COUNT, FAKE_CUDA_MODULE_LOAD_ERROR_COUNT
+ *                         only the process's first N calls of that function fail (later ones
+ *                         succeed); unset or 0: every call fails while the error is set
+ * What happened is counted per process, and read through the exported
+ * int fake_cuda_stat(const char *name) (dlsym on the loaded fake): "retain", "release",
+ * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
+ * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
+ * devices); -1 for an unknown name.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -192,6 +213,12 @@ static const struct {
      "system has unsupported display driver / cuda driver combination"},
     {CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
      "forward compatibility was attempted on non supported HW"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -210,3 +237,134 @@ static CUresult lookup_error(CUresult code, const char **str, int want_text) {
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **str) { return lookup_error(error, str, 0); }
 
 CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str) { return lookup_error(error, str, 1); }
+
+#ifdef FAKE_CUDA_LAUNCH_API
+/* ---- the launch API (build/fake/launch/libcuda.so.1 only): tokens, a context stack, counters ---- */
+
+enum { S_RETAIN, S_RELEASE, S_RELEASE_UNBALANCED, S_PUSH, S_PUSH_FAILED, S_POP, S_POP_UNBALANCED, S_MODULE_LOAD,
+       S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_COUNT };
+static const char *const stat_names[S_COUNT] = {"retain", "release", "release_unbalanced", "push", "push_failed", "pop",
+                                                "pop_unbalanced", "module_load", "module_unload", "launch",
+                                                "launch_no_context", "retained"};
+static atomic_int stats[S_COUNT];
+/* calls of each function that can be forced to fail, for the _COUNT variables */
+static atomic_int retain_calls, push_calls, module_load_calls;
+
+int fake_cuda_stat(const char *name); /* exported for the tests; no header */
+int fake_cuda_stat(const char *name) {
+    for (int i = 0; name && i < S_COUNT; i++)
+        if (strcmp(stat_names[i], name) == 0) return atomic_load(&stats[i]);
+    return -1;
+}
+
+/* FAKE_CUDA_<what>_ERROR, limited to the first FAKE_CUDA_<what>_ERROR_COUNT calls when that is > 0;
+ * *calls counts this function's calls in the process. */
+static CUresult forced(const char *error_var, const char *count_var, atomic_int *calls) {
+    int n = atomic_fetch_add(calls, 1) + 1;
+    int code = env_int(error_var, 0);
+    int count = env_int(count_var, 0);
+    if (code == 0 || (count > 0 && n > count)) return CUDA_SUCCESS;
+    return (CUresult)code;
+}
+
+#define FAKE_MAX_DEVICES 64
+#define FAKE_STACK 16
+static char primary_ctx[FAKE_MAX_DEVICES];      /* device d's context is &primary_ctx[d] */
+static atomic_int primary_refs[FAKE_MAX_DEVICES];
+static _Thread_local CUcontext ctx_stack[FAKE_STACK];
+static _Thread_local int ctx_depth;
+static char module_token, function_token;
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    CUresult st = check_device(pctx, dev);
+    if (st != CUDA_SUCCESS) return st;
+    if (dev >= FAKE_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    if ((st = forced("FAKE_CUDA_RETAIN_ERROR", "FAKE_CUDA_RETAIN_ERROR_COUNT", &retain_calls)) != CUDA_SUCCESS) return st;
+    atomic_fetch_add(&primary_refs[dev], 1);
+    atomic_fetch_add(&stats[S_RETAIN], 1);
+    atomic_fetch_add(&stats[S_RETAINED], 1);
+    *pctx = (CUcontext)(void *)&primary_ctx[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) { /* exported as cuDevicePrimaryCtxRelease_v2 */
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= device_count() || dev >= FAKE_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    int refs = atomic_load(&primary_refs[dev]);
+    while (refs > 0 && !atomic_compare_exchange_weak(&primary_refs[dev], &refs, refs - 1)) {
+    }
+    if (refs <= 0) {
+        atomic_fetch_add(&stats[S_RELEASE_UNBALANCED], 1);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    atomic_fetch_add(&stats[S_RELEASE], 1);
+    atomic_fetch_sub(&stats[S_RETAINED], 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) { /* exported as cuCtxPushCurrent_v2 */
+    CUresult st = forced("FAKE_CUDA_PUSH_ERROR", "FAKE_CUDA_PUSH_ERROR_COUNT", &push_calls);
+    if (st == CUDA_SUCCESS && !ctx) st = CUDA_ERROR_INVALID_CONTEXT;
+    if (st == CUDA_SUCCESS && ctx_depth == FAKE_STACK) st = CUDA_ERROR_OUT_OF_MEMORY;
+    if (st != CUDA_SUCCESS) {
+        atomic_fetch_add(&stats[S_PUSH_FAILED], 1);
+        return st;
+    }
+    ctx_stack[ctx_depth++] = ctx;
+    atomic_fetch_add(&stats[S_PUSH], 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx) { /* exported as cuCtxPopCurrent_v2 */
+    if (ctx_depth == 0) {
+        atomic_fetch_add(&stats[S_POP_UNBALANCED], 1);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    CUcontext top = ctx_stack[--ctx_depth];
+    if (pctx) *pctx = top;
+    atomic_fetch_add(&stats[S_POP], 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) {
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+    if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx_depth) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult st = forced("FAKE_CUDA_MODULE_LOAD_ERROR", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT", &module_load_calls);
+    if (st != CUDA_SUCCESS) return st;
+    atomic_fetch_add(&stats[S_MODULE_LOAD], 1);
+    *module = (CUmodule)(void *)&module_token;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+    if (module != (CUmodule)(void *)&module_token) return CUDA_ERROR_INVALID_HANDLE;
+    atomic_fetch_add(&stats[S_MODULE_UNLOAD], 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name) {
+    if (!fn || !name) return CUDA_ERROR_INVALID_VALUE;
+    if (module != (CUmodule)(void *)&module_token) return CUDA_ERROR_INVALID_HANDLE;
+    *fn = (CUfunction)(void *)&function_token;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,
+                                void **extra) {
+    (void)shared, (void)stream, (void)params, (void)extra;
+    if (f != (CUfunction)(void *)&function_token || !gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx_depth) {
+        atomic_fetch_add(&stats[S_LAUNCH_NO_CONTEXT], 1);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    atomic_fetch_add(&stats[S_LAUNCH], 1);
+    return CUDA_SUCCESS;
+}
+#endif

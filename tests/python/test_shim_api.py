@@ -145,3 +145,106 @@ def test_no_cuda_call_without_cuda_is_documented_error(cudaload_mod):
         assert str(e)
         return
     assert list(y) == [2.5, 4.5]
+
+
+# ---- _init runs once, whatever the threads ----------------------------------------------------
+
+# The extension loaded by itself (the package's import would call _init first), then _init
+# called from many threads at once while cudaload_init is slow (the fake driver's
+# cuDriverGetVersion sleeps). Each thread passes its own roots object, which records being
+# read: the body that reads the roots, calls cudaload_init and keeps its message must run in
+# one thread only, and every thread must get that one result.
+INIT_RACE = r"""
+import importlib.util, json, os, sys, threading, time
+spec = importlib.util.spec_from_file_location("cudaload._cudaload", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+read = []
+
+class Roots:
+    def __init__(self, i):
+        self.i = i
+
+    def __iter__(self):
+        read.append(self.i)
+        return iter([])
+
+def race(n):
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def run(i):
+        barrier.wait()
+        results[i] = m._init(Roots(i))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+out = {}
+if sys.argv[2] == "threads":
+    out["results"] = race(16)
+    out["read"] = list(read)
+    out["again"] = m._init(Roots(99))        # later calls: the same result, roots not read
+    out["read_after"] = list(read)
+else:
+    # fork while another thread is in _init's body: the child must not wait for a thread it
+    # does not have
+    t = threading.Thread(target=lambda: m._init(Roots(0)))
+    t.start()
+    time.sleep(0.3)
+    pid = os.fork()
+    if pid == 0:
+        r = m._init(Roots(1))
+        os._exit(0 if isinstance(r, tuple) and 1 in read else 3)
+    deadline = time.time() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    if not done:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    out["child"] = os.waitstatus_to_exitcode(status) if done else "hung"
+    t.join()
+print(json.dumps(out))
+"""
+
+
+def run_init_race(cudaload_mod, mode):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from conftest import clean_env
+
+    b = os.environ.get("CUDALOAD_TEST_BUILD")
+    fake = Path(b) / "fake" / "libcuda.so.1" if b else None
+    if not fake or not fake.exists():
+        pytest.skip("the fake libcuda.so.1 of the C tests is not built (make check-python builds it)")
+    env = clean_env(CUDALOAD_DRIVER_PATH=fake, FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS=1000, CUDALOAD_SOURCES="caller")
+    r = subprocess.run([sys.executable, "-c", INIT_RACE, cudaload_mod._cudaload.__file__, mode], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import json
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_init_runs_once_across_threads(cudaload_mod):
+    out = run_init_race(cudaload_mod, "threads")
+    results = out["results"]
+    assert len(out["read"]) == 1, "the body of _init ran in %d threads (roots read: %s)" % (len(out["read"]), out["read"])
+    assert all(r == results[0] for r in results), results
+    status, message = results[0]
+    assert cudaload_mod._cudaload._status_name(status)[0] == "CUDALOAD_ERROR_NOT_FOUND", results[0]
+    assert message, results[0]
+    assert out["again"] == results[0] and out["read_after"] == out["read"], out
+
+
+def test_init_after_fork_during_init(cudaload_mod):
+    out = run_init_race(cudaload_mod, "fork")
+    assert out["child"] == 0, out

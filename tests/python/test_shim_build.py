@@ -128,7 +128,8 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
         names = t.getnames()
         t.extractall(tmp_path / "x")
     top = "cudaload-0.2.0/"
-    for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/__init__.py",
+    for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/_arrays.c",
+              "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
               "libcudaload-src/kernels/saxpy.cu", "libcudaload-src/tools/probe_report.c", "libcudaload-src/tools/probe_json.c"):
         assert top + f in names, (f, names)
