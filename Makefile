@@ -63,7 +63,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
 
@@ -76,6 +76,8 @@ help:
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
 	@echo "                    check-tsan, check-valgrind and check-python;"
 	@echo "                    no GPU needed"
+	@echo "  make generate-docs  rewrite the catalogue's table in docs/catalogue.md and docs/search-order.md"
+	@echo "                    from the rows (make check fails when it is stale: check-docs)"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
 	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
@@ -185,8 +187,16 @@ $(B)/tests/embedder_%.so: tests/embedder.c $(STATIC) include/cudaload.h | $(B)/t
 	  -Wl,--exclude-libs,ALL $(LIBS)
 $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 
+# The catalogue's table in the docs, generated from the rows (tools/gen_catalogue_md.py).
+CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md
+generate-docs: $(PROBE)
+	$(PYTHON) tools/gen_catalogue_md.py $(PROBE) $(CATALOGUE_DOCS)
+check-docs: $(PROBE)
+	$(PYTHON) tools/gen_catalogue_md.py --check $(PROBE) $(CATALOGUE_DOCS)
+
 check: test-deps
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
+	$(MAKE) check-docs
 	tests/fixtures.sh $(FIXTURES)
 	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(TEST_BIN) \

@@ -937,7 +937,7 @@ static void test_json_types(void **state) {
     ASSERT_JQ(&o, "all(d[\"libraries\"][k][\"status\"] in (\"loaded\", \"found\", \"not_found\", \"error\") and "
                   "d[\"libraries\"][k][\"path\"].startswith(\"/\") and type(d[\"libraries\"][k][\"version\"]) is int "
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
-    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason\"} and c[\"result\"] in "
+    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason\", \"reason_code\"} and c[\"result\"] in "
                   "(\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
                   "for k in d[\"libraries\"] if k != \"nvrtc\" for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
