@@ -41,9 +41,10 @@ const char *cudaload_lib_name(cudaload_lib lib) {
 /* fork() while another thread holds the mutex would leave the child's copy locked; fork() from
  * foreign code run under the lock by this very thread must not wait for itself. */
 static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
-static _Thread_local int cl_fork_skipped_lock;
+static _Thread_local int cl_lock_held_here;    /* this thread holds the lock */
+static _Thread_local int cl_fork_skipped_lock; /* the fork handler left the lock alone */
 static void cl_lock_prepare(void) {
-    if (g.owned && pthread_equal(g.owner, pthread_self())) {
+    if (cl_lock_held_here) {
         cl_fork_skipped_lock = 1;
         return;
     }
@@ -62,11 +63,10 @@ void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 void cl_lock(void) {
     cl_atfork_init();
     pthread_mutex_lock(&g.mu);
-    g.owner = pthread_self();
-    g.owned = 1;
+    cl_lock_held_here = 1;
 }
 void cl_unlock(void) {
-    g.owned = 0;
+    cl_lock_held_here = 0;
     pthread_mutex_unlock(&g.mu);
 }
 

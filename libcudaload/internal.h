@@ -218,9 +218,7 @@ typedef struct cl_lib_state {
 } cl_lib_state;
 
 typedef struct cl_context {
-    pthread_mutex_t mu;
-    pthread_t owner;         /* the thread holding mu, valid while owned is 1 (the fork handler) */
-    int owned;
+    pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it */
     int done;
     cudaload_status status;
     char *error;
@@ -244,6 +242,9 @@ void cl_unlock(void);
 /* ---- the walk (walk.c): one library, under the context's lock ---- */
 /* Searches lib (dependencies first) and ends its step: status, message, table published. */
 cudaload_status cl_walk(int lib);
+/* Test seam: when set, called with a candidate's path between its file check and its dlopen
+ * (a test swaps the file there to prove the same-inode check). NULL in normal use. */
+extern void (*cl_test_before_dlopen)(const char *path);
 /* Publishes a finished library's table for the lock-free accessors. */
 void cl_publish_table(int lib);
 

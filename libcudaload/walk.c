@@ -20,15 +20,19 @@
 #include "cudaload_tables.h"
 #include "internal.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define G cl_ctx
+
+void (*cl_test_before_dlopen)(const char *path);
 
 /* Set (release) once a library's table is final, so the table accessors need no lock. */
 atomic_int cl_table_ready[CL_CATALOGUE_MAX];
@@ -344,22 +348,31 @@ static int cl_same_inode(const struct stat *before, void *h) {
 }
 
 /*
- * Tries one file for lib: its dependencies first, then the file check, dlopen, the tables and
- * the gates. Records the candidate either way. major is 0 when neither the file's name nor the
+ * Tries one file for lib: the file check, its dependencies, then dlopen, the tables and the
+ * gates. Records the candidate either way. major is 0 when neither the file's name nor the
  * directory tells it: the version the loaded file reports then decides it.
  */
 static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index) {
-    cl_dep_list taken = {{0}, 0};
-    G.lib[lib].busy = 1;
-    cudaload_status st = cl_take_deps(lib, path, source, major, root_index, &taken);
-    G.lib[lib].busy = 0;
-    if (st != CUDALOAD_OK) return st;
     cl_buf why = {0};
     cl_why w = {0};
-    st = cl_open_check_file(path, &why);
+    /* the file first: a corrupt or foreign file costs no dependency load */
+    cudaload_status st = cl_open_check_file(path, &why);
     if (st != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
-    } else if (cl_find_only()) {
+        cl_record(lib, path, source, st, &w);
+        cl_why_free(&w);
+        cl_buf_free(&why);
+        return st;
+    }
+    cl_dep_list taken = {{0}, 0};
+    G.lib[lib].busy = 1;
+    st = cl_take_deps(lib, path, source, major, root_index, &taken);
+    G.lib[lib].busy = 0;
+    if (st != CUDALOAD_OK) {
+        cl_buf_free(&why);
+        return st;
+    }
+    if (cl_find_only()) {
         cl_record_code(lib, path, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, major);
         cl_take(lib, NULL, path, major ? cl_flavor_soname(lib, major) : NULL, source, 0, major, 0, root_index);
         cl_buf_free(&why);
@@ -368,12 +381,13 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     void *h = NULL;
     int version = 0;
     struct stat before;
-    if (st == CUDALOAD_OK && stat(path, &before) != 0) {
+    if (stat(path, &before) != 0) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
         st = CUDALOAD_ERROR_NOT_FOUND;
     }
     if (st == CUDALOAD_OK) {
         cl_buf_free(&why);
+        if (cl_test_before_dlopen) cl_test_before_dlopen(path);
         h = cl_open_path(path, &why);
         if (!h) {
             st = CUDALOAD_ERROR_NOT_FOUND;
@@ -534,18 +548,59 @@ static size_t cl_majors_for(int lib, int majors[CL_MAX_FLAVORS]) {
     return n;
 }
 
-/* The major a file found in a directory belongs to: the flavor's own wheel dir tells, so does a
- * SONAME no other flavor has; a shared SONAME in a plain dir tells nothing (the version may). */
+/* Is a wheel of pip package pkg installed in site-packages dir root (its <name>-<version>.dist-info
+ * directory, the name normalised as pip writes it: lower case, '-' and '.' as '_')? */
+static int cl_has_dist_info(const char *root, const char *pkg) {
+    char want[96];
+    size_t n = 0;
+    for (const char *p = pkg; *p && n < sizeof want - 2; p++)
+        want[n++] = (char)(*p == '-' || *p == '.' ? '_' : (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p));
+    want[n++] = '-';
+    want[n] = 0;
+    DIR *d = opendir(root);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        found = strncasecmp(e->d_name, want, n) == 0 && l > 10 && strcmp(e->d_name + l - 10, ".dist-info") == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The major a file found in a directory belongs to: a SONAME no other flavor has tells; so does
+ * the flavor's own wheel directory when no other flavor shares it; where two majors' wheels share
+ * a directory (cuDNN's nvidia/cudnn/lib), the root's installed package does (nvidia-cudnn-cu13);
+ * otherwise (a libcurand.so.10 in a plain directory) nothing tells, and only the version may. */
 static int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *root, const char *dir) {
     if (cl_row_major_of_soname(row, fl->soname)) return fl->major;
     const char *wheel_dirs[2] = {fl->wheel_dir, fl->alt_dir};
-    for (size_t i = 0; i < 2; i++) {
+    int in_wheel_dir = 0;
+    for (size_t i = 0; i < 2 && !in_wheel_dir; i++) {
         if (!wheel_dirs[i]) continue;
         char *wd = cl_path_join(root, wheel_dirs[i]);
-        int same = wd && strcmp(wd, dir) == 0;
+        in_wheel_dir = wd && strcmp(wd, dir) == 0;
         free(wd);
-        if (same) return fl->major;
     }
+    if (!in_wheel_dir) return 0;
+    int shared = 0, other_major = 0, others_installed = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *o = &row->flavor[f];
+        if (o == fl || !o->soname) continue;
+        int same_dir = (o->wheel_dir && fl->wheel_dir && strcmp(o->wheel_dir, fl->wheel_dir) == 0) ||
+                       (o->alt_dir && fl->wheel_dir && strcmp(o->alt_dir, fl->wheel_dir) == 0) ||
+                       (o->wheel_dir && fl->alt_dir && strcmp(o->wheel_dir, fl->alt_dir) == 0);
+        shared |= same_dir;
+        if (same_dir && o->pkg && cl_has_dist_info(root, o->pkg)) {
+            others_installed++;
+            other_major = o->major;
+        }
+    }
+    if (!shared) return fl->major;
+    int mine = fl->pkg && cl_has_dist_info(root, fl->pkg);
+    if (mine && !others_installed) return fl->major;
+    if (!mine && others_installed == 1) return other_major; /* the file is the other major's */
     return 0;
 }
 

@@ -20,6 +20,9 @@
  *   FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS  cuDriverGetVersion sleeps this long first (lets a
  *                         test fork while another thread is inside cudaload_init, which calls
  *                         it with the loader's lock held)
+ *   FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION  when 1, cuDriverGetVersion forks (foreign code that
+ *                         forks while libcudaload holds its lock, on the same thread); the child
+ *                         exits at once, the parent waits for it
  * Like the real driver, device queries before a successful cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and cuGetErrorName/String return CUDA_ERROR_INVALID_VALUE (and
  * NULL) for a code they do not know.
@@ -54,6 +57,8 @@
 #include <cuda.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -103,6 +108,11 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
 
 CUresult CUDAAPI cuDriverGetVersion(int *version) {
     delay_from_env("FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS");
+    if (env_int("FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION", 0) == 1) {
+        pid_t pid = fork();
+        if (pid == 0) _exit(0);
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = env_int("FAKE_CUDA_VERSION", 13000);
     return CUDA_SUCCESS;

@@ -1,0 +1,355 @@
+/*
+ * test_walk.c -- guarantees of the one walk that the catalogue redesign added or fixed, each on
+ * real files (the toolkit's, the pip wheels' in the fixture venvs) and the fake driver:
+ *
+ *   - a loaded copy decides: one that fails a check is refused and no second file of that
+ *     library is mapped behind it;
+ *   - a loaded CUDA 12 runtime is kept over installed CUDA 13 wheels, and the wheels' file is
+ *     reported as not used (MAJOR_MIXED);
+ *   - foreign code that forks while libcudaload holds its lock (here the driver's
+ *     cuDriverGetVersion, as a constructor or cuInit could) does not deadlock;
+ *   - cuBLAS asked for after cudart failed is reported with cudart's status, not "not attempted";
+ *   - a file swapped between its check and dlopen is refused (same device and inode);
+ *   - every catalogue library of the toolkit: order, corrupt candidate, exact file, find-only.
+ *
+ * Assertions are on statuses, sources, reason codes and /proc/self/maps, not on text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "internal.h"
+
+#define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
+
+static char driver_env[PATH_MAX + 64];
+static char toolkit[PATH_MAX];
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = th_require_build(1);
+    if (!b) return -1;
+    snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
+    const char *home = getenv("CUDA_HOME");
+    snprintf(toolkit, sizeof toolkit, "%s/targets/x86_64-linux/lib", home && home[0] ? home : "/usr/local/cuda");
+    return 0;
+}
+
+static int find_code(const th_result *r, int lib, const char *part, int result, int code) {
+    for (int i = 0; i < r->lib[lib].n_candidates && i < TH_MAX_CANDS; i++) {
+        const th_cand *c = &r->lib[lib].cand[i];
+        if (strstr(c->path, part) && c->result == result && c->code == code) return 1;
+    }
+    print_message("no %s candidate matching '%s' with %s / %s; message:\n%s\n", cudaload_lib_name((cudaload_lib)lib), part,
+                  cudaload_status_name((cudaload_status)result), cudaload_reason_name((cudaload_reason)code), r->error);
+    for (int i = 0; i < r->lib[lib].n_candidates && i < TH_MAX_CANDS; i++)
+        print_message("  %s: %s %s\n", r->lib[lib].cand[i].path, cudaload_status_name((cudaload_status)r->lib[lib].cand[i].result),
+                      cudaload_reason_name((cudaload_reason)r->lib[lib].cand[i].code));
+    return 0;
+}
+
+/* dlopen the file named by arg's preload (RTLD_LOCAL, as torch's extension would), then init. */
+typedef struct preload_job {
+    const char *preload;
+    cudaload_options *opts;
+} preload_job;
+
+static void child_preload_init(th_result *r, void *arg) {
+    preload_job *j = arg;
+    if (!dlopen(j->preload, RTLD_NOW | RTLD_LOCAL)) {
+        snprintf(r->user, sizeof r->user, "preload failed: %s", dlerror());
+        return;
+    }
+    th_init_child(r, j->opts);
+}
+
+/* A loaded CUDA 13 runtime, with CUDA 12 asked for: the loaded copy is refused with its code,
+ * and no CUDA 12 runtime is mapped behind it (one process, one runtime). */
+static void test_loaded_copy_that_fails_stops_the_search(void **state) {
+    (void)state;
+    char pre[PATH_MAX];
+    snprintf(pre, sizeof pre, "%s/libcudart.so.13", toolkit);
+    const char *roots[] = {th_fixture_env("VENV_CU12_SITE")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    o.cuda_major = 12;
+    preload_job j = {pre, &o};
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_preload_init, &j);
+    assert_string_equal(r->user, "");
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_MAJOR_MISMATCH);
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_MAJOR_MISMATCH,
+                          CUDALOAD_REASON_MAJOR_NOT_ASKED));
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 1); /* nothing after it */
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
+/* torch loaded CUDA 12's runtime; CUDA 13 wheels are installed too: the loaded one is kept,
+ * the process's major is 12, and the CUDA 13 file is reported as not used. */
+static void test_loaded_older_major_kept_and_reported(void **state) {
+    (void)state;
+    char pre[PATH_MAX];
+    snprintf(pre, sizeof pre, "%s/nvidia/cuda_runtime/lib/libcudart.so.12", th_fixture_env("VENV_CU12_SITE"));
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    preload_job j = {pre, &o};
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_preload_init, &j);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture_env("VENV_CU12_SITE"), CUDALOAD_SOURCE_LOADED);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].major, 12);
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, "toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13",
+                          CUDALOAD_ERROR_MAJOR_MISMATCH, CUDALOAD_REASON_MAJOR_MIXED));
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);
+    th_result_free(r);
+}
+
+/* The driver's cuDriverGetVersion forks while init holds the loader's lock on the same thread:
+ * the atfork handler must not wait for that lock (before the fix: a deadlock, killed after the
+ * harness's timeout). */
+static void test_fork_in_foreign_code_under_the_lock(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, "FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION=1", NULL};
+    th_result *r = th_result_new();
+    th_run_raw(r, env, th_init_child, &o);
+    assert_int_equal(r->timed_out, 0);
+    assert_int_equal(r->exited, 1);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_result_free(r);
+}
+
+/* cuBLAS asked for when cudart was not found: its status is cudart's (searched: no), and the
+ * info says so instead of NOT_ATTEMPTED. */
+static void child_cublas_after_failed_cudart(th_result *r, void *arg) {
+    cudaload_status st = cudaload_init(arg);
+    r->user_int[0] = cudaload_load_cublas();
+    th_capture(r, st);
+}
+
+static void test_cublas_after_cudart_failed(void **state) {
+    (void)state;
+    char *empty = th_tmpdir();
+    const char *roots[] = {empty};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_cublas_after_failed_cudart, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].status, CUDALOAD_ERROR_NOT_FOUND);
+    th_result_free(r);
+    free(empty);
+}
+
+/* A file replaced between its check and dlopen: the mapped file is not the checked one, so the
+ * candidate is refused and the walk goes on to the next root. */
+static char swap_from[PATH_MAX], swap_to[PATH_MAX];
+static void swap_file(const char *path) {
+    if (strcmp(path, swap_to) == 0 && rename(swap_from, swap_to) != 0) perror("rename");
+}
+
+static void child_swap(th_result *r, void *arg) {
+    cl_test_before_dlopen = swap_file;
+    th_init_child(r, arg);
+}
+
+static void test_file_swapped_before_dlopen(void **state) {
+    (void)state;
+    char *site = th_tmpdir(), dir[PATH_MAX], src[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/nvidia/cu13/lib", site);
+    th_mkdirs(dir);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit);
+    snprintf(swap_to, sizeof swap_to, "%s/libcudart.so.13", dir);
+    snprintf(swap_from, sizeof swap_from, "%s/other-copy", dir);
+    th_copy(src, swap_to);
+    th_copy(src, swap_from); /* the same bytes, another inode */
+    const char *roots[] = {site, th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_swap, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, site, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_FILE_UNUSABLE));
+    th_result_free(r);
+    free(site);
+}
+
+/* ---- per library of the toolkit: order, a corrupt candidate, the exact file, find-only ---- */
+
+typedef struct lib_case {
+    const char *name, *file, *maps, *dir; /* dir: its wheel directory under site-packages */
+    int major;                            /* the major the walk can tell for it */
+} lib_case;
+#define CU13 "nvidia/cu13/lib"
+static const lib_case cases[] = {
+    {"cufft", "libcufft.so.12", "libcufft.so", CU13, 13},       {"curand", "libcurand.so.10", "libcurand.so", CU13, 13},
+    {"cusparse", "libcusparse.so.12", "libcusparse.so", CU13, 13}, {"nvrtc", "libnvrtc.so.13", "libnvrtc.so", CU13, 13},
+    {"nvJitLink", "libnvJitLink.so.13", "libnvJitLink.so", CU13, 13},
+    {"cusolver", "libcusolver.so.12", "libcusolver.so", CU13, 13}, {"cufftw", "libcufftw.so.12", "libcufftw.so", CU13, 13},
+    {"nvblas", "libnvblas.so.13", "libnvblas.so", CU13, 13},    {"cupti", "libcupti.so.13", "libcupti.so", CU13, 13},
+    {"nvvm", "libnvvm.so.4", "libnvvm.so", CU13, 13},
+    /* wheels of their own, one directory for both majors: no dist-info in these trees, so the
+     * major stays unknown (0); test_dist_info_tells_the_major gives it one */
+    {"cudnn", "libcudnn.so.9", "libcudnn.so", "nvidia/cudnn/lib", 0}, {"nccl", "libnccl.so.2", "libnccl.so", "nvidia/nccl/lib", 0},
+};
+
+/* One library, by name, in a child: what it saw, in the result's user fields. */
+typedef struct one {
+    const char *name, *maps;
+    cudaload_options *opts;
+} one;
+static void child_one(th_result *r, void *arg) {
+    const one *o = arg;
+    th_init_child(r, o->opts);
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[0] = cudaload_library(o->name, &info);
+    r->user_int[1] = info.source;
+    r->user_int[2] = info.loaded;
+    r->user_int[3] = info.major;
+    r->user_int[4] = th_count_maps(o->maps);
+    r->user_int[5] = (int)info.n_candidates;
+    snprintf(r->user, sizeof r->user, "%s", info.path ? info.path : "");
+    /* the reason codes, one per candidate, as user_int[6..] */
+    for (size_t i = 0; i < info.n_candidates && i < 10; i++) r->user_int[6 + i] = info.details[i].reason;
+}
+
+static th_result *run_one(const lib_case *c, cudaload_options *opts, const char *const *env) {
+    one arg = {c->name, c->maps, opts};
+    th_result *r = th_result_new();
+    th_run(r, env, child_one, &arg);
+    return r;
+}
+
+/* A site-packages with the toolkit's cudart and the cases' files in their wheel directories
+ * (all of them, or only cudart with a corrupt copy of one case's file). */
+static char *tree(const lib_case *corrupt) {
+    char *site = th_tmpdir();
+    char dir[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
+    static const char *const base[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", NULL};
+    snprintf(dir, sizeof dir, "%s/" CU13, site);
+    th_mkdirs(dir);
+    for (size_t i = 0; base[i] && (!corrupt || i == 0); i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, base[i]);
+        snprintf(src, sizeof src, "%s/%s", toolkit, base[i]);
+        th_symlink(src, p);
+    }
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const lib_case *c = &cases[k];
+        if (corrupt && c != corrupt) continue;
+        snprintf(dir, sizeof dir, "%s/%s", site, c->dir);
+        th_mkdirs(dir);
+        snprintf(p, sizeof p, "%s/%s", dir, c->file);
+        snprintf(src, sizeof src, "%s/%s", toolkit, c->file);
+        if (corrupt) th_write(p, "not a library\n", 14);
+        else th_symlink(src, p);
+    }
+    return site;
+}
+
+static void test_every_toolkit_library(void **state) {
+    (void)state;
+    char *good = tree(NULL);
+    const char *env[] = {driver_env, NULL};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const lib_case *c = &cases[k];
+        char *bad = tree(c), exact[PATH_MAX + 64];
+        const char *roots[] = {bad, good};
+        print_message("%s\n", c->name);
+
+        /* order: the corrupt copy in the first root is skipped with its code, the second root's taken */
+        cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
+        th_result *r = run_one(c, &o, env);
+        if (r->user_int[0] != CUDALOAD_OK || strncmp(r->user, good, strlen(good)) != 0)
+            fail_msg("%s: status %s path %s", c->name, cudaload_status_name((cudaload_status)r->user_int[0]), r->user);
+        assert_int_equal(r->user_int[1], CUDALOAD_SOURCE_CALLER);
+        assert_int_equal(r->user_int[2], 1);
+        assert_int_equal(r->user_int[4], 1); /* one copy mapped */
+        assert_int_equal(r->user_int[6], CUDALOAD_REASON_FILE_UNUSABLE);
+        /* the version tells the major where the row has a rule; else the wheel dir does */
+        assert_int_equal(r->user_int[3], c->major);
+        th_result_free(r);
+
+        /* find-only: the same file, nothing mapped */
+        o = th_opts(roots, 2, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY);
+        r = run_one(c, &o, env);
+        assert_int_equal(r->user_int[0], CUDALOAD_OK);
+        assert_int_equal(strncmp(r->user, good, strlen(good)), 0);
+        assert_int_equal(r->user_int[2], 0);
+        assert_int_equal(r->user_int[4], 0);
+        th_result_free(r);
+
+        /* the exact file wins over the roots; a corrupt one fails loudly */
+        char upper[64];
+        size_t n = 0;
+        for (const char *p = c->name; *p; p++) upper[n++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        upper[n] = 0;
+        snprintf(exact, sizeof exact, "CUDALOAD_%s_PATH=%s/%s/%s", upper, good, c->dir, c->file);
+        const char *env2[] = {driver_env, exact, NULL};
+        o = th_opts(roots, 1, SRC(CALLER), 0);
+        r = run_one(c, &o, env2);
+        assert_int_equal(r->user_int[0], CUDALOAD_OK);
+        assert_int_equal(r->user_int[1], CUDALOAD_SOURCE_OVERRIDE);
+        th_result_free(r);
+        snprintf(exact, sizeof exact, "CUDALOAD_%s_PATH=%s/%s/%s", upper, bad, c->dir, c->file);
+        r = run_one(c, &o, env2);
+        assert_int_equal(r->user_int[0], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+        assert_int_equal(r->user_int[4], 0);
+        th_result_free(r);
+        free(bad);
+    }
+    free(good);
+}
+
+/* cuDNN's wheels put CUDA 12's and 13's build in the same nvidia/cudnn/lib: the package
+ * installed in the root (its dist-info) tells the major. */
+static void test_dist_info_tells_the_major(void **state) {
+    (void)state;
+    char *site = tree(NULL), p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/nvidia_cudnn_cu13-9.19.0.56.dist-info", site);
+    th_mkdirs(p);
+    const char *roots[] = {site};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    th_result *r = run_one(&cases[10], &o, env);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[3], 13);
+    th_result_free(r);
+    /* the CUDA 12 package there instead: a CUDA 12 cuDNN, refused beside the CUDA 13 runtime */
+    char p12[PATH_MAX];
+    snprintf(p12, sizeof p12, "%s/nvidia_cudnn_cu12-9.19.0.56.dist-info", site);
+    if (rename(p, p12) != 0) fail_msg("rename %s", p);
+    r = run_one(&cases[10], &o, env);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_MAJOR_MISMATCH);
+    assert_int_equal(r->user_int[6], CUDALOAD_REASON_MAJOR_MIXED);
+    assert_int_equal(r->user_int[4], 0);
+    th_result_free(r);
+    free(site);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
+        cmocka_unit_test(test_loaded_older_major_kept_and_reported),
+        cmocka_unit_test(test_fork_in_foreign_code_under_the_lock),
+        cmocka_unit_test(test_cublas_after_cudart_failed),
+        cmocka_unit_test(test_file_swapped_before_dlopen),
+        cmocka_unit_test(test_every_toolkit_library),
+        cmocka_unit_test(test_dist_info_tells_the_major),
+    };
+    return cmocka_run_group_tests_name("walk", tests, setup, NULL);
+}
