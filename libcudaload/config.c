@@ -225,9 +225,9 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || getauxval(AT_SECURE) != 0;
     int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
     cfg->env_read = use_env;
-    cl_debug_enabled = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;
+    cl_ctx.debug = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;
     const char *v;
-    if (use_env && (v = getenv("CUDALOAD_DEBUG")) && v[0] && strcmp(v, "0") != 0) cl_debug_enabled = 1;
+    if (use_env && (v = getenv("CUDALOAD_DEBUG")) && v[0] && strcmp(v, "0") != 0) cl_ctx.debug = 1;
     cl_debug("libcudaload %s: configuring%s", CUDALOAD_VERSION_STRING,
              cfg->secure ? " (secure mode: environment overrides ignored)" : "");
 

@@ -28,10 +28,12 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
-cl_context cl_ctx = {.mu = PTHREAD_MUTEX_INITIALIZER};
+cl_context cl_ctx = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .kernels = {.mu = PTHREAD_MUTEX_INITIALIZER, .atfork_once = PTHREAD_ONCE_INIT, .backend = CUDALOAD_BACKEND_AUTO},
+    .error_once = PTHREAD_ONCE_INIT,
+};
 #define g cl_ctx
-
-extern atomic_int cl_table_ready[CL_CATALOGUE_MAX];
 
 const char *cudaload_lib_name(cudaload_lib lib) {
     const cl_row *row = cl_row_at((size_t)lib);
@@ -504,7 +506,7 @@ void *cudaload_handle(cudaload_lib lib) {
 }
 
 static const void *cl_table_if_loaded(cudaload_lib lib) {
-    if (atomic_load_explicit(&cl_table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();
     const void *t = NULL;
     if (g.done && g.lib[lib].loaded && g.lib[lib].status == CUDALOAD_OK) {
@@ -523,7 +525,7 @@ const cudaload_cudart_table *cudaload_cudart(void) { return cl_table_if_loaded(C
 const cudaload_cublaslt_table *cudaload_cublaslt(void) { return cl_table_if_loaded(CUDALOAD_LIB_CUBLASLT); }
 
 const cudaload_cublas_table *cudaload_cublas(void) {
-    if (atomic_load_explicit(&cl_table_ready[CUDALOAD_LIB_CUBLAS], memory_order_acquire))
+    if (atomic_load_explicit(&g.table_ready[CUDALOAD_LIB_CUBLAS], memory_order_acquire))
         return cl_table_ptr(CUDALOAD_LIB_CUBLAS);
     if (cudaload_load_cublas() != CUDALOAD_OK) return NULL;
     return cl_table_if_loaded(CUDALOAD_LIB_CUBLAS);

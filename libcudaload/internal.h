@@ -12,9 +12,10 @@
 #define CUDALOAD_INTERNAL_H
 
 #include "catalogue.h"
-#include "cudaload.h"
+#include "cudaload_tables.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -57,7 +58,6 @@ void cl_info_copy_out(void *out, size_t out_size, const void *full, size_t full_
 /* ---- per-thread error text and the debug trace (status.c) ---- */
 void cl_set_error(const char *text);
 void cl_set_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-extern int cl_debug_enabled;
 void cl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- configuration: options merged with the environment (config.c) ---- */
@@ -217,6 +217,46 @@ typedef struct cl_lib_state {
     char *note;              /* why an exact file given by env/options was not used */
 } cl_lib_state;
 
+/* The typed tables (resolve.c): filled in scratch, committed whole, never changed after. */
+typedef struct cl_tables {
+    cudaload_driver_table driver;
+    cudaload_cudart_table cudart;
+    cudaload_cublas_table cublas;
+    cudaload_cublaslt_table cublaslt;
+    union { /* as large as the largest table, aligned for function pointers */
+        cudaload_driver_table d;
+        cudaload_cudart_table r;
+        cudaload_cublas_table b;
+        cudaload_cublaslt_table l;
+    } scratch;
+} cl_tables;
+
+/* The bundled kernels on one device (kernels.c). */
+#define CL_MAX_DEVICES 64
+#define CL_KERNEL_COUNT 10
+typedef struct cl_device_kernels {
+    int checked; /* status is final: OK, or a permanent failure (cl_cu_permanent) */
+    cudaload_status status;
+    char *error;
+    int cc_major, cc_minor, sms;
+    int has_sass, would_jit;
+    CUcontext ctx;
+    CUmodule module;
+    CUfunction fn[CL_KERNEL_COUNT];
+    /* cuBLAS fallback: one handle per device, used under the lock (a handle's stream is state) */
+    cublasHandle_t blas;
+} cl_device_kernels;
+
+/* The launch step's state (kernels.c). Its own lock: a launch must not wait for a search, and
+ * the launch path takes it before the loader's (cl_device_prepare calls the loader under it). */
+typedef struct cl_kernels_state {
+    pthread_mutex_t mu;
+    pthread_once_t atfork_once;
+    cl_device_kernels dev[CL_MAX_DEVICES];
+    cudaload_backend backend;
+    int backend_from_env_done;
+} cl_kernels_state;
+
 typedef struct cl_context {
     pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it */
     int done;
@@ -232,6 +272,14 @@ typedef struct cl_context {
     cudaload_status devices_status;
     int device_count;
     char *devices_error;
+    atomic_int table_ready[CL_CATALOGUE_MAX]; /* set (release) once a row's table is final */
+    cl_tables tables;        /* resolve.c */
+    cl_kernels_state kernels;/* kernels.c */
+    /* status.c: the per-thread message's key, and the trace switch (set by config.c) */
+    pthread_once_t error_once;
+    pthread_key_t error_key;
+    int error_key_ok;
+    int debug;
 } cl_context;
 
 extern cl_context cl_ctx;

@@ -37,8 +37,6 @@ extern const unsigned char cl_fatbin_end[];
 #define CL_KERNELS_PTX_ARCH 0
 #endif
 
-#define CL_MAX_DEVICES 64
-
 /* The kernels of the fatbin, by the name the loader asks for. */
 enum {
     CL_K_SAXPY_VEC4,
@@ -53,47 +51,52 @@ enum {
     CL_K_SGEMM_SMALL_TT,
     CL_K_COUNT
 };
+_Static_assert(CL_K_COUNT == CL_KERNEL_COUNT, "CL_KERNEL_COUNT in internal.h: the kernels of the fatbin");
 static const char *const cl_kernel_names[CL_K_COUNT] = {
     "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_256x128_nn", "cudaload_sgemm_256x128_nt",
     "cudaload_sgemm_256x128_tn", "cudaload_sgemm_256x128_tt", "cudaload_sgemm_128x64_nn",  "cudaload_sgemm_128x64_nt",
     "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",
 };
 
-typedef struct cl_device_kernels {
-    int checked; /* status is final: OK, or a permanent failure (cl_cu_permanent) */
-    cudaload_status status;
-    char *error;
-    int cc_major, cc_minor, sms;
-    int has_sass, would_jit;
-    CUcontext ctx;
-    CUmodule module;
-    CUfunction fn[CL_K_COUNT];
-    /* cuBLAS fallback: one handle per device, used under the lock (a handle's stream is state) */
-    cublasHandle_t blas;
-} cl_device_kernels;
-
-static pthread_mutex_t cl_kmu = PTHREAD_MUTEX_INITIALIZER;
-static cl_device_kernels cl_dev[CL_MAX_DEVICES];
-static cudaload_backend cl_backend = CUDALOAD_BACKEND_AUTO;
-static int cl_backend_from_env_done;
+/* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
+#define K cl_ctx.kernels
 static _Thread_local cudaload_backend cl_last_backend = CUDALOAD_BACKEND_AUTO;
 
-/* fork() while another thread holds cl_kmu would leave the child's copy locked forever, as
- * for the loader's mutex. cl_kmu is taken before the loader's lock (cl_device_prepare calls
- * the loader under it), so its handler is registered after the loader's: prepare handlers
- * run in reverse order of registration, so fork takes cl_kmu first, then the loader's. */
-static pthread_once_t cl_katfork_once = PTHREAD_ONCE_INIT;
-static void cl_klock_prepare(void) { pthread_mutex_lock(&cl_kmu); }
-static void cl_kunlock_after(void) { pthread_mutex_unlock(&cl_kmu); }
+/* fork() while another thread holds the kernels lock (K.mu) would leave the child's copy
+ * locked forever, as for the loader's mutex. K.mu is taken before the loader's lock
+ * (cl_device_prepare calls the loader under it), so its handler is registered after the
+ * loader's: prepare handlers run in reverse order of registration, so fork takes K.mu first,
+ * then the loader's. Foreign code run under this lock (cuInit, cuModuleLoadData, cuBLAS) that forks runs the
+ * handler on the thread that holds it: the handler leaves the lock alone then, as the loader's
+ * does (cudaload.c). */
+static _Thread_local int cl_klock_held_here, cl_kfork_skipped;
+static void cl_klock_prepare(void) {
+    if (cl_klock_held_here) {
+        cl_kfork_skipped = 1;
+        return;
+    }
+    pthread_mutex_lock(&K.mu);
+}
+static void cl_kunlock_after(void) {
+    if (cl_kfork_skipped) {
+        cl_kfork_skipped = 0;
+        return;
+    }
+    pthread_mutex_unlock(&K.mu);
+}
 static void cl_katfork_register(void) {
     cl_atfork_init();
     pthread_atfork(cl_klock_prepare, cl_kunlock_after, cl_kunlock_after);
 }
 static void cl_klock(void) {
-    pthread_once(&cl_katfork_once, cl_katfork_register);
-    pthread_mutex_lock(&cl_kmu);
+    pthread_once(&K.atfork_once, cl_katfork_register);
+    pthread_mutex_lock(&K.mu);
+    cl_klock_held_here = 1;
 }
-static void cl_kunlock(void) { pthread_mutex_unlock(&cl_kmu); }
+static void cl_kunlock(void) {
+    cl_klock_held_here = 0;
+    pthread_mutex_unlock(&K.mu);
+}
 
 cudaload_status cudaload_set_backend(cudaload_backend backend) {
     if (backend != CUDALOAD_BACKEND_AUTO && backend != CUDALOAD_BACKEND_BUNDLED && backend != CUDALOAD_BACKEND_CUBLAS) {
@@ -101,8 +104,8 @@ cudaload_status cudaload_set_backend(cudaload_backend backend) {
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     cl_klock();
-    cl_backend = backend;
-    cl_backend_from_env_done = 1; /* an explicit choice outranks the environment */
+    K.backend = backend;
+    K.backend_from_env_done = 1; /* an explicit choice outranks the environment */
     cl_kunlock();
     return CUDALOAD_OK;
 }
@@ -111,10 +114,10 @@ cudaload_status cudaload_set_backend(cudaload_backend backend) {
  * INVALID_OPTION, so it is never silently taken as auto); taken once, unless
  * cudaload_set_backend() chose first. */
 static void cl_backend_from_env(void) {
-    if (cl_backend_from_env_done) return;
-    cl_backend_from_env_done = 1;
+    if (K.backend_from_env_done) return;
+    K.backend_from_env_done = 1;
     int b = cl_config_backend();
-    if (b >= 0) cl_backend = (cudaload_backend)b;
+    if (b >= 0) K.backend = (cudaload_backend)b;
 }
 
 static const char *cl_cu_name(const cudaload_driver_table *d, CUresult r) {
@@ -219,11 +222,11 @@ static int cl_cu_permanent(CUresult r) {
     }
 }
 
-/* Gate and load the module on dev. Caller holds cl_kmu. The outcome is kept (k->checked)
+/* Gate and load the module on dev. Caller holds the kernels lock (K.mu). The outcome is kept (k->checked)
  * when it is OK or a permanent failure; a transient one (cl_cu_permanent) is reported to
  * this call and the next call prepares the device again. */
 static void cl_device_prepare(int dev) {
-    cl_device_kernels *k = &cl_dev[dev];
+    cl_device_kernels *k = &K.dev[dev];
     if (k->checked) return;
     /* a fresh attempt: nothing of a previous, transient failure is kept but the cuBLAS handle */
     free(k->error);
@@ -342,7 +345,7 @@ cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out
     } else if (device >= 0) {
         cl_klock();
         cl_device_prepare(device);
-        cl_device_kernels *k = &cl_dev[device];
+        cl_device_kernels *k = &K.dev[device];
         full.cc_major = k->cc_major;
         full.cc_minor = k->cc_minor;
         full.has_sass = k->has_sass;
@@ -360,9 +363,9 @@ static cudaload_status cl_choose(int dev, cudaload_backend *use, cl_device_kerne
     cl_klock();
     cudaload_status st = CUDALOAD_OK;
     cl_backend_from_env();
-    cudaload_backend want = cl_backend;
+    cudaload_backend want = K.backend;
     if (want != CUDALOAD_BACKEND_CUBLAS) cl_device_prepare(dev);
-    *k = &cl_dev[dev];
+    *k = &K.dev[dev];
     if (want == CUDALOAD_BACKEND_CUBLAS) {
         *use = CUDALOAD_BACKEND_CUBLAS;
     } else if ((*k)->status == CUDALOAD_OK) {

@@ -35,12 +35,7 @@ static const cl_symbol cl_cudart_symbols[] = {CUDALOAD_CUDART_SYMBOLS(CL_CUDART_
 static const cl_symbol cl_cublas_symbols[] = {CUDALOAD_CUBLAS_SYMBOLS(CL_CUBLAS_DESC)};
 static const cl_symbol cl_cublaslt_symbols[] = {CUDALOAD_CUBLASLT_SYMBOLS(CL_CUBLASLT_DESC)};
 
-/* The tables themselves: static, so zero before the first fill. */
-static cudaload_driver_table cl_driver_table;
-static cudaload_cudart_table cl_cudart_table;
-static cudaload_cublas_table cl_cublas_table;
-static cudaload_cublaslt_table cl_cublaslt_table;
-
+/* The tables themselves live in the context (cl_ctx.tables: zero before the first fill). */
 typedef struct cl_table_desc {
     const cl_symbol *symbols;
     size_t count;
@@ -48,31 +43,23 @@ typedef struct cl_table_desc {
     size_t size;
 } cl_table_desc;
 
-static const cl_table_desc cl_tables[CUDALOAD_LIB_COUNT_] = {
-    [CUDALOAD_LIB_DRIVER] = {cl_driver_symbols, sizeof cl_driver_symbols / sizeof(cl_symbol), &cl_driver_table,
-                             sizeof cl_driver_table},
-    [CUDALOAD_LIB_CUDART] = {cl_cudart_symbols, sizeof cl_cudart_symbols / sizeof(cl_symbol), &cl_cudart_table,
-                             sizeof cl_cudart_table},
+static const cl_table_desc cl_table_descs[CUDALOAD_LIB_COUNT_] = {
+    [CUDALOAD_LIB_DRIVER] = {cl_driver_symbols, sizeof cl_driver_symbols / sizeof(cl_symbol), &cl_ctx.tables.driver,
+                             sizeof cl_ctx.tables.driver},
+    [CUDALOAD_LIB_CUDART] = {cl_cudart_symbols, sizeof cl_cudart_symbols / sizeof(cl_symbol), &cl_ctx.tables.cudart,
+                             sizeof cl_ctx.tables.cudart},
     [CUDALOAD_LIB_CUBLASLT] = {cl_cublaslt_symbols, sizeof cl_cublaslt_symbols / sizeof(cl_symbol),
-                               &cl_cublaslt_table, sizeof cl_cublaslt_table},
-    [CUDALOAD_LIB_CUBLAS] = {cl_cublas_symbols, sizeof cl_cublas_symbols / sizeof(cl_symbol), &cl_cublas_table,
-                             sizeof cl_cublas_table},
+                               &cl_ctx.tables.cublaslt, sizeof cl_ctx.tables.cublaslt},
+    [CUDALOAD_LIB_CUBLAS] = {cl_cublas_symbols, sizeof cl_cublas_symbols / sizeof(cl_symbol), &cl_ctx.tables.cublas,
+                             sizeof cl_ctx.tables.cublas},
 };
-
-/* Scratch space as large as the largest table, aligned for function pointers. */
-typedef union cl_scratch {
-    cudaload_driver_table d;
-    cudaload_cudart_table r;
-    cudaload_cublas_table b;
-    cudaload_cublaslt_table l;
-} cl_scratch;
 
 cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
     /* a row without a typed table: its version call (cl_read_version) is all that is required */
     if ((unsigned)lib >= CUDALOAD_LIB_COUNT_) return CUDALOAD_OK;
-    const cl_table_desc *t = &cl_tables[lib];
-    static cl_scratch scratch; /* callers hold the init mutex */
-    memset(&scratch, 0, sizeof scratch);
+    const cl_table_desc *t = &cl_table_descs[lib];
+    /* callers hold the context's lock */
+    memset(&cl_ctx.tables.scratch, 0, sizeof cl_ctx.tables.scratch);
     size_t missing_optional = 0;
     for (size_t i = 0; i < t->count; i++) {
         const cl_symbol *s = &t->symbols[i];
@@ -88,35 +75,35 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
             cl_debug("  optional symbol %s absent: presence flag false", s->name);
             continue;
         }
-        memcpy((char *)&scratch + s->fn_offset, &p, sizeof p);
-        ((unsigned char *)&scratch)[s->has_offset] = 1;
+        memcpy((char *)&cl_ctx.tables.scratch + s->fn_offset, &p, sizeof p);
+        ((unsigned char *)&cl_ctx.tables.scratch)[s->has_offset] = 1;
     }
-    memcpy(t->table, &scratch, t->size);
+    memcpy(t->table, &cl_ctx.tables.scratch, t->size);
     cl_debug("  resolved %zu of %zu symbols (%zu optional absent)", t->count - missing_optional, t->count,
              missing_optional);
     return CUDALOAD_OK;
 }
 
 void cl_resolve_clear(cudaload_lib lib) {
-    if ((unsigned)lib < CUDALOAD_LIB_COUNT_) memset(cl_tables[lib].table, 0, cl_tables[lib].size);
+    if ((unsigned)lib < CUDALOAD_LIB_COUNT_) memset(cl_table_descs[lib].table, 0, cl_table_descs[lib].size);
 }
 
 size_t cl_symbol_count(cudaload_lib lib) {
-    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_tables[lib].count : 0;
+    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_table_descs[lib].count : 0;
 }
 
 int cl_symbol_info(cudaload_lib lib, size_t i, const char **name, int *required, int *present) {
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || i >= cl_tables[lib].count) return 0;
-    const cl_symbol *s = &cl_tables[lib].symbols[i];
+    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || i >= cl_table_descs[lib].count) return 0;
+    const cl_symbol *s = &cl_table_descs[lib].symbols[i];
     if (name) *name = s->name;
     if (required) *required = s->required;
-    if (present) *present = ((const unsigned char *)cl_tables[lib].table)[s->has_offset];
+    if (present) *present = ((const unsigned char *)cl_table_descs[lib].table)[s->has_offset];
     return 1;
 }
 
 int cl_symbol_present(cudaload_lib lib, const char *name) {
     if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || !name) return 0;
-    const cl_table_desc *t = &cl_tables[lib];
+    const cl_table_desc *t = &cl_table_descs[lib];
     for (size_t i = 0; i < t->count; i++)
         if (strcmp(t->symbols[i].name, name) == 0 || strcmp(t->symbols[i].macro_name, name) == 0)
             return ((const unsigned char *)t->table)[t->symbols[i].has_offset];
@@ -125,5 +112,5 @@ int cl_symbol_present(cudaload_lib lib, const char *name) {
 
 /* Accessors used by cudaload.c (which knows when each table is final). */
 const void *cl_table_ptr(cudaload_lib lib) {
-    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_tables[lib].table : NULL;
+    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_table_descs[lib].table : NULL;
 }

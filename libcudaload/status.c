@@ -109,18 +109,15 @@ void cl_info_copy_out(void *out, size_t out_size, const void *full, size_t full_
 
 /* ---- per-thread error text ---- */
 
-static pthread_key_t cl_error_key;
-static pthread_once_t cl_error_once = PTHREAD_ONCE_INIT;
-static int cl_error_key_ok;
-
-static void cl_error_key_make(void) { cl_error_key_ok = pthread_key_create(&cl_error_key, free) == 0; }
+/* the key lives in the context (cl_ctx.error_key); the strings it points to, per thread */
+static void cl_error_key_make(void) { cl_ctx.error_key_ok = pthread_key_create(&cl_ctx.error_key, free) == 0; }
 
 void cl_set_error(const char *text) {
-    pthread_once(&cl_error_once, cl_error_key_make);
-    if (!cl_error_key_ok) return;
-    char *old = pthread_getspecific(cl_error_key);
+    pthread_once(&cl_ctx.error_once, cl_error_key_make);
+    if (!cl_ctx.error_key_ok) return;
+    char *old = pthread_getspecific(cl_ctx.error_key);
     char *copy = text ? strdup(text) : NULL;
-    pthread_setspecific(cl_error_key, copy);
+    pthread_setspecific(cl_ctx.error_key, copy);
     free(old);
 }
 
@@ -135,18 +132,17 @@ void cl_set_errorf(const char *fmt, ...) {
 }
 
 const char *cudaload_last_error(void) {
-    pthread_once(&cl_error_once, cl_error_key_make);
-    if (!cl_error_key_ok) return "";
-    const char *s = pthread_getspecific(cl_error_key);
+    pthread_once(&cl_ctx.error_once, cl_error_key_make);
+    if (!cl_ctx.error_key_ok) return "";
+    const char *s = pthread_getspecific(cl_ctx.error_key);
     return s ? s : "";
 }
 
 /* ---- debug trace (CUDALOAD_DEBUG=1 or CUDALOAD_FLAG_DEBUG): the only place that prints ---- */
 
-int cl_debug_enabled;
 
 void cl_debug(const char *fmt, ...) {
-    if (!cl_debug_enabled) return;
+    if (!cl_ctx.debug) return;
     va_list ap;
     va_start(ap, fmt);
     flockfile(stderr);

@@ -34,9 +34,6 @@
 
 void (*cl_test_before_dlopen)(const char *path);
 
-/* Set (release) once a library's table is final, so the table accessors need no lock. */
-atomic_int cl_table_ready[CL_CATALOGUE_MAX];
-
 static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
 
 static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0; }
@@ -911,7 +908,7 @@ static cudaload_status cl_search(int lib) {
 }
 
 void cl_publish_table(int lib) {
-    if (lib >= 0 && lib < CL_CATALOGUE_MAX) atomic_store_explicit(&cl_table_ready[lib], 1, memory_order_release);
+    if (lib >= 0 && lib < CL_CATALOGUE_MAX) atomic_store_explicit(&G.table_ready[lib], 1, memory_order_release);
 }
 
 /* Ends a library's step: its status, its message when it failed, its table published. */
