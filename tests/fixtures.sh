@@ -4,11 +4,13 @@
 #   DIR/toolkit-cu13-wheel/nvidia/cu13/lib   the toolkit's libcudart.so.13 (copied) and
 #                                            libcublas/libcublasLt.so.13 (symlinked: ~600 MB)
 #   DIR/conda/lib, DIR/cudahome/lib64        the same three files, as a conda prefix and a CUDA_HOME
-#   DIR/venv-cu12                            a venv with nvidia-cuda-runtime-cu12, nvidia-cublas-cu12
-#                                            (site-packages/nvidia/cuda_runtime/lib, nvidia/cublas/lib)
-#   DIR/venv-cu13                            a venv with nvidia-cuda-runtime and nvidia-cublas (13.x,
-#                                            both in site-packages/nvidia/cu13/lib); the cuBLAS wheel
-#                                            (~450 MB) is skipped with FIXTURES_CU13_CUBLAS=0
+#   DIR/venv-cu12                            a venv with nvidia-cuda-runtime-cu12, nvidia-cublas-cu12,
+#                                            nvidia-nvjitlink-cu12 (site-packages/nvidia/cuda_runtime/lib,
+#                                            nvidia/cublas/lib, nvidia/nvjitlink/lib)
+#   DIR/venv-cu13                            a venv with nvidia-cuda-runtime, nvidia-nvjitlink and
+#                                            nvidia-cublas (13.x, all in site-packages/nvidia/cu13/lib);
+#                                            the cuBLAS wheel (~450 MB) is skipped with
+#                                            FIXTURES_CU13_CUBLAS=0
 #   DIR/bad/<kind>/lib/libcudart.so.13       broken candidates: empty, text, truncated ELF, a real
 #                                            library lacking the cudart symbols (missing-symbol),
 #                                            aarch64 and 32-bit ELF headers, a dangling symlink, a
@@ -85,8 +87,10 @@ make_venv() { # make_venv NAME PACKAGE...
     fi
     echo "$want" > "$marker"
 }
-cu12_pkgs=(nvidia-cuda-runtime-cu12 nvidia-cublas-cu12)
-cu13_pkgs=(nvidia-cuda-runtime)
+# nvJitLink (40-47 MB a wheel): a catalogue library beyond the runtime and cuBLAS, from the
+# registry in both layouts (tests/test_catalogue.c)
+cu12_pkgs=(nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 nvidia-nvjitlink-cu12)
+cu13_pkgs=(nvidia-cuda-runtime nvidia-nvjitlink)
 if [ "$cu13_cublas" = 1 ]; then cu13_pkgs+=(nvidia-cublas); fi
 make_venv venv-cu12 "${cu12_pkgs[@]}"
 make_venv venv-cu13 "${cu13_pkgs[@]}"
@@ -101,8 +105,10 @@ expect_files() { # expect_files WHAT FILE...: the wheel layout the tests (and li
     done
 }
 expect_files "CUDA 12 wheels" "$site12/nvidia/cuda_runtime/lib/libcudart.so.12" \
-    "$site12/nvidia/cublas/lib/libcublas.so.12" "$site12/nvidia/cublas/lib/libcublasLt.so.12"
-expect_files "CUDA 13 runtime wheel" "$site13/nvidia/cu13/lib/libcudart.so.13"
+    "$site12/nvidia/cublas/lib/libcublas.so.12" "$site12/nvidia/cublas/lib/libcublasLt.so.12" \
+    "$site12/nvidia/nvjitlink/lib/libnvJitLink.so.12"
+expect_files "CUDA 13 runtime and nvJitLink wheels" "$site13/nvidia/cu13/lib/libcudart.so.13" \
+    "$site13/nvidia/cu13/lib/libnvJitLink.so.13"
 if [ "$cu13_cublas" = 1 ]; then
     expect_files "CUDA 13 cuBLAS wheel" "$site13/nvidia/cu13/lib/libcublas.so.13" "$site13/nvidia/cu13/lib/libcublasLt.so.13"
 fi

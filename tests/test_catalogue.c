@@ -478,6 +478,34 @@ static void test_include_dir(void **state) {
     free(site);
 }
 
+/* NVIDIA's real nvJitLink wheels from PyPI, one per major, in the fixture venvs beside the
+ * runtime: CUDA 12's in nvidia/nvjitlink/lib, CUDA 13's in nvidia/cu13/lib; the version call
+ * confirms the major the directory told. */
+static void test_real_nvjitlink_wheels(void **state) {
+    (void)state;
+    static const struct {
+        const char *site_key, *dir;
+        int major;
+    } venvs[] = {{"VENV_CU12_SITE", "nvidia/nvjitlink/lib/libnvJitLink.so.12", 12},
+                 {"VENV_CU13_SITE", "nvidia/cu13/lib/libnvJitLink.so.13", 13}};
+    for (size_t v = 0; v < 2; v++) {
+        const char *site = th_fixture_env(venvs[v].site_key);
+        char want[PATH_MAX];
+        snprintf(want, sizeof want, "%s/%s", site, venvs[v].dir);
+        const char *roots[] = {site};
+        cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+        job j = {&o, {"nvJitLink"}, {"libnvJitLink.so"}, NULL, NULL, {NULL}};
+        const char *env[] = {driver_env, NULL};
+        th_result *r = th_result_new();
+        th_run(r, env, child_load, &j);
+        expect_taken("nvJitLink", want, CUDALOAD_SOURCE_CALLER);
+        assert_int_equal(S->lib[0].major, venvs[v].major);
+        assert_int_equal(S->lib[0].version / 1000, venvs[v].major);
+        assert_int_equal(S->lib[0].maps, 1);
+        th_result_free(r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_real_files),
@@ -490,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_one_major),
         cmocka_unit_test(test_cublaslt_loaded_alone_is_reused),
         cmocka_unit_test(test_include_dir),
+        cmocka_unit_test(test_real_nvjitlink_wheels),
     };
     return cmocka_run_group_tests_name("catalogue", tests, setup, NULL);
 }
