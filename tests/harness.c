@@ -479,6 +479,13 @@ const char *th_require_build(int fixtures) {
     return b;
 }
 
+const char *th_fake_driver_env(void) {
+    static char env[PATH_MAX + 64];
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!env[0] && b) snprintf(env, sizeof env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
+    return env;
+}
+
 int th_wait_or_kill(int pid, int timeout_s) {
     int st = 0, waited = 0;
     for (int i = 0; i < timeout_s * 10 && !(waited = waitpid(pid, &st, WNOHANG) == pid); i++) {

@@ -132,6 +132,10 @@ char *th_tmpdir(void);
  * after telling stderr to run the test through `make check`. For a group setup. */
 const char *th_require_build(int fixtures);
 
+/* "CUDALOAD_DRIVER_PATH=<build>/fake/libcuda.so.1": the fake driver for a scenario's env
+ * (static storage; needs CUDALOAD_TEST_BUILD). */
+const char *th_fake_driver_env(void);
+
 /* cudaload_options from cudaload_options_init(), with these roots, sources and flags. */
 cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, unsigned flags);
 void th_mkdirs(const char *path);

@@ -26,8 +26,8 @@
 
 #define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
 
-static char driver_env[PATH_MAX + 64];
-static char toolkit[PATH_MAX];
+static const char *driver_env; /* the fake driver (th_fake_driver_env) */
+static const char *toolkit;    /* the toolkit's library directory (fixtures.env) */
 
 /* What a child saw of up to 8 libraries, by name: in shared memory (the children are forks). */
 typedef struct seen_lib {
@@ -49,11 +49,9 @@ static seen *S;
 
 static int setup(void **state) {
     (void)state;
-    const char *b = th_require_build(1);
-    if (!b) return -1;
-    snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
-    const char *home = getenv("CUDA_HOME");
-    snprintf(toolkit, sizeof toolkit, "%s/targets/x86_64-linux/lib", home && home[0] ? home : "/usr/local/cuda");
+    if (!th_require_build(1)) return -1;
+    driver_env = th_fake_driver_env();
+    toolkit = th_fixture_env("CUDA_TOOLKIT_LIB");
     S = mmap(NULL, sizeof *S, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     return S == MAP_FAILED ? -1 : 0;
 }

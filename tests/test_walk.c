@@ -32,16 +32,14 @@
 
 #define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
 
-static char driver_env[PATH_MAX + 64];
-static char toolkit[PATH_MAX];
+static const char *driver_env; /* the fake driver (th_fake_driver_env) */
+static const char *toolkit;    /* the toolkit's library directory (fixtures.env) */
 
 static int setup(void **state) {
     (void)state;
-    const char *b = th_require_build(1);
-    if (!b) return -1;
-    snprintf(driver_env, sizeof driver_env, "CUDALOAD_DRIVER_PATH=%s/fake/libcuda.so.1", b);
-    const char *home = getenv("CUDA_HOME");
-    snprintf(toolkit, sizeof toolkit, "%s/targets/x86_64-linux/lib", home && home[0] ? home : "/usr/local/cuda");
+    if (!th_require_build(1)) return -1;
+    driver_env = th_fake_driver_env();
+    toolkit = th_fixture_env("CUDA_TOOLKIT_LIB");
     return 0;
 }
 
