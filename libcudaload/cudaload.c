@@ -459,12 +459,18 @@ cudaload_status cudaload_device_count(int *count) {
             } else if (r != CUDA_SUCCESS) {
                 g.devices_status = CUDALOAD_ERROR_CUDA;
                 cl_buf_printf(&b, "cuInit/cuDeviceGetCount failed: %s (%d)", name ? name : "unknown error", (int)r);
+                /* a transient error (out of memory, not ready, ...) is not kept: the next call
+                 * asks the driver again, as the kernels' preparation does */
+                if (!cl_cu_permanent(r)) g.devices_done = 0;
             } else {
                 g.devices_status = CUDALOAD_OK;
                 g.device_count = n;
             }
         }
-        if (g.devices_status != CUDALOAD_OK) g.devices_error = cl_strdup(cl_buf_str(&b));
+        if (g.devices_status != CUDALOAD_OK) {
+            free(g.devices_error); /* a transient failure's message, from an earlier call */
+            g.devices_error = cl_strdup(cl_buf_str(&b));
+        }
         cl_buf_free(&b);
     }
     if (st == CUDALOAD_OK) {

@@ -309,6 +309,11 @@ void cl_describe_failure(int lib, cl_buf *out);
 cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass_archs, int ptx_arch, int driver_version,
                                 int cc_major, int cc_minor, int *has_sass, int *would_jit, cl_buf *why);
 
+/* 1 when a CUDA error will not go away by asking again (no image for this GPU, invalid device,
+ * no device, not supported, the stub library, ...); 0 for a transient one (out of memory, not
+ * ready, launch timeout, unknown codes). What kernels.c and cudaload_device_count keep. */
+int cl_cu_permanent(CUresult r);
+
 /* The cuBLAS table for the SAXPY/SGEMM fallback: loads cuBLAS on first use and returns
  * cudaload_load_cublas()'s own status when it cannot be had (never a blanket NOT_FOUND). The
  * table type is in cudaload_tables.h, hence the struct tag. */

@@ -200,7 +200,7 @@ static cudaload_status cl_current_device(int *dev) {
  * mode), system or MPS server not ready, out of resources, and the errors this list does
  * not know. Remembering a transient failure would turn the bundled kernels off for the
  * life of the process; trying a permanent one again costs a driver call per SAXPY/SGEMM. */
-static int cl_cu_permanent(CUresult r) {
+int cl_cu_permanent(CUresult r) {
     switch (r) {
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:

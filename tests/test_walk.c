@@ -10,6 +10,7 @@
  *     cuDriverGetVersion, as a constructor or cuInit could) does not deadlock;
  *   - cuBLAS asked for after cudart failed is reported with cudart's status, not "not attempted";
  *   - a file swapped between its check and dlopen is refused (same device and inode);
+ *   - cudaload_device_count asks the driver again after a transient failure, keeps a permanent one;
  *   - every catalogue library of the toolkit: order, corrupt candidate, exact file, find-only.
  *
  * Assertions are on statuses, sources, reason codes and /proc/self/maps, not on text.
@@ -187,6 +188,33 @@ static void test_file_swapped_before_dlopen(void **state) {
     free(site);
 }
 
+/* cudaload_device_count: a transient cuInit failure is asked again on the next call, a
+ * permanent one is kept (the fake driver fails only its first cuInit). */
+static void child_device_count_twice(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    int n = -1;
+    r->user_int[0] = cudaload_device_count(&n);
+    r->user_int[1] = cudaload_device_count(&n);
+    r->user_int[2] = n;
+}
+
+static void test_device_count_retries_transient_errors(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *transient[] = {driver_env, "FAKE_CUDA_INIT_ERROR=2", "FAKE_CUDA_INIT_ERROR_COUNT=1", NULL}; /* OUT_OF_MEMORY */
+    const char *permanent[] = {driver_env, "FAKE_CUDA_INIT_ERROR=34", "FAKE_CUDA_INIT_ERROR_COUNT=1", NULL}; /* STUB_LIBRARY */
+    th_result *r = th_result_new();
+    th_run(r, transient, child_device_count_twice, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_CUDA);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 1);
+    th_run(r, permanent, child_device_count_twice, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_CUDA);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_CUDA);
+    th_result_free(r);
+}
+
 /* ---- per library of the toolkit: order, a corrupt candidate, the exact file, find-only ---- */
 
 typedef struct lib_case {
@@ -346,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_fork_in_foreign_code_under_the_lock),
         cmocka_unit_test(test_cublas_after_cudart_failed),
         cmocka_unit_test(test_file_swapped_before_dlopen),
+        cmocka_unit_test(test_device_count_retries_transient_errors),
         cmocka_unit_test(test_every_toolkit_library),
         cmocka_unit_test(test_dist_info_tells_the_major),
     };

@@ -14,7 +14,8 @@
  *   FAKE_CUDA_DEVICES     device count (default 1); 0 makes cuInit fail with
  *                         CUDA_ERROR_NO_DEVICE (100)
  *   FAKE_CUDA_CC          compute capability as "90" (9.0), "86", "120" or "8.6" (default 90)
- *   FAKE_CUDA_INIT_ERROR  a CUresult (int) for cuInit to return; unset or 0: normal behaviour
+ *   FAKE_CUDA_INIT_ERROR  a CUresult (int) for cuInit to return; unset or 0: normal behaviour;
+ *                         FAKE_CUDA_INIT_ERROR_COUNT > 0 limits it to the first N calls
  *   FAKE_CUDA_DEVICE_GET_DELAY_MS  cuDeviceGet sleeps this long first (a slow driver: lets a
  *                         test fork while another thread is inside libcudaload's kernel setup)
  *   FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS  cuDriverGetVersion sleeps this long first (lets a
@@ -97,10 +98,13 @@ static void delay_from_env(const char *name) {
     }
 }
 
+static atomic_int init_calls;
 CUresult CUDAAPI cuInit(unsigned int flags) {
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
     int forced = env_int("FAKE_CUDA_INIT_ERROR", 0);
-    if (forced) return (CUresult)forced;
+    int limit = env_int("FAKE_CUDA_INIT_ERROR_COUNT", 0); /* > 0: only the first N calls fail */
+    int n = atomic_fetch_add(&init_calls, 1) + 1;
+    if (forced && (limit <= 0 || n <= limit)) return (CUresult)forced;
     if (device_count() == 0) return CUDA_ERROR_NO_DEVICE;
     initialized = 1;
     return CUDA_SUCCESS;
