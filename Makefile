@@ -296,7 +296,7 @@ FUZZ_SRC     := $(filter-out libcudaload/kernels.c,$(LIB_SRC)) tools/probe_json.
 
 $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_SRC) $(HEADERS) tools/probe_json.h
 	@mkdir -p $(B)/fuzz
-	$(CLANG) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	$(CLANG) -std=c11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Iinclude -Ilibcudaload -Itools -isystem $(CUDA_INC) -o $@ $< $(FUZZ_SRC) -ldl -lpthread
 
 # Each target for FUZZ_SECONDS from its seeds (fuzz/seeds/<target>, plus real files: the

@@ -61,9 +61,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         cl_search_build_roots(&roots_out, &cfg, NULL);
         for (size_t i = 0; i < roots_out.n; i++) {
             if (roots_out.items[i].pub.path[0] != '/') __builtin_trap();
-            char *dirs[3];
-            size_t nd = cl_search_dirs(roots_out.items[i].pub.path, CUDALOAD_LIB_CUDART, 13, dirs);
-            for (size_t d = 0; d < nd; d++) free(dirs[d]);
+            /* every row's directories under the root: absolute, like the root */
+            for (size_t lib = 0; lib < cl_catalogue_count(); lib++) {
+                const cl_row *row = cl_row_at(lib);
+                for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+                    if (!row->flavor[f].soname) continue;
+                    char *dirs[CL_MAX_DIRS];
+                    size_t nd = cl_search_dirs(&roots_out.items[i], row, &row->flavor[f], dirs);
+                    for (size_t d = 0; d < nd; d++) {
+                        if (dirs[d][0] != '/') __builtin_trap();
+                        free(dirs[d]);
+                    }
+                }
+            }
         }
         cl_roots_free(&roots_out);
     }

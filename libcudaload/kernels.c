@@ -190,37 +190,6 @@ static cudaload_status cl_current_device(int *dev) {
     return CUDALOAD_OK;
 }
 
-/* Which failures of a device's preparation are remembered, and which are tried again on the
- * next call. Permanent: the answer depends only on this device, this driver and the fatbin,
- * so asking again gives it again -- no image for the GPU, PTX the driver cannot JIT, an
- * image or PTX it rejects, a kernel missing from it, a JIT that is absent or disabled, a bad
- * or unlicensed device, an operation the device or system does not support or permit, a
- * stub or mismatched driver. Every other CUresult is transient and tried again on the next
- * call: out of memory, not ready, launch timeout, device busy or unavailable (exclusive
- * mode), system or MPS server not ready, out of resources, and the errors this list does
- * not know. Remembering a transient failure would turn the bundled kernels off for the
- * life of the process; trying a permanent one again costs a driver call per SAXPY/SGEMM. */
-int cl_cu_permanent(CUresult r) {
-    switch (r) {
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
-    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_INVALID_PTX:
-    case CUDA_ERROR_INVALID_IMAGE:
-    case CUDA_ERROR_INVALID_SOURCE:
-    case CUDA_ERROR_NOT_FOUND:
-    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
-    case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_NO_DEVICE:
-    case CUDA_ERROR_DEVICE_NOT_LICENSED:
-    case CUDA_ERROR_NOT_SUPPORTED:
-    case CUDA_ERROR_NOT_PERMITTED:
-    case CUDA_ERROR_STUB_LIBRARY:
-    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return 1;
-    default: return 0;
-    }
-}
 
 /* Gate and load the module on dev. Caller holds the kernels lock (K.mu). The outcome is kept (k->checked)
  * when it is OK or a permanent failure; a transient one (cl_cu_permanent) is reported to
