@@ -147,8 +147,8 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_report.c) is shared with the Python package's extension (python-shim).
-PROBE_SRC  := tools/cudaload-probe.c tools/probe_report.c tools/probe_json.c
-$(PROBE): $(PROBE_SRC) tools/probe_report.h tools/probe_json.h $(STATIC) include/cudaload.h include/cudaload_tables.h
+PROBE_SRC  := tools/cudaload-probe.c $(wildcard tools/probe_*.c)
+$(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h include/cudaload_tables.h
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 
