@@ -525,7 +525,7 @@ static void test_find_only_system_search(void **state) {
     done(&o);
     const char *args_text[] = {"--find-only", NULL};
     run_expect(&o, env, args_text, 0);
-    ASSERT_TEXT(&o, "cublasLt found libcublasLt.so.13, from system");
+    ASSERT_TEXT(&o, "cublasLt found libcublasLt.so.13 (CUDA 13), from system");
     if (strstr(o.text, "not attempted")) fail_msg("a library not attempted:\n%s", o.text);
     done(&o);
     free(found);
@@ -932,13 +932,17 @@ static void test_json_types(void **state) {
               "true");
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
-    ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) >= {\"status\", \"path\", \"soname\", \"source\", \"already_loaded\", "
-                  "\"version\", \"candidates\"} for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) == {\"status\", \"status_code\", \"soname\", \"major\", \"source\", "
+                  "\"already_loaded\", \"branch\", \"path\", \"version\", \"candidates\", \"fixes\"} "
+                  "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "[type(d[\"libraries\"][k][\"major\"]) is int and d[\"libraries\"][k][\"fixes\"] == [] "
+                  "for k in (\"cudart\", \"cublasLt\", \"cublas\")]", "[true, true, true]");
     ASSERT_JQ(&o, "all(d[\"libraries\"][k][\"status\"] in (\"loaded\", \"found\", \"not_found\", \"error\") and "
                   "d[\"libraries\"][k][\"path\"].startswith(\"/\") and type(d[\"libraries\"][k][\"version\"]) is int "
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
-    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason\"} and c[\"result\"] in "
-                  "(\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
+    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason_code\", \"reason\"} "
+                  "and c[\"result\"] in (\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
+                  "and (c[\"reason_code\"] in (\"TAKEN\", \"REUSED\", \"FOUND\")) == (c[\"result\"] == \"taken\") "
                   "for k in d[\"libraries\"] if k != \"nvrtc\" for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"driver\"][\"cuda_version\"]) is int", "true");
@@ -963,7 +967,91 @@ static void test_json_types(void **state) {
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\") for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
     done(&o);
+    /* a library that failed carries the advisor's fixes as data: without a driver, the wheels
+     * of both majors for the runtime, the driver's installation for the driver */
+    const char *env3[] = {"CUDALOAD_SOURCES=caller", "CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", NULL};
+    run_probe(&o, env3, args2);
+    ASSERT_JQ(&o, "all(set(f) == {\"kind\", \"major\", \"branch\", \"packages\", \"requirements\", \"setting\"} and "
+                  "f[\"kind\"] in (\"pip_install\", \"upgrade_driver\", \"install_driver\", \"check_setting\") and "
+                  "(f[\"kind\"] != \"pip_install\" or (type(f[\"major\"]) is int and len(f[\"packages\"]) == len(f[\"requirements\"]) > 0)) "
+                  "for k in d[\"libraries\"] if k != \"nvrtc\" for f in d[\"libraries\"][k][\"fixes\"])", "true");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"]) for f in d[\"libraries\"][\"cudart\"][\"fixes\"]]",
+              "[[\"pip_install\", 13], [\"pip_install\", 12]]");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"setting\"]) for f in d[\"libraries\"][\"cuda\"][\"fixes\"]]",
+              "[[\"check_setting\", \"CUDALOAD_DRIVER_PATH\"]]");
+    done(&o);
     free(empty);
+}
+
+/* Runs Python code on a JSON report and a text report of the same set-up (sys.argv[1], [2]);
+ * its first line of output. */
+static char *py_on_reports(const run_out *json, const run_out *text, const char *code) {
+    char script[64] = "/tmp/cudaload-probe-py-XXXXXX", cmd[256];
+    int fd = mkstemp(script);
+    assert_true(fd >= 0);
+    assert_true(write(fd, code, strlen(code)) == (ssize_t)strlen(code));
+    close(fd);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s", script, json->path, text->path);
+    FILE *p = popen(cmd, "r");
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    int st = pclose(p);
+    unlink(script);
+    if (st != 0) fail_msg("python3 failed on the reports:\n%s", buf);
+    buf[strcspn(buf, "\n")] = 0;
+    return buf;
+}
+
+/* The text and the JSON report show a library from one field list (tools/probe_fields.c):
+ * whatever the JSON says of a library and of each candidate listed is in the text too (the
+ * state, SONAME, CUDA major, source, path; each candidate's path, source, reason code and
+ * reason), whether it was taken, skipped for a corrupt file, for the driver, or not found. */
+static const char text_has_json[] =
+    "import json, sys\n"
+    "d = json.load(open(sys.argv[1]))\n"
+    "t = ' '.join(open(sys.argv[2]).read().split())\n"
+    "missing = []\n"
+    "for name, l in d['libraries'].items():\n"
+    "    if 'candidates' not in l:\n"
+    "        continue\n"
+    "    ok = l['status'] in ('loaded', 'found')\n"
+    "    want = [name]\n"
+    "    if ok:\n"
+    "        want += [l['status'] + ' ' + l['soname'], l['path'], 'from ' + l['source']]\n"
+    "        want += ['(CUDA %d)' % l['major']] if l['major'] else []\n"
+    "        want += ['(already loaded)'] if l['already_loaded'] else []\n"
+    "        want += ['branch ' + l['branch']] if l['branch'] else []\n"
+    "    else:\n"
+    "        want.append('(' + l['status_code'] + ')')\n"
+    "    for c in l['candidates'] if not (ok and len(l['candidates']) == 1) else []:\n"
+    "        reason = ' '.join(c['reason'].split())\n"
+    "        want += [(c['path'] or c['soname']), '[' + c['source'] + ']', reason]\n"
+    "        want += [c['reason_code'] + ': ' + reason] if c['result'] == 'skipped' else []\n"
+    "    missing += [name + ': ' + w for w in want if w not in t]\n"
+    "print(json.dumps(missing))\n";
+
+static void test_text_and_json_agree(void **state) {
+    (void)state;
+    const char *env13[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *env12[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
+    const char *const *envs[] = {env13, env12};
+    for (size_t i = 0; i < 2; i++) {
+        const char *json_args[] = {"--json", "--root", arg_root("bad/truncated/lib"), "--root", arg_root("toolkit-cu13-wheel"),
+                                   "--lib", "cufft", NULL};
+        run_out j, t;
+        run_probe(&j, envs[i], json_args);
+        run_probe(&t, envs[i], json_args + 1);
+        assert_int_equal(j.code, t.code);
+        /* the set-ups have what they are for: a candidate skipped, a library taken, one not found */
+        ASSERT_JQ(&j, "[c[\"reason_code\"] for c in d[\"libraries\"][\"cudart\"][\"candidates\"]]",
+                  i == 0 ? "[\"FILE_UNUSABLE\", \"TAKEN\"]" : "[\"DRIVER_TOO_OLD\", \"DRIVER_TOO_OLD\"]");
+        ASSERT_JQ(&j, "d[\"libraries\"][\"cufft\"][\"status\"]", "not_found");
+        const char *missing = py_on_reports(&j, &t, text_has_json);
+        if (strcmp(missing, "[]") != 0) fail_msg("the text lacks what the JSON says: %s\n%s", missing, t.text);
+        done(&j);
+        done(&t);
+    }
 }
 
 /* The build flags for the CUDA 12 wheels: the include dirs hold the headers, the link form
@@ -1032,6 +1120,7 @@ int main(void) {
         cmocka_unit_test(test_colour_only_on_terminal),
         cmocka_unit_test(test_find_only_loads_nothing),
         cmocka_unit_test(test_json_types),
+        cmocka_unit_test(test_text_and_json_agree),
         cmocka_unit_test(test_build_flags_cu12),
         cmocka_unit_test(test_no_device_hints),
         cmocka_unit_test(test_find_only_system_search),

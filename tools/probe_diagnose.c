@@ -40,9 +40,22 @@ static const char *pip_cublas(int major) {
     "(VIRTUAL_ENV), or run, with that environment's python3: `cudaload-probe --root \"$(python3 -c " \
     "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')\"`"
 
+/* A pip requirement for package, from the fix of lib for a CUDA major: pinned to that major
+ * ("nvidia-cublas==13.*") when the name does not say it (no -cuNN suffix) and the package's own
+ * version is the CUDA version: the runtime's and cuBLAS's wheels (nvidia-cuda-runtime 13.0.96,
+ * nvidia-cublas 13.1.0.3). cuFFT's (12.x in CUDA 13) and the -cuNN wheels are not pinned. */
+void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n) {
+    size_t len = strlen(package), d = len;
+    while (d > 0 && package[d - 1] >= '0' && package[d - 1] <= '9') d--;
+    int suffixed = d < len && d >= 3 && strncmp(package + d - 3, "-cu", 3) == 0;
+    int cuda_versioned = lib == CUDALOAD_LIB_CUDART || lib == CUDALOAD_LIB_CUBLASLT || lib == CUDALOAD_LIB_CUBLAS;
+    if (major > 0 && !suffixed && cuda_versioned) snprintf(out, n, "%s==%d.*", package, major);
+    else snprintf(out, n, "%s", package);
+}
+
 /* The CUDA major of the driver (13 for cuDriverGetVersion 13000), 0 when no driver is loaded. */
 static int driver_major(const probe *p) {
-    const cudaload_library_info *d = &p->lib[CUDALOAD_LIB_DRIVER];
+    const cudaload_library_info *d = LIB(p, CUDALOAD_LIB_DRIVER);
     return d->status == CUDALOAD_OK && d->loaded && d->version > 0 ? d->version / 1000 : 0;
 }
 
@@ -68,12 +81,12 @@ static const char *lib_reason(const cudaload_library_info *l) {
  * The library's generic fix lines are replaced by ones that know the driver's version. */
 void probe_diagnose(probe *p) {
     int dmaj = driver_major(p);
-    const cudaload_library_info *drv = &p->lib[CUDALOAD_LIB_DRIVER], *rt = &p->lib[CUDALOAD_LIB_CUDART];
+    const cudaload_library_info *drv = LIB(p, CUDALOAD_LIB_DRIVER), *rt = LIB(p, CUDALOAD_LIB_CUDART);
     char dver[64] = "";
     if (dmaj) snprintf(dver, sizeof dver, "CUDA %d.%d", drv->version / 1000, drv->version % 1000 / 10);
     static const cudaload_lib order[] = {CUDALOAD_LIB_CUDART, CUDALOAD_LIB_CUBLASLT, CUDALOAD_LIB_CUBLAS, CUDALOAD_LIB_DRIVER};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
-        const cudaload_library_info *l = &p->lib[order[k]];
+        const cudaload_library_info *l = LIB(p, order[k]);
         if (l->status == CUDALOAD_OK || l->status == CUDALOAD_ERROR_NOT_ATTEMPTED) continue;
         const char *why = lib_reason(l);
         if (why && strncmp(why, "skipped: ", 9) == 0) why += 9;
@@ -130,9 +143,9 @@ void probe_diagnose(probe *p) {
     }
     /* a cuBLAS taken with no cublasLt located for it (the library reports none): libcublas
      * cannot load without it, so it is a problem, not a silent "not attempted" */
-    if (p->lib[CUDALOAD_LIB_CUBLAS].status == CUDALOAD_OK && p->lib[CUDALOAD_LIB_CUBLASLT].status == CUDALOAD_ERROR_NOT_ATTEMPTED)
+    if (LIB(p, CUDALOAD_LIB_CUBLAS)->status == CUDALOAD_OK && LIB(p, CUDALOAD_LIB_CUBLASLT)->status == CUDALOAD_ERROR_NOT_ATTEMPTED)
         probe_note(p->problems, &p->n_problems, "cublasLt: not located, while cublas was (%s): libcublas cannot be loaded "
-             "without it", p->lib[CUDALOAD_LIB_CUBLAS].path);
+             "without it", LIB(p, CUDALOAD_LIB_CUBLAS)->path);
     if (!p->find_only && drv->status == CUDALOAD_OK && p->dev_status != CUDALOAD_OK &&
         p->dev_status != CUDALOAD_ERROR_NOT_ATTEMPTED) {
         probe_note(p->problems, &p->n_problems, "devices: %s", p->dev_error[0] ? p->dev_error : cudaload_status_string(p->dev_status));
@@ -169,11 +182,11 @@ void probe_diagnose(probe *p) {
 
 int probe_exit_code_of(const probe *p) {
     int extra_missing = 0;
-    for (size_t i = CUDALOAD_LIB_COUNT_; i < p->n_libs; i++) extra_missing |= p->lib[i].status != CUDALOAD_OK;
-    if (p->lib[CUDALOAD_LIB_CUDART].status != CUDALOAD_OK || p->lib[CUDALOAD_LIB_CUBLASLT].status != CUDALOAD_OK ||
-        p->lib[CUDALOAD_LIB_CUBLAS].status != CUDALOAD_OK || extra_missing)
+    for (size_t i = CUDALOAD_LIB_COUNT_; i < p->n_libs; i++) extra_missing |= LIB(p, i)->status != CUDALOAD_OK;
+    if (LIB(p, CUDALOAD_LIB_CUDART)->status != CUDALOAD_OK || LIB(p, CUDALOAD_LIB_CUBLASLT)->status != CUDALOAD_OK ||
+        LIB(p, CUDALOAD_LIB_CUBLAS)->status != CUDALOAD_OK || extra_missing)
         return PROBE_EXIT_LIB_MISSING;
-    if (p->lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK || (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))
+    if (LIB(p, CUDALOAD_LIB_DRIVER)->status != CUDALOAD_OK || (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))
         return PROBE_EXIT_NO_GPU;
     if (p->selftest_attempted && (!p->saxpy.pass || !p->sgemm.pass || p->saxpy.error[0] || p->sgemm.error[0]))
         return PROBE_EXIT_SELFTEST;

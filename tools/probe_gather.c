@@ -69,7 +69,7 @@ static void origin_rel_of(const probe *p, const char *dir, char *out, size_t n) 
 }
 
 static void build_flags(probe *p) {
-    const cudaload_library_info *rt = &p->lib[CUDALOAD_LIB_CUDART], *bl = &p->lib[CUDALOAD_LIB_CUBLAS];
+    const cudaload_library_info *rt = LIB(p, CUDALOAD_LIB_CUDART), *bl = LIB(p, CUDALOAD_LIB_CUBLAS);
     if (rt->status != CUDALOAD_OK) return;
     int have_bl = bl->status == CUDALOAD_OK && bl->path;
     include_dir_for(rt->path, "cuda_runtime_api.h", p->include_dirs[0], PATH_MAX);
@@ -95,7 +95,7 @@ static void build_flags(probe *p) {
  * the runtime taken (same directory: CUDA 13 wheels, toolkits, conda) or in the CUDA 12
  * wheel layout (site-packages/nvidia/cuda_nvrtc/lib). */
 static void find_nvrtc(probe *p) {
-    const cudaload_library_info *rt = &p->lib[CUDALOAD_LIB_CUDART];
+    const cudaload_library_info *rt = LIB(p, CUDALOAD_LIB_CUDART);
     if (rt->status != CUDALOAD_OK || !rt->major) return;
     char dir[PATH_MAX], name[32], cand[PATH_MAX + 64];
     dirname_of(rt->path, dir, sizeof dir);
@@ -131,7 +131,7 @@ static int other_writers(const struct stat *st, char *by, size_t n, const char *
  * replace another user's file, so only its files are judged. */
 static void check_writable(probe *p) {
     for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
-        const cudaload_library_info *l = &p->lib[i];
+        const cudaload_library_info *l = LIB(p, i);
         if (l->status != CUDALOAD_OK || !l->path) continue;
         char dir[PATH_MAX], by[320];
         const char *who;
@@ -144,7 +144,7 @@ static void check_writable(probe *p) {
         char holding[128] = "", other[PATH_MAX];
         int first = 1;
         for (int j = 0; j < CUDALOAD_LIB_COUNT_; j++) {
-            const cudaload_library_info *m = &p->lib[j];
+            const cudaload_library_info *m = LIB(p, j);
             if (m->status != CUDALOAD_OK || !m->path) continue;
             dirname_of(m->path, other, sizeof other);
             if (strcmp(other, dir) != 0) continue;
@@ -220,7 +220,7 @@ static void check_ld_library_path(probe *p) {
         int shadowing = 0;
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
             if (!file_exists(d, names[i].name)) continue;
-            const cudaload_library_info *taken = &p->lib[names[i].lib];
+            const cudaload_library_info *taken = LIB(p, names[i].lib);
             const char *took = taken->status == CUDALOAD_OK ? taken->path : NULL;
             char file[PATH_MAX + 64];
             snprintf(file, sizeof file, "%s/%s", d, names[i].name);
@@ -330,16 +330,12 @@ static void gather_devices(probe *p) {
 }
 
 void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra) {
-    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
-        p->lib[i].size = sizeof p->lib[i];
-        cudaload_get_library_info((cudaload_lib)i, &p->lib[i]);
-    }
+    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) probe_lib_fill((cudaload_lib)i, &p->lib[i]);
     p->n_libs = CUDALOAD_LIB_COUNT_;
     for (size_t i = 0; i < n_extra && p->n_libs < PROBE_MAX_LIBS; i++) {
-        if ((int)extra[i] < CUDALOAD_LIB_COUNT_) continue; /* the core four are always there */
-        cudaload_library_info *l = &p->lib[p->n_libs++];
-        l->size = sizeof *l;
-        cudaload_get_library_info(extra[i], l);
+        int seen = (int)extra[i] < CUDALOAD_LIB_COUNT_; /* the core four are always there */
+        for (size_t j = CUDALOAD_LIB_COUNT_; !seen && j < p->n_libs; j++) seen = LIB(p, j)->lib == extra[i];
+        if (!seen) probe_lib_fill(extra[i], &p->lib[p->n_libs++]);
     }
     p->roots = cudaload_roots(&p->n_roots);
     p->kinfo.size = sizeof p->kinfo;

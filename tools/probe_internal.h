@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "cudaload.h"
+#include "probe_fields.h"
 #include "probe_report.h"
 
 #define SCHEMA_VERSION 1
@@ -45,7 +46,7 @@ struct probe_report {
     int find_only, selftest, color, code;
     cudaload_status init_status;
     char init_error[16384];
-    cudaload_library_info lib[PROBE_MAX_LIBS]; /* the core four, then the libraries asked for */
+    probe_lib lib[PROBE_MAX_LIBS]; /* the core four (by their ids), then the libraries asked for */
     size_t n_libs;
     const cudaload_root *roots;
     size_t n_roots;
@@ -71,6 +72,9 @@ struct probe_report {
 };
 typedef struct probe_report probe;
 
+/* The info of library i of the report (for the core four, i is the id: CUDALOAD_LIB_CUDART). */
+#define LIB(p, i) (&(p)->lib[i].info)
+
 /* probe_gather.c */
 extern const char *const probe_env_names[];
 extern const size_t probe_n_env_names;
@@ -83,6 +87,7 @@ void probe_selftest(probe *p);
 /* probe_diagnose.c */
 void probe_note(char **list, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *probe_pip_pair(int major);
+void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n);
 const cudaload_root *probe_wheel_root(const probe *p);
 void probe_diagnose(probe *p);
 int probe_exit_code_of(const probe *p);

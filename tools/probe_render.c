@@ -20,20 +20,6 @@ static const char *c_on(const probe *p, const char *code) { return p->color ? co
 #define YELLOW "\033[33m"
 #define RESET "\033[0m"
 
-static const char *lib_state(const cudaload_library_info *l) {
-    if (l->status == CUDALOAD_OK) return l->loaded ? "loaded" : "found";
-    if (l->status == CUDALOAD_ERROR_NOT_FOUND || l->status == CUDALOAD_ERROR_NOT_ATTEMPTED) return "not_found";
-    return "error";
-}
-
-static void print_version(const cudaload_library_info *l, char *buf, size_t n) {
-    if (l->version <= 0) snprintf(buf, n, l->status == CUDALOAD_OK && !l->loaded ? "version not read (not loaded)" : "version unknown");
-    else if (l->lib == CUDALOAD_LIB_CUBLAS || l->lib == CUDALOAD_LIB_CUBLASLT)
-        snprintf(buf, n, "%d.%d.%d", l->version / 10000, l->version / 100 % 100, l->version % 100);
-    else
-        snprintf(buf, n, "CUDA %d.%d (%d)", l->version / 1000, l->version % 1000 / 10, l->version);
-}
-
 /* ---- 80-column layout ---- */
 
 #define WIDTH 80
@@ -193,8 +179,99 @@ static void flag_block(FILE *o, const char *label, char *const *items, int n) {
 
 static void heading(FILE *o, const probe *p, const char *title) { fprintf(o, "\n%s%s%s\n", c_on(p, BOLD), title, c_on(p, RESET)); }
 
+/* Whether NVRTC is one of the libraries reported (--lib nvrtc): then it is not also reported
+ * as the optional library found beside the runtime. */
+static int nvrtc_reported(const probe *p) {
+    for (size_t i = CUDALOAD_LIB_COUNT_; i < p->n_libs; i++)
+        if (LIB(p, i)->name && strcmp(LIB(p, i)->name, "nvrtc") == 0) return 1;
+    return 0;
+}
+
+/* ---- a library, from its fields (probe_fields.c) ---- */
+
+/* One piece of a line: printed whole (a path: never broken) or as words wrapped at its
+ * blanks; in colour or not. */
+typedef struct unit {
+    const char *s;
+    int whole;
+    const char *colour;
+} unit;
+
+/* Prints prefix, then the units, wrapped to WIDTH columns with continuation lines indented by
+ * indent. A whole unit wider than what is left of a line starts a line of its own; a unit
+ * that begins with ',' follows the one before it without a blank. */
+static void put_units(FILE *o, const probe *p, const char *prefix, int indent, const unit *u, size_t n) {
+    size_t col = vis_width(prefix, strlen(prefix));
+    fputs(prefix, o);
+    int at_start = 1;
+    for (size_t k = 0; k < n; k++) {
+        int glue = u[k].s[0] == ',';
+        for (const char *s = u[k].s; *s;) {
+            if (!u[k].whole && *s == ' ') {
+                s++;
+                continue;
+            }
+            size_t len = u[k].whole ? strlen(s) : strcspn(s, " ");
+            size_t w = text_width(s, len);
+            if (!glue && col + (at_start ? 0 : 1) + w > WIDTH && col > (size_t)indent) {
+                fprintf(o, "\n%*s", indent, "");
+                col = (size_t)indent, at_start = 1;
+            }
+            if (!at_start && !glue) fputc(' ', o), col++;
+            if (u[k].colour) fputs(c_on(p, u[k].colour), o);
+            put_text(o, s, len);
+            if (u[k].colour) fputs(c_on(p, RESET), o);
+            col += w, at_start = 0, glue = 0, s += len;
+        }
+    }
+    fputc('\n', o);
+}
+
+/* What the text shows of field f: its show() words, else its value when a string. */
+static const char *shown(const probe_field *f, const probe_lib *l, size_t item, char *buf, size_t n) {
+    if (f->show) return f->show(l, item, buf, n);
+    probe_value v = f->get(l, item, buf, n);
+    return v.type == PV_STR && v.s ? v.s : "";
+}
+
+#define MAX_FIELDS 24
+
+/* A library (depth 0) or one of its items (depth 1: a candidate), by the fields' text slots:
+ * the head line (the library's name, or the item's mark, then the HEAD fields), then a
+ * paragraph for each LINE field (with the CONT fields after it), and the ITEMS blocks. */
+static void text_fields(FILE *o, const probe *p, const probe_lib *l, const probe_field *fields, size_t item, int depth) {
+    char buf[MAX_FIELDS][1024], prefix[64];
+    unit head[MAX_FIELDS], para[MAX_FIELDS];
+    size_t nh = 0, np = 0;
+    const char *mark = "", *colour = l->info.status == CUDALOAD_OK ? GREEN : RED;
+    int indent = depth ? 14 : 12;
+    for (size_t i = 0; fields[i].key && i < MAX_FIELDS; i++) {
+        const probe_field *f = &fields[i];
+        if (f->text != PROBE_TEXT_HEAD && f->text != PROBE_TEXT_MARK) continue;
+        const char *s = shown(f, l, item, buf[i], sizeof buf[i]);
+        if (f->text == PROBE_TEXT_MARK) mark = s;
+        else if (*s) head[nh++] = (unit){s, f->whole, f->colour ? colour : NULL};
+    }
+    if (depth) snprintf(prefix, sizeof prefix, "%12s%s ", "", mark);
+    else snprintf(prefix, sizeof prefix, "  %-9s ", l->info.name ? l->info.name : "?");
+    put_units(o, p, prefix, indent, head, nh);
+    snprintf(prefix, sizeof prefix, "%*s", indent, "");
+    for (size_t i = 0; fields[i].key && i < MAX_FIELDS; i++) {
+        const probe_field *f = &fields[i];
+        if ((f->text == PROBE_TEXT_LINE || f->text == PROBE_TEXT_ITEMS) && np) put_units(o, p, prefix, indent, para, np), np = 0;
+        if (f->text == PROBE_TEXT_LINE || f->text == PROBE_TEXT_CONT) {
+            const char *s = shown(f, l, item, buf[i], sizeof buf[i]);
+            if (*s) para[np++] = (unit){s, f->whole, NULL};
+        } else if (f->text == PROBE_TEXT_ITEMS && *shown(f, l, item, buf[i], sizeof buf[i])) {
+            probe_value v = f->get(l, item, buf[i], sizeof buf[i]);
+            for (long long k = 0; v.type == PV_ITEMS && k < v.i; k++) text_fields(o, p, l, f->items, (size_t)k, depth + 1);
+        }
+    }
+    if (np) put_units(o, p, prefix, indent, para, np);
+}
+
 static void text_build(FILE *o, const probe *p) {
-    const cudaload_library_info *rt = &p->lib[CUDALOAD_LIB_CUDART], *bl = &p->lib[CUDALOAD_LIB_CUBLAS];
+    const cudaload_library_info *rt = LIB(p, CUDALOAD_LIB_CUDART), *bl = LIB(p, CUDALOAD_LIB_CUBLAS);
     int have_bl = bl->status == CUDALOAD_OK && bl->soname;
     char *items[4];
     int n = 0;
@@ -248,37 +325,11 @@ static void text_report(FILE *o, const probe *p, int code) {
     else fprintf(o, "      (the system search is scoped out by CUDALOAD_SOURCES)\n");
 
     heading(o, p, "Libraries");
-    for (size_t i = 0; i < p->n_libs; i++) {
-        const cudaload_library_info *l = &p->lib[i];
-        int ok = l->status == CUDALOAD_OK;
-        char prefix[160];
-        snprintf(prefix, sizeof prefix, "  %-9s %s%s%s ", l->name, c_on(p, ok ? GREEN : RED),
-                 ok ? lib_state(l) : cudaload_status_string(l->status), c_on(p, RESET));
-        if (ok) {
-            char v[64];
-            print_version(l, v, sizeof v);
-            snprintf(buf, sizeof buf, "%s, from %s%s%s%s", l->soname, cudaload_source_name(l->source),
-                     l->already_loaded ? " (already loaded)" : "", l->driver_branch ? ", branch " : "",
-                     l->driver_branch ? l->driver_branch : "");
-            wrap(o, prefix, 12, buf);
-            fprintf(o, "            %s\n            %s\n", tx(l->path), v);
-        } else {
-            snprintf(buf, sizeof buf, "(%s)", cudaload_status_name(l->status));
-            wrap(o, prefix, 12, buf);
-        }
-        for (size_t c = 0; c < l->n_candidates; c++) {
-            const cudaload_candidate *cd = &l->candidates[c];
-            if (ok && l->n_candidates == 1) break; /* the one taken is shown above */
-            const char *path = tx(cd->path), *src = cudaload_source_name(cd->source);
-            /* the source goes to a line of its own when the path leaves no room for it */
-            int fits = 14 + vis_width(path, strlen(path)) + 3 + strlen(src) <= WIDTH;
-            fprintf(o, "            %s %s%s[%s]\n", cd->result == CUDALOAD_OK ? "+" : "-", path,
-                    fits ? " " : "\n              ", src);
-            wrap(o, "              ", 14, cd->reason);
-        }
+    for (size_t i = 0; i < p->n_libs; i++) text_fields(o, p, &p->lib[i], probe_lib_fields, 0, 0);
+    if (!nvrtc_reported(p)) {
+        fprintf(o, "  %-9s %s\n", "nvrtc", p->nvrtc[0] ? "found (optional; not loaded)" : "not found (optional)");
+        if (p->nvrtc[0]) fprintf(o, "            %s\n", tx(p->nvrtc));
     }
-    fprintf(o, "  %-9s %s\n", "nvrtc", p->nvrtc[0] ? "found (optional; not loaded)" : "not found (optional)");
-    if (p->nvrtc[0]) fprintf(o, "            %s\n", tx(p->nvrtc));
 
     heading(o, p, "Devices");
     if (p->dev_status == CUDALOAD_ERROR_NOT_ATTEMPTED) fprintf(o, "  not queried (find-only)\n");
@@ -320,7 +371,7 @@ static void text_report(FILE *o, const probe *p, int code) {
     }
     if (!any) fprintf(o, "  (no variable that steers the search is set)\n");
 
-    if (p->lib[CUDALOAD_LIB_CUDART].status == CUDALOAD_OK && p->lib_dirs[0][0]) text_build(o, p);
+    if (LIB(p, CUDALOAD_LIB_CUDART)->status == CUDALOAD_OK && p->lib_dirs[0][0]) text_build(o, p);
 
     if (p->selftest_attempted) {
         heading(o, p, "Self-test");
@@ -366,6 +417,40 @@ static void json_test(pj_writer *w, const test_result *t) {
     pj_end_object(w);
 }
 
+/* A library (or one of its items) as a JSON object, from its fields (probe_fields.c). */
+static void json_fields(pj_writer *w, const probe_field *fields, const probe_lib *l, size_t item) {
+    pj_begin_object(w);
+    for (const probe_field *f = fields; f->key; f++) {
+        char buf[4096];
+        probe_value v = f->get(l, item, buf, sizeof buf);
+        pj_key(w, f->key);
+        switch (v.type) {
+        case PV_NULL: pj_null(w); break;
+        case PV_STR: pj_string(w, v.s); break;
+        case PV_INT: pj_int(w, v.i); break;
+        case PV_BOOL: pj_bool(w, (int)v.i); break;
+        case PV_WORDS:
+            pj_begin_array(w);
+            for (const char *s = v.s; *s;) {
+                size_t len = strcspn(s, " ");
+                char word[512];
+                snprintf(word, sizeof word, "%.*s", (int)len, s);
+                if (len) pj_string(w, word);
+                s += len;
+                if (*s) s++;
+            }
+            pj_end_array(w);
+            break;
+        case PV_ITEMS:
+            pj_begin_array(w);
+            for (long long k = 0; k < v.i; k++) json_fields(w, f->items, l, (size_t)k);
+            pj_end_array(w);
+            break;
+        }
+    }
+    pj_end_object(w);
+}
+
 static void json_report(FILE *out, const probe *p, int code) {
     pj_writer w = {.out = out};
     pj_begin_object(&w);
@@ -386,43 +471,17 @@ static void json_report(FILE *out, const probe *p, int code) {
     pj_end_array(&w);
     pj_key(&w, "libraries"), pj_begin_object(&w);
     for (size_t i = 0; i < p->n_libs; i++) {
-        const cudaload_library_info *l = &p->lib[i];
-        int ok = l->status == CUDALOAD_OK;
-        pj_key(&w, l->name), pj_begin_object(&w);
-        pj_key(&w, "status"), pj_string(&w, lib_state(l));
-        pj_key(&w, "status_code"), pj_string(&w, cudaload_status_name(l->status));
-        pj_key(&w, "path"), pj_string(&w, ok ? l->path : NULL);
-        pj_key(&w, "soname"), pj_string(&w, ok ? l->soname : NULL);
-        pj_key(&w, "source"), pj_string(&w, ok ? cudaload_source_name(l->source) : NULL);
-        pj_key(&w, "already_loaded"), pj_bool(&w, l->already_loaded);
-        pj_key(&w, "major"), l->major ? pj_int(&w, l->major) : pj_null(&w);
-        pj_key(&w, "version"), l->version > 0 ? pj_int(&w, l->version) : pj_null(&w);
-        pj_key(&w, "candidates"), pj_begin_array(&w);
-        for (size_t c = 0; c < l->n_candidates; c++) {
-            /* a system-search attempt has no path: the library names it "<SONAME> (system search)" */
-            const char *cp = l->candidates[c].path;
-            int absolute = cp && cp[0] == '/';
-            char soname[128] = "";
-            if (!absolute && cp) snprintf(soname, sizeof soname, "%.*s", (int)strcspn(cp, " "), cp);
-            pj_begin_object(&w);
-            pj_key(&w, "path"), pj_string(&w, absolute ? cp : NULL);
-            pj_key(&w, "soname"), pj_string(&w, absolute ? NULL : soname);
-            pj_key(&w, "source"), pj_string(&w, cudaload_source_name(l->candidates[c].source));
-            pj_key(&w, "result"), pj_string(&w, l->candidates[c].result == CUDALOAD_OK ? "taken" : "skipped");
-            pj_key(&w, "status_code"), pj_string(&w, cudaload_status_name(l->candidates[c].result));
-            pj_key(&w, "reason"), pj_string(&w, l->candidates[c].reason);
-            pj_key(&w, "reason_code"), pj_string(&w, l->details ? cudaload_reason_name(l->details[c].reason) : NULL);
-            pj_end_object(&w);
-        }
-        pj_end_array(&w);
+        pj_key(&w, LIB(p, i)->name);
+        json_fields(&w, probe_lib_fields, &p->lib[i], 0);
+    }
+    if (!nvrtc_reported(p)) { /* NVRTC beside the runtime, when --lib did not ask for it */
+        pj_key(&w, "nvrtc"), pj_begin_object(&w);
+        pj_key(&w, "status"), pj_string(&w, p->nvrtc[0] ? "found" : "not_found");
+        pj_key(&w, "path"), pj_string(&w, p->nvrtc[0] ? p->nvrtc : NULL);
         pj_end_object(&w);
     }
-    pj_key(&w, "nvrtc"), pj_begin_object(&w);
-    pj_key(&w, "status"), pj_string(&w, p->nvrtc[0] ? "found" : "not_found");
-    pj_key(&w, "path"), pj_string(&w, p->nvrtc[0] ? p->nvrtc : NULL);
     pj_end_object(&w);
-    pj_end_object(&w);
-    const cudaload_library_info *drv = &p->lib[CUDALOAD_LIB_DRIVER];
+    const cudaload_library_info *drv = LIB(p, CUDALOAD_LIB_DRIVER);
     pj_key(&w, "driver"), pj_begin_object(&w);
     pj_key(&w, "cuda_version"), drv->version > 0 ? pj_int(&w, drv->version) : pj_null(&w);
     pj_key(&w, "branch"), pj_string(&w, drv->driver_branch);

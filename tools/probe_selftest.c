@@ -175,7 +175,7 @@ out:
 void probe_selftest(probe *p) {
     const cudaload_cudart_table *rt = cudaload_cudart();
     if (p->selftest && !p->find_only && p->dev_status == CUDALOAD_OK && p->ndev > 0 && rt &&
-        p->lib[CUDALOAD_LIB_CUBLAS].status == CUDALOAD_OK) {
+        LIB(p, CUDALOAD_LIB_CUBLAS)->status == CUDALOAD_OK) {
         p->selftest_attempted = 1;
         selftest_saxpy(rt, &p->saxpy);
         selftest_sgemm(rt, &p->sgemm);
