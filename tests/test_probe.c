@@ -269,11 +269,34 @@ static void test_wheels_missing(void **state) {
     ASSERT_JQ(&o, "d[\"problems\"][0].startswith(\"cudart: library not found\")", "true");
     ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"`pip install \\\"nvidia-cuda-runtime==13.*\\\" \\\"nvidia-cublas==13.*\\\"`\")",
               "true");
+    /* the advisor's fixes, merged: the runtime's package and, for cuBLAS (not searched without
+     * a runtime), its package of the same major */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"libraries\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cuda-runtime==13.*\", \"nvidia-cublas==13.*\"], [\"cudart\", \"cublasLt\", \"cublas\"], true]]");
+    ASSERT_JQ(&o, "[f[\"packages\"] for f in d[\"libraries\"][\"cudart\"][\"fixes\"]]",
+              "[[\"nvidia-cuda-runtime\"], [\"nvidia-cuda-runtime-cu12\"]]");
     done(&o);
-    /* a CUDA 12 driver: the CUDA 12 wheels */
+    /* a CUDA 12 driver: the CUDA 12 wheels only (it cannot run CUDA 13's) */
     const char *env12[] = {fake_driver, "FAKE_CUDA_VERSION=12080", "CUDALOAD_SOURCES=caller", NULL};
-    run_expect(&o, env12, args, 1);
-    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.8;");
+    run_expect(&o, env12, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 12, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"], true]]");
+    ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"`pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12`\")", "true");
+    done(&o);
+    /* a CUDA 11 driver runs no wheel: the newest, after a driver upgrade */
+    const char *env11[] = {fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env11, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, false]]");
+    ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"upgrade the NVIDIA driver\")", "true");
+    done(&o);
+    /* no driver to ask: both majors, the newest first */
+    const char *env0[] = {"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env0, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cuda-runtime==13.*\", \"nvidia-cublas==13.*\"], null], "
+              "[\"pip_install\", 12, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"], null], "
+              "[\"check_setting\", null, null, null]]");
     done(&o);
     free(empty);
 }
@@ -284,14 +307,23 @@ static void test_cu13_only_with_cu12_driver(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_out o;
-    run_expect(&o, env, args, 1);
-    ASSERT_TEXT(&o, "cudart: the CUDA driver is too old for the libraries found: CUDA 13 runtime needs a CUDA 13 "
-                    "driver (branch >= 580); this driver supports CUDA 12.4");
-    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.4), or "
-                    "upgrade the NVIDIA driver to branch >= 580 for CUDA 13");
+    const char *args_json[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env, args_json, 1);
+    ASSERT_JQ(&o, "[d[\"libraries\"][\"cudart\"][\"status_code\"]] + [c[\"reason_code\"] for c in "
+                  "d[\"libraries\"][\"cudart\"][\"candidates\"]]", "[\"CUDALOAD_ERROR_DRIVER_TOO_OLD\", \"DRIVER_TOO_OLD\"]");
+    ASSERT_JQ(&o, "d[\"problems\"][0].startswith(\"cudart: \")", "true");
+    /* the CUDA 12 wheels, which this driver runs, or a driver for CUDA 13 */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"branch\"], f[\"requirements\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 12, null, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"]], "
+              "[\"upgrade_driver\", 13, 580, null]]");
     /* the bundled kernels need CUDA 13 too (when built): said, with the fallback */
-    if (!strstr(o.text, "built without nvcc"))
-        ASSERT_TEXT(&o, "device 0: the bundled kernels need a newer driver (branch >= 580)");
+    if (strcmp(jq(&o, "d[\"kernels\"][\"built\"]"), "true") == 0) {
+        ASSERT_JQ(&o, "d[\"devices\"][0][\"kernels_status\"]", "CUDALOAD_ERROR_DRIVER_TOO_OLD");
+        ASSERT_JQ(&o, "any(w.startswith(\"device 0: \") and \"cuBLAS\" in w for w in d[\"warnings\"])", "true");
+    }
+    done(&o);
+    run_expect(&o, env, args, 1);
+    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12");
     done(&o);
 }
 
@@ -301,11 +333,13 @@ static void test_driver_too_old_for_cu12(void **state) {
     const char *args[] = {"--root", th_fixture_env("VENV_CU12_SITE"), NULL};
     run_out o;
     run_expect(&o, env, args, 1);
-    ASSERT_TEXT(&o, "CUDA 12 runtime needs a CUDA 12 driver (branch >= 525); this driver supports CUDA 11.8");
-    ASSERT_TEXT(&o, "fix: upgrade the NVIDIA driver: it runs CUDA 11.8, and libcudaload needs CUDA 12 (branch >= 525) "
-                    "or CUDA 13 (branch >= 580)");
     /* no pip command: no wheel libcudaload loads can run on a CUDA 11 driver */
     if (strstr(o.text, "pip install")) fail_msg("a pip fix for a CUDA 11 driver:\n%s", o.text);
+    done(&o);
+    const char *args_json[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
+    run_expect(&o, env, args_json, 1);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status_code\"]", "CUDALOAD_ERROR_DRIVER_TOO_OLD");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"branch\"]) for f in d[\"fix_plan\"]]", "[[\"upgrade_driver\", 12, 525]]");
     done(&o);
 }
 
@@ -443,6 +477,35 @@ static void test_ld_library_path_taken_from_it(void **state) {
     done(&o);
     free(dir);
     free(empty);
+}
+
+/* The SONAMEs looked for in LD_LIBRARY_PATH are the catalogue's, for every library reported:
+ * a cuFFT there is warned about when --lib cufft reports it (taken from nowhere else here),
+ * and not otherwise. */
+static void test_ld_library_path_any_library(void **state) {
+    (void)state;
+    char *dir = th_tmpdir(), llp[PATH_MAX + 32], src[PATH_MAX], dst[PATH_MAX + 32], want[2 * PATH_MAX];
+    snprintf(src, sizeof src, "%s/libcufft.so.12", th_fixture_env("CUDA_TOOLKIT_LIB"));
+    snprintf(dst, sizeof dst, "%s/libcufft.so.12", dir);
+    th_symlink(src, dst);
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp, NULL};
+    const char *args[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), "--lib", "cufft", NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cufft\"][\"status_code\"]", "CUDALOAD_ERROR_NOT_FOUND");
+    snprintf(want, sizeof want, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w] == [\"LD_LIBRARY_PATH puts %s first for "
+             "every program that loads CUDA by SONAME (torch, cupy, ctypes), while libcudaload took no cufft\"]", dst);
+    ASSERT_JQ(&o, want, "true");
+    /* its pip package, of the runtime's major (no pin: cuFFT's own version is not CUDA's) */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cufft\"]]]");
+    done(&o);
+    const char *args_core[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env, args_core, 2);
+    ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w]", "[]");
+    done(&o);
+    free(dir);
 }
 
 /* The warning and its fix say what was taken (conda, CUDA_HOME), never "the wheels" when no
@@ -928,7 +991,8 @@ static void test_json_types(void **state) {
     run_expect(&o, env, args, 3); /* the fake device cannot run the self-test */
     ASSERT_JQ(&o, "sorted(d.keys()) == sorted([\"schema_version\", \"cudaload_version\", \"exit_code\", \"find_only\", "
                   "\"init_status\", \"system_search\", \"roots\", \"libraries\", \"driver\", \"devices\", \"devices_status\", "
-                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\"])",
+                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\", "
+                  "\"fix_plan\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
@@ -1093,9 +1157,12 @@ static void test_no_device_hints(void **state) {
     done(&o);
     /* a driver override that names no file */
     const char *env2[] = {"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL};
-    run_expect(&o, env2, args, 2);
-    ASSERT_TEXT(&o, "cuda: an explicitly given library file cannot be used: No such file or directory");
-    ASSERT_TEXT(&o, "fix: unset the CUDALOAD_*_PATH or CUDALOAD_PATH variable that names the file refused for cuda");
+    const char *args_json[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env2, args_json, 2);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"status_code\"]", "CUDALOAD_ERROR_OVERRIDE_UNUSABLE");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"setting\"], f[\"libraries\"]) for f in d[\"fix_plan\"]]",
+              "[[\"check_setting\", \"CUDALOAD_DRIVER_PATH\", [\"cuda\"]]]");
+    ASSERT_JQ(&o, "any(\"`unset CUDALOAD_DRIVER_PATH`\" in f for f in d[\"fixes\"])", "true");
     done(&o);
 }
 
@@ -1126,6 +1193,7 @@ int main(void) {
         cmocka_unit_test(test_find_only_system_search),
         cmocka_unit_test(test_ld_library_path_same_file),
         cmocka_unit_test(test_ld_library_path_taken_from_it),
+        cmocka_unit_test(test_ld_library_path_any_library),
         cmocka_unit_test(test_ld_library_path_wording),
         cmocka_unit_test(test_link_flags_split),
         cmocka_unit_test(test_hostile_path_c1),

@@ -9,7 +9,6 @@
 
 #include "cudaload_tables.h"
 
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +71,11 @@ static void build_flags(probe *p) {
     const cudaload_library_info *rt = LIB(p, CUDALOAD_LIB_CUDART), *bl = LIB(p, CUDALOAD_LIB_CUBLAS);
     if (rt->status != CUDALOAD_OK) return;
     int have_bl = bl->status == CUDALOAD_OK && bl->path;
-    include_dir_for(rt->path, "cuda_runtime_api.h", p->include_dirs[0], PATH_MAX);
-    if (have_bl && !include_dir_for(bl->path, "cublas_v2.h", p->include_dirs[1], PATH_MAX))
+    cudaload_catalogue_info rc = {.size = sizeof rc}, bc = {.size = sizeof bc};
+    if (cudaload_catalogue_entry(CUDALOAD_LIB_CUDART, &rc) == CUDALOAD_OK && rc.header)
+        include_dir_for(rt->path, rc.header, p->include_dirs[0], PATH_MAX);
+    if (have_bl && (cudaload_catalogue_entry(CUDALOAD_LIB_CUBLAS, &bc) != CUDALOAD_OK || !bc.header ||
+                    !include_dir_for(bl->path, bc.header, p->include_dirs[1], PATH_MAX)))
         p->include_dirs[1][0] = 0;
     if (p->include_dirs[1][0] && strcmp(p->include_dirs[0], p->include_dirs[1]) == 0) p->include_dirs[1][0] = 0;
     char *rdir = p->lib_dirs[0], *bdir = p->lib_dirs[1];
@@ -91,59 +93,60 @@ static void build_flags(probe *p) {
     if (bdir[0]) snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -Wl,-rpath,%s", bdir);
 }
 
-/* NVRTC is optional and libcudaload does not load it: report a libnvrtc.so.<major> next to
- * the runtime taken (same directory: CUDA 13 wheels, toolkits, conda) or in the CUDA 12
- * wheel layout (site-packages/nvidia/cuda_nvrtc/lib). */
+/* The index of major in a catalogue row's flavors, or -1. */
+static int flavor_of(const cudaload_catalogue_info *c, int major) {
+    for (int k = 0; k < c->n_majors; k++)
+        if (c->majors[k] == major) return k;
+    return -1;
+}
+
+/* NVRTC is optional and not loaded for the report (a search would be final for the process):
+ * its file of the runtime's CUDA major (the catalogue's row) next to the runtime taken (CUDA 13
+ * wheels, toolkits, conda), or in its own wheel directory of the site-packages the runtime's
+ * wheel is in (CUDA 12: nvidia/cuda_nvrtc/lib beside nvidia/cuda_runtime/lib). */
 static void find_nvrtc(probe *p) {
     const cudaload_library_info *rt = LIB(p, CUDALOAD_LIB_CUDART);
-    if (rt->status != CUDALOAD_OK || !rt->major) return;
-    char dir[PATH_MAX], name[32], cand[PATH_MAX + 64];
+    cudaload_lib nv;
+    cudaload_catalogue_info cn = {.size = sizeof cn}, cr = {.size = sizeof cr};
+    if (rt->status != CUDALOAD_OK || !rt->major || !rt->path || cudaload_lib_by_name("nvrtc", &nv) != CUDALOAD_OK ||
+        cudaload_catalogue_entry(nv, &cn) != CUDALOAD_OK || cudaload_catalogue_entry(CUDALOAD_LIB_CUDART, &cr) != CUDALOAD_OK)
+        return;
+    int k = flavor_of(&cn, rt->major), kr = flavor_of(&cr, rt->major);
+    if (k < 0) return;
+    char dir[PATH_MAX], cand[2 * PATH_MAX];
     dirname_of(rt->path, dir, sizeof dir);
-    snprintf(name, sizeof name, "libnvrtc.so.%d", rt->major);
-    snprintf(cand, sizeof cand, "%s/%s", dir, name);
-    if (access(cand, F_OK) != 0) snprintf(cand, sizeof cand, "%s/../../cuda_nvrtc/lib/%s", dir, name);
+    snprintf(cand, sizeof cand, "%s/%s", dir, cn.sonames[k]);
+    size_t dl = strlen(dir), wl = kr >= 0 && cr.wheel_dirs[kr] ? strlen(cr.wheel_dirs[kr]) : 0;
+    if (access(cand, F_OK) != 0 && wl && cn.wheel_dirs[k] && dl > wl && dir[dl - wl - 1] == '/' &&
+        strcmp(dir + dl - wl, cr.wheel_dirs[kr]) == 0)
+        snprintf(cand, sizeof cand, "%.*s/%s/%s", (int)(dl - wl - 1), dir, cn.wheel_dirs[k], cn.sonames[k]);
     char *real = access(cand, F_OK) == 0 ? realpath(cand, NULL) : NULL;
     if (real) snprintf(p->nvrtc, sizeof p->nvrtc, "%s", real);
     free(real);
 }
 
-/* Who besides its owner may write a file or directory of status st, in words for the
- * warnings: by every user (o+w: *by "every user", *who "anyone"), else by its group (g+w:
- * *by "its group, group 27 (sudo)", *who "every member of that group"). 0 when nobody else
- * may. */
-static int other_writers(const struct stat *st, char *by, size_t n, const char **who) {
-    if (st->st_mode & S_IWOTH) {
-        snprintf(by, n, "every user");
-        *who = "anyone";
-        return 1;
-    }
-    if (!(st->st_mode & S_IWGRP)) return 0;
-    struct group *g = getgrgid(st->st_gid);
-    if (g && g->gr_name) snprintf(by, n, "its group, group %u (%s)", (unsigned)st->st_gid, g->gr_name);
-    else snprintf(by, n, "its group, group %u", (unsigned)st->st_gid); /* no name for it (no NSS entry) */
-    *who = "every member of that group";
-    return 1;
-}
+/* ---- the environment checks: facts, which probe_diagnose.c words ---- */
 
-/* A library (or its directory) that other users may write to can be replaced under the
- * program that loads it: by every user (o+w), or by every member of its group (g+w). A
- * warning, not a refusal (docs/security.md). A sticky directory (/tmp-like) lets nobody
- * replace another user's file, so only its files are judged. */
+static int others_may_write(const struct stat *st) { return (st->st_mode & (S_IWOTH | S_IWGRP)) != 0; }
+
+/* Every library file taken that users other than its owner may write (o+w or g+w), and every
+ * directory holding one, once, with the libraries taken from it: either can be replaced under
+ * the program that loads it (docs/security.md). A sticky directory (/tmp-like) lets nobody
+ * replace another user's file, so only its files count. */
 static void check_writable(probe *p) {
-    for (int i = 0; i < CUDALOAD_LIB_COUNT_; i++) {
+    for (size_t i = 0; i < p->n_libs; i++) {
         const cudaload_library_info *l = LIB(p, i);
         if (l->status != CUDALOAD_OK || !l->path) continue;
-        char dir[PATH_MAX], by[320];
-        const char *who;
+        char dir[PATH_MAX], other[PATH_MAX], holding[512] = "";
         dirname_of(l->path, dir, sizeof dir);
         struct stat fs, ds;
-        if (stat(l->path, &fs) == 0 && other_writers(&fs, by, sizeof by, &who))
-            probe_note(p->warnings, &p->n_warnings, "%s is writable by %s (mode %03o): %s can replace the code this process "
-                 "runs", l->path, by, (unsigned)(fs.st_mode & 0777), who);
-        /* a directory once, naming every library taken from it */
-        char holding[128] = "", other[PATH_MAX];
-        int first = 1;
-        for (int j = 0; j < CUDALOAD_LIB_COUNT_; j++) {
+        if (stat(l->path, &fs) == 0 && others_may_write(&fs) && p->n_writable < (int)(sizeof p->writable / sizeof p->writable[0])) {
+            writable_file *w = &p->writable[p->n_writable++];
+            snprintf(w->path, sizeof w->path, "%s", l->path);
+            w->is_dir = 0, w->mode = (unsigned)fs.st_mode & 0777, w->gid = (unsigned)fs.st_gid;
+        }
+        int first = 1; /* the directory once, naming every library taken from it */
+        for (size_t j = 0; j < p->n_libs; j++) {
             const cudaload_library_info *m = LIB(p, j);
             if (m->status != CUDALOAD_OK || !m->path) continue;
             dirname_of(m->path, other, sizeof other);
@@ -152,15 +155,19 @@ static void check_writable(probe *p) {
             size_t hl = strlen(holding);
             snprintf(holding + hl, sizeof holding - hl, "%s%s", hl ? ", " : "", m->name);
         }
-        if (first && stat(dir, &ds) == 0 && !(ds.st_mode & S_ISVTX) && other_writers(&ds, by, sizeof by, &who))
-            probe_note(p->warnings, &p->n_warnings, "%s (holding %s) is writable by %s (mode %03o): %s can put another "
-                 "library there", dir, holding, by, (unsigned)(ds.st_mode & 0777), who);
+        if (first && stat(dir, &ds) == 0 && !(ds.st_mode & S_ISVTX) && others_may_write(&ds) &&
+            p->n_writable < (int)(sizeof p->writable / sizeof p->writable[0])) {
+            writable_file *w = &p->writable[p->n_writable++];
+            snprintf(w->path, sizeof w->path, "%s", dir);
+            snprintf(w->holding, sizeof w->holding, "%s", holding);
+            w->is_dir = 1, w->mode = (unsigned)ds.st_mode & 0777, w->gid = (unsigned)ds.st_gid;
+        }
     }
 }
 
 /* Appends s to out (of size n, holding len bytes) quoted for a POSIX shell when it holds
  * anything but plain path characters. */
-static size_t shell_word(char *out, size_t n, size_t len, const char *s) {
+size_t probe_shell_word(char *out, size_t n, size_t len, const char *s) {
     int plain = s[0] != 0;
     for (const char *c = s; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._:+-,=@%", *c)) plain = 0;
@@ -169,22 +176,6 @@ static size_t shell_word(char *out, size_t n, size_t len, const char *s) {
     for (const char *c = s; *c; c++)
         len += (size_t)snprintf(out + len, len < n ? n - len : 0, *c == '\'' ? "'\\''" : "%c", *c);
     return len + (size_t)snprintf(out + len, len < n ? n - len : 0, "'");
-}
-
-/* What libcudaload took, in words for the LD_LIBRARY_PATH warning and its fix; NULL when it
- * took nothing. */
-static const char *taken_words(const cudaload_library_info *l) {
-    if (l->status != CUDALOAD_OK || !l->path) return NULL;
-    switch (l->source) {
-    case CUDALOAD_SOURCE_CALLER:
-    case CUDALOAD_SOURCE_SELF:
-    case CUDALOAD_SOURCE_VENV: return "the pip wheels";
-    case CUDALOAD_SOURCE_CONDA: return "the conda environment's copy";
-    case CUDALOAD_SOURCE_CUDA_HOME: return "the CUDA_HOME/CUDA_PATH toolkit";
-    case CUDALOAD_SOURCE_OVERRIDE: return "the copy the CUDALOAD_* override names";
-    case CUDALOAD_SOURCE_LOADED: return "the copy already loaded in the process";
-    default: return "the copy libcudaload took";
-    }
 }
 
 /* Whether two paths name the same file, symbolic links resolved (0 when either is missing). */
@@ -196,90 +187,41 @@ static int same_file(const char *a, const char *b) {
     return same;
 }
 
-/* LD_LIBRARY_PATH dirs holding a CUDA runtime, cublasLt or cuBLAS that is not the very file
- * libcudaload took: every program that loads CUDA by SONAME (torch, cupy, ctypes) takes
- * those first. A name there that resolves to the file taken (a symlink to it) shadows
- * nothing. The fix removes just those directories: LD_LIBRARY_PATH often also names the
- * driver's (in containers). */
+/* What LD_LIBRARY_PATH holds of the libraries reported: each directory, and in it each SONAME
+ * the catalogue gives a reported library (every CUDA major of its row; the driver-like rows
+ * left out: the driver's directory in LD_LIBRARY_PATH is how containers provide it), noting
+ * whether the file is the very one libcudaload took. Every program that loads CUDA by SONAME
+ * (torch, cupy, ctypes) takes such a file first. */
 static void check_ld_library_path(probe *p) {
     const char *llp = getenv("LD_LIBRARY_PATH");
-    if (!llp || !llp[0]) return;
-    char *copy = strdup(llp), *save = NULL;
-    if (!copy) return;
-    char *bad[64], *keep[64];
-    int n_bad = 0, n_keep = 0;
-    const char *fix_words = NULL; /* what the first shadowed library was taken from */
-    int fix_any = 0;
-    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        static const struct {
-            const char *name;
-            cudaload_lib lib;
-        } names[] = {{"libcudart.so.13", CUDALOAD_LIB_CUDART},     {"libcudart.so.12", CUDALOAD_LIB_CUDART},
-                     {"libcublasLt.so.13", CUDALOAD_LIB_CUBLASLT}, {"libcublasLt.so.12", CUDALOAD_LIB_CUBLASLT},
-                     {"libcublas.so.13", CUDALOAD_LIB_CUBLAS},     {"libcublas.so.12", CUDALOAD_LIB_CUBLAS}};
-        int shadowing = 0;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            if (!file_exists(d, names[i].name)) continue;
-            const cudaload_library_info *taken = LIB(p, names[i].lib);
-            const char *took = taken->status == CUDALOAD_OK ? taken->path : NULL;
-            char file[PATH_MAX + 64];
-            snprintf(file, sizeof file, "%s/%s", d, names[i].name);
-            int same = took && same_file(file, took);
-            if (same && taken->source == CUDALOAD_SOURCE_SYSTEM) {
-                probe_note(p->warnings, &p->n_warnings,
-                     "%s was taken from LD_LIBRARY_PATH (%s), by the system search: no wheel, conda or "
-                     "CUDA_HOME copy was found before it", names[i].name, d);
-                const cudaload_root *w = probe_wheel_root(p);
-                if (w)
-                    probe_note(p->fixes, &p->n_fixes, "to use pip wheels instead, install them into the environment of %s: "
-                         "`%s`, then take %s out of LD_LIBRARY_PATH", w->path, probe_pip_pair(taken->major), d);
-            } else if (!same) {
-                const char *words = taken_words(taken);
-                if (words)
-                    probe_note(p->warnings, &p->n_warnings,
-                         "LD_LIBRARY_PATH puts %s ahead of %s for every program that loads CUDA by SONAME (torch, "
-                         "cupy, ctypes), while libcudaload took %s", file, words, took);
-                else
-                    probe_note(p->warnings, &p->n_warnings,
-                         "LD_LIBRARY_PATH puts %s first for every program that loads CUDA by SONAME (torch, cupy, "
-                         "ctypes), while libcudaload took no %s", file, taken->name);
-                if (!fix_any) fix_words = words, fix_any = 1;
-                shadowing = 1;
+    if (!llp || !llp[0] || !(p->llp = strdup(llp))) return;
+    char *save = NULL;
+    for (char *d = strtok_r(p->llp, ":", &save); d && p->n_llp_dirs < MAX_LLP; d = strtok_r(NULL, ":", &save)) {
+        int di = p->n_llp_dirs++;
+        p->llp_dirs[di] = d;
+        for (size_t i = 0; i < p->n_libs; i++) {
+            const cudaload_library_info *l = LIB(p, i);
+            cudaload_catalogue_info c = {.size = sizeof c};
+            if (cudaload_catalogue_entry(l->lib, &c) != CUDALOAD_OK || c.driver_like) continue;
+            for (int k = 0; k < c.n_majors && k < 2; k++) {
+                if (!c.sonames[k] || (k && c.sonames[0] && strcmp(c.sonames[k], c.sonames[0]) == 0)) continue;
+                if (!file_exists(d, c.sonames[k]) || p->n_llp_hits >= MAX_LLP) continue;
+                llp_hit *h = &p->llp_hits[p->n_llp_hits++];
+                h->dir = di, h->lib = i;
+                snprintf(h->file, sizeof h->file, "%s/%s", d, c.sonames[k]);
+                h->same = l->status == CUDALOAD_OK && l->path && same_file(h->file, l->path);
             }
         }
-        if (shadowing && n_bad < 64) bad[n_bad++] = d;
-        else if (!shadowing && n_keep < 64) keep[n_keep++] = d;
     }
-    if (n_bad) {
-        char rest[8192] = "", cmd[8192 + 64], why[128];
-        size_t len = 0;
-        for (int i = 0; i < n_keep; i++) {
-            if (i) len += (size_t)snprintf(rest + len, len < sizeof rest ? sizeof rest - len : 0, ":");
-            len = shell_word(rest, sizeof rest, len, keep[i]);
-        }
-        if (n_keep) snprintf(cmd, sizeof cmd, "export LD_LIBRARY_PATH=%s", rest);
-        else snprintf(cmd, sizeof cmd, "unset LD_LIBRARY_PATH");
-        /* worded by what libcudaload took: wheels, conda, CUDA_HOME, ... */
-        if (fix_words) snprintf(why, sizeof why, "so every program takes %s, as libcudaload did", fix_words);
-        else snprintf(why, sizeof why, "so it no longer puts a CUDA copy first");
-        probe_note(p->fixes, &p->n_fixes, "`%s` (%s %s%s) %s", cmd, n_keep ? "the same without" : "it names only", bad[0],
-             n_bad > 1 ? " and the other directories warned about" : "", why);
-    }
-    free(copy);
 }
 
 /* A relative CONDA_PREFIX, CUDA_HOME, CUDA_PATH or VIRTUAL_ENV is ignored by the search (it
- * never depends on the current directory): said, since the user set it to be used. */
+ * never depends on the current directory). */
 static void check_relative_env(probe *p) {
     static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (!v || !v[0] || v[0] == '/') continue;
-        char word[PATH_MAX];
-        shell_word(word, sizeof word, 0, v);
-        probe_note(p->warnings, &p->n_warnings, "%s=%s is not used: relative values are ignored (the search never depends "
-             "on the current directory); give an absolute path: `export %s=\"$(realpath -- %s)\"`", vars[i], v,
-             vars[i], word);
+        if (v && v[0] && v[0] != '/') p->relative[p->n_relative++] = (relative_var){vars[i], v};
     }
 }
 

@@ -308,8 +308,8 @@ static void text_build(FILE *o, const probe *p) {
 
 static void text_report(FILE *o, const probe *p, int code) {
     char buf[1024];
-    fprintf(o, "%slibcudaload %s%s: cudaload-probe%s\n", c_on(p, BOLD), cudaload_version_string(),
-           p->find_only ? " (find-only: nothing loaded)" : "", c_on(p, RESET));
+    fprintf(o, "%slibcudaload %s%s: %s%s\n", c_on(p, BOLD), cudaload_version_string(),
+           p->find_only ? " (find-only: nothing loaded)" : "", p->python ? "python -m cudaload" : "cudaload-probe", c_on(p, RESET));
 
     heading(o, p, "Search roots, in order");
     if (!p->n_roots) fprintf(o, "  (none)\n");
@@ -398,7 +398,8 @@ static void text_report(FILE *o, const probe *p, int code) {
     }
 
     static const char *const what[] = {"ok", "a required library is missing or unusable",
-                                       "libraries found, but no driver or no device", "the self-test failed"};
+                                       "libraries found, but no driver or no device", "the self-test failed",
+                                       "an invalid CUDALOAD_* value or option: nothing was searched"};
     fprintf(o, "\n%sResult%s: %s%s%s (exit %d)\n", c_on(p, BOLD), c_on(p, RESET), c_on(p, code ? RED : GREEN), what[code],
            c_on(p, RESET), code);
     for (int i = 0; i < p->n_problems; i++) wrap(o, "  ", 4, p->problems[i]);
@@ -417,6 +418,24 @@ static void json_test(pj_writer *w, const test_result *t) {
     pj_end_object(w);
 }
 
+/* Space-separated words as an array of strings; NULL as null. */
+static void json_words(pj_writer *w, const char *s) {
+    if (!s) {
+        pj_null(w);
+        return;
+    }
+    pj_begin_array(w);
+    while (*s) {
+        size_t len = strcspn(s, " ");
+        char word[512];
+        snprintf(word, sizeof word, "%.*s", (int)len, s);
+        if (len) pj_string(w, word);
+        s += len;
+        if (*s) s++;
+    }
+    pj_end_array(w);
+}
+
 /* A library (or one of its items) as a JSON object, from its fields (probe_fields.c). */
 static void json_fields(pj_writer *w, const probe_field *fields, const probe_lib *l, size_t item) {
     pj_begin_object(w);
@@ -429,18 +448,7 @@ static void json_fields(pj_writer *w, const probe_field *fields, const probe_lib
         case PV_STR: pj_string(w, v.s); break;
         case PV_INT: pj_int(w, v.i); break;
         case PV_BOOL: pj_bool(w, (int)v.i); break;
-        case PV_WORDS:
-            pj_begin_array(w);
-            for (const char *s = v.s; *s;) {
-                size_t len = strcspn(s, " ");
-                char word[512];
-                snprintf(word, sizeof word, "%.*s", (int)len, s);
-                if (len) pj_string(w, word);
-                s += len;
-                if (*s) s++;
-            }
-            pj_end_array(w);
-            break;
+        case PV_WORDS: json_words(w, v.s); break;
         case PV_ITEMS:
             pj_begin_array(w);
             for (long long k = 0; k < v.i; k++) json_fields(w, f->items, l, (size_t)k);
@@ -559,6 +567,21 @@ static void json_report(FILE *out, const probe *p, int code) {
     for (int i = 0; i < p->n_fixes; i++) pj_string(&w, p->fixes[i]);
     pj_end_array(&w);
     pj_key(&w, "message"), pj_string(&w, p->init_error[0] ? p->init_error : NULL);
+    /* the libraries' fixes as data: the advisor's, merged (one pip command per CUDA major) */
+    pj_key(&w, "fix_plan"), pj_begin_array(&w);
+    for (size_t i = 0; i < p->n_plan; i++) {
+        const plan_item *it = &p->plan[i];
+        pj_begin_object(&w);
+        pj_key(&w, "kind"), pj_string(&w, probe_fix_kind_name(it->kind));
+        pj_key(&w, "major"), it->major > 0 ? pj_int(&w, it->major) : pj_null(&w);
+        pj_key(&w, "branch"), it->branch > 0 ? pj_int(&w, it->branch) : pj_null(&w);
+        pj_key(&w, "requirements"), json_words(&w, it->kind == CUDALOAD_FIX_PIP_INSTALL ? it->reqs : NULL);
+        pj_key(&w, "setting"), pj_string(&w, it->setting);
+        pj_key(&w, "libraries"), json_words(&w, it->libs);
+        pj_key(&w, "driver_runs"), it->kind != CUDALOAD_FIX_PIP_INSTALL || it->runs < 0 ? pj_null(&w) : pj_bool(&w, it->runs);
+        pj_end_object(&w);
+    }
+    pj_end_array(&w);
     pj_end_object(&w);
 }
 

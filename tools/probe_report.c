@@ -12,19 +12,19 @@
 
 /* ---- the public entry points ---- */
 
-probe_report *probe_report_collect(cudaload_status init_status, const char *init_error, int find_only, int selftest) {
-    return probe_report_collect_libs(init_status, init_error, find_only, selftest, NULL, 0);
-}
-
-probe_report *probe_report_collect_libs(cudaload_status init_status, const char *init_error, int find_only, int selftest,
-                                        const cudaload_lib *extra, size_t n_extra) {
+probe_report *probe_report_collect(const probe_request *rq) {
     probe *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->find_only = find_only;
-    p->selftest = selftest;
-    p->init_status = init_status;
-    if (init_status != CUDALOAD_OK && init_error) snprintf(p->init_error, sizeof p->init_error, "%s", init_error);
-    probe_gather(p, extra, n_extra);
+    p->find_only = rq->find_only;
+    p->selftest = rq->selftest;
+    p->init_status = rq->init_status;
+    if (rq->python && !(p->python = strdup(rq->python))) {
+        free(p);
+        return NULL;
+    }
+    if (rq->init_status != CUDALOAD_OK && rq->init_error)
+        snprintf(p->init_error, sizeof p->init_error, "%s", rq->init_error);
+    probe_gather(p, rq->libs, rq->n_libs);
     probe_checks(p);
     probe_selftest(p);
     probe_diagnose(p);
@@ -46,5 +46,7 @@ void probe_report_free(probe_report *r) {
     for (int i = 0; i < r->n_warnings; i++) free(r->warnings[i]);
     for (int i = 0; i < r->n_fixes; i++) free(r->fixes[i]);
     for (int i = 0; i < r->n_problems; i++) free(r->problems[i]);
+    free(r->llp);
+    free(r->python);
     free(r);
 }

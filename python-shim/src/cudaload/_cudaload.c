@@ -373,7 +373,8 @@ static PyObject *py_report(PyObject *self, PyObject *args) {
     int code = -1;
     Py_BEGIN_ALLOW_THREADS
     cudaload_load_cublas(); /* the report tells about cuBLAS too (its status if it fails) */
-    probe_report *r = probe_report_collect(init_status, init_error, 0, selftest);
+    probe_request rq = {init_status, init_error, 0, selftest, NULL, 0, NULL};
+    probe_report *r = probe_report_collect(&rq);
     FILE *f = r ? open_memstream(&text, &len) : NULL;
     if (f) {
         if (json) probe_report_json(r, f);
