@@ -148,9 +148,10 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' $< > $@
 
 # The probe embeds the static library: one self-contained binary.
-# The report (tools/probe_report.c) is shared with the Python package's extension (python-shim).
-PROBE_SRC  := tools/cudaload-probe.c tools/probe_report.c tools/probe_json.c
-$(PROBE): $(PROBE_SRC) tools/probe_report.h tools/probe_json.h $(STATIC) include/cudaload.h include/cudaload_tables.h
+# The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
+# the Python package's extension (python-shim/setup.py compiles the same files).
+PROBE_SRC  := tools/cudaload-probe.c $(wildcard tools/probe_*.c)
+$(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h include/cudaload_tables.h
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 

@@ -29,9 +29,10 @@ from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
 VENDORED = HERE / "libcudaload-src"
-# What the build needs of the repository (the sdist copies exactly this).
-LIB_FILES = ["Makefile", "include", "libcudaload", "kernels", "tools/probe_report.c", "tools/probe_report.h",
-             "tools/probe_json.c", "tools/probe_json.h"]
+# What the build needs of the repository (the sdist copies exactly this): the library, and the
+# probe's report (tools/probe_*.c, .h: gather, diagnose, self-test, render), which the
+# extension compiles in.
+LIB_FILES = ["Makefile", "include", "libcudaload", "kernels"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 # SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
@@ -48,6 +49,11 @@ def library_root():
     sys.exit("cudaload: the libcudaload sources were not found (looked in: %s). Build from a checkout of the "
              "repository (pip install ./python-shim) or from its sdist, or set CUDALOAD_SOURCE_DIR."
              % ", ".join(map(str, cands)))
+
+
+def probe_files(root, suffix):
+    """The probe's report, tools/probe_*.c (or .h), as the Makefile's PROBE_SRC takes them."""
+    return sorted((root / "tools").glob("probe_*" + suffix))
 
 
 def nvcc():
@@ -98,14 +104,14 @@ class BuildExt(build_ext):
             cmd.insert(-1, "CC=%s" % os.environ["CC"])
         print("cudaload: building libcudaload: %s" % " ".join(cmd), flush=True)
         subprocess.check_call(cmd)
-        ext.sources = list(ext.sources) + [str(root / "tools" / "probe_report.c"), str(root / "tools" / "probe_json.c")]
+        ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c")]
         ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
         ext.extra_compile_args = list(ext.extra_compile_args) + ["-isystem", inc]
         ext.extra_objects = [str(libdir / "libcudaload.a")]
         # build_ext skips an extension newer than its sources and depends: the archive (which
         # make just rebuilt when the library or the kernels changed) must count, or a build
         # dir that is kept (CUDALOAD_BUILD_BASE) would ship the previous kernels
-        ext.depends = list(ext.depends) + [str(libdir / "libcudaload.a")]
+        ext.depends = list(ext.depends) + [str(libdir / "libcudaload.a")] + [str(f) for f in probe_files(root, ".h")]
         # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
         self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
         super().build_extension(ext)
@@ -118,7 +124,7 @@ class SDist(sdist):
         super().make_release_tree(base_dir, files)
         root = library_root()
         dest = Path(base_dir) / VENDORED.name
-        for f in LIB_FILES:
+        for f in LIB_FILES + [str(p.relative_to(root)) for p in probe_files(root, ".c") + probe_files(root, ".h")]:
             src = root / f
             if src.is_dir():
                 shutil.copytree(src, dest / f, dirs_exist_ok=True)

@@ -269,11 +269,34 @@ static void test_wheels_missing(void **state) {
     ASSERT_JQ(&o, "d[\"problems\"][0].startswith(\"cudart: library not found\")", "true");
     ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"`pip install \\\"nvidia-cuda-runtime==13.*\\\" \\\"nvidia-cublas==13.*\\\"`\")",
               "true");
+    /* the advisor's fixes, merged: the runtime's package and, for cuBLAS (not searched without
+     * a runtime), its package of the same major */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"libraries\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cuda-runtime==13.*\", \"nvidia-cublas==13.*\"], [\"cudart\", \"cublasLt\", \"cublas\"], true]]");
+    ASSERT_JQ(&o, "[f[\"packages\"] for f in d[\"libraries\"][\"cudart\"][\"fixes\"]]",
+              "[[\"nvidia-cuda-runtime\"], [\"nvidia-cuda-runtime-cu12\"]]");
     done(&o);
-    /* a CUDA 12 driver: the CUDA 12 wheels */
+    /* a CUDA 12 driver: the CUDA 12 wheels only (it cannot run CUDA 13's) */
     const char *env12[] = {fake_driver, "FAKE_CUDA_VERSION=12080", "CUDALOAD_SOURCES=caller", NULL};
-    run_expect(&o, env12, args, 1);
-    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.8;");
+    run_expect(&o, env12, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 12, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"], true]]");
+    ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"`pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12`\")", "true");
+    done(&o);
+    /* a CUDA 11 driver runs no wheel: the newest, after a driver upgrade */
+    const char *env11[] = {fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env11, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, false]]");
+    ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"upgrade the NVIDIA driver\")", "true");
+    done(&o);
+    /* no driver to ask: both majors, the newest first */
+    const char *env0[] = {"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL};
+    run_expect(&o, env0, args2, 1);
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cuda-runtime==13.*\", \"nvidia-cublas==13.*\"], null], "
+              "[\"pip_install\", 12, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"], null], "
+              "[\"check_setting\", null, null, null]]");
     done(&o);
     free(empty);
 }
@@ -284,14 +307,23 @@ static void test_cu13_only_with_cu12_driver(void **state) {
     const char *env[] = {fake_driver, "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
     const char *args[] = {"--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_out o;
-    run_expect(&o, env, args, 1);
-    ASSERT_TEXT(&o, "cudart: the CUDA driver is too old for the libraries found: CUDA 13 runtime needs a CUDA 13 "
-                    "driver (branch >= 580); this driver supports CUDA 12.4");
-    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12 (this driver runs CUDA 12.4), or "
-                    "upgrade the NVIDIA driver to branch >= 580 for CUDA 13");
+    const char *args_json[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env, args_json, 1);
+    ASSERT_JQ(&o, "[d[\"libraries\"][\"cudart\"][\"status_code\"]] + [c[\"reason_code\"] for c in "
+                  "d[\"libraries\"][\"cudart\"][\"candidates\"]]", "[\"CUDALOAD_ERROR_DRIVER_TOO_OLD\", \"DRIVER_TOO_OLD\"]");
+    ASSERT_JQ(&o, "d[\"problems\"][0].startswith(\"cudart: \")", "true");
+    /* the CUDA 12 wheels, which this driver runs, or a driver for CUDA 13 */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"branch\"], f[\"requirements\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 12, null, [\"nvidia-cuda-runtime-cu12\", \"nvidia-cublas-cu12\"]], "
+              "[\"upgrade_driver\", 13, 580, null]]");
     /* the bundled kernels need CUDA 13 too (when built): said, with the fallback */
-    if (!strstr(o.text, "built without nvcc"))
-        ASSERT_TEXT(&o, "device 0: the bundled kernels need a newer driver (branch >= 580)");
+    if (strcmp(jq(&o, "d[\"kernels\"][\"built\"]"), "true") == 0) {
+        ASSERT_JQ(&o, "d[\"devices\"][0][\"kernels_status\"]", "CUDALOAD_ERROR_DRIVER_TOO_OLD");
+        ASSERT_JQ(&o, "any(w.startswith(\"device 0: \") and \"cuBLAS\" in w for w in d[\"warnings\"])", "true");
+    }
+    done(&o);
+    run_expect(&o, env, args, 1);
+    ASSERT_TEXT(&o, "fix: pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12");
     done(&o);
 }
 
@@ -301,11 +333,13 @@ static void test_driver_too_old_for_cu12(void **state) {
     const char *args[] = {"--root", th_fixture_env("VENV_CU12_SITE"), NULL};
     run_out o;
     run_expect(&o, env, args, 1);
-    ASSERT_TEXT(&o, "CUDA 12 runtime needs a CUDA 12 driver (branch >= 525); this driver supports CUDA 11.8");
-    ASSERT_TEXT(&o, "fix: upgrade the NVIDIA driver: it runs CUDA 11.8, and libcudaload needs CUDA 12 (branch >= 525) "
-                    "or CUDA 13 (branch >= 580)");
     /* no pip command: no wheel libcudaload loads can run on a CUDA 11 driver */
     if (strstr(o.text, "pip install")) fail_msg("a pip fix for a CUDA 11 driver:\n%s", o.text);
+    done(&o);
+    const char *args_json[] = {"--json", "--root", th_fixture_env("VENV_CU12_SITE"), NULL};
+    run_expect(&o, env, args_json, 1);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status_code\"]", "CUDALOAD_ERROR_DRIVER_TOO_OLD");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"branch\"]) for f in d[\"fix_plan\"]]", "[[\"upgrade_driver\", 12, 525]]");
     done(&o);
 }
 
@@ -445,6 +479,35 @@ static void test_ld_library_path_taken_from_it(void **state) {
     free(empty);
 }
 
+/* The SONAMEs looked for in LD_LIBRARY_PATH are the catalogue's, for every library reported:
+ * a cuFFT there is warned about when --lib cufft reports it (taken from nowhere else here),
+ * and not otherwise. */
+static void test_ld_library_path_any_library(void **state) {
+    (void)state;
+    char *dir = th_tmpdir(), llp[PATH_MAX + 32], src[PATH_MAX], dst[PATH_MAX + 32], want[2 * PATH_MAX];
+    snprintf(src, sizeof src, "%s/libcufft.so.12", th_fixture_env("CUDA_TOOLKIT_LIB"));
+    snprintf(dst, sizeof dst, "%s/libcufft.so.12", dir);
+    th_symlink(src, dst);
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", dir);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", llp, NULL};
+    const char *args[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), "--lib", "cufft", NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cufft\"][\"status_code\"]", "CUDALOAD_ERROR_NOT_FOUND");
+    snprintf(want, sizeof want, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w] == [\"LD_LIBRARY_PATH puts %s first for "
+             "every program that loads CUDA by SONAME (torch, cupy, ctypes), while libcudaload took no cufft\"]", dst);
+    ASSERT_JQ(&o, want, "true");
+    /* its pip package, of the runtime's major (no pin: cuFFT's own version is not CUDA's) */
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"]) for f in d[\"fix_plan\"]]",
+              "[[\"pip_install\", 13, [\"nvidia-cufft\"]]]");
+    done(&o);
+    const char *args_core[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env, args_core, 2);
+    ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w]", "[]");
+    done(&o);
+    free(dir);
+}
+
 /* The warning and its fix say what was taken (conda, CUDA_HOME), never "the wheels" when no
  * wheel was; the cuBLAS pair, the same toolkit files through both trees' symlinks, is not
  * warned about. */
@@ -525,7 +588,7 @@ static void test_find_only_system_search(void **state) {
     done(&o);
     const char *args_text[] = {"--find-only", NULL};
     run_expect(&o, env, args_text, 0);
-    ASSERT_TEXT(&o, "cublasLt found libcublasLt.so.13, from system");
+    ASSERT_TEXT(&o, "cublasLt found libcublasLt.so.13 (CUDA 13), from system");
     if (strstr(o.text, "not attempted")) fail_msg("a library not attempted:\n%s", o.text);
     done(&o);
     free(found);
@@ -928,17 +991,22 @@ static void test_json_types(void **state) {
     run_expect(&o, env, args, 3); /* the fake device cannot run the self-test */
     ASSERT_JQ(&o, "sorted(d.keys()) == sorted([\"schema_version\", \"cudaload_version\", \"exit_code\", \"find_only\", "
                   "\"init_status\", \"system_search\", \"roots\", \"libraries\", \"driver\", \"devices\", \"devices_status\", "
-                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\"])",
+                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\", "
+                  "\"fix_plan\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
-    ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) >= {\"status\", \"path\", \"soname\", \"source\", \"already_loaded\", "
-                  "\"version\", \"candidates\"} for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) == {\"status\", \"status_code\", \"soname\", \"major\", \"source\", "
+                  "\"already_loaded\", \"branch\", \"path\", \"version\", \"candidates\", \"fixes\"} "
+                  "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
+    ASSERT_JQ(&o, "[type(d[\"libraries\"][k][\"major\"]) is int and d[\"libraries\"][k][\"fixes\"] == [] "
+                  "for k in (\"cudart\", \"cublasLt\", \"cublas\")]", "[true, true, true]");
     ASSERT_JQ(&o, "all(d[\"libraries\"][k][\"status\"] in (\"loaded\", \"found\", \"not_found\", \"error\") and "
                   "d[\"libraries\"][k][\"path\"].startswith(\"/\") and type(d[\"libraries\"][k][\"version\"]) is int "
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
-    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason\", \"reason_code\"} and c[\"result\"] in "
-                  "(\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
+    ASSERT_JQ(&o, "all(set(c) == {\"path\", \"soname\", \"source\", \"result\", \"status_code\", \"reason_code\", \"reason\"} "
+                  "and c[\"result\"] in (\"taken\", \"skipped\") and c[\"path\"].startswith(\"/\") and c[\"soname\"] is None "
+                  "and (c[\"reason_code\"] in (\"TAKEN\", \"REUSED\", \"FOUND\")) == (c[\"result\"] == \"taken\") "
                   "for k in d[\"libraries\"] if k != \"nvrtc\" for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"driver\"][\"cuda_version\"]) is int", "true");
@@ -963,7 +1031,91 @@ static void test_json_types(void **state) {
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\") for c in d[\"libraries\"][k][\"candidates\"])",
               "true");
     done(&o);
+    /* a library that failed carries the advisor's fixes as data: without a driver, the wheels
+     * of both majors for the runtime, the driver's installation for the driver */
+    const char *env3[] = {"CUDALOAD_SOURCES=caller", "CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", NULL};
+    run_probe(&o, env3, args2);
+    ASSERT_JQ(&o, "all(set(f) == {\"kind\", \"major\", \"branch\", \"packages\", \"requirements\", \"setting\"} and "
+                  "f[\"kind\"] in (\"pip_install\", \"upgrade_driver\", \"install_driver\", \"check_setting\") and "
+                  "(f[\"kind\"] != \"pip_install\" or (type(f[\"major\"]) is int and len(f[\"packages\"]) == len(f[\"requirements\"]) > 0)) "
+                  "for k in d[\"libraries\"] if k != \"nvrtc\" for f in d[\"libraries\"][k][\"fixes\"])", "true");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"]) for f in d[\"libraries\"][\"cudart\"][\"fixes\"]]",
+              "[[\"pip_install\", 13], [\"pip_install\", 12]]");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"setting\"]) for f in d[\"libraries\"][\"cuda\"][\"fixes\"]]",
+              "[[\"check_setting\", \"CUDALOAD_DRIVER_PATH\"]]");
+    done(&o);
     free(empty);
+}
+
+/* Runs Python code on a JSON report and a text report of the same set-up (sys.argv[1], [2]);
+ * its first line of output. */
+static char *py_on_reports(const run_out *json, const run_out *text, const char *code) {
+    char script[64] = "/tmp/cudaload-probe-py-XXXXXX", cmd[256];
+    int fd = mkstemp(script);
+    assert_true(fd >= 0);
+    assert_true(write(fd, code, strlen(code)) == (ssize_t)strlen(code));
+    close(fd);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s", script, json->path, text->path);
+    FILE *p = popen(cmd, "r");
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    int st = pclose(p);
+    unlink(script);
+    if (st != 0) fail_msg("python3 failed on the reports:\n%s", buf);
+    buf[strcspn(buf, "\n")] = 0;
+    return buf;
+}
+
+/* The text and the JSON report show a library from one field list (tools/probe_fields.c):
+ * whatever the JSON says of a library and of each candidate listed is in the text too (the
+ * state, SONAME, CUDA major, source, path; each candidate's path, source, reason code and
+ * reason), whether it was taken, skipped for a corrupt file, for the driver, or not found. */
+static const char text_has_json[] =
+    "import json, sys\n"
+    "d = json.load(open(sys.argv[1]))\n"
+    "t = ' '.join(open(sys.argv[2]).read().split())\n"
+    "missing = []\n"
+    "for name, l in d['libraries'].items():\n"
+    "    if 'candidates' not in l:\n"
+    "        continue\n"
+    "    ok = l['status'] in ('loaded', 'found')\n"
+    "    want = [name]\n"
+    "    if ok:\n"
+    "        want += [l['status'] + ' ' + l['soname'], l['path'], 'from ' + l['source']]\n"
+    "        want += ['(CUDA %d)' % l['major']] if l['major'] else []\n"
+    "        want += ['(already loaded)'] if l['already_loaded'] else []\n"
+    "        want += ['branch ' + l['branch']] if l['branch'] else []\n"
+    "    else:\n"
+    "        want.append('(' + l['status_code'] + ')')\n"
+    "    for c in l['candidates'] if not (ok and len(l['candidates']) == 1) else []:\n"
+    "        reason = ' '.join(c['reason'].split())\n"
+    "        want += [(c['path'] or c['soname']), '[' + c['source'] + ']', reason]\n"
+    "        want += [c['reason_code'] + ': ' + reason] if c['result'] == 'skipped' else []\n"
+    "    missing += [name + ': ' + w for w in want if w not in t]\n"
+    "print(json.dumps(missing))\n";
+
+static void test_text_and_json_agree(void **state) {
+    (void)state;
+    const char *env13[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *env12[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "FAKE_CUDA_VERSION=12040", "CUDALOAD_SOURCES=caller", NULL};
+    const char *const *envs[] = {env13, env12};
+    for (size_t i = 0; i < 2; i++) {
+        const char *json_args[] = {"--json", "--root", arg_root("bad/truncated/lib"), "--root", arg_root("toolkit-cu13-wheel"),
+                                   "--lib", "cufft", NULL};
+        run_out j, t;
+        run_probe(&j, envs[i], json_args);
+        run_probe(&t, envs[i], json_args + 1);
+        assert_int_equal(j.code, t.code);
+        /* the set-ups have what they are for: a candidate skipped, a library taken, one not found */
+        ASSERT_JQ(&j, "[c[\"reason_code\"] for c in d[\"libraries\"][\"cudart\"][\"candidates\"]]",
+                  i == 0 ? "[\"FILE_UNUSABLE\", \"TAKEN\"]" : "[\"DRIVER_TOO_OLD\", \"DRIVER_TOO_OLD\"]");
+        ASSERT_JQ(&j, "d[\"libraries\"][\"cufft\"][\"status\"]", "not_found");
+        const char *missing = py_on_reports(&j, &t, text_has_json);
+        if (strcmp(missing, "[]") != 0) fail_msg("the text lacks what the JSON says: %s\n%s", missing, t.text);
+        done(&j);
+        done(&t);
+    }
 }
 
 /* The build flags for the CUDA 12 wheels: the include dirs hold the headers, the link form
@@ -1005,9 +1157,12 @@ static void test_no_device_hints(void **state) {
     done(&o);
     /* a driver override that names no file */
     const char *env2[] = {"CUDALOAD_DRIVER_PATH=/nonexistent/libcuda.so.1", "CUDALOAD_SOURCES=caller", NULL};
-    run_expect(&o, env2, args, 2);
-    ASSERT_TEXT(&o, "cuda: an explicitly given library file cannot be used: No such file or directory");
-    ASSERT_TEXT(&o, "fix: unset the CUDALOAD_*_PATH or CUDALOAD_PATH variable that names the file refused for cuda");
+    const char *args_json[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_expect(&o, env2, args_json, 2);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"status_code\"]", "CUDALOAD_ERROR_OVERRIDE_UNUSABLE");
+    ASSERT_JQ(&o, "[(f[\"kind\"], f[\"setting\"], f[\"libraries\"]) for f in d[\"fix_plan\"]]",
+              "[[\"check_setting\", \"CUDALOAD_DRIVER_PATH\", [\"cuda\"]]]");
+    ASSERT_JQ(&o, "any(\"`unset CUDALOAD_DRIVER_PATH`\" in f for f in d[\"fixes\"])", "true");
     done(&o);
 }
 
@@ -1032,11 +1187,13 @@ int main(void) {
         cmocka_unit_test(test_colour_only_on_terminal),
         cmocka_unit_test(test_find_only_loads_nothing),
         cmocka_unit_test(test_json_types),
+        cmocka_unit_test(test_text_and_json_agree),
         cmocka_unit_test(test_build_flags_cu12),
         cmocka_unit_test(test_no_device_hints),
         cmocka_unit_test(test_find_only_system_search),
         cmocka_unit_test(test_ld_library_path_same_file),
         cmocka_unit_test(test_ld_library_path_taken_from_it),
+        cmocka_unit_test(test_ld_library_path_any_library),
         cmocka_unit_test(test_ld_library_path_wording),
         cmocka_unit_test(test_link_flags_split),
         cmocka_unit_test(test_hostile_path_c1),

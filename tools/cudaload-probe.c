@@ -208,7 +208,8 @@ int main(int argc, char **argv) {
         else cudaload_find_library(libs[i]);
     }
     if (st != CUDALOAD_OK) init_error = cudaload_status_string(st); /* the text above was overwritten */
-    probe_report *r = probe_report_collect_libs(st, init_error, find_only, selftest, libs, n_libs);
+    probe_request rq = {st, init_error, find_only, selftest, libs, n_libs, NULL};
+    probe_report *r = probe_report_collect(&rq);
     if (!r) {
         if (!quiet) fprintf(stderr, "cudaload-probe: out of memory\n");
         return PROBE_EXIT_LIB_MISSING;

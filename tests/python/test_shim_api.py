@@ -134,6 +134,19 @@ def test_search_roots_are_this_interpreters(cudaload_mod):
     assert os.getcwd() not in roots or os.getcwd() in site.getsitepackages()
 
 
+def test_library_fields_are_the_probes(cudaload_mod):
+    """cudaload.library() gives a library as the probe's JSON does (one field list); an unknown
+    name is a ValueError naming the known ones; the catalogue lists the historic four first."""
+    p = cudaload_mod.probe()
+    lib = cudaload_mod.library("cudart")
+    assert set(lib) == set(p["libraries"]["cudart"]), (lib, p["libraries"]["cudart"])
+    assert lib["status"] == p["libraries"]["cudart"]["status"] and lib["path"] == p["libraries"]["cudart"]["path"]
+    with pytest.raises(ValueError, match="cufft"):
+        cudaload_mod.library("no-such-library")
+    cat = cudaload_mod.catalogue()
+    assert list(cat)[:4] == ["cuda", "cudart", "cublasLt", "cublas"] and cat["cufft"]["env_name"] == "CUDALOAD_CUFFT_PATH"
+
+
 def test_no_cuda_call_without_cuda_is_documented_error(cudaload_mod):
     """Whatever this machine has, a valid call either works or raises a CudaLoadError."""
     x = array.array("f", [1.0, 2.0])

@@ -131,8 +131,13 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/_arrays.c",
               "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
-              "libcudaload-src/kernels/saxpy.cu", "libcudaload-src/tools/probe_report.c", "libcudaload-src/tools/probe_json.c"):
+              "libcudaload-src/kernels/saxpy.cu"):
         assert top + f in names, (f, names)
+    # the probe's report, every file of it (gather, diagnose, self-test, render, ...)
+    probe_files = sorted(p.name for p in (REPO / "tools").glob("probe_*.[ch]"))
+    assert "probe_report.c" in probe_files and "probe_json.c" in probe_files, probe_files
+    for f in probe_files:
+        assert top + "libcudaload-src/tools/" + f in names, (f, names)
     src = tmp_path / "x" / "cudaload-0.2.0"
     dist = tmp_path / "dist"
     env = dict(os.environ, CUDALOAD_NVCC="", CUDALOAD_BUILD_BASE=str(tmp_path / "wb"))

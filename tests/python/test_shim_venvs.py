@@ -34,7 +34,7 @@ REPORT = textwrap.dedent(r"""
         out["y"] = list(y)
     except cudaload.CudaLoadError as e:
         out["error"] = {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__], "status": e.status,
-                        "fix": e.fix, "message": str(e)}
+                        "fix": e.fix, "fixes": e.fixes, "library": e.library, "message": str(e)}
     print(json.dumps(out))
 """)
 
@@ -156,12 +156,16 @@ def test_venv_without_cuda_wheels(venv_bare):
     assert out["probe"]["exit_code"] == 1
     err = out["error"]
     assert err["type"] == "LibraryNotFoundError" and err["status"] == "CUDALOAD_ERROR_NOT_FOUND", err
-    assert "the CUDA runtime (libcudart.so.13 or libcudart.so.12): library not found" in err["message"], err["message"]
+    assert err["library"] == "cudart", err
     assert str(site_packages(venv_bare)) in err["message"], err["message"]  # the roots searched
-    assert "-m pip install" in err["fix"] and "nvidia-cuda-runtime" in err["fix"] and "nvidia-cublas" in err["fix"], err
-    assert err["fix"] in err["message"]
+    # the fixes are libcudaload's (the runtime's packages, and cuBLAS's of the same major), with
+    # this interpreter's pip; each is a line of the message
+    assert err["fix"] == err["fixes"][0] and all("\nfix: " + f in err["message"] for f in err["fixes"]), err
+    assert ("`%s -m pip install " % (venv_bare / "bin" / "python")) in err["fix"], err["fix"]
+    assert "nvidia-cuda-runtime" in err["fix"] and "nvidia-cublas" in err["fix"], err
+    assert not any("cudaload-probe" in f for f in err["fixes"]), err["fixes"]
     if not driver_present():  # no driver: both majors are offered
-        assert "nvidia-cuda-runtime-cu12" in err["fix"] and '"nvidia-cuda-runtime==13.*"' in err["fix"], err["fix"]
+        assert '"nvidia-cuda-runtime==13.*"' in err["fixes"][0] and "nvidia-cuda-runtime-cu12" in err["fixes"][1], err["fixes"]
 
 
 def test_python_m_cudaload(venv_bare, venv_cu13):
@@ -170,7 +174,11 @@ def test_python_m_cudaload(venv_bare, venv_cu13):
     env = clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
     bare = sh([venv_bare / "bin" / "python", "-m", "cudaload"], env=env, check=False, cwd=build_dir())
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "libcudaload 0.2.0: cudaload-probe" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
+    assert "libcudaload 0.2.0: python -m cudaload" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
+    # commands a Python user has: this interpreter's pip, python -m cudaload; never cudaload-probe
+    flat = " ".join(bare.stdout.split())
+    assert "fix: %s -m pip install" % (venv_bare / "bin" / "python") in flat, bare.stdout
+    assert "python -m cudaload with that environment's python" in flat and "cudaload-probe" not in flat, bare.stdout
     assert "\n  cudart    library not found (CUDALOAD_ERROR_NOT_FOUND)\n" in bare.stdout, bare.stdout
     assert "(the system search is scoped out by CUDALOAD_SOURCES)" in bare.stdout, bare.stdout
     js = sh([venv_cu13 / "bin" / "python", "-m", "cudaload", "--json"], env=env, check=False, cwd=build_dir())
@@ -285,7 +293,7 @@ def test_no_device(venv_cu13):
                                                          CUDALOAD_DRIVER_PATH=fake_driver(), FAKE_CUDA_DEVICES=0))
     err = out["error"]
     assert err["type"] == "NoDeviceError" and err["status"] == "CUDALOAD_ERROR_NO_DEVICE", err
-    assert "CUDA_ERROR_NO_DEVICE" in err["message"] and "nvidia-smi" in err["fix"], err
+    assert "CUDA_ERROR_NO_DEVICE" in err["message"] and any("nvidia-smi" in f for f in err["fixes"]), err
     assert lib(out, "cudart")["status"] == "loaded"
     assert out["probe"]["devices_status"] == "CUDALOAD_ERROR_NO_DEVICE"
 
@@ -296,7 +304,7 @@ def test_cu12_driver_picks_cu12_wheels_fix(venv_bare):
                                                          CUDALOAD_DRIVER_PATH=fake_driver(), FAKE_CUDA_VERSION=12040))
     err = out["error"]
     assert err["type"] == "LibraryNotFoundError", err
-    assert "nvidia-cuda-runtime-cu12 nvidia-cublas-cu12" in err["fix"] and "==13" not in err["fix"], err["fix"]
+    assert "nvidia-cuda-runtime-cu12 nvidia-cublas-cu12" in err["fix"] and not any("==13" in f for f in err["fixes"]), err
 
 
 def test_invalid_option_is_a_value_error_not_an_import_error(venv_bare):
@@ -309,3 +317,88 @@ def test_invalid_option_is_a_value_error_not_an_import_error(venv_bare):
     """)
     r = run_py(venv_bare / "bin" / "python", code, clean_env(CUDALOAD_SOURCES="nowhere"))
     assert r.stdout.startswith("ValueError:") and "CUDALOAD_SOURCES" in r.stdout, r.stdout
+
+
+def test_invalid_value_exits_4_with_the_reason(venv_bare):
+    """An invalid CUDALOAD_* value: python -m cudaload says why on stderr and exits 4, as
+    cudaload-probe does (not "library not found", exit 1); probe() has exit code 4 and the
+    reason as its problem."""
+    env = clean_env(CUDALOAD_SOURCES="caller,nowhere")
+    for args in ([], ["--json"]):
+        r = sh([venv_bare / "bin" / "python", "-m", "cudaload"] + args, env=env, check=False, cwd=build_dir())
+        assert r.returncode == 4, (args, r.returncode, r.stdout, r.stderr)
+        assert r.stdout == "" and r.stderr.startswith("python -m cudaload: CUDALOAD_SOURCES: unknown source 'nowhere'"), r
+    p = json.loads(run_py(venv_bare / "bin" / "python", "import json, cudaload; print(json.dumps(cudaload.probe()))",
+                          env).stdout)
+    assert p["exit_code"] == 4 and p["init_status"] == "CUDALOAD_ERROR_INVALID_OPTION", p
+    assert p["problems"][0].startswith("CUDALOAD_SOURCES: unknown source 'nowhere'"), p["problems"]
+    # the CLI, on the same value: the same code, the same reason
+    probe_bin = Path(os.environ.get("CUDALOAD_TEST_BUILD", "")) / "cudaload-probe"
+    if probe_bin.exists():
+        cli = sh([probe_bin], env=env, check=False)
+        assert cli.returncode == 4 and cli.stderr.split(": ", 1)[1] == r.stderr.split(": ", 1)[1], (cli.stderr, r.stderr)
+
+
+LIBRARY = textwrap.dedent(r"""
+    import json, sys
+    import cudaload
+    out = {"catalogue": cudaload.catalogue(), "probe": cudaload.probe()}
+    out["library"] = {n: cudaload.library(n) for n in sys.argv[1:]}
+    try:
+        cudaload.library("no-such-library")
+    except ValueError as e:
+        out["unknown"] = str(e)
+    print(json.dumps(out))
+""")
+
+
+def test_library_and_catalogue(venv_bare):
+    """cudaload.library(name): a library's fields, the same keys and values as the probe's JSON
+    for it (one field list); its fixes are libcudaload's, with the catalogue's pip packages.
+    cudaload.catalogue(): every row, as cudaload-probe --catalogue lists them."""
+    env = clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
+    out = json.loads(run_py(venv_bare / "bin" / "python", LIBRARY, env, args=("cudart", "cufft", "cuda")).stdout)
+    cat, lib, probe = out["catalogue"], out["library"], out["probe"]
+    for name in ("cudart", "cuda"):
+        assert lib[name] == probe["libraries"][name], (name, lib[name], probe["libraries"][name])
+    assert set(lib["cufft"]) == set(probe["libraries"]["cudart"]), lib["cufft"]
+    assert lib["cudart"]["status"] == "not_found" and lib["cudart"]["status_code"] == "CUDALOAD_ERROR_NOT_FOUND"
+    # the advisor's fixes, from the catalogue's rows: the pip package of each CUDA major
+    for name in ("cudart", "cufft"):
+        fixes = [f for f in lib[name]["fixes"] if f["kind"] == "pip_install"]
+        want = {m: p for m, p in zip(cat[name]["majors"], cat[name]["pip_packages"])}
+        if driver_present():
+            assert fixes, lib[name]
+        else:
+            assert {f["major"]: f["packages"] for f in fixes} == {m: [p] for m, p in want.items()}, (fixes, want)
+    assert "no-such-library" in out["unknown"] and "cufft" in out["unknown"], out["unknown"]
+    # the catalogue: every row, in id order, with its per-major lists aligned
+    assert list(cat)[:4] == ["cuda", "cudart", "cublasLt", "cublas"] and [r["id"] for r in cat.values()] == list(range(len(cat)))
+    assert cat["cudart"]["sonames"] == ["libcudart.so.13", "libcudart.so.12"] and cat["cudart"]["majors"] == [13, 12]
+    assert cat["cuda"]["driver_like"] and cat["cuda"]["sonames"] == ["libcuda.so.1"] and cat["cuda"]["pip_packages"] == []
+    assert all(len(r["majors"]) == len(r["wheel_dirs"]) == len(r["pip_packages"]) for r in cat.values())
+    probe_bin = Path(os.environ.get("CUDALOAD_TEST_BUILD", "")) / "cudaload-probe"
+    if probe_bin.exists():
+        rows = sh([probe_bin, "--catalogue"], env=env).stdout.splitlines()[1:]
+        assert [r.split("\t")[0] for r in rows] == list(cat)
+        assert [r.split("\t")[4] for r in rows] == [",".join(c["pip_packages"]) for c in cat.values()]
+
+
+def test_cublas_missing_names_its_package(venv_bare):
+    """The CUDA 13 runtime (a --target dir on PYTHONPATH) and no cuBLAS: cuBLAS's fixes are
+    libcudaload's, its pip package of the runtime's major, pinned; the report's fix names it
+    with this interpreter's pip."""
+    cuda = build_dir() / "target-cu13-runtime"
+    if not (cuda / "nvidia/cu13/lib/libcudart.so.13").is_file():
+        install_cuda_wheels(["nvidia-cuda-runtime"], target=cuda)
+    code = textwrap.dedent("""
+        import json, cudaload
+        print(json.dumps([cudaload.library("cublas"), cudaload.probe()]))
+    """)
+    env = clean_env(PYTHONPATH=cuda, CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
+    blas, probe = json.loads(run_py(venv_bare / "bin" / "python", code, env).stdout)
+    assert probe["libraries"]["cudart"]["major"] == 13 and blas["status_code"] == "CUDALOAD_ERROR_NOT_FOUND", (blas, probe)
+    assert [[f["kind"], f["major"], f["requirements"]] for f in blas["fixes"]] == [["pip_install", 13, ["nvidia-cublas==13.*"]]]
+    pips = [f for f in probe["fix_plan"] if f["kind"] == "pip_install"]
+    assert [[f["requirements"], f["libraries"]] for f in pips] == [[["nvidia-cublas==13.*"], ["cublasLt", "cublas"]]], probe
+    assert probe["fixes"][0].startswith('`%s -m pip install "nvidia-cublas==13.*"`' % (venv_bare / "bin" / "python"))

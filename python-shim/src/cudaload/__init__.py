@@ -7,9 +7,13 @@ site.getsitepackages(). There it finds the nvidia-* wheels (CUDA 13: nvidia/cu13
 12: nvidia/cuda_runtime/lib, nvidia/cublas/lib); then conda, CUDA_HOME and the system. A
 copy another framework (torch, cupy) has loaded already is reused. Import never fails for
 lack of CUDA: the calls that need it raise CudaLoadError subclasses that say what is missing
-and the pip command that installs it. docs/python.md has the whole story.
+and the pip command that installs it (libcudaload's advice, worded by the probe's code).
+docs/python.md has the whole story.
 
     probe(selftest=False) -> dict      the report of `cudaload-probe --json` (docs/probe.md)
+    library(name) -> dict              one catalogue library ("cudart", "cufft", ...): found,
+                                       loaded, why, and its fixes when it failed
+    catalogue() -> dict                every library libcudaload knows: SONAMEs, pip packages
     saxpy(a, x, y, *, stream=None)     y = a*x + y, in place
     sgemm(a, b, out=None, alpha=1.0, beta=0.0, *, stream=None) -> out
                                        out = alpha * a @ b + beta * out (row-major)
@@ -23,7 +27,8 @@ import sys as _sys
 from . import _cudaload
 
 __version__ = "0.2.0"
-__all__ = ["probe", "report", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots", "CudaLoadError",
+__all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
+           "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
            "KernelsUnavailableError", "CudaError"]
 
@@ -32,12 +37,16 @@ __all__ = ["probe", "report", "saxpy", "sgemm", "set_backend", "last_backend", "
 
 class CudaLoadError(RuntimeError):
     """A call needed CUDA and could not have it. .status is libcudaload's status name
-    (e.g. "CUDALOAD_ERROR_NOT_FOUND"), .detail its message (every candidate tried), .fix
-    the command or step that fixes it (or None)."""
+    (e.g. "CUDALOAD_ERROR_NOT_FOUND"), .detail its message (every candidate tried), .library
+    the catalogue name of the library that failed ("cudart", "cuda", "cublas") or None, .fixes
+    what fixes it (commands in `backquotes`: the pip command of this interpreter), .fix the
+    first of them (or None)."""
 
-    def __init__(self, message, status=None, detail=None, fix=None):
+    def __init__(self, message, status=None, detail=None, fix=None, library=None, fixes=None):
         super().__init__(message)
-        self.status, self.detail, self.fix = status, detail, fix
+        self.status, self.detail, self.library = status, detail, library
+        self.fixes = list(fixes) if fixes else ([fix] if fix else [])
+        self.fix = fix if fix is not None else (self.fixes[0] if self.fixes else None)
 
 
 class LibraryNotFoundError(CudaLoadError):
@@ -81,69 +90,36 @@ _CLASSES = {
     "CUDALOAD_ERROR_NO_KERNEL_IMAGE": KernelsUnavailableError,
     "CUDALOAD_ERROR_CUDA": CudaError,
 }
-_LIB_CUDART, _LIB_CUBLAS = 1, 3
+# What this package uses: the runtime, and cuBLAS for the "cublas" backend. A fix for either
+# installs both, of one CUDA major (as the cu12 / cu13 extras do).
+_USES = ("cudart", "cublas")
 
 
-def _pip(*packages):
-    return "%s -m pip install %s" % (_sys.executable, " ".join('"%s"' % p if "*" in p else p for p in packages))
-
-
-def _pip_pair(major):
-    if major == 12:
-        return _pip("nvidia-cuda-runtime-cu12", "nvidia-cublas-cu12")
-    return _pip("nvidia-cuda-runtime==13.*", "nvidia-cublas==13.*")
-
-
-def _fix_for(status):
-    """The command (or step) that fixes status, from what the driver can run."""
-    drv = _cudaload._driver_version() // 1000
-    rt_status, rt_major = _cudaload._library(_LIB_CUDART)[:2]
-    if status == "CUDALOAD_ERROR_NOT_FOUND":
-        if rt_status == 0:  # the runtime is there: cuBLAS is what is missing
-            return _pip("nvidia-cublas-cu12" if rt_major == 12 else "nvidia-cublas==13.*")
-        if drv >= 13:
-            return "%s  (this driver runs CUDA %d)" % (_pip_pair(13), drv)
-        if drv == 12:
-            return "%s  (this driver runs CUDA 12; CUDA 13 needs driver branch >= 580)" % _pip_pair(12)
-        if drv:
-            return "upgrade the NVIDIA driver (it runs CUDA %d; CUDA 12 needs branch >= 525), then %s" % (
-                drv, _pip_pair(13))
-        return "%s  (CUDA 13, driver branch >= 580), or %s  (CUDA 12, branch >= 525)" % (_pip_pair(13), _pip_pair(12))
-    if status == "CUDALOAD_ERROR_DRIVER_TOO_OLD":
-        if drv == 12:
-            return "%s  (this driver runs CUDA 12), or upgrade the NVIDIA driver to branch >= 580" % _pip_pair(12)
-        return "upgrade the NVIDIA driver (CUDA 12 needs branch >= 525, CUDA 13 branch >= 580)"
-    if status == "CUDALOAD_ERROR_MAJOR_MISMATCH":
-        return _pip("nvidia-cublas-cu12" if rt_major == 12 else "nvidia-cublas==13.*") + \
-            "  (cuBLAS of the runtime's CUDA major, %d)" % rt_major
-    if status == "CUDALOAD_ERROR_NO_DRIVER":
-        return ("install the NVIDIA driver (it provides libcuda.so.1; no pip wheel does); in a container, start it "
-                "with the GPUs exposed (docker run --gpus all)")
-    if status == "CUDALOAD_ERROR_NO_DEVICE":
-        hint = "check that `nvidia-smi` lists a GPU"
-        if _os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
-            hint += "; CUDA_VISIBLE_DEVICES=%s may hide it" % _os.environ["CUDA_VISIBLE_DEVICES"]
-        return hint
+def _fixes_for(status, lib):
+    """The fix lines for a failure: libcudaload's advice for the library that failed (worded by
+    the probe's code, with this interpreter's pip), or for a driver that shows no device."""
     if status == "CUDALOAD_ERROR_KERNELS_NOT_BUILT":
-        return 'cudaload.set_backend("auto") or ("cublas"): this build has no bundled kernels (built without nvcc)'
-    if status == "CUDALOAD_ERROR_OVERRIDE_UNUSABLE":
-        return "unset the CUDALOAD_*_PATH / CUDALOAD_PATH variable that names the refused file"
-    return None
+        return ['cudaload.set_backend("auto") or ("cublas"): this build has no bundled kernels (built without nvcc)']
+    if lib:
+        return _cudaload._fixes(_USES if lib in _USES else (lib,), False, _sys.executable)
+    if status == "CUDALOAD_ERROR_NO_DEVICE":
+        return _cudaload._fixes((), True, _sys.executable)
+    return []
 
 
 def _raise(err):
-    """StatusError(status, detail) from the extension -> the documented exception."""
-    code, detail = err.args
+    """StatusError(status, detail, library) from the extension -> the documented exception."""
+    code, detail, lib = (tuple(err.args) + (None, None))[:3]
     name, what = _cudaload._status_name(code)
     if name in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION"):
         raise ValueError("%s: %s" % (what, detail)) from None
-    fix = _fix_for(name)
+    fixes = _fixes_for(name, lib)
     msg = "%s (%s)\n%s" % (what, name, detail)
-    if name == "CUDALOAD_ERROR_NOT_FOUND" and _cudaload._library(0)[0] != 0:
-        msg += "\nno NVIDIA driver (libcuda.so.1) either: a GPU also needs the driver"
-    if fix:
-        msg += "\nfix: " + fix
-    raise _CLASSES.get(name, CudaLoadError)(msg, status=name, detail=detail, fix=fix) from None
+    if lib and lib != "cuda" and _cudaload._library("cuda")["status"] not in ("loaded", "found"):
+        driver = catalogue()["cuda"]["sonames"][0]
+        msg += "\nno NVIDIA driver (%s) either: a GPU also needs the driver" % driver
+    msg += "".join("\nfix: " + f for f in fixes)
+    raise _CLASSES.get(name, CudaLoadError)(msg, status=name, detail=detail, library=lib, fixes=fixes) from None
 
 
 # ---- init at import ------------------------------------------------------------------------------
@@ -191,8 +167,33 @@ KERNELS_BUILT = bool(_cudaload.KERNELS_BUILT)
 
 def report(json=False, selftest=True, color=False):
     """The probe's report as text (like `cudaload-probe`) or a JSON string (--json), and its
-    exit code: (text, code). Loads cuBLAS (to report on it); selftest runs SAXPY/SGEMM on the GPU."""
-    return _cudaload._report(bool(json), bool(selftest), bool(color))
+    exit code: (text, code). Loads cuBLAS (to report on it); selftest runs SAXPY/SGEMM on the GPU.
+    Its commands are this interpreter's (`<python> -m pip`, `python -m cudaload`). An invalid
+    CUDALOAD_* value gives exit code 4 and the reason as the report's problem."""
+    return _cudaload._report(bool(json), bool(selftest), bool(color), _sys.executable)
+
+
+def library(name):
+    """What libcudaload found for the catalogue library called name ("cudart", "cublas", "cufft",
+    "nccl", ...; catalogue() lists them), searching for it, and loading it with its
+    dependencies, on first ask: a dict with the keys of a library in probe()["libraries"]
+    (docs/probe.md): status ("loaded", "found", "not_found", "error"), status_code, soname,
+    major, source, already_loaded, branch (the driver's), path, version, candidates (each
+    with path, source, result, status_code, reason_code, reason) and fixes (libcudaload's
+    advice when it failed, as data: kind, major, branch, packages, requirements, setting).
+    ValueError for a name the catalogue does not have, or an invalid CUDALOAD_* value."""
+    try:
+        return _cudaload._library(str(name))
+    except _cudaload.StatusError as e:
+        _raise(e)
+
+
+def catalogue():
+    """Every library libcudaload knows, by name, in its catalogue's order: a dict of dicts with
+    id, name, driver_like, majors (the CUDA majors it has files for, newest first), and per
+    major (the same order) sonames, wheel_dirs and pip_packages; deps, optional_deps, header
+    and env_name (its exact-file variable, CUDALOAD_<NAME>_PATH). Searches nothing."""
+    return {row["name"]: row for row in _cudaload._catalogue()}
 
 
 def probe(selftest=False):

@@ -9,8 +9,11 @@
  * back) or device arrays (__cuda_array_interface__ v2/v3, or DLPack on CUDA: in place, zero
  * copy, on the array's stream). Reading the operands, placing them and the host copies are
  * in _arrays.c (_arrays.h); this file has the module, its state, the errors and the calls.
- * The Python layer (__init__.py) turns StatusError into the exception hierarchy and adds the
- * pip command that fixes it.
+ * What libcudaload knows is handed to Python as data: a library's fields (the probe's field
+ * list, tools/probe_fields.h: cudaload.library()), the catalogue's rows (cudaload.catalogue()),
+ * and the fix lines the probe words from the advisor's fixes (_fixes). The Python layer
+ * (__init__.py) turns StatusError(status, detail, library) into the exception hierarchy with
+ * those fixes.
  *
  * Argument errors are TypeError (not float32, not an array) or ValueError (shape, strides,
  * read-only output, device); they are found before any CUDA call, so they need no GPU.
@@ -27,6 +30,7 @@
 
 #include "_arrays.h"
 #include "cudaload_tables.h"
+#include "probe_fields.h"
 #include "probe_report.h"
 
 /* ---- module state: libcudaload is process-wide, so is this ---- */
@@ -51,23 +55,30 @@ static pthread_once_t init_atfork_once = PTHREAD_ONCE_INIT;
 
 /* ---- readiness and errors ---- */
 
-/* StatusError(status, detail) with the candidates tried for lib as the detail. */
+/* Raises StatusError(status, detail, library name or None). */
+static PyObject *raise_status(cudaload_status st, const char *detail, const char *lib) {
+    PyObject *v = Py_BuildValue("(isz)", (int)st, detail && detail[0] ? detail : cudaload_status_string(st), lib);
+    if (v) PyErr_SetObject(StatusError, v), Py_DECREF(v);
+    return NULL;
+}
+
+/* StatusError for library lib, whose search ended in st: the detail names the library by its
+ * catalogue row (its name and SONAMEs), then every candidate tried or the roots searched. */
 static PyObject *lib_error(cudaload_lib lib, cudaload_status st) {
     cudaload_library_info li = {.size = sizeof li};
+    cudaload_catalogue_info c = {.size = sizeof c};
     cudaload_get_library_info(lib, &li);
+    int have_row = cudaload_catalogue_entry(lib, &c) == CUDALOAD_OK;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    static const char *const what[CUDALOAD_LIB_COUNT_] = {
-        [CUDALOAD_LIB_DRIVER] = "the CUDA driver (libcuda.so.1)",
-        [CUDALOAD_LIB_CUDART] = "the CUDA runtime (libcudart.so.13 or libcudart.so.12)",
-        [CUDALOAD_LIB_CUBLASLT] = "cuBLASLt (libcublasLt.so.13 or .12)",
-        [CUDALOAD_LIB_CUBLAS] = "cuBLAS (libcublas.so.13 or libcublas.so.12)",
-    };
     if (f) {
-        fprintf(f, "%s: %s", what[lib], cudaload_status_string(st));
+        fprintf(f, "%s", have_row ? c.name : cudaload_lib_name(lib));
+        for (int k = 0; have_row && k < (c.n_majors ? c.n_majors : 1) && k < 2; k++)
+            if (c.sonames[k]) fprintf(f, "%s%s", k ? " or " : " (", c.sonames[k]);
+        fprintf(f, "%s: %s", have_row && c.sonames[0] ? ")" : "", cudaload_status_string(st));
         if (li.n_candidates) fprintf(f, "; candidates tried:");
-        else if (lib != CUDALOAD_LIB_DRIVER) {
+        else if (!(have_row && c.driver_like)) {
             size_t n = 0;
             const cudaload_root *r = cudaload_roots(&n);
             fprintf(f, "; no candidate file in the roots searched:");
@@ -79,17 +90,12 @@ static PyObject *lib_error(cudaload_lib lib, cudaload_status st) {
                     li.candidates[i].reason ? li.candidates[i].reason : "");
         fclose(f);
     }
-    PyObject *v = Py_BuildValue("(is)", (int)st, text ? text : cudaload_status_string(st));
+    raise_status(st, text, have_row ? c.name : cudaload_lib_name(lib));
     free(text);
-    if (v) PyErr_SetObject(StatusError, v), Py_DECREF(v);
     return NULL;
 }
 
-static PyObject *status_error(cudaload_status st, const char *detail) {
-    PyObject *v = Py_BuildValue("(is)", (int)st, detail && detail[0] ? detail : cudaload_status_string(st));
-    if (v) PyErr_SetObject(StatusError, v), Py_DECREF(v);
-    return NULL;
-}
+static PyObject *status_error(cudaload_status st, const char *detail) { return raise_status(st, detail, NULL); }
 
 PyObject *shim_cuda_error(const cudaload_cudart_table *rt, const char *what, cudaError_t e) {
     char msg[512];
@@ -125,7 +131,13 @@ static const cudaload_cudart_table *ready(void) {
  * runtime call named by what, else libcudaload's status). */
 static PyObject *call_result(const cudaload_cudart_table *rt, const char *what, cudaError_t e, cudaload_status st) {
     if (what) return shim_cuda_error(rt, what, e);
-    if (st != CUDALOAD_OK) return status_error(st, cudaload_last_error());
+    if (st != CUDALOAD_OK) {
+        /* the cuBLAS backend returns cuBLAS's own search status when it could not be loaded */
+        cudaload_library_info bl = {.size = sizeof bl};
+        cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &bl);
+        int blas = bl.status == st && st != CUDALOAD_ERROR_NOT_ATTEMPTED && st != CUDALOAD_ERROR_CUDA;
+        return raise_status(st, cudaload_last_error(), blas ? bl.name : NULL);
+    }
     return Py_NewRef(Py_None);
 }
 
@@ -366,14 +378,19 @@ out:
 static PyObject *py_report(PyObject *self, PyObject *args) {
     (void)self;
     int json, selftest, color;
-    if (!PyArg_ParseTuple(args, "ppp", &json, &selftest, &color)) return NULL;
+    const char *python = NULL;
+    if (!PyArg_ParseTuple(args, "ppp|z", &json, &selftest, &color, &python)) return NULL;
     if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called");
     char *text = NULL;
     size_t len = 0;
     int code = -1;
     Py_BEGIN_ALLOW_THREADS
-    cudaload_load_cublas(); /* the report tells about cuBLAS too (its status if it fails) */
-    probe_report *r = probe_report_collect(init_status, init_error, 0, selftest);
+    /* the report tells about cuBLAS too (its status if it fails); without a runtime it is not
+     * searched (it takes the runtime's major and root), as in cudaload-probe's report */
+    cudaload_library_info rt = {.size = sizeof rt};
+    if (cudaload_get_library_info(CUDALOAD_LIB_CUDART, &rt) == CUDALOAD_OK && rt.status == CUDALOAD_OK) cudaload_load_cublas();
+    probe_request rq = {init_status, init_error, 0, selftest, NULL, 0, python};
+    probe_report *r = probe_report_collect(&rq);
     FILE *f = r ? open_memstream(&text, &len) : NULL;
     if (f) {
         if (json) probe_report_json(r, f);
@@ -409,26 +426,159 @@ static PyObject *py_last_backend(PyObject *self, PyObject *args) {
     return PyLong_FromLong((long)k.last_backend);
 }
 
-static PyObject *py_driver_version(PyObject *self, PyObject *args) {
-    (void)self, (void)args;
-    int v = 0;
-    if (cudaload_driver_version(&v) != CUDALOAD_OK) v = 0;
-    return PyLong_FromLong(v);
+/* ---- what libcudaload knows, as data ---- */
+
+/* A str from bytes that may not be UTF-8 (a path): as probe()'s JSON decodes it. */
+static PyObject *text_of(const char *s) {
+    return s ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape") : Py_NewRef(Py_None);
 }
 
-/* (status, major, path, source name, already_loaded) of one library. */
+/* Sets d[key] = v (stealing v); -1 on error. */
+static int put(PyObject *d, const char *key, PyObject *v) {
+    if (!v) return -1;
+    int r = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Space-separated words as a list of str. */
+static PyObject *words_of(const char *s) {
+    PyObject *l = PyList_New(0);
+    while (l && s && *s) {
+        size_t len = strcspn(s, " ");
+        if (len) {
+            PyObject *w = PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "surrogateescape");
+            if (!w || PyList_Append(l, w) < 0) Py_CLEAR(l);
+            Py_XDECREF(w);
+        }
+        s += len;
+        if (*s) s++;
+    }
+    return l;
+}
+
+/* A library (or one of its items) as a dict, from the probe's field list: the same keys and
+ * values as the library's object in the probe's JSON. */
+static PyObject *dict_of_fields(const probe_field *fields, const probe_lib *l, size_t item) {
+    PyObject *d = PyDict_New();
+    for (const probe_field *f = fields; d && f->key; f++) {
+        char buf[4096];
+        probe_value v = f->get(l, item, buf, sizeof buf);
+        PyObject *o = NULL;
+        switch (v.type) {
+        case PV_NULL: o = Py_NewRef(Py_None); break;
+        case PV_STR: o = text_of(v.s); break;
+        case PV_INT: o = PyLong_FromLongLong(v.i); break;
+        case PV_BOOL: o = PyBool_FromLong((long)v.i); break;
+        case PV_WORDS: o = words_of(v.s); break;
+        case PV_ITEMS:
+            o = PyList_New(0);
+            for (long long k = 0; o && k < v.i; k++) {
+                PyObject *it = dict_of_fields(f->items, l, (size_t)k);
+                if (!it || PyList_Append(o, it) < 0) Py_CLEAR(o);
+                Py_XDECREF(it);
+            }
+            break;
+        }
+        if (put(d, f->key, o) < 0) Py_CLEAR(d);
+    }
+    return d;
+}
+
+/* _library(name): the catalogue library called name, searched (and loaded, with its
+ * dependencies) on first ask, as a dict of the probe's fields. */
 static PyObject *py_library(PyObject *self, PyObject *args) {
     (void)self;
-    int lib;
-    if (!PyArg_ParseTuple(args, "i", &lib)) return NULL;
-    cudaload_library_info li = {.size = sizeof li};
-    if (lib < 0 || lib >= CUDALOAD_LIB_COUNT_ || cudaload_get_library_info((cudaload_lib)lib, &li) != CUDALOAD_OK) {
-        PyErr_SetString(PyExc_ValueError, "unknown library");
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    cudaload_lib lib;
+    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
+        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
         return NULL;
     }
-    PyObject *path = li.path ? PyUnicode_DecodeFSDefault(li.path) : Py_NewRef(Py_None);
-    if (!path) return NULL;
-    return Py_BuildValue("(iiNsi)", (int)li.status, li.major, path, cudaload_source_name(li.source), li.already_loaded);
+    if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called");
+    if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
+        return status_error(init_status, init_error);
+    Py_BEGIN_ALLOW_THREADS
+    cudaload_load_library(lib);
+    Py_END_ALLOW_THREADS
+    probe_lib l;
+    probe_lib_fill(lib, &l);
+    return dict_of_fields(probe_lib_fields, &l, 0);
+}
+
+/* _catalogue(): every row of the catalogue, in id order, as dicts. */
+static PyObject *py_catalogue(PyObject *self, PyObject *args) {
+    (void)self, (void)args;
+    PyObject *rows = PyList_New(0);
+    for (size_t i = 0; rows && i < cudaload_library_count(); i++) {
+        cudaload_catalogue_info c = {.size = sizeof c};
+        if (cudaload_catalogue_entry((cudaload_lib)i, &c) != CUDALOAD_OK) continue;
+        PyObject *d = PyDict_New(), *majors = PyList_New(0), *sonames = PyList_New(0), *dirs = PyList_New(0),
+                 *pkgs = PyList_New(0);
+        int bad = !d || !majors || !sonames || !dirs || !pkgs;
+        for (int k = 0; !bad && k < (c.n_majors ? c.n_majors : 1) && k < 2; k++) {
+            PyObject *m = c.n_majors ? PyLong_FromLong(c.majors[k]) : NULL, *so = text_of(c.sonames[k]);
+            bad = !so || PyList_Append(sonames, so) < 0;
+            if (!bad && c.n_majors) {
+                PyObject *wd = text_of(c.wheel_dirs[k]), *pk = text_of(c.pip_packages[k]);
+                bad = !m || !wd || !pk || PyList_Append(majors, m) < 0 || PyList_Append(dirs, wd) < 0 ||
+                      PyList_Append(pkgs, pk) < 0;
+                Py_XDECREF(wd), Py_XDECREF(pk);
+            }
+            Py_XDECREF(m), Py_XDECREF(so);
+        }
+        if (bad || put(d, "id", PyLong_FromSize_t(i)) < 0 || put(d, "name", text_of(c.name)) < 0 ||
+            put(d, "driver_like", PyBool_FromLong(c.driver_like)) < 0 || put(d, "majors", Py_NewRef(majors)) < 0 ||
+            put(d, "sonames", Py_NewRef(sonames)) < 0 || put(d, "wheel_dirs", Py_NewRef(dirs)) < 0 ||
+            put(d, "pip_packages", Py_NewRef(pkgs)) < 0 || put(d, "deps", words_of(c.deps)) < 0 ||
+            put(d, "optional_deps", words_of(c.optional_deps)) < 0 || put(d, "header", text_of(c.header)) < 0 ||
+            put(d, "env_name", text_of(c.env_name)) < 0 || PyList_Append(rows, d) < 0)
+            Py_CLEAR(rows);
+        Py_XDECREF(d), Py_XDECREF(majors), Py_XDECREF(sonames), Py_XDECREF(dirs), Py_XDECREF(pkgs);
+    }
+    return rows;
+}
+
+/* _fixes(names, devices, python): the fix lines the probe gives for these libraries (the
+ * advisor's fixes, merged) and, with devices, for a driver that shows no device; worded for
+ * python (the interpreter: `<python> -m pip install ...`). */
+static PyObject *py_fixes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *names;
+    int devices;
+    const char *python = NULL;
+    if (!PyArg_ParseTuple(args, "Op|z", &names, &devices, &python)) return NULL;
+    PyObject *seq = PySequence_List(names);
+    if (!seq) return NULL;
+    Py_ssize_t n = PyList_Size(seq);
+    cudaload_lib *libs = calloc((size_t)n + 1, sizeof *libs);
+    PyObject *out = NULL;
+    if (!libs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *name = PyUnicode_AsUTF8AndSize(PyList_GetItem(seq, i), NULL);
+        if (!name) goto done;
+        if (cudaload_lib_by_name(name, &libs[i]) != CUDALOAD_OK) {
+            PyErr_SetString(PyExc_ValueError, cudaload_last_error());
+            goto done;
+        }
+    }
+    char *lines[32];
+    size_t k = probe_fix_lines(python, libs, (size_t)n, devices, lines, 32);
+    out = PyList_New(0);
+    for (size_t i = 0; i < k; i++) {
+        PyObject *t = out ? text_of(lines[i]) : NULL;
+        if (out && (!t || PyList_Append(out, t) < 0)) Py_CLEAR(out);
+        Py_XDECREF(t);
+        free(lines[i]);
+    }
+done:
+    free(libs);
+    Py_DECREF(seq);
+    return out;
 }
 
 static PyObject *py_status_name(PyObject *self, PyObject *args) {
@@ -440,13 +590,15 @@ static PyObject *py_status_name(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"_init", py_init, METH_VARARGS, "_init(roots) -> (status, message): cudaload_init() once, with these caller roots"},
-    {"_report", py_report, METH_VARARGS, "_report(json, selftest, color) -> (text, exit_code): the probe's report"},
+    {"_report", py_report, METH_VARARGS,
+     "_report(json, selftest, color, python=None) -> (text, exit_code): the probe's report (for python's commands)"},
     {"_saxpy", py_saxpy, METH_VARARGS, "_saxpy(a, x, y, stream): y = a*x + y in place"},
     {"_sgemm", py_sgemm, METH_VARARGS, "_sgemm(a, b, out, alpha, beta, stream): out = alpha*a@b + beta*out in place"},
     {"_set_backend", py_set_backend, METH_VARARGS, "_set_backend(int): cudaload_set_backend()"},
     {"_last_backend", py_last_backend, METH_NOARGS, "the backend the calling thread's last SAXPY/SGEMM used"},
-    {"_driver_version", py_driver_version, METH_NOARGS, "cuDriverGetVersion (13000 = 13.0), 0 without a driver"},
-    {"_library", py_library, METH_VARARGS, "_library(lib) -> (status, major, path, source, already_loaded)"},
+    {"_library", py_library, METH_VARARGS, "_library(name) -> dict: the library's fields, as in the probe's JSON"},
+    {"_catalogue", py_catalogue, METH_NOARGS, "_catalogue() -> [dict]: the catalogue's rows, in id order"},
+    {"_fixes", py_fixes, METH_VARARGS, "_fixes(names, devices, python=None) -> [str]: the probe's fix lines for them"},
     {"_status_name", py_status_name, METH_VARARGS, "_status_name(status) -> (name, description)"},
     {NULL, NULL, 0, NULL},
 };
