@@ -481,7 +481,7 @@ static void test_ld_library_path_taken_from_it(void **state) {
 
 /* The SONAMEs looked for in LD_LIBRARY_PATH are the catalogue's, for every library reported:
  * a cuFFT there is warned about when --lib cufft reports it (taken from nowhere else here),
- * and not otherwise. */
+ * and not otherwise; likewise the exact-file variables in the environment section. */
 static void test_ld_library_path_any_library(void **state) {
     (void)state;
     char *dir = th_tmpdir(), llp[PATH_MAX + 32], src[PATH_MAX], dst[PATH_MAX + 32], want[2 * PATH_MAX];
@@ -500,10 +500,15 @@ static void test_ld_library_path_any_library(void **state) {
     /* its pip package, of the runtime's major (no pin: cuFFT's own version is not CUDA's) */
     ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"requirements\"]) for f in d[\"fix_plan\"]]",
               "[[\"pip_install\", 13, [\"nvidia-cufft\"]]]");
+    /* its exact-file variable (the catalogue's) is among those reported */
+    ASSERT_JQ(&o, "[k for k in d[\"environment\"] if k.endswith(\"_PATH\") and k.startswith(\"CUDALOAD_\")]",
+              "[\"CUDALOAD_PATH\", \"CUDALOAD_DRIVER_PATH\", \"CUDALOAD_CUDART_PATH\", \"CUDALOAD_CUBLASLT_PATH\", "
+              "\"CUDALOAD_CUBLAS_PATH\", \"CUDALOAD_CUFFT_PATH\"]");
     done(&o);
     const char *args_core[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
     run_expect(&o, env, args_core, 2);
     ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if \"LD_LIBRARY_PATH\" in w]", "[]");
+    ASSERT_JQ(&o, "\"CUDALOAD_CUFFT_PATH\" in d[\"environment\"]", "false");
     done(&o);
     free(dir);
 }

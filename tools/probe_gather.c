@@ -15,13 +15,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const probe_env_names[] = {
-    "CUDALOAD_PATH",   "CUDALOAD_CUDART_PATH", "CUDALOAD_CUBLAS_PATH", "CUDALOAD_CUBLASLT_PATH",
-    "CUDALOAD_DRIVER_PATH", "CUDALOAD_CUDA_MAJOR", "CUDALOAD_SOURCES", "CUDALOAD_DEBUG",
-    "CUDALOAD_BACKEND", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
-    "CUDA_VISIBLE_DEVICES",
-};
-const size_t probe_n_env_names = sizeof probe_env_names / sizeof probe_env_names[0];
+/* The variables that steer the search, in the order reported; each library reported adds its
+ * exact-file variable (the catalogue's CUDALOAD_<NAME>_PATH) after CUDALOAD_PATH. */
+static const char *const env_before[] = {"CUDALOAD_PATH"};
+static const char *const env_after[] = {"CUDALOAD_CUDA_MAJOR", "CUDALOAD_SOURCES", "CUDALOAD_DEBUG", "CUDALOAD_BACKEND",
+                                        "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+                                        "CUDA_VISIBLE_DEVICES"};
+
+static void add_env(probe *p, const char *name) {
+    for (int i = 0; i < p->n_env; i++)
+        if (strcmp(p->env[i], name) == 0) return;
+    if (name && p->n_env < (int)(sizeof p->env / sizeof p->env[0])) p->env[p->n_env++] = name;
+}
+
+static void gather_env_names(probe *p) {
+    for (size_t i = 0; i < sizeof env_before / sizeof env_before[0]; i++) add_env(p, env_before[i]);
+    for (size_t i = 0; i < p->n_libs; i++) add_env(p, LIB(p, i)->env_name);
+    for (size_t i = 0; i < sizeof env_after / sizeof env_after[0]; i++) add_env(p, env_after[i]);
+}
 
 static void dirname_of(const char *path, char *out, size_t n) {
     snprintf(out, n, "%s", path);
@@ -283,6 +294,7 @@ void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra) {
     p->kinfo.size = sizeof p->kinfo;
     cudaload_kernels_info_get(-1, &p->kinfo);
     p->system_search = system_in_scope();
+    gather_env_names(p);
     gather_devices(p);
     build_flags(p);
     find_nvrtc(p);

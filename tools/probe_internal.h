@@ -91,6 +91,8 @@ struct probe_report {
     const cudaload_root *roots;
     size_t n_roots;
     int system_search; /* the system search is in scope (CUDALOAD_SOURCES) */
+    const char *env[PROBE_MAX_LIBS + 16]; /* the variables reported (their names: static strings) */
+    int n_env;
     int ndev;
     cudaload_status dev_status;
     char dev_error[1024];
@@ -130,8 +132,6 @@ typedef struct probe_report probe;
 #define LIB(p, i) (&(p)->lib[i].info)
 
 /* probe_gather.c */
-extern const char *const probe_env_names[];
-extern const size_t probe_n_env_names;
 void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra);
 void probe_checks(probe *p);
 size_t probe_shell_word(char *out, size_t n, size_t len, const char *s);

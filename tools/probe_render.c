@@ -365,9 +365,9 @@ static void text_report(FILE *o, const probe *p, int code) {
 
     heading(o, p, "Environment");
     int any = 0;
-    for (size_t i = 0; i < probe_n_env_names; i++) {
-        const char *v = getenv(probe_env_names[i]);
-        if (v) fprintf(o, "  %s=%s\n", probe_env_names[i], tx(v)), any = 1;
+    for (int i = 0; i < p->n_env; i++) {
+        const char *v = getenv(p->env[i]);
+        if (v) fprintf(o, "  %s=%s\n", p->env[i], tx(v)), any = 1;
     }
     if (!any) fprintf(o, "  (no variable that steers the search is set)\n");
 
@@ -525,7 +525,7 @@ static void json_report(FILE *out, const probe *p, int code) {
     pj_key(&w, "fatbin_bytes"), pj_int(&w, (long long)p->kinfo.fatbin_bytes);
     pj_end_object(&w);
     pj_key(&w, "environment"), pj_begin_object(&w);
-    for (size_t i = 0; i < probe_n_env_names; i++) pj_key(&w, probe_env_names[i]), pj_string(&w, getenv(probe_env_names[i]));
+    for (int i = 0; i < p->n_env; i++) pj_key(&w, p->env[i]), pj_string(&w, getenv(p->env[i]));
     pj_end_object(&w);
     pj_key(&w, "build"), pj_begin_object(&w);
     pj_key(&w, "include_dirs"), pj_begin_array(&w);
