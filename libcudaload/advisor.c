@@ -108,15 +108,30 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
     memset(fix, 0, CL_MAX_FIXES * sizeof *fix);
     switch (ls->status) {
     case CUDALOAD_ERROR_NOT_FOUND:
+    case CUDALOAD_ERROR_MAJOR_MISMATCH: {
         if (row->flags & CL_ROW_DRIVER_LIKE) break;
-        /* the process's major once pinned, else each major the row has, newest first */
+        /* the process's major once pinned (a mismatch is fixed by the package of that major),
+         * else each major the row has that the loaded driver can run, newest first */
+        int drv_major = G.drv.loaded && G.drv.version > 0 ? G.drv.version / 1000 : 0;
+        int newest = 0;
         for (size_t f = 0; f < CL_MAX_FLAVORS && n < CL_MAX_FIXES; f++) {
             const cl_flavor *fl = &row->flavor[f];
             if (!fl->soname || !fl->pkg || (G.major_pin && fl->major != G.major_pin)) continue;
             if (G.cfg.cuda_major && fl->major != G.cfg.cuda_major) continue;
+            if (fl->major > newest) newest = fl->major;
+            if (!G.major_pin && drv_major && fl->major > drv_major) continue;
             fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_PIP_INSTALL, fl->major, 0, fl->pkg, NULL};
         }
+        /* a driver that runs none of the row's majors: upgrading it comes first, then the
+         * newest major's package */
+        if (n == 0 && newest && drv_major && newest > drv_major) {
+            fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_UPGRADE_DRIVER, newest, cl_min_branch_for_major(newest),
+                                      NULL, NULL};
+            const cl_flavor *fl = cl_row_flavor(row, newest);
+            if (fl && fl->pkg) fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_PIP_INSTALL, newest, 0, fl->pkg, NULL};
+        }
         break;
+    }
     case CUDALOAD_ERROR_DRIVER_TOO_OLD: {
         int dv = G.drv.version, dmaj = dv / 1000;
         if (G.drv.loaded && dmaj == 12 && cl_skipped_for_driver(ls, 13) && cl_packages(lib, 12) &&

@@ -407,6 +407,28 @@ static void test_scoped_not_found_advice(void **state) {
     free(site);
 }
 
+/* The advice fits the driver: with no runtime found and a CUDA 12 driver, only the CUDA 12
+ * package is named; a CUDA 11 driver runs neither, so the fix is the driver. */
+static void test_advice_fits_the_driver(void **state) {
+    (void)state;
+    char *empty = th_tmpdir(), v12[] = "FAKE_CUDA_VERSION=12040", v11[] = "FAKE_CUDA_VERSION=11080";
+    const char *roots[] = {empty};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    job j = {&o, {"cufft"}, {"libcufft.so"}, NULL, NULL, {NULL}};
+    const char *env12[] = {driver_env, v12, NULL}, *env11[] = {driver_env, v11, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env12, child_load, &j);
+    assert_int_equal(lib_named("cufft")->status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_int_equal(lib_named("cufft")->fix_kind, CUDALOAD_FIX_PIP_INSTALL);
+    assert_int_equal(lib_named("cufft")->fix_major, 12);
+    assert_string_equal(lib_named("cufft")->fix_packages, "nvidia-cufft-cu12");
+    th_run(r, env11, child_load, &j);
+    assert_int_equal(lib_named("cufft")->fix_kind, CUDALOAD_FIX_UPGRADE_DRIVER);
+    assert_int_equal(lib_named("cufft")->fix_major, 13);
+    th_result_free(r);
+    free(empty);
+}
+
 /* One major for the process: with CUDA 12's runtime taken, CUDA 13's cuFFT is never taken. */
 static void test_one_major(void **state) {
     (void)state;
@@ -513,6 +535,7 @@ int main(void) {
         cmocka_unit_test(test_init_is_lazy),
         cmocka_unit_test(test_order_corrupt_find_only_exact),
         cmocka_unit_test(test_scoped_not_found_advice),
+        cmocka_unit_test(test_advice_fits_the_driver),
         cmocka_unit_test(test_one_major),
         cmocka_unit_test(test_cublaslt_loaded_alone_is_reused),
         cmocka_unit_test(test_include_dir),

@@ -287,7 +287,7 @@ static void test_wheels_missing(void **state) {
     const char *env11[] = {fake_driver, "FAKE_CUDA_VERSION=11080", "CUDALOAD_SOURCES=caller", NULL};
     run_expect(&o, env11, args2, 1);
     ASSERT_JQ(&o, "[(f[\"kind\"], f[\"major\"], f[\"driver_runs\"]) for f in d[\"fix_plan\"]]",
-              "[[\"pip_install\", 13, false]]");
+              "[[\"upgrade_driver\", 13, null], [\"pip_install\", 13, false]]");
     ASSERT_JQ(&o, "d[\"fixes\"][0].startswith(\"upgrade the NVIDIA driver\")", "true");
     done(&o);
     /* no driver to ask: both majors, the newest first */
