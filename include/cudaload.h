@@ -226,6 +226,9 @@ typedef struct cudaload_catalogue_info {
     const char *optional_deps;    /* loaded first when present ("" if none) */
     const char *header;           /* the header that marks its include directory */
     const char *env_name;         /* "CUDALOAD_CUFFT_PATH" */
+    int version_style;            /* how cudaload_library_info.version reads: 0 not read; 1 as CUDA
+                                     writes it (13000 = 13.0: driver, cudart, NVRTC, nvJitLink);
+                                     2 major*10000 + minor*100 + patch (130100 = 13.1.0, 91000 = 9.10.0) */
 } cudaload_catalogue_info;
 
 /* ---- version and errors ---------------------------------------------------------------- */

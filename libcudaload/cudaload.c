@@ -292,6 +292,9 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     full.header = row->header;
     /* the historic name where a row has one (the driver's CUDALOAD_DRIVER_PATH); both are read */
     full.env_name = row->env_alias ? row->env_alias : cl_row_env_name((size_t)lib);
+    full.version_style = row->version_kind == CL_VERSION_NONE                                        ? 0
+                         : row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN ? 1
+                                                                                                  : 2;
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }

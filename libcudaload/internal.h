@@ -48,7 +48,7 @@ char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
  * The smallest size accepted for each: the struct as the first version shipped it. Later
  * versions append fields; an older caller's smaller struct gets only the prefix it has. */
 #define CL_LIBRARY_INFO_SIZE_V1 offsetof(cudaload_library_info, details)
-#define CL_CATALOGUE_INFO_SIZE_V1 sizeof(cudaload_catalogue_info)
+#define CL_CATALOGUE_INFO_SIZE_V1 offsetof(cudaload_catalogue_info, version_style) /* 0.2 as first landed */
 #define CL_KERNELS_INFO_SIZE_V1 sizeof(cudaload_kernels_info)
 /* Copies the filled struct full (of full_size bytes) into out, whose caller-set size is
  * out_size: the common prefix; bytes past full_size up to out_size (a newer caller's fields)

@@ -273,6 +273,18 @@ static void test_major_rules(void **state) {
     assert_int_equal(cl_row_major_of_version(cufft, 110400), 12);
     assert_int_equal(cl_row_major_of_version(nvrtc, 13000), 13);
     assert_int_equal(cl_row_major_of_version(curand, 100400), 0);
+    /* and how each reads its version, for the people who print it */
+    static const struct {
+        const char *name;
+        int style;
+    } styles[] = {{"cuda", 1}, {"cudart", 1}, {"nvrtc", 1}, {"cufft", 2}, {"cublas", 2}, {"cudnn", 2}, {"nccl", 2}, {"nvml", 0}};
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++) {
+        cudaload_lib lib;
+        cudaload_catalogue_info c = {.size = sizeof c};
+        assert_int_equal(cudaload_lib_by_name(styles[i].name, &lib), CUDALOAD_OK);
+        assert_int_equal(cudaload_catalogue_entry(lib, &c), CUDALOAD_OK);
+        if (c.version_style != styles[i].style) fail_msg("%s: version_style %d", styles[i].name, c.version_style);
+    }
 }
 
 /* ---- the walk ---- */

@@ -124,17 +124,18 @@ static probe_value get_version(const probe_lib *l, size_t k, char *b, size_t n) 
     (void)k, (void)b, (void)n;
     return v_pos(l->info.version);
 }
-/* The library's version in its own form: the driver's and the runtime's as CUDA writes it
- * (13000: CUDA 13.0), cuBLAS's major.minor.patch (130100: 13.1.0). */
+/* The library's version in its own form, as its catalogue row says: the driver's, the
+ * runtime's, NVRTC's as CUDA writes it (13000: CUDA 13.0); cuBLAS's, cuFFT's, cuDNN's
+ * major.minor.patch (130100: 13.1.0). */
 static const char *show_version(const probe_lib *l, size_t k, char *b, size_t n) {
     (void)k;
     const cudaload_library_info *i = &l->info;
     if (!ok(l)) return "";
+    cudaload_catalogue_info c = {.size = sizeof c};
+    int style = cudaload_catalogue_entry(i->lib, &c) == CUDALOAD_OK ? c.version_style : 0;
     if (i->version <= 0) snprintf(b, n, "%s", i->loaded ? "version unknown" : "version not read (not loaded)");
-    else if (i->lib == CUDALOAD_LIB_CUBLAS || i->lib == CUDALOAD_LIB_CUBLASLT)
-        snprintf(b, n, "%d.%d.%d", i->version / 10000, i->version / 100 % 100, i->version % 100);
-    else
-        snprintf(b, n, "CUDA %d.%d (%d)", i->version / 1000, i->version % 1000 / 10, i->version);
+    else if (style == 2) snprintf(b, n, "%d.%d.%d", i->version / 10000, i->version / 100 % 100, i->version % 100);
+    else snprintf(b, n, "CUDA %d.%d (%d)", i->version / 1000, i->version % 1000 / 10, i->version);
     return b;
 }
 static probe_value get_candidates(const probe_lib *l, size_t k, char *b, size_t n) {
