@@ -15,6 +15,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -171,20 +172,44 @@ int cl_catalogue_find(const char *name) {
     return -1;
 }
 
-const char *cl_row_env_name(size_t i) {
-    /* built once per row on first use; the rows never change */
-    static char names[CL_ROW_COUNT][64];
-    if (i >= CL_ROW_COUNT) return NULL;
-    if (!names[i][0]) {
+/* The strings derived from the rows (the exact-file variables, the joined dependency names),
+ * built once for every row: they are read without the context's lock. */
+static struct {
+    pthread_once_t once;
+    char env[CL_ROW_COUNT][64];
+    char deps[CL_ROW_COUNT][2][160];
+} cl_derived = {.once = PTHREAD_ONCE_INIT};
+
+static void cl_join_names(const char *const *names, char *out, size_t n) {
+    out[0] = 0;
+    for (size_t i = 0; i < CL_MAX_DEPS && names[i]; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, n - l, "%s%s", l ? " " : "", names[i]);
+    }
+}
+
+static void cl_derive(void) {
+    for (size_t i = 0; i < CL_ROW_COUNT; i++) {
         char up[48];
         size_t n = 0;
         for (const char *p = cl_rows[i].name; *p && n < sizeof up - 1; p++) up[n++] = (char)toupper((unsigned char)*p);
         up[n] = 0;
-        char tmp[64];
-        snprintf(tmp, sizeof tmp, "CUDALOAD_%s_PATH", up);
-        memcpy(names[i], tmp, sizeof tmp);
+        snprintf(cl_derived.env[i], sizeof cl_derived.env[i], "CUDALOAD_%s_PATH", up);
+        cl_join_names(cl_rows[i].deps, cl_derived.deps[i][0], sizeof cl_derived.deps[i][0]);
+        cl_join_names(cl_rows[i].opt_deps, cl_derived.deps[i][1], sizeof cl_derived.deps[i][1]);
     }
-    return names[i];
+}
+
+const char *cl_row_env_name(size_t i) {
+    if (i >= CL_ROW_COUNT) return NULL;
+    pthread_once(&cl_derived.once, cl_derive);
+    return cl_derived.env[i];
+}
+
+const char *cl_row_deps_text(size_t i, int optional) {
+    if (i >= CL_ROW_COUNT) return NULL;
+    pthread_once(&cl_derived.once, cl_derive);
+    return cl_derived.deps[i][optional ? 1 : 0];
 }
 
 const cl_flavor *cl_row_flavor(const cl_row *row, int major) {

@@ -71,6 +71,8 @@ const cl_row *cl_row_at(size_t i);
 int cl_catalogue_find(const char *name);
 /* The exact-file variable of row i: "CUDALOAD_" + upper(name) + "_PATH" (static storage). */
 const char *cl_row_env_name(size_t i);
+/* Row i's required (optional = 0) or optional dependencies, space-separated (static storage). */
+const char *cl_row_deps_text(size_t i, int optional);
 /* The flavor of row for a CUDA major, or NULL. */
 const cl_flavor *cl_row_flavor(const cl_row *row, int major);
 /* The CUDA major a loaded copy's version says it belongs to; 0 when the version does not

@@ -244,30 +244,12 @@ cudaload_status cudaload_library(const char *name, cudaload_library_info *out) {
     return load;
 }
 
-static void cl_join_names(const char *const *names, char *out, size_t n) {
-    out[0] = 0;
-    for (size_t i = 0; i < CL_MAX_DEPS && names[i]; i++) {
-        size_t l = strlen(out);
-        snprintf(out + l, n - l, "%s%s", l ? " " : "", names[i]);
-    }
-}
-
 cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_info *out) {
     const cl_row *row = cl_row_at((size_t)lib);
     if (!row || !out || out->size < CL_CATALOGUE_INFO_SIZE_V1) {
         cl_set_errorf("cudaload_catalogue_entry: invalid lib %d, or out is NULL or its size is too small", (int)lib);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    /* the joined dependency names live as long as the rows: built once per row */
-    static char deps[CL_CATALOGUE_MAX][2][128];
-    static atomic_int built[CL_CATALOGUE_MAX];
-    cl_lock();
-    if (!atomic_load(&built[lib])) {
-        cl_join_names(row->deps, deps[lib][0], sizeof deps[lib][0]);
-        cl_join_names(row->opt_deps, deps[lib][1], sizeof deps[lib][1]);
-        atomic_store(&built[lib], 1);
-    }
-    cl_unlock();
     cudaload_catalogue_info full;
     memset(&full, 0, sizeof full);
     full.size = sizeof full;
@@ -287,8 +269,8 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
         full.wheel_dirs[k] = fl->wheel_dir;
         full.pip_packages[k] = fl->pkg;
     }
-    full.deps = deps[lib][0];
-    full.optional_deps = deps[lib][1];
+    full.deps = cl_row_deps_text((size_t)lib, 0);
+    full.optional_deps = cl_row_deps_text((size_t)lib, 1);
     full.header = row->header;
     /* the historic name where a row has one (the driver's CUDALOAD_DRIVER_PATH); both are read */
     full.env_name = row->env_alias ? row->env_alias : cl_row_env_name((size_t)lib);
@@ -307,53 +289,41 @@ static int cl_file_exists(const char *dir, const char *name) {
     return ok;
 }
 
+/* The first of a root's include dirs for row that holds its header (realpath'd), or NULL. */
+static char *cl_include_in_root(const cl_root *root, const cl_row *row) {
+    char *dirs[CL_MAX_FLAVORS + 2];
+    size_t nd = cl_search_include_dirs(root, row, dirs);
+    char *found = NULL;
+    for (size_t i = 0; i < nd; i++) {
+        if (!found && cl_file_exists(dirs[i], row->header)) found = realpath(dirs[i], NULL);
+        free(dirs[i]);
+    }
+    return found;
+}
+
 /* The include dir of lib: next to the copy taken first, then the roots in order. */
 static char *cl_find_include_dir(int lib) {
     const cl_row *row = cl_row_at((size_t)lib);
     const cl_lib_state *ls = &g.lib[lib];
+    char *found = NULL;
     if (!row->header) return NULL;
     if (ls->status == CUDALOAD_OK && ls->path) {
-        /* <root>/nvidia/cu13/lib/libx.so -> the row's include dirs under that root; <prefix>/lib64 -> ../include */
-        if (ls->root_index >= 0) {
-            char *dirs[CL_MAX_FLAVORS + 2];
-            size_t nd = cl_search_include_dirs(&g.roots.items[ls->root_index], row, dirs);
-            char *found = NULL;
-            for (size_t i = 0; i < nd; i++) {
-                if (!found && cl_file_exists(dirs[i], row->header)) found = realpath(dirs[i], NULL);
-                free(dirs[i]);
-            }
-            if (found) return found;
-        }
-        char *dir = cl_strdup(ls->path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash) {
-            *slash = 0;
-            static const char *const rel[] = {"../include", "../../include", "../../../include"};
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                char *inc = cl_path_join(dir, rel[i]);
-                if (inc && cl_file_exists(inc, row->header)) {
-                    char *real = realpath(inc, NULL);
-                    free(inc);
-                    free(dir);
-                    return real;
-                }
-                free(inc);
-            }
+        /* <root>/nvidia/cu13/lib/libx.so -> the row's include dirs under that root */
+        if (ls->root_index >= 0 && (found = cl_include_in_root(&g.roots.items[ls->root_index], row))) return found;
+        /* <prefix>/lib64/libx.so (an exact file, the system) -> <prefix>/include, up to three levels */
+        char *dir = cl_dir_of(ls->path);
+        static const char *const rel[] = {"../include", "../../include", "../../../include"};
+        for (size_t i = 0; dir && !found && i < sizeof rel / sizeof rel[0]; i++) {
+            char *inc = cl_path_join(dir, rel[i]);
+            if (inc && cl_file_exists(inc, row->header)) found = realpath(inc, NULL);
+            free(inc);
         }
         free(dir);
-    }
-    for (size_t r = 0; r < g.roots.n; r++) {
-        if (!g.roots.items[r].pub.exists) continue;
-        char *dirs[CL_MAX_FLAVORS + 2];
-        size_t nd = cl_search_include_dirs(&g.roots.items[r], row, dirs);
-        char *found = NULL;
-        for (size_t i = 0; i < nd; i++) {
-            if (!found && cl_file_exists(dirs[i], row->header)) found = realpath(dirs[i], NULL);
-            free(dirs[i]);
-        }
         if (found) return found;
     }
-    return NULL;
+    for (size_t r = 0; r < g.roots.n && !found; r++)
+        if (g.roots.items[r].pub.exists) found = cl_include_in_root(&g.roots.items[r], row);
+    return found;
 }
 
 const char *cudaload_include_dir(cudaload_lib lib) {

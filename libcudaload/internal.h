@@ -43,6 +43,7 @@ const char *cl_buf_str(const cl_buf *b);
 void cl_buf_free(cl_buf *b);
 char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
 char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
+char *cl_dir_of(const char *path);             /* the directory part of a path with a '/'; NULL if none or OOM */
 
 /* ---- info structs with a size field (ABI growth) ----
  * The smallest size accepted for each: the struct as the first version shipped it. Later

@@ -89,6 +89,18 @@ void cl_buf_free(cl_buf *b) {
 
 char *cl_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
+char *cl_dir_of(const char *path) {
+    char *dir = cl_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (!slash) {
+        free(dir);
+        return NULL;
+    }
+    if (slash == dir) slash[1] = 0; /* "/libx.so": the root directory */
+    else *slash = 0;
+    return dir;
+}
+
 char *cl_path_join(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
     int slash = la > 0 && a[la - 1] == '/';

@@ -101,9 +101,7 @@ static int cl_lexists(const char *path) {
 static void cl_note_unsearchable(int lib, const char *path, cudaload_source source) {
     struct stat st;
     if (lstat(path, &st) == 0 || errno != EACCES) return;
-    char *dir = cl_strdup(path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash) *slash = 0;
+    char *dir = cl_dir_of(path);
     cl_why w = {0};
     cl_why_set(&w, CUDALOAD_REASON_UNSEARCHABLE, 0, 0, 0, "%s", dir ? dir : path);
     cl_record(lib, path, source, CUDALOAD_ERROR_NOT_FOUND, &w);
@@ -267,10 +265,8 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
     if (source == CUDALOAD_SOURCE_SYSTEM) {
         st = cl_system_take(dep, major, soname);
     } else {
-        char *dir = cl_strdup(path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash) *slash = 0;
-        char *same = slash ? cl_path_join(dir, soname) : NULL;
+        char *dir = cl_dir_of(path);
+        char *same = dir ? cl_path_join(dir, soname) : NULL;
         free(dir);
         if (!same) return CUDALOAD_ERROR_OUT_OF_MEMORY;
         int tried = 0;
@@ -441,11 +437,18 @@ static void cl_note_newer_not_used(int lib) {
 
 static int cl_try_loaded(int lib) {
     const cl_row *row = row_of(lib);
+    /* the row's distinct names: each flavor's SONAME, newest first, then the other file names */
+    const char *names[2 * CL_MAX_FLAVORS];
+    size_t n = 0;
     for (size_t f = 0; f < 2 * CL_MAX_FLAVORS; f++) {
         const cl_flavor *fl = &row->flavor[f % CL_MAX_FLAVORS];
-        const char *soname = f < CL_MAX_FLAVORS ? fl->soname : fl->alt_name; /* SONAMEs, then older ones */
-        if (!soname || (f % CL_MAX_FLAVORS > 0 && row->flavor[0].soname && strcmp(soname, f < CL_MAX_FLAVORS ? row->flavor[0].soname : row->flavor[0].alt_name ? row->flavor[0].alt_name : "") == 0))
-            continue;
+        const char *name = f < CL_MAX_FLAVORS ? fl->soname : fl->alt_name;
+        int seen = !name;
+        for (size_t k = 0; k < n && !seen; k++) seen = strcmp(names[k], name) == 0;
+        if (!seen) names[n++] = name;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const char *soname = names[k];
         char *real = NULL;
         void *h = cl_open_loaded(soname, &real);
         if (!h) continue;
