@@ -184,17 +184,15 @@ static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg,
     if (st != CUDALOAD_OK) return st;
     for (size_t lib = 0; lib < cl_catalogue_count(); lib++) {
         const cl_row *row = cl_row_at(lib);
-        const char *path = cl_opt_file(o, lib), *what = row->option_name, *v;
-        if (!path || !path[0]) {
-            path = cfg->file[lib];
-            what = cfg->file_origin[lib];
-        }
+        const char *path = cl_opt_file(o, lib), *what = row->option_name, *v = NULL;
         const char *env = cl_row_env_name(lib);
-        if (use_env && (((v = getenv(env)) && v[0]) || (row->env_alias && (v = getenv(row->env_alias)) && v[0]))) {
-            what = (v == getenv(env)) ? env : row->env_alias;
-            path = v;
+        if (use_env && (v = getenv(env)) && v[0]) {
+            path = v, what = env;
+        } else if (use_env && row->env_alias && (v = getenv(row->env_alias)) && v[0]) {
+            path = v, what = row->env_alias;
+        } else if (!path || !path[0]) {
+            continue; /* none, or the lib_paths entry already checked and kept */
         }
-        if (!path || !path[0]) continue;
         if ((st = cl_check_path(what, path, err)) != CUDALOAD_OK) return st;
         char *p = strdup(path), *w = strdup(what);
         free(cfg->file[lib]);

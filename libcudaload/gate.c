@@ -142,12 +142,7 @@ cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, c
     }
     int r = 0, v = 0;
     switch (row->version_kind) {
-    case CL_VERSION_CUDA: {
-        cl_int_fn fn;
-        memcpy(&fn, &p, sizeof p);
-        r = fn(&v);
-        break;
-    }
+    case CL_VERSION_CUDA: /* int fn(int *): the same call, a different encoding of its answer */
     case CL_VERSION_INT: {
         cl_int_fn fn;
         memcpy(&fn, &p, sizeof p);
