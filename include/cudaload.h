@@ -229,7 +229,27 @@ typedef struct cudaload_catalogue_info {
     int version_style;            /* how cudaload_library_info.version reads: 0 not read; 1 as CUDA
                                      writes it (13000 = 13.0: driver, cudart, NVRTC, nvJitLink);
                                      2 major*10000 + minor*100 + patch (130100 = 13.1.0, 91000 = 9.10.0) */
+    /* since 0.3: the headers of its public API, from which its typed table and stub are
+     * generated (tools/gen_api.py); NULL for a row without them */
+    const char *api_headers;      /* "cuda_runtime_api.h cuda_profiler_api.h" */
+    const char *api_older_headers; /* an older API whose names collide (cublas.h), or NULL */
+    int api_per_thread;           /* 1: it exports _ptds/_ptsz per-thread-stream variants */
+    int api_older_abis;           /* 1: it exports pre-_v2 ABIs for old binaries (the driver) */
 } cudaload_catalogue_info;
+
+/* The generated tables (include/cudaload_<lib>.h): a member and a presence flag per entry of a
+ * CUDALOAD_<LIB>_API(X) list. */
+#define CUDALOAD_API_MEMBER_(m, since, ret, params) ret (*m) params;
+/* Around a table's definition: every function is listed, deprecated ones included, and their
+ * types carry the headers' deprecation attributes. */
+#if defined(__GNUC__)
+#define CUDALOAD_TABLE_BEGIN_ _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+#define CUDALOAD_TABLE_END_ _Pragma("GCC diagnostic pop")
+#else
+#define CUDALOAD_TABLE_BEGIN_
+#define CUDALOAD_TABLE_END_
+#endif
+#define CUDALOAD_API_FLAG_(m, since, ret, params) unsigned char m;
 
 /* ---- version and errors ---------------------------------------------------------------- */
 
@@ -389,6 +409,11 @@ CUDALOAD_API size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **
 /** Returns the raw dlopen handle of a loaded library, or NULL. The handle stays open for
  *  the life of the process; do not dlclose it. */
 CUDALOAD_API void *cudaload_handle(cudaload_lib lib);
+
+/** Records in cudaload_last_error() that symbol is not in lib's loaded copy (with the copy's path
+ *  and version) and returns CUDALOAD_ERROR_SYMBOL_MISSING. The stubs call it when a function the
+ *  headers declare is absent from the library they loaded (an older release). */
+CUDALOAD_API cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol);
 
 /* ---- bundled kernels: SAXPY and SGEMM --------------------------------------------------- */
 

@@ -28,6 +28,12 @@
 #include <cublas_v2.h>
 #include <cublasLt.h>
 
+/* The generated lists of every other function of these libraries (tools/gen_api.py). */
+#include "cudaload_cuda.h"
+#include "cudaload_cudart.h"
+#include "cudaload_cublaslt.h"
+#include "cudaload_cublas.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -117,28 +123,40 @@ extern "C" {
 #define CUDALOAD_TABLE_FLAG_(req, name) unsigned char name;
 
 /** Driver API table. `has` holds one presence flag per entry (1 = resolved). */
+CUDALOAD_TABLE_BEGIN_
 typedef struct cudaload_driver_table {
     CUDALOAD_DRIVER_SYMBOLS(CUDALOAD_TABLE_MEMBER_)
-    struct { CUDALOAD_DRIVER_SYMBOLS(CUDALOAD_TABLE_FLAG_) } has;
+    struct { CUDALOAD_DRIVER_SYMBOLS(CUDALOAD_TABLE_FLAG_) CUDALOAD_CUDA_API(CUDALOAD_API_FLAG_) } has;
+    CUDALOAD_CUDA_API(CUDALOAD_API_MEMBER_) /* since 0.3: every other function (generated) */
 } cudaload_driver_table;
+CUDALOAD_TABLE_END_
 
 /** Runtime API table. */
+CUDALOAD_TABLE_BEGIN_
 typedef struct cudaload_cudart_table {
     CUDALOAD_CUDART_SYMBOLS(CUDALOAD_TABLE_MEMBER_)
-    struct { CUDALOAD_CUDART_SYMBOLS(CUDALOAD_TABLE_FLAG_) } has;
+    struct { CUDALOAD_CUDART_SYMBOLS(CUDALOAD_TABLE_FLAG_) CUDALOAD_CUDART_API(CUDALOAD_API_FLAG_) } has;
+    CUDALOAD_CUDART_API(CUDALOAD_API_MEMBER_) /* since 0.3: every other function (generated) */
 } cudaload_cudart_table;
+CUDALOAD_TABLE_END_
 
 /** cuBLAS table. */
+CUDALOAD_TABLE_BEGIN_
 typedef struct cudaload_cublas_table {
     CUDALOAD_CUBLAS_SYMBOLS(CUDALOAD_TABLE_MEMBER_)
-    struct { CUDALOAD_CUBLAS_SYMBOLS(CUDALOAD_TABLE_FLAG_) } has;
+    struct { CUDALOAD_CUBLAS_SYMBOLS(CUDALOAD_TABLE_FLAG_) CUDALOAD_CUBLAS_API(CUDALOAD_API_FLAG_) } has;
+    CUDALOAD_CUBLAS_API(CUDALOAD_API_MEMBER_) /* since 0.3: every other function (generated) */
 } cudaload_cublas_table;
+CUDALOAD_TABLE_END_
 
 /** cuBLASLt table. */
+CUDALOAD_TABLE_BEGIN_
 typedef struct cudaload_cublaslt_table {
     CUDALOAD_CUBLASLT_SYMBOLS(CUDALOAD_TABLE_MEMBER_)
-    struct { CUDALOAD_CUBLASLT_SYMBOLS(CUDALOAD_TABLE_FLAG_) } has;
+    struct { CUDALOAD_CUBLASLT_SYMBOLS(CUDALOAD_TABLE_FLAG_) CUDALOAD_CUBLASLT_API(CUDALOAD_API_FLAG_) } has;
+    CUDALOAD_CUBLASLT_API(CUDALOAD_API_MEMBER_) /* since 0.3: every other function (generated) */
 } cudaload_cublaslt_table;
+CUDALOAD_TABLE_END_
 
 /** Returns the driver table after a cudaload_init() that loaded the driver, else NULL
  *  (cudaload_last_error() says why). */

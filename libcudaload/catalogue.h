@@ -48,6 +48,18 @@ enum {
     CL_ROW_AT_INIT = 1u << 1,     /* searched by cudaload_init (the driver, cudart); the rest on first ask */
 };
 
+/* The public API a library's headers declare, parsed by tools/gen_api.py into its typed table
+ * and its stub (include/cudaload_gen/, stubs/gen/). Rows without headers have neither. */
+typedef struct cl_api {
+    const char *headers;       /* "cuda_runtime_api.h cuda_profiler_api.h": parsed together */
+    const char *older_headers; /* an older API of the same library whose names collide with the
+                                  first (cublas.h's legacy cublasSgemm): parsed on its own, stub only */
+    int per_thread;            /* 1: parsed again with CUDA_API_PER_THREAD_DEFAULT_STREAM for the
+                                  exported _ptds/_ptsz variants */
+    int older_abis;            /* 1: parsed again with __CUDA_API_VERSION_INTERNAL for the driver's
+                                  pre-_v2 ABIs (cuMemAlloc, exported for old binaries): stub only */
+} cl_api;
+
 typedef struct cl_row {
     const char *name;             /* "cufft": the name users pass, upper-cased in CUDALOAD_CUFFT_PATH */
     const char *env_alias;        /* an older name of the exact-file variable, or NULL */
@@ -61,6 +73,7 @@ typedef struct cl_row {
     const char *version_fn;       /* the exported name of the version call */
     const char *header;           /* a header that proves an include dir is this library's */
     const char *note;             /* one line on what is special about the row, or NULL */
+    cl_api api;                   /* its API headers (typed table, stub), or all NULL */
 } cl_row;
 
 /* The number of rows and row i (NULL out of range). The first CUDALOAD_LIB_COUNT_ rows are the

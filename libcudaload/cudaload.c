@@ -277,6 +277,10 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     full.version_style = row->version_kind == CL_VERSION_NONE                                        ? 0
                          : row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN ? 1
                                                                                                   : 2;
+    full.api_headers = row->api.headers;
+    full.api_older_headers = row->api.older_headers;
+    full.api_per_thread = row->api.per_thread;
+    full.api_older_abis = row->api.older_abis;
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }
@@ -458,7 +462,7 @@ cudaload_status cudaload_device_count(int *count) {
 int cudaload_has_symbol(cudaload_lib lib, const char *name) {
     cl_lock();
     int r = 0;
-    if ((unsigned)lib < CUDALOAD_LIB_COUNT_ && g.lib[lib].loaded) {
+    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && cl_table_ptr(lib)) {
         r = cl_symbol_present(lib, name);
     } else if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && name) {
         /* a row without a typed table: the library's own export */
@@ -484,6 +488,18 @@ void *cudaload_handle(cudaload_lib lib) {
     return h;
 }
 
+cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol) {
+    cl_lock();
+    const char *name = cl_row_at((size_t)lib) ? cl_row_at((size_t)lib)->name : "?";
+    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded)
+        cl_set_errorf("%s: not exported by the loaded %s (%s, version %d): a newer release has it", symbol ? symbol : "?",
+                      name, g.lib[lib].path ? g.lib[lib].path : "?", g.lib[lib].version);
+    else
+        cl_set_errorf("%s: %s is not loaded", symbol ? symbol : "?", name);
+    cl_unlock();
+    return CUDALOAD_ERROR_SYMBOL_MISSING;
+}
+
 static const void *cl_table_if_loaded(cudaload_lib lib) {
     if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();
@@ -503,9 +519,21 @@ const cudaload_driver_table *cudaload_driver(void) { return cl_table_if_loaded(C
 const cudaload_cudart_table *cudaload_cudart(void) { return cl_table_if_loaded(CUDALOAD_LIB_CUDART); }
 const cudaload_cublaslt_table *cudaload_cublaslt(void) { return cl_table_if_loaded(CUDALOAD_LIB_CUBLASLT); }
 
-const cudaload_cublas_table *cudaload_cublas(void) {
-    if (atomic_load_explicit(&g.table_ready[CUDALOAD_LIB_CUBLAS], memory_order_acquire))
-        return cl_table_ptr(CUDALOAD_LIB_CUBLAS);
-    if (cudaload_load_cublas() != CUDALOAD_OK) return NULL;
-    return cl_table_if_loaded(CUDALOAD_LIB_CUBLAS);
+/* A table loaded on first use: cuBLAS and every generated table (api_rows.inc). */
+static const void *cl_table_on_demand(cudaload_lib lib) {
+    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    if (cudaload_load_library(lib) != CUDALOAD_OK) return NULL;
+    return cl_table_if_loaded(lib);
 }
+
+const cudaload_cublas_table *cudaload_cublas(void) { return cl_table_on_demand(CUDALOAD_LIB_CUBLAS); }
+
+/* cudaload_cufft(), cudaload_cusolver(), ...: the row's id found by name once */
+#define CL_NEW_ACCESSOR_(row, id)                                               \
+    const cudaload_##id##_table *cudaload_##id(void) {                          \
+        static atomic_int lib_ = -1;                                            \
+        int l = atomic_load_explicit(&lib_, memory_order_relaxed);              \
+        if (l < 0) atomic_store_explicit(&lib_, l = cl_catalogue_find(row), memory_order_relaxed); \
+        return cl_table_on_demand((cudaload_lib)l);                             \
+    }
+CL_API_NEW_ROWS(CL_NEW_ACCESSOR_)

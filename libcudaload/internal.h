@@ -12,7 +12,7 @@
 #define CUDALOAD_INTERNAL_H
 
 #include "catalogue.h"
-#include "cudaload_tables.h"
+#include "api_rows.inc" /* cudaload_tables.h and the generated tables */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -218,17 +218,13 @@ typedef struct cl_lib_state {
     char *note;              /* why an exact file given by env/options was not used */
 } cl_lib_state;
 
-/* The typed tables (resolve.c): filled in scratch, committed whole, never changed after. */
+/* The typed tables (resolve.c), one per catalogue row with API headers (api_rows.inc,
+ * generated): filled in scratch, committed whole, never changed after. */
+#define CL_TABLE_FIELD_(row, id) cudaload_##id##_table id;
 typedef struct cl_tables {
-    cudaload_driver_table driver;
-    cudaload_cudart_table cudart;
-    cudaload_cublas_table cublas;
-    cudaload_cublaslt_table cublaslt;
+    CL_API_ROWS(CL_TABLE_FIELD_)
     union { /* as large as the largest table, aligned for function pointers */
-        cudaload_driver_table d;
-        cudaload_cudart_table r;
-        cudaload_cublas_table b;
-        cudaload_cublaslt_table l;
+        CL_API_ROWS(CL_TABLE_FIELD_)
     } scratch;
 } cl_tables;
 

@@ -1,70 +1,113 @@
 /*
- * resolve.c -- step 3 of the walk: fill the typed tables from a dlopen handle.
+ * resolve.c -- step 3 of the walk: fill a library's typed table from its dlopen handle.
  *
- * Everything here is generated from the X-macro lists of cudaload_tables.h: one descriptor
- * per entry (exported name, macro name, required, offsets of the pointer and its presence
- * flag). A table is filled in a scratch copy and committed only when every required
- * symbol was found, so a rejected candidate never leaves a half-filled table behind.
+ * The descriptors are generated (api_symbols.inc, from the lists of include/cudaload_tables.h
+ * and include/cudaload_<lib>.h): one per entry, with its exported name, whether it is required,
+ * the version of its ABI and the offsets of its pointer and presence flag. A table is filled in
+ * a scratch copy and committed only when every required symbol was found, so a rejected
+ * candidate never leaves a half-filled table behind.
+ *
+ * The driver's entries are asked of cuGetProcAddress with the version of their ABI and the
+ * stream semantics their name says (_ptsz/_ptds: per-thread default stream), as the CUDA
+ * runtime does; see cl_driver_proc.
  */
 #define _GNU_SOURCE
-#include "cudaload_tables.h"
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 typedef struct cl_symbol {
     const char *name;       /* exported (versioned) name, e.g. "cublasSgemm_v2" */
     const char *macro_name; /* the name in the list, e.g. "cublasSgemm" */
     int required;
+    int since;              /* the first release with it; the driver: the version of its ABI */
     size_t fn_offset;
     size_t has_offset;
 } cl_symbol;
 
-#define CL_DRIVER_DESC(req, name) \
-    {CUDALOAD_SYMBOL_NAME(name), #name, req, offsetof(cudaload_driver_table, name), offsetof(cudaload_driver_table, has.name)},
-#define CL_CUDART_DESC(req, name) \
-    {CUDALOAD_SYMBOL_NAME(name), #name, req, offsetof(cudaload_cudart_table, name), offsetof(cudaload_cudart_table, has.name)},
-#define CL_CUBLAS_DESC(req, name) \
-    {CUDALOAD_SYMBOL_NAME(name), #name, req, offsetof(cudaload_cublas_table, name), offsetof(cudaload_cublas_table, has.name)},
-#define CL_CUBLASLT_DESC(req, name) \
-    {CUDALOAD_SYMBOL_NAME(name), #name, req, offsetof(cudaload_cublaslt_table, name), offsetof(cudaload_cublaslt_table, has.name)},
-
-static const cl_symbol cl_driver_symbols[] = {CUDALOAD_DRIVER_SYMBOLS(CL_DRIVER_DESC)};
-static const cl_symbol cl_cudart_symbols[] = {CUDALOAD_CUDART_SYMBOLS(CL_CUDART_DESC)};
-static const cl_symbol cl_cublas_symbols[] = {CUDALOAD_CUBLAS_SYMBOLS(CL_CUBLAS_DESC)};
-static const cl_symbol cl_cublaslt_symbols[] = {CUDALOAD_CUBLASLT_SYMBOLS(CL_CUBLASLT_DESC)};
-
-/* The tables themselves live in the context (cl_ctx.tables: zero before the first fill). */
 typedef struct cl_table_desc {
+    const char *row;        /* the catalogue row's name */
     const cl_symbol *symbols;
     size_t count;
-    void *table;
+    void *table;            /* in the context (cl_ctx.tables), zero before the first fill */
     size_t size;
 } cl_table_desc;
 
-static const cl_table_desc cl_table_descs[CUDALOAD_LIB_COUNT_] = {
-    [CUDALOAD_LIB_DRIVER] = {cl_driver_symbols, sizeof cl_driver_symbols / sizeof(cl_symbol), &cl_ctx.tables.driver,
-                             sizeof cl_ctx.tables.driver},
-    [CUDALOAD_LIB_CUDART] = {cl_cudart_symbols, sizeof cl_cudart_symbols / sizeof(cl_symbol), &cl_ctx.tables.cudart,
-                             sizeof cl_ctx.tables.cudart},
-    [CUDALOAD_LIB_CUBLASLT] = {cl_cublaslt_symbols, sizeof cl_cublaslt_symbols / sizeof(cl_symbol),
-                               &cl_ctx.tables.cublaslt, sizeof cl_ctx.tables.cublaslt},
-    [CUDALOAD_LIB_CUBLAS] = {cl_cublas_symbols, sizeof cl_cublas_symbols / sizeof(cl_symbol), &cl_ctx.tables.cublas,
-                             sizeof cl_ctx.tables.cublas},
-};
+#define CL_HIST_DESC(req, name) \
+    {CUDALOAD_SYMBOL_NAME(name), #name, req, 0, offsetof(CL_T, name), offsetof(CL_T, has.name)},
+#define CL_GEN_DESC(m, since, ret, params) {#m, #m, 0, since, offsetof(CL_T, m), offsetof(CL_T, has.m)},
+#include "api_symbols.inc"
+
+#define CL_N_TABLES (sizeof cl_table_descs / sizeof cl_table_descs[0])
+
+/* The table of each catalogue row, found by name once (the rows' order is the catalogue's). */
+static const cl_table_desc *cl_row_table[CL_CATALOGUE_MAX];
+static pthread_once_t cl_row_table_once = PTHREAD_ONCE_INIT;
+static void cl_row_table_build(void) {
+    for (size_t i = 0; i < CL_N_TABLES; i++) {
+        int row = cl_catalogue_find(cl_table_descs[i].row);
+        if (row >= 0) cl_row_table[row] = &cl_table_descs[i];
+    }
+}
+static const cl_table_desc *cl_table_of(cudaload_lib lib) {
+    pthread_once(&cl_row_table_once, cl_row_table_build);
+    return (unsigned)lib < CL_CATALOGUE_MAX ? cl_row_table[lib] : NULL;
+}
+
+/* cuGetProcAddress (its CUDA 12 ABI) and what it needs, read from the driver's handle once per
+ * fill. NULL proc: a driver older than 12.0 (or the tests' fake driver), which exports every
+ * entry point under its versioned name: dlsym alone then. */
+typedef CUresult (*cl_proc_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef struct cl_driver_proc {
+    cl_proc_fn proc;
+    int version;
+} cl_driver_proc;
+
+static void *cl_driver_entry(const cl_driver_proc *dp, const cl_symbol *s) {
+    if (!dp->proc || !s->since || s->since > dp->version) return NULL;
+    /* the name cuGetProcAddress knows: without the ABI suffix (_v2) and the stream one (_ptsz) */
+    char base[128];
+    size_t n = strlen(s->name);
+    if (n >= sizeof base) return NULL;
+    memcpy(base, s->name, n + 1);
+    int per_thread = 0;
+    if (n > 5 && (strcmp(base + n - 5, "_ptsz") == 0 || strcmp(base + n - 5, "_ptds") == 0)) {
+        per_thread = 1;
+        base[n -= 5] = '\0';
+    }
+    char *v = strrchr(base, '_');
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2)) *v = '\0';
+    void *p = NULL;
+    CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+    if (dp->proc(base, &p, s->since, flags, &q) != CUDA_SUCCESS || q != CU_GET_PROC_ADDRESS_SUCCESS) return NULL;
+    return p;
+}
 
 cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
     /* a row without a typed table: its version call (cl_read_version) is all that is required */
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_) return CUDALOAD_OK;
-    const cl_table_desc *t = &cl_table_descs[lib];
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t) return CUDALOAD_OK;
+    cl_driver_proc dp = {0};
+    if (lib == CUDALOAD_LIB_DRIVER) {
+        int (*get_version)(int *) = (int (*)(int *))dlsym(handle, "cuDriverGetVersion");
+        dp.proc = (cl_proc_fn)dlsym(handle, "cuGetProcAddress_v2");
+        if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
+    }
     /* callers hold the context's lock */
     memset(&cl_ctx.tables.scratch, 0, sizeof cl_ctx.tables.scratch);
-    size_t missing_optional = 0;
+    size_t missing_optional = 0, by_proc = 0;
     for (size_t i = 0; i < t->count; i++) {
         const cl_symbol *s = &t->symbols[i];
-        dlerror();
-        void *p = dlsym(handle, s->name);
+        void *p = cl_driver_entry(&dp, s);
+        if (p) {
+            by_proc++;
+        } else {
+            dlerror();
+            p = dlsym(handle, s->name);
+        }
         if (!p) {
             if (s->required) {
                 const char *e = dlerror();
@@ -72,38 +115,40 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
                 return CUDALOAD_ERROR_SYMBOL_MISSING;
             }
             missing_optional++;
-            cl_debug("  optional symbol %s absent: presence flag false", s->name);
             continue;
         }
         memcpy((char *)&cl_ctx.tables.scratch + s->fn_offset, &p, sizeof p);
         ((unsigned char *)&cl_ctx.tables.scratch)[s->has_offset] = 1;
     }
     memcpy(t->table, &cl_ctx.tables.scratch, t->size);
-    cl_debug("  resolved %zu of %zu symbols (%zu optional absent)", t->count - missing_optional, t->count,
-             missing_optional);
+    cl_debug("  resolved %zu of %zu symbols (%zu through cuGetProcAddress; %zu optional absent)",
+             t->count - missing_optional, t->count, by_proc, missing_optional);
     return CUDALOAD_OK;
 }
 
 void cl_resolve_clear(cudaload_lib lib) {
-    if ((unsigned)lib < CUDALOAD_LIB_COUNT_) memset(cl_table_descs[lib].table, 0, cl_table_descs[lib].size);
+    const cl_table_desc *t = cl_table_of(lib);
+    if (t) memset(t->table, 0, t->size);
 }
 
 size_t cl_symbol_count(cudaload_lib lib) {
-    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_table_descs[lib].count : 0;
+    const cl_table_desc *t = cl_table_of(lib);
+    return t ? t->count : 0;
 }
 
 int cl_symbol_info(cudaload_lib lib, size_t i, const char **name, int *required, int *present) {
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || i >= cl_table_descs[lib].count) return 0;
-    const cl_symbol *s = &cl_table_descs[lib].symbols[i];
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t || i >= t->count) return 0;
+    const cl_symbol *s = &t->symbols[i];
     if (name) *name = s->name;
     if (required) *required = s->required;
-    if (present) *present = ((const unsigned char *)cl_table_descs[lib].table)[s->has_offset];
+    if (present) *present = ((const unsigned char *)t->table)[s->has_offset];
     return 1;
 }
 
 int cl_symbol_present(cudaload_lib lib, const char *name) {
-    if ((unsigned)lib >= CUDALOAD_LIB_COUNT_ || !name) return 0;
-    const cl_table_desc *t = &cl_table_descs[lib];
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t || !name) return 0;
     for (size_t i = 0; i < t->count; i++)
         if (strcmp(t->symbols[i].name, name) == 0 || strcmp(t->symbols[i].macro_name, name) == 0)
             return ((const unsigned char *)t->table)[t->symbols[i].has_offset];
@@ -112,5 +157,6 @@ int cl_symbol_present(cudaload_lib lib, const char *name) {
 
 /* Accessors used by cudaload.c (which knows when each table is final). */
 const void *cl_table_ptr(cudaload_lib lib) {
-    return (unsigned)lib < CUDALOAD_LIB_COUNT_ ? cl_table_descs[lib].table : NULL;
+    const cl_table_desc *t = cl_table_of(lib);
+    return t ? t->table : NULL;
 }

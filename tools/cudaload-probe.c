@@ -75,7 +75,7 @@ static int add_names(const char *list, size_t *n, int quiet) {
 
 /* --catalogue: the rows, one per line. */
 static void print_catalogue(void) {
-    printf("name\tmajors\tsonames\twheel_dirs\tpip_packages\tdeps\toptional_deps\theader\tvariable\n");
+    printf("name\tmajors\tsonames\twheel_dirs\tpip_packages\tdeps\toptional_deps\theader\tvariable\tapi_headers\tapi_older_headers\tapi_per_thread\tapi_older_abis\n");
     for (size_t i = 0; i < cudaload_library_count(); i++) {
         cudaload_catalogue_info c = {.size = sizeof c};
         if (cudaload_catalogue_entry((cudaload_lib)i, &c) != CUDALOAD_OK) continue;
@@ -87,7 +87,9 @@ static void print_catalogue(void) {
         for (int k = 0; k < c.n_majors; k++) printf("%s%s", k ? "," : "", c.wheel_dirs[k]);
         printf("\t");
         for (int k = 0; k < c.n_majors; k++) printf("%s%s", k ? "," : "", c.pip_packages[k]);
-        printf("\t%s\t%s\t%s\t%s\n", c.deps, c.optional_deps, c.header ? c.header : "", c.env_name);
+        printf("\t%s\t%s\t%s\t%s", c.deps, c.optional_deps, c.header ? c.header : "", c.env_name);
+        printf("\t%s\t%s\t%d\t%d\n", c.api_headers ? c.api_headers : "", c.api_older_headers ? c.api_older_headers : "",
+               c.api_per_thread, c.api_older_abis);
     }
 }
 

@@ -1,0 +1,344 @@
+/*
+ * cudart_core.c -- the hand-written part of the cudart stub: nvcc's registration and launch
+ * entry points (declared for C++ only, in crt/host_runtime.h and crt/device_functions.h).
+ *
+ * The host code nvcc generates registers each translation unit's fatbinary and kernels from a
+ * static constructor: before main, before PyInit, before the program may call cudaload_init()
+ * with its own roots. Loading the runtime then would fix the search too early, so every
+ * registration is kept here and replayed, in order, when the runtime is loaded by the first
+ * real call (cl_stub_cudart_loaded, run by stub_core.c before any call goes through).
+ *
+ * The handle returned to nvcc's code is always this file's record, never the runtime's: the
+ * same value stays valid before and after the load, and each later call maps it to the real
+ * handle. No lock is held while the runtime's own code runs.
+ */
+#define _GNU_SOURCE
+#include "stub.h"
+
+#include "cudaload_tables.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern cl_stub_lib cl_stub_cudart;
+
+/* The entry points, looked up in the loaded runtime when it loads. */
+typedef struct cl_reg_fns {
+    void **(*register_fatbinary)(void *);
+    void (*register_fatbinary_end)(void **);
+    void (*unregister_fatbinary)(void **);
+    void (*register_function)(void **, const char *, char *, const char *, int, uint3 *, uint3 *, dim3 *, dim3 *, int *);
+    void (*register_var)(void **, char *, char *, const char *, int, size_t, int, int);
+    void (*register_managed_var)(void **, void **, char *, const char *, int, size_t, int, int);
+    char (*init_module)(void **);
+    unsigned (*push_call_configuration)(dim3, dim3, size_t, struct CUstream_st *);
+    cudaError_t (*pop_call_configuration)(dim3 *, dim3 *, size_t *, void *);
+    cudaError_t (*get_kernel)(cudaKernel_t *, const void *);
+    cudaError_t (*launch_kernel)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);
+    cudaError_t (*launch_kernel_ptsz)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);
+} cl_reg_fns;
+
+static cl_reg_fns cl_fns; /* written once, before cl_stub_cudart.ready is published */
+
+typedef enum { CL_OP_FUNCTION, CL_OP_VAR, CL_OP_MANAGED_VAR, CL_OP_END } cl_op_kind;
+
+/* One registration call made before the runtime was there, with its arguments. */
+typedef struct cl_reg_op {
+    struct cl_reg_op *next;
+    cl_op_kind kind;
+    const char *host;        /* hostFun / hostVar (managed: the void ** as a char *) */
+    char *device;            /* deviceFun / deviceAddress */
+    const char *name;
+    int thread_limit, ext, constant, global;
+    size_t size;
+    uint3 *tid, *bid;
+    dim3 *bdim, *gdim;
+    int *wsize;
+} cl_reg_op;
+
+typedef enum { CL_REC_KEPT, CL_REC_REPLAYING, CL_REC_LIVE } cl_rec_state;
+
+/* A registered fatbinary: the handle nvcc's code holds. */
+typedef struct cl_fatbin {
+    struct cl_fatbin *next;
+    void *fatbin;
+    void **real;             /* the runtime's handle once registered there */
+    cl_rec_state state;
+    cl_reg_op *ops, **ops_tail; /* kept while not live, in call order */
+} cl_fatbin;
+
+static pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_fatbin *cl_fatbins, **cl_fatbins_tail = &cl_fatbins;
+static int cl_runtime_live;  /* the runtime is loaded: new fatbinaries register at once */
+
+static void cl_replay_ops(cl_fatbin *r, cl_reg_op *op) {
+    while (op) {
+        cl_reg_op *next = op->next;
+        switch (op->kind) {
+        case CL_OP_FUNCTION:
+            cl_fns.register_function(r->real, op->host, op->device, op->name, op->thread_limit, op->tid, op->bid,
+                                     op->bdim, op->gdim, op->wsize);
+            break;
+        case CL_OP_VAR:
+            cl_fns.register_var(r->real, (char *)op->host, op->device, op->name, op->ext, op->size, op->constant,
+                                op->global);
+            break;
+        case CL_OP_MANAGED_VAR:
+            cl_fns.register_managed_var(r->real, (void **)op->host, op->device, op->name, op->ext, op->size,
+                                        op->constant, op->global);
+            break;
+        case CL_OP_END:
+            if (cl_fns.register_fatbinary_end) cl_fns.register_fatbinary_end(r->real);
+            break;
+        }
+        free(op);
+        op = next;
+    }
+}
+
+/* Registers r in the runtime and replays its kept calls; calls made meanwhile by another thread
+ * are kept too (state REPLAYING) and replayed by the loop before r goes live. */
+static void cl_replay(cl_fatbin *r) {
+    pthread_mutex_lock(&cl_reg_lock);
+    if (r->state != CL_REC_KEPT) {
+        pthread_mutex_unlock(&cl_reg_lock);
+        return;
+    }
+    r->state = CL_REC_REPLAYING;
+    pthread_mutex_unlock(&cl_reg_lock);
+    r->real = cl_fns.register_fatbinary(r->fatbin);
+    for (;;) {
+        pthread_mutex_lock(&cl_reg_lock);
+        cl_reg_op *ops = r->ops;
+        r->ops = NULL;
+        r->ops_tail = &r->ops;
+        if (!ops) {
+            r->state = CL_REC_LIVE;
+            pthread_mutex_unlock(&cl_reg_lock);
+            return;
+        }
+        pthread_mutex_unlock(&cl_reg_lock);
+        cl_replay_ops(r, ops);
+    }
+}
+
+/* Run by stub_core.c once the runtime is loaded, before its table is published. */
+void cl_stub_cudart_loaded(const void *table);
+void cl_stub_cudart_loaded(const void *table) {
+    (void)table;
+    cudaload_lib lib;
+    void *h = cudaload_lib_by_name("cudart", &lib) == CUDALOAD_OK ? cudaload_handle(lib) : NULL;
+    if (!h) return;
+#define CL_REG_SYM(field, name) *(void **)&cl_fns.field = dlsym(h, name)
+    CL_REG_SYM(register_fatbinary, "__cudaRegisterFatBinary");
+    CL_REG_SYM(register_fatbinary_end, "__cudaRegisterFatBinaryEnd");
+    CL_REG_SYM(unregister_fatbinary, "__cudaUnregisterFatBinary");
+    CL_REG_SYM(register_function, "__cudaRegisterFunction");
+    CL_REG_SYM(register_var, "__cudaRegisterVar");
+    CL_REG_SYM(register_managed_var, "__cudaRegisterManagedVar");
+    CL_REG_SYM(init_module, "__cudaInitModule");
+    CL_REG_SYM(push_call_configuration, "__cudaPushCallConfiguration");
+    CL_REG_SYM(pop_call_configuration, "__cudaPopCallConfiguration");
+    CL_REG_SYM(get_kernel, "__cudaGetKernel");
+    CL_REG_SYM(launch_kernel, "__cudaLaunchKernel");
+    CL_REG_SYM(launch_kernel_ptsz, "__cudaLaunchKernel_ptsz");
+#undef CL_REG_SYM
+    if (!cl_fns.register_fatbinary || !cl_fns.register_function) return; /* not a runtime nvcc code can use */
+    pthread_mutex_lock(&cl_reg_lock);
+    cl_runtime_live = 1;
+    cl_fatbin *first = cl_fatbins;
+    pthread_mutex_unlock(&cl_reg_lock);
+    /* the list only grows at its tail, and records are freed only by unregistration, which
+     * nvcc's code does at exit */
+    for (cl_fatbin *r = first; r; r = r->next) cl_replay(r);
+}
+
+/* The runtime, loading it when a registration needs it no more (a real call has come). */
+static int cl_runtime_ready(void) {
+    return atomic_load_explicit(&cl_stub_cudart.ready, memory_order_acquire) != NULL && cl_fns.register_fatbinary;
+}
+
+/* ---- the entry points ---- */
+
+CL_STUB_EXPORT void **__cudaRegisterFatBinary(void *fatCubin);
+CL_STUB_EXPORT void **__cudaRegisterFatBinary(void *fatCubin) {
+    cl_fatbin *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->fatbin = fatCubin;
+    r->ops_tail = &r->ops;
+    pthread_mutex_lock(&cl_reg_lock);
+    *cl_fatbins_tail = r;
+    cl_fatbins_tail = &r->next;
+    int live = cl_runtime_live;
+    pthread_mutex_unlock(&cl_reg_lock);
+    if (live) cl_replay(r); /* loaded already: registered now (nothing kept yet) */
+    return (void **)r;
+}
+
+static void cl_keep_or_call(cl_fatbin *r, cl_reg_op *op) {
+    pthread_mutex_lock(&cl_reg_lock);
+    if (r->state != CL_REC_LIVE) {
+        *r->ops_tail = op;
+        r->ops_tail = &op->next;
+        pthread_mutex_unlock(&cl_reg_lock);
+        return;
+    }
+    pthread_mutex_unlock(&cl_reg_lock);
+    op->next = NULL;
+    cl_replay_ops(r, op);
+}
+
+static cl_reg_op *cl_op(cl_op_kind kind) {
+    cl_reg_op *op = calloc(1, sizeof *op);
+    if (op) op->kind = kind;
+    return op;
+}
+
+CL_STUB_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+CL_STUB_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) {
+    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_END) : NULL;
+    if (op) cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+}
+
+CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+                                           const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                           dim3 *bDim, dim3 *gDim, int *wSize);
+CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+                                           const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                           dim3 *bDim, dim3 *gDim, int *wSize) {
+    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_FUNCTION) : NULL;
+    if (!op) return;
+    op->host = hostFun;
+    op->device = deviceFun;
+    op->name = deviceName;
+    op->thread_limit = thread_limit;
+    op->tid = tid;
+    op->bid = bid;
+    op->bdim = bDim;
+    op->gdim = gDim;
+    op->wsize = wSize;
+    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+}
+
+CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
+                                      int ext, size_t size, int constant, int global);
+CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
+                                      int ext, size_t size, int constant, int global) {
+    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_VAR) : NULL;
+    if (!op) return;
+    op->host = hostVar;
+    op->device = deviceAddress;
+    op->name = deviceName;
+    op->ext = ext;
+    op->size = size;
+    op->constant = constant;
+    op->global = global;
+    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+}
+
+CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+                                             const char *deviceName, int ext, size_t size, int constant, int global);
+CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+                                             const char *deviceName, int ext, size_t size, int constant, int global) {
+    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_MANAGED_VAR) : NULL;
+    if (!op) return;
+    op->host = (const char *)hostVarPtrAddress;
+    op->device = deviceAddress;
+    op->name = deviceName;
+    op->ext = ext;
+    op->size = size;
+    op->constant = constant;
+    op->global = global;
+    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+}
+
+CL_STUB_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle);
+CL_STUB_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle) {
+    cl_fatbin *r = (cl_fatbin *)fatCubinHandle;
+    if (!r) return;
+    pthread_mutex_lock(&cl_reg_lock);
+    for (cl_fatbin **p = &cl_fatbins; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            if (cl_fatbins_tail == &r->next) cl_fatbins_tail = p;
+            break;
+        }
+    int live = r->state == CL_REC_LIVE;
+    cl_reg_op *ops = r->ops;
+    pthread_mutex_unlock(&cl_reg_lock);
+    /* at exit, the runtime may already be gone: it unregisters what it holds itself then */
+    if (live && r->real && cl_fns.unregister_fatbinary) cl_fns.unregister_fatbinary(r->real);
+    while (ops) {
+        cl_reg_op *next = ops->next;
+        free(ops);
+        ops = next;
+    }
+    free(r);
+}
+
+CL_STUB_EXPORT char __cudaInitModule(void **fatCubinHandle);
+CL_STUB_EXPORT char __cudaInitModule(void **fatCubinHandle) {
+    cl_fatbin *r = (cl_fatbin *)fatCubinHandle;
+    if (!r || !cl_stub_table(&cl_stub_cudart) || !cl_fns.init_module || !r->real) return 0;
+    return cl_fns.init_module(r->real);
+}
+
+/* The launch sequence of <<<>>>: push the configuration, pop it in the kernel's host stub, then
+ * __cudaGetKernel + __cudaLaunchKernel (CUDA 13) or cudaLaunchKernel. A push is the first call
+ * of a launch, so it loads the runtime (and replays) when needed. */
+CL_STUB_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                                    struct CUstream_st *stream);
+CL_STUB_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                                    struct CUstream_st *stream) {
+    if (__builtin_expect(!cl_runtime_ready(), 0) && (!cl_stub_table(&cl_stub_cudart) || !cl_fns.push_call_configuration))
+        return (unsigned)cudaErrorSharedObjectInitFailed;
+    return cl_fns.push_call_configuration(gridDim, blockDim, sharedMem, stream);
+}
+
+CL_STUB_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
+CL_STUB_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream) {
+    if (__builtin_expect(!cl_runtime_ready(), 0) && (!cl_stub_table(&cl_stub_cudart) || !cl_fns.pop_call_configuration))
+        return cudaErrorSharedObjectInitFailed;
+    return cl_fns.pop_call_configuration(gridDim, blockDim, sharedMem, stream);
+}
+
+CL_STUB_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun);
+CL_STUB_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun) {
+    if (__builtin_expect(!cl_runtime_ready(), 0) && !cl_stub_table(&cl_stub_cudart)) return cudaErrorSharedObjectInitFailed;
+    if (!cl_fns.get_kernel) return cudaErrorNotSupported;
+    return cl_fns.get_kernel(kernel, fun);
+}
+
+CL_STUB_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                              size_t sharedMem, cudaStream_t stream);
+CL_STUB_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                              size_t sharedMem, cudaStream_t stream) {
+    if (__builtin_expect(!cl_runtime_ready(), 0) && !cl_stub_table(&cl_stub_cudart)) return cudaErrorSharedObjectInitFailed;
+    if (!cl_fns.launch_kernel) return cudaErrorNotSupported;
+    return cl_fns.launch_kernel(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+CL_STUB_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                                   size_t sharedMem, cudaStream_t stream);
+CL_STUB_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                                   size_t sharedMem, cudaStream_t stream) {
+    if (__builtin_expect(!cl_runtime_ready(), 0) && !cl_stub_table(&cl_stub_cudart)) return cudaErrorSharedObjectInitFailed;
+    if (!cl_fns.launch_kernel_ptsz) return cudaErrorNotSupported;
+    return cl_fns.launch_kernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+/* The registrations kept and replayed so far (tests and the probe): kept = not yet in a runtime. */
+CL_STUB_EXPORT void cudaload_stub_registrations(size_t *fatbins, size_t *kept_fatbins);
+CL_STUB_EXPORT void cudaload_stub_registrations(size_t *fatbins, size_t *kept_fatbins) {
+    size_t n = 0, k = 0;
+    pthread_mutex_lock(&cl_reg_lock);
+    for (cl_fatbin *r = cl_fatbins; r; r = r->next) {
+        n++;
+        k += r->state != CL_REC_LIVE;
+    }
+    pthread_mutex_unlock(&cl_reg_lock);
+    if (fatbins) *fatbins = n;
+    if (kept_fatbins) *kept_fatbins = k;
+}

@@ -1,0 +1,87 @@
+/*
+ * stub.h -- what the generated stubs (stubs/gen/<lib>.c) are made of.
+ *
+ * A stub defines each exported function of a CUDA library with its exact prototype, so
+ * existing code links against it with no DT_NEEDED on the library. A call reads the library's
+ * typed table (one acquire load once it is ready) and forwards; the first call loads the
+ * library through libcudaload (cl_stub_load: default options unless the program called
+ * cudaload_init itself). When the library cannot be had, the call returns the library's own
+ * error code and cudaload_last_error() says why; a function the loaded copy lacks returns its
+ * "not supported" code. Nothing aborts, nothing prints.
+ */
+#ifndef CUDALOAD_STUB_H
+#define CUDALOAD_STUB_H
+
+#include "cudaload.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* The stub functions themselves are the library's API: default visibility (a module that
+ * embeds the static stubs hides them with -Wl,--exclude-libs,ALL); the rest is hidden. */
+#define CL_STUB_EXPORT __attribute__((visibility("default")))
+#define CL_STUB_HIDDEN __attribute__((visibility("hidden")))
+
+typedef struct cl_stub_lib {
+    const char *row;                 /* the catalogue row: "cudart" */
+    const void *(*table)(void);      /* its table accessor (cudaload_cudart) */
+    void (*loaded)(const void *table); /* run once after the load, before any call goes through
+                                          (cudart: the registration replay), or NULL */
+    _Atomic(const void *) ready;     /* the table once loaded and the hook has run */
+} cl_stub_lib;
+
+/* The slow path of a call: loads the library (once; a failure is retried by the next call,
+ * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. */
+CL_STUB_HIDDEN const void *cl_stub_load(cl_stub_lib *lib);
+/* Records that fn is absent from the loaded copy of lib (cudaload_last_error()). */
+CL_STUB_HIDDEN void cl_stub_absent(cl_stub_lib *lib, const char *fn);
+
+static inline const void *cl_stub_table(cl_stub_lib *lib) {
+    const void *t = atomic_load_explicit(&lib->ready, memory_order_acquire);
+    return __builtin_expect(t != NULL, 1) ? t : cl_stub_load(lib);
+}
+
+/* The body of a stub returning a value (T: the table type, m: the member). */
+#define CL_STUB(lib, T, m, args, fail_load, fail_absent)                   \
+    const T *t_ = (const T *)cl_stub_table(&lib);                          \
+    if (__builtin_expect(t_ == NULL, 0)) return fail_load;                 \
+    if (__builtin_expect(t_->m == NULL, 0)) {                              \
+        cl_stub_absent(&lib, #m);                                          \
+        return fail_absent;                                                \
+    }                                                                      \
+    return t_->m args
+#define CL_STUB_VOID(lib, T, m, args)                                      \
+    const T *t_ = (const T *)cl_stub_table(&lib);                          \
+    if (__builtin_expect(t_ == NULL, 0)) return;                           \
+    if (__builtin_expect(t_->m == NULL, 0)) {                              \
+        cl_stub_absent(&lib, #m);                                          \
+        return;                                                            \
+    }                                                                      \
+    t_->m args
+
+/* The older ABIs and APIs (stubs/gen/<lib>_older.c) are not in the typed table (their types
+ * exist only under other defines): each is looked up by name in the loaded copy on first use. */
+typedef struct cl_stub_slots {
+    cl_stub_lib *lib;
+    size_t n;
+    const char *const *names;
+    _Atomic(void *) *fns;
+} cl_stub_slots;
+/* The function, or NULL with *absent = 1 when the copy lacks it, 0 when the library failed. */
+CL_STUB_HIDDEN void *cl_stub_older_fn(cl_stub_slots *s, size_t i, int *absent);
+
+#define CL_STUB_OLDER(slots, i, F, args, fail_load, fail_absent)           \
+    int absent_;                                                           \
+    void *f_ = cl_stub_older_fn(&slots, i, &absent_);                      \
+    if (f_ == NULL) return absent_ ? fail_absent : fail_load;              \
+    return ((F)f_) args
+#define CL_STUB_OLDER_VOID(slots, i, F, args)                              \
+    int absent_;                                                           \
+    void *f_ = cl_stub_older_fn(&slots, i, &absent_);                      \
+    if (f_ == NULL) return;                                                \
+    ((F)f_) args
+
+/* A value-returning function other than a status (a struct, a count): zero. */
+#define CL_STUB_ZERO(type) ((type){0})
+
+#endif /* CUDALOAD_STUB_H */

@@ -1,0 +1,60 @@
+/*
+ * stub_core.c -- the hand-written core shared by every stub: the first-call load, and the
+ * reasons recorded for cudaload_last_error().
+ *
+ * One lock serializes first loads (and the hook that runs after one, such as cudart's
+ * registration replay). It is the stubs' own, never libcudaload's: libcudaload takes and
+ * drops its own lock inside cudaload_init / cudaload_load_library, and never calls back into
+ * a stub.
+ */
+#define _GNU_SOURCE
+#include "stub.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const void *cl_stub_load(cl_stub_lib *s) {
+    const void *t = atomic_load_explicit(&s->ready, memory_order_acquire);
+    if (t) return t;
+    pthread_mutex_lock(&cl_stub_lock);
+    t = atomic_load_explicit(&s->ready, memory_order_acquire);
+    if (!t) {
+        /* Default options, unless the program initialized libcudaload itself (then its options,
+         * roots included, decide). A missing driver does not stop the runtime libraries from
+         * loading: their calls then report it in their own codes, as the real ones do. */
+        if (!cudaload_is_initialized()) (void)cudaload_init(NULL);
+        cudaload_lib lib;
+        if (cudaload_lib_by_name(s->row, &lib) == CUDALOAD_OK && cudaload_load_library(lib) == CUDALOAD_OK)
+            t = s->table();
+        if (t) {
+            if (s->loaded) s->loaded(t);
+            atomic_store_explicit(&s->ready, t, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&cl_stub_lock);
+    return t;
+}
+
+void cl_stub_absent(cl_stub_lib *s, const char *fn) {
+    cudaload_lib lib;
+    if (cudaload_lib_by_name(s->row, &lib) == CUDALOAD_OK) (void)cudaload_report_missing_symbol(lib, fn);
+}
+
+void *cl_stub_older_fn(cl_stub_slots *s, size_t i, int *absent) {
+    void *f = atomic_load_explicit(&s->fns[i], memory_order_acquire);
+    *absent = 0;
+    if (f) return f;
+    if (!cl_stub_table(s->lib)) return NULL;
+    cudaload_lib lib;
+    void *h = cudaload_lib_by_name(s->lib->row, &lib) == CUDALOAD_OK ? cudaload_handle(lib) : NULL;
+    f = h ? dlsym(h, s->names[i]) : NULL;
+    if (!f) {
+        *absent = 1;
+        cl_stub_absent(s->lib, s->names[i]);
+        return NULL;
+    }
+    atomic_store_explicit(&s->fns[i], f, memory_order_release);
+    return f;
+}
