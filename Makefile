@@ -228,6 +228,23 @@ $(B)/tests/embedder_%.so: tests/embedder.c $(STATIC) include/cudaload.h | $(B)/t
 	  -Wl,--exclude-libs,ALL $(LIBS)
 $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 
+# Programs linked to the stubs instead of the CUDA libraries (tests/stubs/, test_stubs.c): a
+# plain C cuBLAS program, two modules embedding the cudart stub, and (with nvcc) a CUDA program
+# with a kernel built with -cudart none.
+STUB_CORE := $(STATIC) $(LIBS)
+STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(if $(NVCC),$(B)/tests/stub_prog)
+$(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
+	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
+$(B)/tests/stub_module_%.so: tests/stubs/stub_module.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -fvisibility=hidden -Iinclude -isystem $(CUDA_INC) -o $@ $< \
+	  $(B)/stubs/libcudaload-cudart.a $(STUB_CORE) -Wl,--exclude-libs,ALL
+ifneq ($(NVCC),)
+$(B)/tests/stub_prog: tests/stubs/stub_prog.cu $(STUB_A) $(STATIC) | $(B)/tests
+	$(NVCC) -cudart none -O2 -arch=sm_$(KERNEL_PTX) -Iinclude -o $@ $< $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
+endif
+$(B)/tests/test_stubs: $(STUB_TEST_BIN)
+
 # The catalogue's table in the docs, generated from the rows (tools/gen_catalogue_md.py).
 CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md
 generate-docs: $(PROBE)

@@ -1,0 +1,225 @@
+/*
+ * test_stubs.c -- the link-compatible stubs (stubs/, docs/stubs.md) with real programs and the
+ * real toolkit libraries: no CUDA DT_NEEDED; the toolkit's runtime found through CUDA_HOME;
+ * each library's own error codes when nothing can be found; nvcc's registrations kept before
+ * the program's own cudaload_init and replayed after it (the fake driver standing in for a GPU);
+ * two stub-linked modules beside the real libcudart in one process; every generated table entry
+ * resolved in the toolkit's library. The programs (tests/stubs/) print key=value numbers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cudaload.h"
+#include "harness.h"
+
+static char build[PATH_MAX];
+static const char *cuda_home = "/usr/local/cuda";
+
+static int sh(char *out, size_t n, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    size_t got = p ? fread(out, 1, n - 1, p) : 0;
+    out[got] = 0;
+    int st = p ? pclose(p) : -1;
+    return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* The value of key in a program's key=value output, or INT_MIN. */
+static long val(const char *out, const char *key) {
+    size_t k = strlen(key);
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, key, k) == 0 && p[k] == '=') return strtol(p + k + 1, NULL, 10);
+    return INT_MIN;
+}
+
+static int have(const char *prog) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/tests/%s", build, prog);
+    return access(p, X_OK) == 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = th_require_build(0);
+    if (!b) return -1;
+    snprintf(build, sizeof build, "%s", b);
+    return 0;
+}
+
+static void test_no_cuda_dt_needed(void **state) {
+    (void)state;
+    char out[65536];
+    assert_int_equal(sh(out, sizeof out,
+                        "cd '%s' && for f in tests/stub_blas tests/stub_prog tests/stub_module_a.so stubs/*.so; do "
+                        "[ -e \"$f\" ] || continue; readelf -d \"$f\" | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p' | "
+                        "sed \"s|^|$f |\"; done", build),
+                     0);
+    assert_non_null(strstr(out, "stubs/libcudaload-cudart.so libcudaload.so.0"));
+    for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
+        const char *lib = strchr(p, ' ');
+        assert_non_null(lib);
+        if ((strncmp(lib + 1, "libcu", 5) == 0 && strncmp(lib + 1, "libcudaload", 11) != 0) || strncmp(lib + 1, "libnv", 5) == 0)
+            fail_msg("CUDA DT_NEEDED: %.*s", (int)(strchr(p, '\n') - p), p);
+        if (!strchr(p, '\n')) break;
+    }
+}
+
+static void test_toolkit_runtime_through_cuda_home(void **state) {
+    (void)state;
+    if (!have("stub_prog")) skip();
+    char out[4096];
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_prog'", cuda_home, build), 0);
+    assert_int_equal(val(out, "runtime_err"), 0);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    assert_int_equal(val(out, "kept_after"), 0);
+    assert_int_equal(val(out, "cudart_source"), CUDALOAD_SOURCE_CUDA_HOME);
+    /* no GPU here: the runtime's own answer, through the stub */
+    if (access("/dev/nvidiactl", F_OK) != 0) {
+        assert_int_equal(val(out, "count_err"), 35); /* cudaErrorInsufficientDriver */
+        assert_int_equal(val(out, "launch_err"), 35);
+    }
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_blas'", cuda_home, build), 0);
+    assert_int_equal(val(out, "blas_property_status"), 0);
+    assert_int_equal(val(out, "blas_major"), 13);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+}
+
+static void test_nothing_findable_gives_library_codes(void **state) {
+    (void)state;
+    char out[4096];
+    /* the override source only, and no override: nothing can be found */
+    if (have("stub_prog")) {
+        assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_prog'", build), 0);
+        assert_int_equal(val(out, "runtime_err"), 303); /* cudaErrorSharedObjectInitFailed */
+        assert_int_equal(val(out, "count_err"), 303);
+        assert_int_equal(val(out, "malloc_err"), 303);
+        assert_int_equal(val(out, "launch_err"), 303);
+        assert_int_equal(val(out, "kept_after"), 1); /* still kept: a later load replays it */
+        assert_int_equal(val(out, "cudart_loaded"), 0);
+    }
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_blas'", build), 0);
+    assert_int_equal(val(out, "blas_property_status"), 1); /* CUBLAS_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "blas_create_status"), 1);
+    assert_int_equal(val(out, "runtime_err"), 303);
+}
+
+static void test_registrations_replayed_after_late_init(void **state) {
+    (void)state;
+    if (!have("stub_prog")) skip();
+    const char *fx = getenv("CUDALOAD_TEST_FIXTURES");
+    if (!fx) skip();
+    char out[4096];
+    assert_int_equal(sh(out, sizeof out, "%s STUB_ROOT='%s/cudahome/lib64' '%s/tests/stub_prog'", th_fake_driver_env(), fx, build), 0);
+    assert_int_equal(val(out, "fatbins"), 1);
+    assert_int_equal(val(out, "kept_before"), 1); /* the constructor ran before main: kept */
+    assert_int_equal(val(out, "init"), CUDALOAD_OK);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    assert_int_equal(val(out, "kept_after"), 0); /* replayed into the runtime the program's root gave */
+    assert_int_equal(val(out, "cudart_source"), CUDALOAD_SOURCE_OVERRIDE);
+    long launch = val(out, "launch_err");
+    assert_true(launch != 303 && launch != 98 && launch != INT_MIN); /* loaded; not "invalid device function" */
+}
+
+static void test_two_modules_beside_the_real_runtime(void **state) {
+    (void)state;
+    char real[PATH_MAX];
+    snprintf(real, sizeof real, "%s/lib64/libcudart.so.13", cuda_home);
+    if (access(real, R_OK) != 0) skip();
+    char out[8192];
+    /* the modules export their own functions only: no cuda* symbol interposes on the runtime */
+    assert_int_equal(sh(out, sizeof out, "nm -D --defined-only '%s/tests/stub_module_a.so' | awk '{print $3}' | sort", build), 0);
+    assert_string_equal(out, "module_cudart_path\nmodule_runtime_version\n");
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* a framework's real libcudart first, as torch loads it; then two stub-linked modules */
+        void *rt = dlopen(real, RTLD_NOW | RTLD_GLOBAL);
+        char a[PATH_MAX + 64], b[PATH_MAX + 64];
+        snprintf(a, sizeof a, "%s/tests/stub_module_a.so", build);
+        snprintf(b, sizeof b, "%s/tests/stub_module_b.so", build);
+        void *ha = dlopen(a, RTLD_NOW | RTLD_LOCAL), *hb = dlopen(b, RTLD_NOW | RTLD_LOCAL);
+        if (!rt || !ha || !hb) _exit(10);
+        int (*va)(void) = (int (*)(void))dlsym(ha, "module_runtime_version");
+        int (*vb)(void) = (int (*)(void))dlsym(hb, "module_runtime_version");
+        const char *(*pa)(void) = (const char *(*)(void))dlsym(ha, "module_cudart_path");
+        const char *(*pb)(void) = (const char *(*)(void))dlsym(hb, "module_cudart_path");
+        if (!va || !vb || !pa || !pb) _exit(11);
+        if (va() != 13000 || vb() != 13000) _exit(12);
+        char rp[PATH_MAX];
+        if (!realpath(real, rp) || !pa() || !pb() || strcmp(pa(), rp) != 0 || strcmp(pb(), rp) != 0) _exit(13);
+        /* the stubs did not replace the runtime's symbols for anyone else */
+        if (dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion") != dlsym(rt, "cudaRuntimeGetVersion")) _exit(14);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Every entry of every generated table resolves in the toolkit's own copy of its library (the
+ * headers the tables come from): the lists name real exports, with the right names. */
+static void test_tables_resolve_in_the_toolkit(void **state) {
+    (void)state;
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("CUDALOAD_SOURCES", "cuda_home", 1);
+        setenv("CUDA_HOME", cuda_home, 1);
+        cudaload_options o;
+        cudaload_options_init(&o);
+        o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
+        if (cudaload_init(&o) != CUDALOAD_OK) _exit(20);
+        size_t tables = 0;
+        for (size_t lib = 0; lib < cudaload_library_count(); lib++) {
+            cudaload_catalogue_info c = {.size = sizeof c};
+            if (cudaload_catalogue_entry((cudaload_lib)lib, &c) != CUDALOAD_OK || !c.api_headers || c.driver_like) continue;
+            if (cudaload_load_library((cudaload_lib)lib) != CUDALOAD_OK) {
+                fprintf(stderr, "%s: %s\n", c.name, cudaload_last_error());
+                _exit(21);
+            }
+            const char *name;
+            int req, present;
+            size_t n = cudaload_symbol_at((cudaload_lib)lib, 0, &name, &req, &present);
+            if (n < 10) _exit(22);
+            for (size_t i = 0; i < n; i++) {
+                cudaload_symbol_at((cudaload_lib)lib, i, &name, &req, &present);
+                if (!present) {
+                    fprintf(stderr, "%s: %s not resolved\n", c.name, name);
+                    _exit(23);
+                }
+            }
+            tables++;
+        }
+        _exit(tables >= 9 ? 0 : 24);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_cuda_dt_needed),
+        cmocka_unit_test(test_toolkit_runtime_through_cuda_home),
+        cmocka_unit_test(test_nothing_findable_gives_library_codes),
+        cmocka_unit_test(test_registrations_replayed_after_late_init),
+        cmocka_unit_test(test_two_modules_beside_the_real_runtime),
+        cmocka_unit_test(test_tables_resolve_in_the_toolkit),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
