@@ -50,7 +50,10 @@ KERNEL_DEF := -I$(B)/kernels
 else
 KERNEL_DEF := -DCL_NO_KERNELS
 endif
-HEADERS    := include/cudaload.h include/cudaload_tables.h libcudaload/internal.h libcudaload/catalogue.h
+# the generated tables (tools/gen_api.py): one header per library with API headers in the catalogue
+API_HEADERS := $(filter-out include/cudaload_tables.h,$(wildcard include/cudaload_*.h))
+HEADERS    := include/cudaload.h include/cudaload_tables.h $(API_HEADERS) libcudaload/internal.h libcudaload/catalogue.h \
+              libcudaload/api_rows.inc libcudaload/api_symbols.inc
 
 SO_REAL    := $(B)/libcudaload.so.$(VERSION)
 SO_NAME    := libcudaload.so.$(SOMAJOR)
@@ -105,7 +108,7 @@ help:
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
-	@echo "  make install      install lib, headers, pkg-config file and cudaload-probe under"
+	@echo "  make install      install lib, headers, the stubs, pkg-config file and cudaload-probe under"
 	@echo "                    DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) (LIBDIR=$(LIBDIR))"
 	@echo "  make uninstall    remove what install put there"
 	@echo "  make clean        remove $(B)/"
@@ -364,7 +367,16 @@ fuzz: $(FUZZ_BIN)
 	fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 
-bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels
+bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels \
+            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct)
+
+# Ordinary CUDA code through the stubs, and the same code linked directly (bench/run-stubs.sh).
+$(B)/bench/bench_stubs: bench/bench_stubs.cu $(STUB_A) $(STATIC) | $(B)/bench
+	$(NVCC) -cudart none -O2 -arch=sm_$(KERNEL_PTX) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
+	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STATIC) $(LIBS)
+$(B)/bench/bench_stubs_direct: bench/bench_stubs.cu | $(B)/bench
+	$(NVCC) -cudart shared -O2 -arch=sm_$(KERNEL_PTX) -o $@ $< -L$(BENCH_CUDART_DIR) -l:libcublas.so.13 \
+	  -Xlinker --enable-new-dtags -Xlinker -rpath -Xlinker $(BENCH_CUDART_DIR)
 
 $(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) -lm $(LIBS)
@@ -384,6 +396,7 @@ $(B)/bench/bench_call_direct: bench/bench_call.c $(STATIC) | $(B)/bench
 bench: all bench-bins
 	bench/run.sh
 	bench/run-kernels.sh
+	bench/run-stubs.sh
 
 # ---- install ----
 
@@ -393,7 +406,12 @@ install: all
 	ln -sf $(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so
 	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 include/cudaload.h include/cudaload_tables.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/cudaload.h include/cudaload_tables.h $(API_HEADERS) $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 $(STUB_A) $(DESTDIR)$(LIBDIR)/
+	for s in $(STUB_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
+	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so && \
+	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@LIB@|$$s|g" \
+	    libcudaload/cudaload-stub.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
@@ -402,7 +420,9 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so \
 	  $(DESTDIR)$(LIBDIR)/libcudaload.a $(DESTDIR)$(PREFIX)/include/cudaload.h \
 	  $(DESTDIR)$(PREFIX)/include/cudaload_tables.h $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc \
-	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe
+	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
+	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \
+	  $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc; done
 
 clean:
 	rm -rf $(B)

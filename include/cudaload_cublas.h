@@ -12,562 +12,562 @@
 /* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUBLAS_API(X) \
-    X(cublasAsumEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasAsumEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasAxpyEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, const void *, cudaDataType, int, void *, cudaDataType, int, cudaDataType)) \
-    X(cublasAxpyEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, cudaDataType)) \
-    X(cublasCaxpy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCaxpy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCcopy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCcopy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCdgmm, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCdgmm_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCdotc_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasCdotc_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCdotu_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasCdotu_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCgbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgeam, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgeam_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgelsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuComplex *const[], int, cuComplex *const[], int, int *, int *, int)) \
-    X(cublasCgemm3m, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemm3mBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemm3mBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemm3mEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCgemm3mEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCgemm3mStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemm3mStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemm3m_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgemmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemmEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCgemmEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCgemmStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemmStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgemvBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemvBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemvStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemvStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgeqrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, int, cuComplex *const[], int, cuComplex *const[], int *, int)) \
-    X(cublasCgerc_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgerc_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgeru_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgeru_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgetrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, cuComplex *const[], int, int *, int *, int)) \
-    X(cublasCgetriBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
-    X(cublasCgetrsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
-    X(cublasChbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChemm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCher2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCher2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCher2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCher2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCher_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCher_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCherk3mEx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasCherk3mEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasCherkEx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasCherkEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasCherk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCherk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCherkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCherkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasChpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChpr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasChpr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasChpr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *)) \
-    X(cublasChpr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCmatinvBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, cuComplex *const[], int, int *, int)) \
-    X(cublasCopyEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, int)) \
-    X(cublasCopyEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
-    X(cublasCrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const cuComplex *)) \
-    X(cublasCrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const cuComplex *)) \
-    X(cublasCrotg_v2, 13000, cublasStatus_t, (cublasHandle_t, cuComplex *, cuComplex *, float *, cuComplex *)) \
-    X(cublasCscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const float *)) \
-    X(cublasCsrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const float *)) \
-    X(cublasCsscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, cuComplex *, int)) \
-    X(cublasCsscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCswap_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int)) \
-    X(cublasCswap_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsymm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsymm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsymv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsymv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCsyr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsyr2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyr2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCsyr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsyrk3mEx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCsyrk3mEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCsyrkEx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCsyrkEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCsyrk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyrk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyrkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyrkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtbsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtbsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtpsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtpsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtpttr, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtrmm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrmm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrsmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *const[], int, cuComplex *const[], int, int)) \
-    X(cublasCtrsmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCtrsm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrsm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrttp, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasDasum_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
-    X(cublasDasum_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
-    X(cublasDaxpy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, const double *, int, double *, int)) \
-    X(cublasDaxpy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDcopy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *, int)) \
-    X(cublasDcopy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDdgmm, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const double *, int, const double *, int, double *, int)) \
-    X(cublasDdgmm_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDdot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, const double *, int, double *)) \
-    X(cublasDdot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, const double *, int64_t, double *)) \
-    X(cublasDgbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgeam, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, const double *, int, double *, int)) \
-    X(cublasDgeam_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDgelsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, double *const[], int, double *const[], int, int *, int *, int)) \
-    X(cublasDgemmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
-    X(cublasDgemmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
-    X(cublasDgemmGroupedBatched, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const double[], const double *const[], const int[], const double *const[], const int[], const double[], double *const[], const int[], int, const int[])) \
-    X(cublasDgemmGroupedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const double[], const double *const[], const int64_t[], const double *const[], const int64_t[], const double[], double *const[], const int64_t[], int64_t, const int64_t[])) \
-    X(cublasDgemmStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
-    X(cublasDgemmStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
-    X(cublasDgemm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgemvBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
-    X(cublasDgemvBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
-    X(cublasDgemvStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
-    X(cublasDgemvStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
-    X(cublasDgemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgeqrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, int, double *const[], int, double *const[], int *, int)) \
-    X(cublasDger_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDger_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDgetrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, double *const[], int, int *, int *, int)) \
-    X(cublasDgetriBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
-    X(cublasDgetrsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
-    X(cublasDmatinvBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, double *const[], int, int *, int)) \
-    X(cublasDnrm2_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
-    X(cublasDnrm2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
-    X(cublasDotEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotcEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotcEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasDrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *, const double *)) \
-    X(cublasDrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *, const double *)) \
-    X(cublasDrotg_v2, 13000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, double *)) \
-    X(cublasDrotm_v2, 13000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *)) \
-    X(cublasDrotm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *)) \
-    X(cublasDrotmg_v2, 13000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, const double *, double *)) \
-    X(cublasDsbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, double *, int)) \
-    X(cublasDscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDspmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, const double *, int, const double *, double *, int)) \
-    X(cublasDspmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDspr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *)) \
-    X(cublasDspr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *)) \
-    X(cublasDspr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *)) \
-    X(cublasDspr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *)) \
-    X(cublasDswap_v2, 13000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int)) \
-    X(cublasDswap_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t)) \
-    X(cublasDsymm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsymm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsymv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsymv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDsyr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDsyr2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsyr2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *, int)) \
-    X(cublasDsyr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDsyrk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, double *, int)) \
-    X(cublasDsyrk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyrkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsyrkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
-    X(cublasDtbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtbsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
-    X(cublasDtbsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
-    X(cublasDtpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtpsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
-    X(cublasDtpsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtpttr, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, double *, int)) \
-    X(cublasDtrmm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDtrmm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
-    X(cublasDtrmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrsmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *const[], int, double *const[], int, int)) \
-    X(cublasDtrsmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *const[], int64_t, double *const[], int64_t, int64_t)) \
-    X(cublasDtrsm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, double *, int)) \
-    X(cublasDtrsm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
-    X(cublasDtrsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrttp, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, int, double *)) \
-    X(cublasDzasum_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
-    X(cublasDzasum_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
-    X(cublasDznrm2_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
-    X(cublasDznrm2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
-    X(cublasGemmBatchedEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *const[], cudaDataType, int, const void *const[], cudaDataType, int, const void *, void *const[], cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmBatchedEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *const[], cudaDataType, int64_t, const void *const[], cudaDataType, int64_t, const void *, void *const[], cudaDataType, int64_t, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const void *, void *, cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmGroupedBatchedEx, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const void *, const void *const[], cudaDataType_t, const int[], const void *const[], cudaDataType_t, const int[], const void *, void *const[], cudaDataType_t, const int[], int, const int[], cublasComputeType_t)) \
-    X(cublasGemmGroupedBatchedEx_64, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const void *, const void *const[], cudaDataType_t, const int64_t[], const void *const[], cudaDataType_t, const int64_t[], const void *, void *const[], cudaDataType_t, const int64_t[], int64_t, const int64_t[], cublasComputeType_t)) \
-    X(cublasGemmStridedBatchedEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long, const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmStridedBatchedEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, long long, const void *, cudaDataType, int64_t, long long, const void *, void *, cudaDataType, int64_t, long long, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGetAtomicsMode, 13000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t *)) \
-    X(cublasGetCudartVersion, 13000, size_t, (void)) \
+    X(cublasAsumEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasAsumEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasAxpyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, const void *, cudaDataType, int, void *, cudaDataType, int, cudaDataType)) \
+    X(cublasAxpyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, cudaDataType)) \
+    X(cublasCaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasCdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasCdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuComplex *const[], int, cuComplex *const[], int, int *, int *, int)) \
+    X(cublasCgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemm3mBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemm3mBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemm3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCgemm3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCgemm3mStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemm3mStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuComplex *const[], int, cuComplex *const[], int *, int)) \
+    X(cublasCgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *const[], int, int *, int *, int)) \
+    X(cublasCgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
+    X(cublasCgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
+    X(cublasChbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCherk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasCherk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasCherkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasCherkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasCherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasChpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasChpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasChpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *)) \
+    X(cublasChpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, cuComplex *const[], int, int *, int)) \
+    X(cublasCopyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, int)) \
+    X(cublasCopyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
+    X(cublasCrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const cuComplex *)) \
+    X(cublasCrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const cuComplex *)) \
+    X(cublasCrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuComplex *, cuComplex *, float *, cuComplex *)) \
+    X(cublasCscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const float *)) \
+    X(cublasCsrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const float *)) \
+    X(cublasCsscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, cuComplex *, int)) \
+    X(cublasCsscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int)) \
+    X(cublasCswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsyrk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCsyrk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCsyrkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCsyrkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *const[], int, cuComplex *const[], int, int)) \
+    X(cublasCtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasDasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
+    X(cublasDasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
+    X(cublasDaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, const double *, int, double *, int)) \
+    X(cublasDaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *, int)) \
+    X(cublasDcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const double *, int, const double *, int, double *, int)) \
+    X(cublasDdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, const double *, int, double *)) \
+    X(cublasDdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, const double *, int64_t, double *)) \
+    X(cublasDgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, const double *, int, double *, int)) \
+    X(cublasDgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, double *const[], int, double *const[], int, int *, int *, int)) \
+    X(cublasDgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
+    X(cublasDgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
+    X(cublasDgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const double[], const double *const[], const int[], const double *const[], const int[], const double[], double *const[], const int[], int, const int[])) \
+    X(cublasDgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const double[], const double *const[], const int64_t[], const double *const[], const int64_t[], const double[], double *const[], const int64_t[], int64_t, const int64_t[])) \
+    X(cublasDgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
+    X(cublasDgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
+    X(cublasDgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
+    X(cublasDgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
+    X(cublasDgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
+    X(cublasDgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
+    X(cublasDgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, double *const[], int, double *const[], int *, int)) \
+    X(cublasDger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, double *const[], int, int *, int *, int)) \
+    X(cublasDgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
+    X(cublasDgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
+    X(cublasDmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, double *const[], int, int *, int)) \
+    X(cublasDnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
+    X(cublasDnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
+    X(cublasDotEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotcEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotcEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasDrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *, const double *)) \
+    X(cublasDrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *, const double *)) \
+    X(cublasDrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, double *)) \
+    X(cublasDrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *)) \
+    X(cublasDrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *)) \
+    X(cublasDrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, const double *, double *)) \
+    X(cublasDsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, double *, int)) \
+    X(cublasDscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, const double *, int, const double *, double *, int)) \
+    X(cublasDspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *)) \
+    X(cublasDspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *)) \
+    X(cublasDspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *)) \
+    X(cublasDspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *)) \
+    X(cublasDswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int)) \
+    X(cublasDswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t)) \
+    X(cublasDsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *, int)) \
+    X(cublasDsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, double *, int)) \
+    X(cublasDsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
+    X(cublasDtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
+    X(cublasDtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
+    X(cublasDtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
+    X(cublasDtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, double *, int)) \
+    X(cublasDtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
+    X(cublasDtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *const[], int, double *const[], int, int)) \
+    X(cublasDtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *const[], int64_t, double *const[], int64_t, int64_t)) \
+    X(cublasDtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, double *, int)) \
+    X(cublasDtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
+    X(cublasDtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, int, double *)) \
+    X(cublasDzasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
+    X(cublasDzasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
+    X(cublasDznrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
+    X(cublasDznrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
+    X(cublasGemmBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *const[], cudaDataType, int, const void *const[], cudaDataType, int, const void *, void *const[], cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *const[], cudaDataType, int64_t, const void *const[], cudaDataType, int64_t, const void *, void *const[], cudaDataType, int64_t, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const void *, void *, cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmGroupedBatchedEx, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const void *, const void *const[], cudaDataType_t, const int[], const void *const[], cudaDataType_t, const int[], const void *, void *const[], cudaDataType_t, const int[], int, const int[], cublasComputeType_t)) \
+    X(cublasGemmGroupedBatchedEx_64, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const void *, const void *const[], cudaDataType_t, const int64_t[], const void *const[], cudaDataType_t, const int64_t[], const void *, void *const[], cudaDataType_t, const int64_t[], int64_t, const int64_t[], cublasComputeType_t)) \
+    X(cublasGemmStridedBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long, const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmStridedBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, long long, const void *, cudaDataType, int64_t, long long, const void *, void *, cudaDataType, int64_t, long long, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t *)) \
+    X(cublasGetCudartVersion, 12000, size_t, (void)) \
     X(cublasGetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport *)) \
-    X(cublasGetEmulationStrategy, 13000, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t *)) \
+    X(cublasGetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t *)) \
     X(cublasGetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int **)) \
     X(cublasGetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
     X(cublasGetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl *)) \
     X(cublasGetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasGetLoggerCallback, 13000, cublasStatus_t, (cublasLogCallback *)) \
-    X(cublasGetMatrix, 13000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
-    X(cublasGetMatrixAsync, 13000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasGetMatrixAsync_64, 13000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasGetMatrix_64, 13000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasGetPointerMode_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t *)) \
-    X(cublasGetSmCountTarget, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasGetVector, 13000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
-    X(cublasGetVectorAsync, 13000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasGetVectorAsync_64, 13000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasGetVector_64, 13000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasIamaxEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
-    X(cublasIamaxEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
-    X(cublasIaminEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
-    X(cublasIaminEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
-    X(cublasIcamax_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
-    X(cublasIcamax_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
-    X(cublasIcamin_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
-    X(cublasIcamin_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
-    X(cublasIdamax_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
-    X(cublasIdamax_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
-    X(cublasIdamin_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
-    X(cublasIdamin_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
-    X(cublasIsamax_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
-    X(cublasIsamax_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
-    X(cublasIsamin_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
-    X(cublasIsamin_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
-    X(cublasIzamax_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
-    X(cublasIzamax_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
-    X(cublasIzamin_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
-    X(cublasIzamin_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
-    X(cublasLoggerConfigure, 13000, cublasStatus_t, (int, int, int, const char *)) \
-    X(cublasNrm2Ex, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasNrm2Ex_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasRotEx, 13000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotgEx, 13000, cublasStatus_t, (cublasHandle_t, void *, void *, cudaDataType, void *, void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmEx, 13000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmgEx, 13000, cublasStatus_t, (cublasHandle_t, void *, cudaDataType, void *, cudaDataType, void *, cudaDataType, const void *, cudaDataType, void *, cudaDataType, cudaDataType)) \
-    X(cublasSasum_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
-    X(cublasSasum_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
-    X(cublasSaxpy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasScalEx, 13000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, void *, cudaDataType, int, cudaDataType)) \
-    X(cublasScalEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, void *, cudaDataType, int64_t, cudaDataType)) \
-    X(cublasScasum_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
-    X(cublasScasum_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
-    X(cublasScnrm2_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
-    X(cublasScnrm2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
-    X(cublasScopy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *, int)) \
-    X(cublasScopy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSdgmm, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const float *, int, const float *, int, float *, int)) \
-    X(cublasSdgmm_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSdot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, const float *, int, float *)) \
-    X(cublasSdot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, const float *, int64_t, float *)) \
-    X(cublasSetAtomicsMode, 13000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t)) \
+    X(cublasGetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback *)) \
+    X(cublasGetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
+    X(cublasGetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasGetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasGetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasGetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t *)) \
+    X(cublasGetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int *)) \
+    X(cublasGetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
+    X(cublasGetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasGetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasGetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasIamaxEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
+    X(cublasIamaxEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
+    X(cublasIaminEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
+    X(cublasIaminEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
+    X(cublasIcamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
+    X(cublasIcamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
+    X(cublasIcamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
+    X(cublasIcamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
+    X(cublasIdamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
+    X(cublasIdamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
+    X(cublasIdamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
+    X(cublasIdamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
+    X(cublasIsamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
+    X(cublasIsamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
+    X(cublasIsamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
+    X(cublasIsamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
+    X(cublasIzamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
+    X(cublasIzamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
+    X(cublasIzamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
+    X(cublasIzamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
+    X(cublasLoggerConfigure, 12000, cublasStatus_t, (int, int, int, const char *)) \
+    X(cublasNrm2Ex, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasNrm2Ex_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasRotEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, void *, cudaDataType, void *, void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, cudaDataType, void *, cudaDataType, void *, cudaDataType, const void *, cudaDataType, void *, cudaDataType, cudaDataType)) \
+    X(cublasSasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
+    X(cublasSasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
+    X(cublasSaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasScalEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, void *, cudaDataType, int, cudaDataType)) \
+    X(cublasScalEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, void *, cudaDataType, int64_t, cudaDataType)) \
+    X(cublasScasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
+    X(cublasScasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
+    X(cublasScnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
+    X(cublasScnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
+    X(cublasScopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *, int)) \
+    X(cublasScopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const float *, int, const float *, int, float *, int)) \
+    X(cublasSdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, const float *, int, float *)) \
+    X(cublasSdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, const float *, int64_t, float *)) \
+    X(cublasSetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t)) \
     X(cublasSetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport)) \
-    X(cublasSetEmulationStrategy, 13000, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t)) \
+    X(cublasSetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t)) \
     X(cublasSetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
     X(cublasSetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int)) \
     X(cublasSetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl)) \
     X(cublasSetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int)) \
-    X(cublasSetLoggerCallback, 13000, cublasStatus_t, (cublasLogCallback)) \
-    X(cublasSetMatrix, 13000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
-    X(cublasSetMatrixAsync, 13000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasSetMatrixAsync_64, 13000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasSetMatrix_64, 13000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasSetPointerMode_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t)) \
-    X(cublasSetSmCountTarget, 13000, cublasStatus_t, (cublasHandle_t, int)) \
-    X(cublasSetVector, 13000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
-    X(cublasSetVectorAsync, 13000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasSetVectorAsync_64, 13000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasSetVector_64, 13000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasSetWorkspace_v2, 13000, cublasStatus_t, (cublasHandle_t, void *, size_t)) \
-    X(cublasSgbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSgbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgeam, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, const float *, int, float *, int)) \
-    X(cublasSgeam_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasSgelsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, float *const[], int, float *const[], int, int *, int *, int)) \
-    X(cublasSgemmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
-    X(cublasSgemmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
-    X(cublasSgemmEx, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const void *, cudaDataType, int, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasSgemmEx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasSgemmGroupedBatched, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const float[], const float *const[], const int[], const float *const[], const int[], const float[], float *const[], const int[], int, const int[])) \
-    X(cublasSgemmGroupedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const float[], const float *const[], const int64_t[], const float *const[], const int64_t[], const float[], float *const[], const int64_t[], int64_t, const int64_t[])) \
-    X(cublasSgemmStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
-    X(cublasSgemmStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
-    X(cublasSgemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgemvBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
-    X(cublasSgemvBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
-    X(cublasSgemvStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
-    X(cublasSgemvStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
-    X(cublasSgemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSgemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgeqrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, int, float *const[], int, float *const[], int *, int)) \
-    X(cublasSger_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasSger_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSgetrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, float *const[], int, int *, int *, int)) \
-    X(cublasSgetriBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
-    X(cublasSgetrsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
-    X(cublasSmatinvBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, float *const[], int, int *, int)) \
-    X(cublasSnrm2_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
-    X(cublasSnrm2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
-    X(cublasSrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *, const float *)) \
-    X(cublasSrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *, const float *)) \
-    X(cublasSrotg_v2, 13000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, float *)) \
-    X(cublasSrotm_v2, 13000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *)) \
-    X(cublasSrotm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *)) \
-    X(cublasSrotmg_v2, 13000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, const float *, float *)) \
-    X(cublasSsbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const float *, float *, int)) \
-    X(cublasSscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasSspmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, const float *, int, const float *, float *, int)) \
-    X(cublasSspmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSspr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *)) \
-    X(cublasSspr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *)) \
-    X(cublasSspr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *)) \
-    X(cublasSspr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *)) \
-    X(cublasSswap_v2, 13000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int)) \
-    X(cublasSswap_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t)) \
-    X(cublasSsymm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsymm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsymv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsymv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasSsyr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSsyr2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsyr2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *, int)) \
-    X(cublasSsyr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasSsyrk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, float *, int)) \
-    X(cublasSsyrk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyrkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsyrkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasStbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
-    X(cublasStbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStbsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
-    X(cublasStbsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
-    X(cublasStpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasStpsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
-    X(cublasStpsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasStpttr, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, float *, int)) \
-    X(cublasStrmm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasStrmm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
-    X(cublasStrmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrsmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *const[], int, float *const[], int, int)) \
-    X(cublasStrsmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *const[], int64_t, float *const[], int64_t, int64_t)) \
-    X(cublasStrsm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, float *, int)) \
-    X(cublasStrsm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
-    X(cublasStrsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrttp, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, int, float *)) \
-    X(cublasSwapEx, 13000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int)) \
-    X(cublasSwapEx_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
-    X(cublasUint8gemmBias, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, cublasOperation_t, int, int, int, const unsigned char *, int, int, const unsigned char *, int, int, unsigned char *, int, int, int, int)) \
-    X(cublasXerbla, 13000, void, (const char *, int)) \
-    X(cublasXtCgemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtChemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCher2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCherk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCherkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCreate, 13000, cublasStatus_t, (cublasXtHandle_t *)) \
-    X(cublasXtCspmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsymm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyr2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyrk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyrkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCtrmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, cuComplex *, size_t)) \
-    X(cublasXtCtrsm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, cuComplex *, size_t)) \
-    X(cublasXtDestroy, 13000, cublasStatus_t, (cublasXtHandle_t)) \
-    X(cublasXtDeviceSelect, 13000, cublasStatus_t, (cublasXtHandle_t, int, int[])) \
-    X(cublasXtDgemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDspmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsymm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyr2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyrk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyrkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDtrmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, double *, size_t)) \
-    X(cublasXtDtrsm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, double *, size_t)) \
-    X(cublasXtGetBlockDim, 13000, cublasStatus_t, (cublasXtHandle_t, int *)) \
-    X(cublasXtGetNumBoards, 13000, cublasStatus_t, (int, int[], int *)) \
-    X(cublasXtGetPinningMemMode, 13000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t *)) \
-    X(cublasXtMaxBoards, 13000, cublasStatus_t, (int *)) \
-    X(cublasXtSetBlockDim, 13000, cublasStatus_t, (cublasXtHandle_t, int)) \
-    X(cublasXtSetCpuRatio, 13000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, float)) \
-    X(cublasXtSetCpuRoutine, 13000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, void *)) \
-    X(cublasXtSetPinningMemMode, 13000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t)) \
-    X(cublasXtSgemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSspmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsymm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyr2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyrk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyrkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtStrmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, float *, size_t)) \
-    X(cublasXtStrsm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, float *, size_t)) \
-    X(cublasXtZgemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZhemm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZher2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZherk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZherkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZspmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsymm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyr2k, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyrk, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyrkx, 13000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZtrmm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
-    X(cublasXtZtrsm, 13000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
-    X(cublasZaxpy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZaxpy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZcopy_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZcopy_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZdgmm, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZdgmm_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZdotc_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZdotc_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZdotu_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZdotu_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZdrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const double *)) \
-    X(cublasZdrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const double *)) \
-    X(cublasZdscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZdscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeam, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgeam_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgelsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int *, int)) \
-    X(cublasZgemm3m, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemm3m_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgemmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
-    X(cublasZgemmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZgemmStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
-    X(cublasZgemmStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
-    X(cublasZgemm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgemvBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
-    X(cublasZgemvBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZgemvStridedBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
-    X(cublasZgemvStridedBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
-    X(cublasZgemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeqrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int *, int)) \
-    X(cublasZgerc_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgerc_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeru_v2, 13000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgeru_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgetrfBatched, 13000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *const[], int, int *, int *, int)) \
-    X(cublasZgetriBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZgetrsBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZhbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhemm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhemm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhemv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhemv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZher2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZher2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZher2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZher2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZher_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZher_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZherk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZherk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZherkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZherkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhpr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZhpr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZhpr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZhpr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZmatinvBatched, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZrot_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const cuDoubleComplex *)) \
-    X(cublasZrot_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const cuDoubleComplex *)) \
-    X(cublasZrotg_v2, 13000, cublasStatus_t, (cublasHandle_t, cuDoubleComplex *, cuDoubleComplex *, double *, cuDoubleComplex *)) \
-    X(cublasZscal_v2, 13000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZscal_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZswap_v2, 13000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZswap_v2_64, 13000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsymm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsymm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsymv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsymv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr2_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZsyr2_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr2k_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyr2k_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZsyr_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyrk_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyrk_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyrkx, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyrkx_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtbmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtbmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtbsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtbsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtpmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtpsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpttr, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtrmm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrmm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrmv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrmv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrsmBatched, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int)) \
-    X(cublasZtrsmBatched_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZtrsm_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrsm_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrsv_v2, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrsv_v2_64, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrttp, 13000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasSetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback)) \
+    X(cublasSetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
+    X(cublasSetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasSetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasSetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasSetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t)) \
+    X(cublasSetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int)) \
+    X(cublasSetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
+    X(cublasSetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasSetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasSetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasSetWorkspace_v2, 12000, cublasStatus_t, (cublasHandle_t, void *, size_t)) \
+    X(cublasSgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, const float *, int, float *, int)) \
+    X(cublasSgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasSgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, float *const[], int, float *const[], int, int *, int *, int)) \
+    X(cublasSgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
+    X(cublasSgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
+    X(cublasSgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const void *, cudaDataType, int, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasSgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasSgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const float[], const float *const[], const int[], const float *const[], const int[], const float[], float *const[], const int[], int, const int[])) \
+    X(cublasSgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const float[], const float *const[], const int64_t[], const float *const[], const int64_t[], const float[], float *const[], const int64_t[], int64_t, const int64_t[])) \
+    X(cublasSgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
+    X(cublasSgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
+    X(cublasSgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
+    X(cublasSgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
+    X(cublasSgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
+    X(cublasSgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
+    X(cublasSgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, float *const[], int, float *const[], int *, int)) \
+    X(cublasSger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasSger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, float *const[], int, int *, int *, int)) \
+    X(cublasSgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
+    X(cublasSgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
+    X(cublasSmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, float *const[], int, int *, int)) \
+    X(cublasSnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
+    X(cublasSnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
+    X(cublasSrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *, const float *)) \
+    X(cublasSrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *, const float *)) \
+    X(cublasSrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, float *)) \
+    X(cublasSrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *)) \
+    X(cublasSrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *)) \
+    X(cublasSrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, const float *, float *)) \
+    X(cublasSsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, float *, int)) \
+    X(cublasSscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasSspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, const float *, int, const float *, float *, int)) \
+    X(cublasSspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *)) \
+    X(cublasSspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *)) \
+    X(cublasSspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *)) \
+    X(cublasSspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *)) \
+    X(cublasSswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int)) \
+    X(cublasSswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t)) \
+    X(cublasSsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasSsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *, int)) \
+    X(cublasSsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasSsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, float *, int)) \
+    X(cublasSsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasStbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
+    X(cublasStbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
+    X(cublasStbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
+    X(cublasStpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasStpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
+    X(cublasStpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasStpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, float *, int)) \
+    X(cublasStrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasStrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
+    X(cublasStrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *const[], int, float *const[], int, int)) \
+    X(cublasStrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *const[], int64_t, float *const[], int64_t, int64_t)) \
+    X(cublasStrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, float *, int)) \
+    X(cublasStrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
+    X(cublasStrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, int, float *)) \
+    X(cublasSwapEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int)) \
+    X(cublasSwapEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
+    X(cublasUint8gemmBias, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, cublasOperation_t, int, int, int, const unsigned char *, int, int, const unsigned char *, int, int, unsigned char *, int, int, int, int)) \
+    X(cublasXerbla, 12000, void, (const char *, int)) \
+    X(cublasXtCgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtChemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCreate, 12000, cublasStatus_t, (cublasXtHandle_t *)) \
+    X(cublasXtCspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, cuComplex *, size_t)) \
+    X(cublasXtCtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, cuComplex *, size_t)) \
+    X(cublasXtDestroy, 12000, cublasStatus_t, (cublasXtHandle_t)) \
+    X(cublasXtDeviceSelect, 12000, cublasStatus_t, (cublasXtHandle_t, int, int[])) \
+    X(cublasXtDgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, double *, size_t)) \
+    X(cublasXtDtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, double *, size_t)) \
+    X(cublasXtGetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int *)) \
+    X(cublasXtGetNumBoards, 12000, cublasStatus_t, (int, int[], int *)) \
+    X(cublasXtGetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t *)) \
+    X(cublasXtMaxBoards, 12000, cublasStatus_t, (int *)) \
+    X(cublasXtSetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int)) \
+    X(cublasXtSetCpuRatio, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, float)) \
+    X(cublasXtSetCpuRoutine, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, void *)) \
+    X(cublasXtSetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t)) \
+    X(cublasXtSgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtStrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, float *, size_t)) \
+    X(cublasXtStrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, float *, size_t)) \
+    X(cublasXtZgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZhemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
+    X(cublasXtZtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
+    X(cublasZaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZdrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const double *)) \
+    X(cublasZdrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const double *)) \
+    X(cublasZdscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZdscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int *, int)) \
+    X(cublasZgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
+    X(cublasZgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
+    X(cublasZgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
+    X(cublasZgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
+    X(cublasZgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
+    X(cublasZgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
+    X(cublasZgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int *, int)) \
+    X(cublasZgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *const[], int, int *, int *, int)) \
+    X(cublasZgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZhbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZhpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZhpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZhpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const cuDoubleComplex *)) \
+    X(cublasZrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const cuDoubleComplex *)) \
+    X(cublasZrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuDoubleComplex *, cuDoubleComplex *, double *, cuDoubleComplex *)) \
+    X(cublasZscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int)) \
+    X(cublasZtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
     /* end of CUDALOAD_CUBLAS_API */
 #define CUDALOAD_CUBLAS_API_COUNT 556
 

@@ -12,360 +12,360 @@
 /* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUDART_API(X) \
-    X(cudaArrayGetInfo, 13000, cudaError_t, (struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t)) \
-    X(cudaArrayGetMemoryRequirements, 13000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaArray_t, int)) \
-    X(cudaArrayGetPlane, 13000, cudaError_t, (cudaArray_t *, cudaArray_t, unsigned int)) \
-    X(cudaArrayGetSparseProperties, 13000, cudaError_t, (struct cudaArraySparseProperties *, cudaArray_t)) \
-    X(cudaChooseDevice, 13000, cudaError_t, (int *, const struct cudaDeviceProp *)) \
-    X(cudaCreateChannelDesc, 13000, struct cudaChannelFormatDesc, (int, int, int, int, enum cudaChannelFormatKind)) \
-    X(cudaCreateSurfaceObject, 13000, cudaError_t, (cudaSurfaceObject_t *, const struct cudaResourceDesc *)) \
-    X(cudaCreateTextureObject, 13000, cudaError_t, (cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *)) \
-    X(cudaCtxResetPersistingL2Cache, 13000, cudaError_t, (void)) \
-    X(cudaDestroyExternalMemory, 13000, cudaError_t, (cudaExternalMemory_t)) \
-    X(cudaDestroyExternalSemaphore, 13000, cudaError_t, (cudaExternalSemaphore_t)) \
-    X(cudaDestroySurfaceObject, 13000, cudaError_t, (cudaSurfaceObject_t)) \
-    X(cudaDestroyTextureObject, 13000, cudaError_t, (cudaTextureObject_t)) \
-    X(cudaDeviceCanAccessPeer, 13000, cudaError_t, (int *, int, int)) \
-    X(cudaDeviceDisablePeerAccess, 13000, cudaError_t, (int)) \
-    X(cudaDeviceEnablePeerAccess, 13000, cudaError_t, (int, unsigned int)) \
-    X(cudaDeviceFlushGPUDirectRDMAWrites, 13000, cudaError_t, (enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope)) \
-    X(cudaDeviceGetByPCIBusId, 13000, cudaError_t, (int *, const char *)) \
-    X(cudaDeviceGetCacheConfig, 13000, cudaError_t, (enum cudaFuncCache *)) \
-    X(cudaDeviceGetDefaultMemPool, 13000, cudaError_t, (cudaMemPool_t *, int)) \
-    X(cudaDeviceGetGraphMemAttribute, 13000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
+    X(cudaArrayGetInfo, 12000, cudaError_t, (struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t)) \
+    X(cudaArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaArray_t, int)) \
+    X(cudaArrayGetPlane, 12000, cudaError_t, (cudaArray_t *, cudaArray_t, unsigned int)) \
+    X(cudaArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaArray_t)) \
+    X(cudaChooseDevice, 12000, cudaError_t, (int *, const struct cudaDeviceProp *)) \
+    X(cudaCreateChannelDesc, 12000, struct cudaChannelFormatDesc, (int, int, int, int, enum cudaChannelFormatKind)) \
+    X(cudaCreateSurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t *, const struct cudaResourceDesc *)) \
+    X(cudaCreateTextureObject, 12000, cudaError_t, (cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *)) \
+    X(cudaCtxResetPersistingL2Cache, 12000, cudaError_t, (void)) \
+    X(cudaDestroyExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t)) \
+    X(cudaDestroyExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t)) \
+    X(cudaDestroySurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t)) \
+    X(cudaDestroyTextureObject, 12000, cudaError_t, (cudaTextureObject_t)) \
+    X(cudaDeviceCanAccessPeer, 12000, cudaError_t, (int *, int, int)) \
+    X(cudaDeviceDisablePeerAccess, 12000, cudaError_t, (int)) \
+    X(cudaDeviceEnablePeerAccess, 12000, cudaError_t, (int, unsigned int)) \
+    X(cudaDeviceFlushGPUDirectRDMAWrites, 12000, cudaError_t, (enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope)) \
+    X(cudaDeviceGetByPCIBusId, 12000, cudaError_t, (int *, const char *)) \
+    X(cudaDeviceGetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache *)) \
+    X(cudaDeviceGetDefaultMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
+    X(cudaDeviceGetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
     X(cudaDeviceGetHostAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int)) \
-    X(cudaDeviceGetLimit, 13000, cudaError_t, (size_t *, enum cudaLimit)) \
-    X(cudaDeviceGetMemPool, 13000, cudaError_t, (cudaMemPool_t *, int)) \
-    X(cudaDeviceGetNvSciSyncAttributes, 13000, cudaError_t, (void *, int, int)) \
+    X(cudaDeviceGetLimit, 12000, cudaError_t, (size_t *, enum cudaLimit)) \
+    X(cudaDeviceGetMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
+    X(cudaDeviceGetNvSciSyncAttributes, 12000, cudaError_t, (void *, int, int)) \
     X(cudaDeviceGetP2PAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int, int)) \
-    X(cudaDeviceGetP2PAttribute, 13000, cudaError_t, (int *, enum cudaDeviceP2PAttr, int, int)) \
-    X(cudaDeviceGetPCIBusId, 13000, cudaError_t, (char *, int, int)) \
-    X(cudaDeviceGetSharedMemConfig, 13000, cudaError_t, (enum cudaSharedMemConfig *)) \
-    X(cudaDeviceGetStreamPriorityRange, 13000, cudaError_t, (int *, int *)) \
-    X(cudaDeviceGetTexture1DLinearMaxWidth, 13000, cudaError_t, (size_t *, const struct cudaChannelFormatDesc *, int)) \
-    X(cudaDeviceGraphMemTrim, 13000, cudaError_t, (int)) \
-    X(cudaDeviceRegisterAsyncNotification, 13000, cudaError_t, (int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *)) \
-    X(cudaDeviceReset, 13000, cudaError_t, (void)) \
-    X(cudaDeviceSetCacheConfig, 13000, cudaError_t, (enum cudaFuncCache)) \
-    X(cudaDeviceSetGraphMemAttribute, 13000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
-    X(cudaDeviceSetLimit, 13000, cudaError_t, (enum cudaLimit, size_t)) \
-    X(cudaDeviceSetMemPool, 13000, cudaError_t, (int, cudaMemPool_t)) \
-    X(cudaDeviceSetSharedMemConfig, 13000, cudaError_t, (enum cudaSharedMemConfig)) \
-    X(cudaDeviceUnregisterAsyncNotification, 13000, cudaError_t, (int, cudaAsyncCallbackHandle_t)) \
-    X(cudaEventCreateWithFlags, 13000, cudaError_t, (cudaEvent_t *, unsigned int)) \
-    X(cudaEventQuery, 13000, cudaError_t, (cudaEvent_t)) \
-    X(cudaEventRecordWithFlags, 13000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
-    X(cudaEventRecordWithFlags_ptsz, 13000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
-    X(cudaEventRecord_ptsz, 13000, cudaError_t, (cudaEvent_t, cudaStream_t)) \
-    X(cudaExternalMemoryGetMappedBuffer, 13000, cudaError_t, (void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *)) \
-    X(cudaExternalMemoryGetMappedMipmappedArray, 13000, cudaError_t, (cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *)) \
-    X(cudaFreeArray, 13000, cudaError_t, (cudaArray_t)) \
-    X(cudaFreeAsync, 13000, cudaError_t, (void *, cudaStream_t)) \
-    X(cudaFreeAsync_ptsz, 13000, cudaError_t, (void *, cudaStream_t)) \
-    X(cudaFreeHost, 13000, cudaError_t, (void *)) \
-    X(cudaFreeMipmappedArray, 13000, cudaError_t, (cudaMipmappedArray_t)) \
-    X(cudaFuncGetAttributes, 13000, cudaError_t, (struct cudaFuncAttributes *, const void *)) \
-    X(cudaFuncGetName, 13000, cudaError_t, (const char **, const void *)) \
-    X(cudaFuncGetParamInfo, 13000, cudaError_t, (const void *, size_t, size_t *, size_t *)) \
-    X(cudaFuncSetAttribute, 13000, cudaError_t, (const void *, enum cudaFuncAttribute, int)) \
-    X(cudaFuncSetCacheConfig, 13000, cudaError_t, (const void *, enum cudaFuncCache)) \
-    X(cudaFuncSetSharedMemConfig, 13000, cudaError_t, (const void *, enum cudaSharedMemConfig)) \
-    X(cudaGetChannelDesc, 13000, cudaError_t, (struct cudaChannelFormatDesc *, cudaArray_const_t)) \
-    X(cudaGetDeviceFlags, 13000, cudaError_t, (unsigned int *)) \
-    X(cudaGetDeviceProperties, 13000, cudaError_t, (struct cudaDeviceProp *, int)) \
-    X(cudaGetDriverEntryPoint, 13000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPointByVersion, 13000, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPointByVersion_ptsz, 13000, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPoint_ptsz, 13000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetExportTable, 13000, cudaError_t, (const void **, const cudaUUID_t *)) \
-    X(cudaGetFuncBySymbol, 13000, cudaError_t, (cudaFunction_t *, const void *)) \
-    X(cudaGetKernel, 13000, cudaError_t, (cudaKernel_t *, const void *)) \
-    X(cudaGetMipmappedArrayLevel, 13000, cudaError_t, (cudaArray_t *, cudaMipmappedArray_const_t, unsigned int)) \
-    X(cudaGetSurfaceObjectResourceDesc, 13000, cudaError_t, (struct cudaResourceDesc *, cudaSurfaceObject_t)) \
-    X(cudaGetSymbolAddress, 13000, cudaError_t, (void **, const void *)) \
-    X(cudaGetSymbolSize, 13000, cudaError_t, (size_t *, const void *)) \
-    X(cudaGetTextureObjectResourceDesc, 13000, cudaError_t, (struct cudaResourceDesc *, cudaTextureObject_t)) \
-    X(cudaGetTextureObjectResourceViewDesc, 13000, cudaError_t, (struct cudaResourceViewDesc *, cudaTextureObject_t)) \
-    X(cudaGetTextureObjectTextureDesc, 13000, cudaError_t, (struct cudaTextureDesc *, cudaTextureObject_t)) \
-    X(cudaGraphAddChildGraphNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t)) \
-    X(cudaGraphAddDependencies, 13000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
-    X(cudaGraphAddEmptyNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t)) \
-    X(cudaGraphAddEventRecordNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
-    X(cudaGraphAddEventWaitNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
-    X(cudaGraphAddExternalSemaphoresSignalNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphAddExternalSemaphoresWaitNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphAddHostNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphAddKernelNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphAddMemAllocNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *)) \
-    X(cudaGraphAddMemFreeNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *)) \
-    X(cudaGraphAddMemcpyNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphAddMemcpyNode1D, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemcpyNodeFromSymbol, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemcpyNodeToSymbol, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemsetNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphAddNode, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphChildGraphNodeGetGraph, 13000, cudaError_t, (cudaGraphNode_t, cudaGraph_t *)) \
-    X(cudaGraphClone, 13000, cudaError_t, (cudaGraph_t *, cudaGraph_t)) \
-    X(cudaGraphConditionalHandleCreate, 13000, cudaError_t, (cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int)) \
-    X(cudaGraphCreate, 13000, cudaError_t, (cudaGraph_t *, unsigned int)) \
-    X(cudaGraphDebugDotPrint, 13000, cudaError_t, (cudaGraph_t, const char *, unsigned int)) \
-    X(cudaGraphDestroy, 13000, cudaError_t, (cudaGraph_t)) \
-    X(cudaGraphDestroyNode, 13000, cudaError_t, (cudaGraphNode_t)) \
-    X(cudaGraphEventRecordNodeGetEvent, 13000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
-    X(cudaGraphEventRecordNodeSetEvent, 13000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphEventWaitNodeGetEvent, 13000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
-    X(cudaGraphEventWaitNodeSetEvent, 13000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecChildGraphNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t)) \
-    X(cudaGraphExecDestroy, 13000, cudaError_t, (cudaGraphExec_t)) \
-    X(cudaGraphExecEventRecordNodeSetEvent, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecEventWaitNodeSetEvent, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecExternalSemaphoresSignalNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExecExternalSemaphoresWaitNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphExecGetFlags, 13000, cudaError_t, (cudaGraphExec_t, unsigned long long *)) \
-    X(cudaGraphExecHostNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphExecKernelNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphExecMemcpyNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphExecMemcpyNodeSetParams1D, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemcpyNodeSetParamsFromSymbol, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemcpyNodeSetParamsToSymbol, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemsetNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphExecNodeSetParams, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphExecUpdate, 13000, cudaError_t, (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *)) \
-    X(cudaGraphExternalSemaphoresSignalNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExternalSemaphoresSignalNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExternalSemaphoresWaitNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphExternalSemaphoresWaitNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphGetEdges, 13000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphGetNodes, 13000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
-    X(cudaGraphGetRootNodes, 13000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
-    X(cudaGraphHostNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaHostNodeParams *)) \
-    X(cudaGraphHostNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphInstantiate, 13000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
-    X(cudaGraphInstantiateWithFlags, 13000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
-    X(cudaGraphInstantiateWithParams, 13000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
-    X(cudaGraphInstantiateWithParams_ptsz, 13000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
-    X(cudaGraphKernelNodeCopyAttributes, 13000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t)) \
-    X(cudaGraphKernelNodeGetAttribute, 13000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaGraphKernelNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaKernelNodeParams *)) \
-    X(cudaGraphKernelNodeSetAttribute, 13000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaGraphKernelNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphLaunch, 13000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphLaunch_ptsz, 13000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphMemAllocNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaMemAllocNodeParams *)) \
-    X(cudaGraphMemFreeNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, void *)) \
-    X(cudaGraphMemcpyNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaMemcpy3DParms *)) \
-    X(cudaGraphMemcpyNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphMemcpyNodeSetParams1D, 13000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemcpyNodeSetParamsFromSymbol, 13000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemcpyNodeSetParamsToSymbol, 13000, cudaError_t, (cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemsetNodeGetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaMemsetParams *)) \
-    X(cudaGraphMemsetNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphNodeFindInClone, 13000, cudaError_t, (cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t)) \
-    X(cudaGraphNodeGetDependencies, 13000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphNodeGetDependentNodes, 13000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphNodeGetEnabled, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int *)) \
-    X(cudaGraphNodeGetType, 13000, cudaError_t, (cudaGraphNode_t, enum cudaGraphNodeType *)) \
-    X(cudaGraphNodeSetEnabled, 13000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int)) \
-    X(cudaGraphNodeSetParams, 13000, cudaError_t, (cudaGraphNode_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphReleaseUserObject, 13000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int)) \
-    X(cudaGraphRemoveDependencies, 13000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
-    X(cudaGraphRetainUserObject, 13000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int)) \
-    X(cudaGraphUpload, 13000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphUpload_ptsz, 13000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphicsMapResources, 13000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
-    X(cudaGraphicsResourceGetMappedMipmappedArray, 13000, cudaError_t, (cudaMipmappedArray_t *, cudaGraphicsResource_t)) \
-    X(cudaGraphicsResourceGetMappedPointer, 13000, cudaError_t, (void **, size_t *, cudaGraphicsResource_t)) \
-    X(cudaGraphicsResourceSetMapFlags, 13000, cudaError_t, (cudaGraphicsResource_t, unsigned int)) \
-    X(cudaGraphicsSubResourceGetMappedArray, 13000, cudaError_t, (cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int)) \
-    X(cudaGraphicsUnmapResources, 13000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
-    X(cudaGraphicsUnregisterResource, 13000, cudaError_t, (cudaGraphicsResource_t)) \
-    X(cudaHostAlloc, 13000, cudaError_t, (void **, size_t, unsigned int)) \
-    X(cudaHostGetDevicePointer, 13000, cudaError_t, (void **, void *, unsigned int)) \
-    X(cudaHostGetFlags, 13000, cudaError_t, (unsigned int *, void *)) \
-    X(cudaHostRegister, 13000, cudaError_t, (void *, size_t, unsigned int)) \
-    X(cudaHostUnregister, 13000, cudaError_t, (void *)) \
-    X(cudaImportExternalMemory, 13000, cudaError_t, (cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *)) \
-    X(cudaImportExternalSemaphore, 13000, cudaError_t, (cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *)) \
-    X(cudaInitDevice, 13000, cudaError_t, (int, unsigned int, unsigned int)) \
-    X(cudaIpcCloseMemHandle, 13000, cudaError_t, (void *)) \
-    X(cudaIpcGetEventHandle, 13000, cudaError_t, (cudaIpcEventHandle_t *, cudaEvent_t)) \
-    X(cudaIpcGetMemHandle, 13000, cudaError_t, (cudaIpcMemHandle_t *, void *)) \
-    X(cudaIpcOpenEventHandle, 13000, cudaError_t, (cudaEvent_t *, cudaIpcEventHandle_t)) \
-    X(cudaIpcOpenMemHandle, 13000, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int)) \
-    X(cudaKernelSetAttributeForDevice, 13000, cudaError_t, (cudaKernel_t, enum cudaFuncAttribute, int, int)) \
-    X(cudaLaunchCooperativeKernel, 13000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchCooperativeKernel_ptsz, 13000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchHostFunc, 13000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
-    X(cudaLaunchHostFunc_ptsz, 13000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
-    X(cudaLaunchKernel, 13000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchKernelExC, 13000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
-    X(cudaLaunchKernelExC_ptsz, 13000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
-    X(cudaLaunchKernel_ptsz, 13000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLibraryEnumerateKernels, 13000, cudaError_t, (cudaKernel_t *, unsigned int, cudaLibrary_t)) \
-    X(cudaLibraryGetGlobal, 13000, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetKernel, 13000, cudaError_t, (cudaKernel_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetKernelCount, 13000, cudaError_t, (unsigned int *, cudaLibrary_t)) \
-    X(cudaLibraryGetManaged, 13000, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetUnifiedFunction, 13000, cudaError_t, (void **, cudaLibrary_t, const char *)) \
-    X(cudaLibraryLoadData, 13000, cudaError_t, (cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
-    X(cudaLibraryLoadFromFile, 13000, cudaError_t, (cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
-    X(cudaLibraryUnload, 13000, cudaError_t, (cudaLibrary_t)) \
+    X(cudaDeviceGetP2PAttribute, 12000, cudaError_t, (int *, enum cudaDeviceP2PAttr, int, int)) \
+    X(cudaDeviceGetPCIBusId, 12000, cudaError_t, (char *, int, int)) \
+    X(cudaDeviceGetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig *)) \
+    X(cudaDeviceGetStreamPriorityRange, 12000, cudaError_t, (int *, int *)) \
+    X(cudaDeviceGetTexture1DLinearMaxWidth, 12000, cudaError_t, (size_t *, const struct cudaChannelFormatDesc *, int)) \
+    X(cudaDeviceGraphMemTrim, 12000, cudaError_t, (int)) \
+    X(cudaDeviceRegisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *)) \
+    X(cudaDeviceReset, 12000, cudaError_t, (void)) \
+    X(cudaDeviceSetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache)) \
+    X(cudaDeviceSetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
+    X(cudaDeviceSetLimit, 12000, cudaError_t, (enum cudaLimit, size_t)) \
+    X(cudaDeviceSetMemPool, 12000, cudaError_t, (int, cudaMemPool_t)) \
+    X(cudaDeviceSetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig)) \
+    X(cudaDeviceUnregisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallbackHandle_t)) \
+    X(cudaEventCreateWithFlags, 12000, cudaError_t, (cudaEvent_t *, unsigned int)) \
+    X(cudaEventQuery, 12000, cudaError_t, (cudaEvent_t)) \
+    X(cudaEventRecordWithFlags, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
+    X(cudaEventRecordWithFlags_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
+    X(cudaEventRecord_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t)) \
+    X(cudaExternalMemoryGetMappedBuffer, 12000, cudaError_t, (void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *)) \
+    X(cudaExternalMemoryGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *)) \
+    X(cudaFreeArray, 12000, cudaError_t, (cudaArray_t)) \
+    X(cudaFreeAsync, 12000, cudaError_t, (void *, cudaStream_t)) \
+    X(cudaFreeAsync_ptsz, 12000, cudaError_t, (void *, cudaStream_t)) \
+    X(cudaFreeHost, 12000, cudaError_t, (void *)) \
+    X(cudaFreeMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t)) \
+    X(cudaFuncGetAttributes, 12000, cudaError_t, (struct cudaFuncAttributes *, const void *)) \
+    X(cudaFuncGetName, 12030, cudaError_t, (const char **, const void *)) \
+    X(cudaFuncGetParamInfo, 12040, cudaError_t, (const void *, size_t, size_t *, size_t *)) \
+    X(cudaFuncSetAttribute, 12000, cudaError_t, (const void *, enum cudaFuncAttribute, int)) \
+    X(cudaFuncSetCacheConfig, 12000, cudaError_t, (const void *, enum cudaFuncCache)) \
+    X(cudaFuncSetSharedMemConfig, 12000, cudaError_t, (const void *, enum cudaSharedMemConfig)) \
+    X(cudaGetChannelDesc, 12000, cudaError_t, (struct cudaChannelFormatDesc *, cudaArray_const_t)) \
+    X(cudaGetDeviceFlags, 12000, cudaError_t, (unsigned int *)) \
+    X(cudaGetDeviceProperties, 12000, cudaError_t, (struct cudaDeviceProp *, int)) \
+    X(cudaGetDriverEntryPoint, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetDriverEntryPointByVersion, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetDriverEntryPointByVersion_ptsz, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetDriverEntryPoint_ptsz, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetExportTable, 12000, cudaError_t, (const void **, const cudaUUID_t *)) \
+    X(cudaGetFuncBySymbol, 12000, cudaError_t, (cudaFunction_t *, const void *)) \
+    X(cudaGetKernel, 12010, cudaError_t, (cudaKernel_t *, const void *)) \
+    X(cudaGetMipmappedArrayLevel, 12000, cudaError_t, (cudaArray_t *, cudaMipmappedArray_const_t, unsigned int)) \
+    X(cudaGetSurfaceObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaSurfaceObject_t)) \
+    X(cudaGetSymbolAddress, 12000, cudaError_t, (void **, const void *)) \
+    X(cudaGetSymbolSize, 12000, cudaError_t, (size_t *, const void *)) \
+    X(cudaGetTextureObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaTextureObject_t)) \
+    X(cudaGetTextureObjectResourceViewDesc, 12000, cudaError_t, (struct cudaResourceViewDesc *, cudaTextureObject_t)) \
+    X(cudaGetTextureObjectTextureDesc, 12000, cudaError_t, (struct cudaTextureDesc *, cudaTextureObject_t)) \
+    X(cudaGraphAddChildGraphNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t)) \
+    X(cudaGraphAddDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
+    X(cudaGraphAddEmptyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t)) \
+    X(cudaGraphAddEventRecordNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
+    X(cudaGraphAddEventWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
+    X(cudaGraphAddExternalSemaphoresSignalNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphAddExternalSemaphoresWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphAddHostNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphAddKernelNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphAddMemAllocNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *)) \
+    X(cudaGraphAddMemFreeNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *)) \
+    X(cudaGraphAddMemcpyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphAddMemcpyNode1D, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemcpyNodeFromSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemcpyNodeToSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemsetNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphAddNode, 12020, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphChildGraphNodeGetGraph, 12000, cudaError_t, (cudaGraphNode_t, cudaGraph_t *)) \
+    X(cudaGraphClone, 12000, cudaError_t, (cudaGraph_t *, cudaGraph_t)) \
+    X(cudaGraphConditionalHandleCreate, 12030, cudaError_t, (cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int)) \
+    X(cudaGraphCreate, 12000, cudaError_t, (cudaGraph_t *, unsigned int)) \
+    X(cudaGraphDebugDotPrint, 12000, cudaError_t, (cudaGraph_t, const char *, unsigned int)) \
+    X(cudaGraphDestroy, 12000, cudaError_t, (cudaGraph_t)) \
+    X(cudaGraphDestroyNode, 12000, cudaError_t, (cudaGraphNode_t)) \
+    X(cudaGraphEventRecordNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
+    X(cudaGraphEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphEventWaitNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
+    X(cudaGraphEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecChildGraphNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t)) \
+    X(cudaGraphExecDestroy, 12000, cudaError_t, (cudaGraphExec_t)) \
+    X(cudaGraphExecEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExecExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphExecGetFlags, 12000, cudaError_t, (cudaGraphExec_t, unsigned long long *)) \
+    X(cudaGraphExecHostNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphExecKernelNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphExecMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphExecMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphExecNodeSetParams, 12020, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphExecUpdate, 12000, cudaError_t, (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *)) \
+    X(cudaGraphExternalSemaphoresSignalNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExternalSemaphoresWaitNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphGetEdges, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphGetNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
+    X(cudaGraphGetRootNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
+    X(cudaGraphHostNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaHostNodeParams *)) \
+    X(cudaGraphHostNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphInstantiate, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
+    X(cudaGraphInstantiateWithFlags, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
+    X(cudaGraphInstantiateWithParams, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
+    X(cudaGraphInstantiateWithParams_ptsz, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
+    X(cudaGraphKernelNodeCopyAttributes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t)) \
+    X(cudaGraphKernelNodeGetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(cudaGraphKernelNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaKernelNodeParams *)) \
+    X(cudaGraphKernelNodeSetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(cudaGraphKernelNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphLaunch, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphLaunch_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphMemAllocNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemAllocNodeParams *)) \
+    X(cudaGraphMemFreeNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, void *)) \
+    X(cudaGraphMemcpyNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemcpy3DParms *)) \
+    X(cudaGraphMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemsetNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemsetParams *)) \
+    X(cudaGraphMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphNodeFindInClone, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t)) \
+    X(cudaGraphNodeGetDependencies, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphNodeGetDependentNodes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphNodeGetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int *)) \
+    X(cudaGraphNodeGetType, 12000, cudaError_t, (cudaGraphNode_t, enum cudaGraphNodeType *)) \
+    X(cudaGraphNodeSetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int)) \
+    X(cudaGraphNodeSetParams, 12020, cudaError_t, (cudaGraphNode_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphReleaseUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int)) \
+    X(cudaGraphRemoveDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
+    X(cudaGraphRetainUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int)) \
+    X(cudaGraphUpload, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphUpload_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphicsMapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
+    X(cudaGraphicsResourceGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaGraphicsResource_t)) \
+    X(cudaGraphicsResourceGetMappedPointer, 12000, cudaError_t, (void **, size_t *, cudaGraphicsResource_t)) \
+    X(cudaGraphicsResourceSetMapFlags, 12000, cudaError_t, (cudaGraphicsResource_t, unsigned int)) \
+    X(cudaGraphicsSubResourceGetMappedArray, 12000, cudaError_t, (cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int)) \
+    X(cudaGraphicsUnmapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
+    X(cudaGraphicsUnregisterResource, 12000, cudaError_t, (cudaGraphicsResource_t)) \
+    X(cudaHostAlloc, 12000, cudaError_t, (void **, size_t, unsigned int)) \
+    X(cudaHostGetDevicePointer, 12000, cudaError_t, (void **, void *, unsigned int)) \
+    X(cudaHostGetFlags, 12000, cudaError_t, (unsigned int *, void *)) \
+    X(cudaHostRegister, 12000, cudaError_t, (void *, size_t, unsigned int)) \
+    X(cudaHostUnregister, 12000, cudaError_t, (void *)) \
+    X(cudaImportExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *)) \
+    X(cudaImportExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *)) \
+    X(cudaInitDevice, 12000, cudaError_t, (int, unsigned int, unsigned int)) \
+    X(cudaIpcCloseMemHandle, 12000, cudaError_t, (void *)) \
+    X(cudaIpcGetEventHandle, 12000, cudaError_t, (cudaIpcEventHandle_t *, cudaEvent_t)) \
+    X(cudaIpcGetMemHandle, 12000, cudaError_t, (cudaIpcMemHandle_t *, void *)) \
+    X(cudaIpcOpenEventHandle, 12000, cudaError_t, (cudaEvent_t *, cudaIpcEventHandle_t)) \
+    X(cudaIpcOpenMemHandle, 12000, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int)) \
+    X(cudaKernelSetAttributeForDevice, 12080, cudaError_t, (cudaKernel_t, enum cudaFuncAttribute, int, int)) \
+    X(cudaLaunchCooperativeKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLaunchCooperativeKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLaunchHostFunc, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
+    X(cudaLaunchHostFunc_ptsz, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
+    X(cudaLaunchKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLaunchKernelExC, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
+    X(cudaLaunchKernelExC_ptsz, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
+    X(cudaLaunchKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLibraryEnumerateKernels, 12080, cudaError_t, (cudaKernel_t *, unsigned int, cudaLibrary_t)) \
+    X(cudaLibraryGetGlobal, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetKernel, 12080, cudaError_t, (cudaKernel_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetKernelCount, 12080, cudaError_t, (unsigned int *, cudaLibrary_t)) \
+    X(cudaLibraryGetManaged, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetUnifiedFunction, 12080, cudaError_t, (void **, cudaLibrary_t, const char *)) \
+    X(cudaLibraryLoadData, 12080, cudaError_t, (cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
+    X(cudaLibraryLoadFromFile, 12080, cudaError_t, (cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
+    X(cudaLibraryUnload, 12080, cudaError_t, (cudaLibrary_t)) \
     X(cudaLogsCurrent, 13000, cudaError_t, (cudaLogIterator *, unsigned int)) \
     X(cudaLogsDumpToFile, 13000, cudaError_t, (cudaLogIterator *, const char *, unsigned int)) \
     X(cudaLogsDumpToMemory, 13000, cudaError_t, (cudaLogIterator *, char *, size_t *, unsigned int)) \
     X(cudaLogsRegisterCallback, 13000, cudaError_t, (cudaLogsCallback_t, void *, cudaLogsCallbackHandle *)) \
     X(cudaLogsUnregisterCallback, 13000, cudaError_t, (cudaLogsCallbackHandle)) \
-    X(cudaMalloc3D, 13000, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent)) \
-    X(cudaMalloc3DArray, 13000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int)) \
-    X(cudaMallocArray, 13000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int)) \
-    X(cudaMallocAsync, 13000, cudaError_t, (void **, size_t, cudaStream_t)) \
-    X(cudaMallocAsync_ptsz, 13000, cudaError_t, (void **, size_t, cudaStream_t)) \
-    X(cudaMallocFromPoolAsync, 13000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
-    X(cudaMallocFromPoolAsync_ptsz, 13000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
-    X(cudaMallocHost, 13000, cudaError_t, (void **, size_t)) \
-    X(cudaMallocManaged, 13000, cudaError_t, (void **, size_t, unsigned int)) \
-    X(cudaMallocMipmappedArray, 13000, cudaError_t, (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int)) \
-    X(cudaMallocPitch, 13000, cudaError_t, (void **, size_t *, size_t, size_t)) \
-    X(cudaMemAdvise, 13000, cudaError_t, (const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation)) \
+    X(cudaMalloc3D, 12000, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent)) \
+    X(cudaMalloc3DArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int)) \
+    X(cudaMallocArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int)) \
+    X(cudaMallocAsync, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
+    X(cudaMallocAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
+    X(cudaMallocFromPoolAsync, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
+    X(cudaMallocFromPoolAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
+    X(cudaMallocHost, 12000, cudaError_t, (void **, size_t)) \
+    X(cudaMallocManaged, 12000, cudaError_t, (void **, size_t, unsigned int)) \
+    X(cudaMallocMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int)) \
+    X(cudaMallocPitch, 12000, cudaError_t, (void **, size_t *, size_t, size_t)) \
+    X(cudaMemAdvise, 12000, cudaError_t, (const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation)) \
     X(cudaMemDiscardAndPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
     X(cudaMemDiscardAndPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
     X(cudaMemDiscardBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
     X(cudaMemDiscardBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
     X(cudaMemGetMemPool, 13000, cudaError_t, (cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType)) \
-    X(cudaMemPoolCreate, 13000, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *)) \
-    X(cudaMemPoolDestroy, 13000, cudaError_t, (cudaMemPool_t)) \
-    X(cudaMemPoolExportPointer, 13000, cudaError_t, (struct cudaMemPoolPtrExportData *, void *)) \
-    X(cudaMemPoolExportToShareableHandle, 13000, cudaError_t, (void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int)) \
-    X(cudaMemPoolGetAccess, 13000, cudaError_t, (enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *)) \
-    X(cudaMemPoolGetAttribute, 13000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
-    X(cudaMemPoolImportFromShareableHandle, 13000, cudaError_t, (cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int)) \
-    X(cudaMemPoolImportPointer, 13000, cudaError_t, (void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *)) \
-    X(cudaMemPoolSetAccess, 13000, cudaError_t, (cudaMemPool_t, const struct cudaMemAccessDesc *, size_t)) \
-    X(cudaMemPoolSetAttribute, 13000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
-    X(cudaMemPoolTrimTo, 13000, cudaError_t, (cudaMemPool_t, size_t)) \
-    X(cudaMemPrefetchAsync, 13000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
-    X(cudaMemPrefetchAsync_ptsz, 13000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
+    X(cudaMemPoolCreate, 12000, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *)) \
+    X(cudaMemPoolDestroy, 12000, cudaError_t, (cudaMemPool_t)) \
+    X(cudaMemPoolExportPointer, 12000, cudaError_t, (struct cudaMemPoolPtrExportData *, void *)) \
+    X(cudaMemPoolExportToShareableHandle, 12000, cudaError_t, (void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int)) \
+    X(cudaMemPoolGetAccess, 12000, cudaError_t, (enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *)) \
+    X(cudaMemPoolGetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
+    X(cudaMemPoolImportFromShareableHandle, 12000, cudaError_t, (cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int)) \
+    X(cudaMemPoolImportPointer, 12000, cudaError_t, (void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *)) \
+    X(cudaMemPoolSetAccess, 12000, cudaError_t, (cudaMemPool_t, const struct cudaMemAccessDesc *, size_t)) \
+    X(cudaMemPoolSetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
+    X(cudaMemPoolTrimTo, 12000, cudaError_t, (cudaMemPool_t, size_t)) \
+    X(cudaMemPrefetchAsync, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
+    X(cudaMemPrefetchAsync_ptsz, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
     X(cudaMemPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
     X(cudaMemPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemRangeGetAttribute, 13000, cudaError_t, (void *, size_t, enum cudaMemRangeAttribute, const void *, size_t)) \
-    X(cudaMemRangeGetAttributes, 13000, cudaError_t, (void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t)) \
+    X(cudaMemRangeGetAttribute, 12000, cudaError_t, (void *, size_t, enum cudaMemRangeAttribute, const void *, size_t)) \
+    X(cudaMemRangeGetAttributes, 12000, cudaError_t, (void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t)) \
     X(cudaMemSetMemPool, 13000, cudaError_t, (struct cudaMemLocation *, enum cudaMemAllocationType, cudaMemPool_t)) \
-    X(cudaMemcpy2D, 13000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DArrayToArray, 13000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DArrayToArray_ptds, 13000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DAsync, 13000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DAsync_ptsz, 13000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArray, 13000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DFromArrayAsync, 13000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArrayAsync_ptsz, 13000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArray_ptds, 13000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DToArray, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DToArrayAsync, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DToArrayAsync_ptsz, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DToArray_ptds, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2D_ptds, 13000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy3D, 13000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
-    X(cudaMemcpy3DAsync, 13000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
-    X(cudaMemcpy3DAsync_ptsz, 13000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
-    X(cudaMemcpy3DBatchAsync, 13000, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
-    X(cudaMemcpy3DBatchAsync_ptsz, 13000, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
-    X(cudaMemcpy3DPeer, 13000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
-    X(cudaMemcpy3DPeerAsync, 13000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
-    X(cudaMemcpy3DPeerAsync_ptsz, 13000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
-    X(cudaMemcpy3DPeer_ptds, 13000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
-    X(cudaMemcpy3D_ptds, 13000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
-    X(cudaMemcpyArrayToArray, 13000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyArrayToArray_ptds, 13000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyAsync_ptsz, 13000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyBatchAsync, 13000, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
-    X(cudaMemcpyBatchAsync_ptsz, 13000, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
-    X(cudaMemcpyFromArray, 13000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromArrayAsync, 13000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromArrayAsync_ptsz, 13000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromArray_ptds, 13000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromSymbol, 13000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromSymbolAsync, 13000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromSymbolAsync_ptsz, 13000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromSymbol_ptds, 13000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyPeer, 13000, cudaError_t, (void *, int, const void *, int, size_t)) \
-    X(cudaMemcpyPeerAsync, 13000, cudaError_t, (void *, int, const void *, int, size_t, cudaStream_t)) \
-    X(cudaMemcpyToArray, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToArrayAsync, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToArrayAsync_ptsz, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToArray_ptds, 13000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToSymbol, 13000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToSymbolAsync, 13000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToSymbolAsync_ptsz, 13000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToSymbol_ptds, 13000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy_ptds, 13000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemset, 13000, cudaError_t, (void *, int, size_t)) \
-    X(cudaMemset2D, 13000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
-    X(cudaMemset2DAsync, 13000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
-    X(cudaMemset2DAsync_ptsz, 13000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
-    X(cudaMemset2D_ptds, 13000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
-    X(cudaMemset3D, 13000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
-    X(cudaMemset3DAsync, 13000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
-    X(cudaMemset3DAsync_ptsz, 13000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
-    X(cudaMemset3D_ptds, 13000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
-    X(cudaMemsetAsync_ptsz, 13000, cudaError_t, (void *, int, size_t, cudaStream_t)) \
-    X(cudaMemset_ptds, 13000, cudaError_t, (void *, int, size_t)) \
-    X(cudaMipmappedArrayGetMemoryRequirements, 13000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int)) \
-    X(cudaMipmappedArrayGetSparseProperties, 13000, cudaError_t, (struct cudaArraySparseProperties *, cudaMipmappedArray_t)) \
-    X(cudaOccupancyAvailableDynamicSMemPerBlock, 13000, cudaError_t, (size_t *, const void *, int, int)) \
-    X(cudaOccupancyMaxActiveBlocksPerMultiprocessor, 13000, cudaError_t, (int *, const void *, int, size_t)) \
-    X(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 13000, cudaError_t, (int *, const void *, int, size_t, unsigned int)) \
-    X(cudaOccupancyMaxActiveClusters, 13000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
-    X(cudaOccupancyMaxPotentialClusterSize, 13000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
-    X(cudaPeekAtLastError, 13000, cudaError_t, (void)) \
-    X(cudaProfilerStart, 13000, cudaError_t, (void)) \
-    X(cudaProfilerStop, 13000, cudaError_t, (void)) \
-    X(cudaSetDeviceFlags, 13000, cudaError_t, (unsigned int)) \
-    X(cudaSetValidDevices, 13000, cudaError_t, (int *, int)) \
-    X(cudaSignalExternalSemaphoresAsync, 13000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
-    X(cudaSignalExternalSemaphoresAsync_ptsz, 13000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
-    X(cudaStreamAddCallback, 13000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
-    X(cudaStreamAddCallback_ptsz, 13000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
-    X(cudaStreamAttachMemAsync, 13000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
-    X(cudaStreamAttachMemAsync_ptsz, 13000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
-    X(cudaStreamBeginCapture, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCaptureToGraph, 13000, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCaptureToGraph_ptsz, 13000, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCapture_ptsz, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamCopyAttributes, 13000, cudaError_t, (cudaStream_t, cudaStream_t)) \
-    X(cudaStreamCopyAttributes_ptsz, 13000, cudaError_t, (cudaStream_t, cudaStream_t)) \
-    X(cudaStreamCreateWithFlags, 13000, cudaError_t, (cudaStream_t *, unsigned int)) \
-    X(cudaStreamCreateWithPriority, 13000, cudaError_t, (cudaStream_t *, unsigned int, int)) \
-    X(cudaStreamEndCapture, 13000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
-    X(cudaStreamEndCapture_ptsz, 13000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
-    X(cudaStreamGetAttribute, 13000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaStreamGetAttribute_ptsz, 13000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaStreamGetCaptureInfo, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
-    X(cudaStreamGetCaptureInfo_ptsz, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
-    X(cudaStreamGetDevice, 13000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetDevice_ptsz, 13000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetFlags, 13000, cudaError_t, (cudaStream_t, unsigned int *)) \
-    X(cudaStreamGetFlags_ptsz, 13000, cudaError_t, (cudaStream_t, unsigned int *)) \
-    X(cudaStreamGetId, 13000, cudaError_t, (cudaStream_t, unsigned long long *)) \
-    X(cudaStreamGetId_ptsz, 13000, cudaError_t, (cudaStream_t, unsigned long long *)) \
-    X(cudaStreamGetPriority, 13000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetPriority_ptsz, 13000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamIsCapturing, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
-    X(cudaStreamIsCapturing_ptsz, 13000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
-    X(cudaStreamQuery, 13000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamQuery_ptsz, 13000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamSetAttribute, 13000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaStreamSetAttribute_ptsz, 13000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaStreamSynchronize_ptsz, 13000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamUpdateCaptureDependencies, 13000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
-    X(cudaStreamUpdateCaptureDependencies_ptsz, 13000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
-    X(cudaStreamWaitEvent, 13000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
-    X(cudaStreamWaitEvent_ptsz, 13000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
-    X(cudaThreadExchangeStreamCaptureMode, 13000, cudaError_t, (enum cudaStreamCaptureMode *)) \
-    X(cudaUserObjectCreate, 13000, cudaError_t, (cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int)) \
-    X(cudaUserObjectRelease, 13000, cudaError_t, (cudaUserObject_t, unsigned int)) \
-    X(cudaUserObjectRetain, 13000, cudaError_t, (cudaUserObject_t, unsigned int)) \
-    X(cudaWaitExternalSemaphoresAsync, 13000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
-    X(cudaWaitExternalSemaphoresAsync_ptsz, 13000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
+    X(cudaMemcpy2D, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DAsync, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DFromArray, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DFromArrayAsync, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DFromArrayAsync_ptsz, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DFromArray_ptds, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2D_ptds, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy3D, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
+    X(cudaMemcpy3DAsync, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
+    X(cudaMemcpy3DAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
+    X(cudaMemcpy3DBatchAsync, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
+    X(cudaMemcpy3DBatchAsync_ptsz, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
+    X(cudaMemcpy3DPeer, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
+    X(cudaMemcpy3DPeerAsync, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
+    X(cudaMemcpy3DPeerAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
+    X(cudaMemcpy3DPeer_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
+    X(cudaMemcpy3D_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
+    X(cudaMemcpyArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyBatchAsync, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
+    X(cudaMemcpyBatchAsync_ptsz, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
+    X(cudaMemcpyFromArray, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromArrayAsync, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyFromArrayAsync_ptsz, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyFromArray_ptds, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromSymbol, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromSymbolAsync, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyFromSymbolAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyFromSymbol_ptds, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyPeer, 12000, cudaError_t, (void *, int, const void *, int, size_t)) \
+    X(cudaMemcpyPeerAsync, 12000, cudaError_t, (void *, int, const void *, int, size_t, cudaStream_t)) \
+    X(cudaMemcpyToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToSymbol, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToSymbolAsync, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyToSymbolAsync_ptsz, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyToSymbol_ptds, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy_ptds, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemset, 12000, cudaError_t, (void *, int, size_t)) \
+    X(cudaMemset2D, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
+    X(cudaMemset2DAsync, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
+    X(cudaMemset2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
+    X(cudaMemset2D_ptds, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
+    X(cudaMemset3D, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
+    X(cudaMemset3DAsync, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
+    X(cudaMemset3DAsync_ptsz, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
+    X(cudaMemset3D_ptds, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
+    X(cudaMemsetAsync_ptsz, 12000, cudaError_t, (void *, int, size_t, cudaStream_t)) \
+    X(cudaMemset_ptds, 12000, cudaError_t, (void *, int, size_t)) \
+    X(cudaMipmappedArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int)) \
+    X(cudaMipmappedArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaMipmappedArray_t)) \
+    X(cudaOccupancyAvailableDynamicSMemPerBlock, 12000, cudaError_t, (size_t *, const void *, int, int)) \
+    X(cudaOccupancyMaxActiveBlocksPerMultiprocessor, 12000, cudaError_t, (int *, const void *, int, size_t)) \
+    X(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 12000, cudaError_t, (int *, const void *, int, size_t, unsigned int)) \
+    X(cudaOccupancyMaxActiveClusters, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
+    X(cudaOccupancyMaxPotentialClusterSize, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
+    X(cudaPeekAtLastError, 12000, cudaError_t, (void)) \
+    X(cudaProfilerStart, 12000, cudaError_t, (void)) \
+    X(cudaProfilerStop, 12000, cudaError_t, (void)) \
+    X(cudaSetDeviceFlags, 12000, cudaError_t, (unsigned int)) \
+    X(cudaSetValidDevices, 12000, cudaError_t, (int *, int)) \
+    X(cudaSignalExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
+    X(cudaSignalExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
+    X(cudaStreamAddCallback, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
+    X(cudaStreamAddCallback_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
+    X(cudaStreamAttachMemAsync, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
+    X(cudaStreamAttachMemAsync_ptsz, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
+    X(cudaStreamBeginCapture, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamBeginCaptureToGraph, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamBeginCaptureToGraph_ptsz, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamBeginCapture_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamCopyAttributes, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
+    X(cudaStreamCopyAttributes_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
+    X(cudaStreamCreateWithFlags, 12000, cudaError_t, (cudaStream_t *, unsigned int)) \
+    X(cudaStreamCreateWithPriority, 12000, cudaError_t, (cudaStream_t *, unsigned int, int)) \
+    X(cudaStreamEndCapture, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
+    X(cudaStreamEndCapture_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
+    X(cudaStreamGetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(cudaStreamGetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(cudaStreamGetCaptureInfo, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
+    X(cudaStreamGetCaptureInfo_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
+    X(cudaStreamGetDevice, 12080, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamGetDevice_ptsz, 12080, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamGetFlags, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
+    X(cudaStreamGetFlags_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
+    X(cudaStreamGetId, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
+    X(cudaStreamGetId_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
+    X(cudaStreamGetPriority, 12000, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamGetPriority_ptsz, 12000, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamIsCapturing, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
+    X(cudaStreamIsCapturing_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
+    X(cudaStreamQuery, 12000, cudaError_t, (cudaStream_t)) \
+    X(cudaStreamQuery_ptsz, 12000, cudaError_t, (cudaStream_t)) \
+    X(cudaStreamSetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(cudaStreamSetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(cudaStreamSynchronize_ptsz, 12000, cudaError_t, (cudaStream_t)) \
+    X(cudaStreamUpdateCaptureDependencies, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
+    X(cudaStreamUpdateCaptureDependencies_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
+    X(cudaStreamWaitEvent, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
+    X(cudaStreamWaitEvent_ptsz, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
+    X(cudaThreadExchangeStreamCaptureMode, 12000, cudaError_t, (enum cudaStreamCaptureMode *)) \
+    X(cudaUserObjectCreate, 12000, cudaError_t, (cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int)) \
+    X(cudaUserObjectRelease, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
+    X(cudaUserObjectRetain, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
+    X(cudaWaitExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
+    X(cudaWaitExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
     /* end of CUDALOAD_CUDART_API */
 #define CUDALOAD_CUDART_API_COUNT 354
 

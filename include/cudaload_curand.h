@@ -11,33 +11,33 @@
 /* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CURAND_API(X) \
-    X(curandCreateGenerator, 13000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
-    X(curandCreateGeneratorHost, 13000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
-    X(curandCreatePoissonDistribution, 13000, curandStatus_t, (double, curandDiscreteDistribution_t *)) \
-    X(curandDestroyDistribution, 13000, curandStatus_t, (curandDiscreteDistribution_t)) \
-    X(curandDestroyGenerator, 13000, curandStatus_t, (curandGenerator_t)) \
-    X(curandGenerate, 13000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t)) \
-    X(curandGenerateLogNormal, 13000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
-    X(curandGenerateLogNormalDouble, 13000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
-    X(curandGenerateLongLong, 13000, curandStatus_t, (curandGenerator_t, unsigned long long *, size_t)) \
-    X(curandGenerateNormal, 13000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
-    X(curandGenerateNormalDouble, 13000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
-    X(curandGeneratePoisson, 13000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double)) \
-    X(curandGeneratePoissonMethod, 13000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double, curandMethod_t)) \
-    X(curandGenerateSeeds, 13000, curandStatus_t, (curandGenerator_t)) \
-    X(curandGenerateUniform, 13000, curandStatus_t, (curandGenerator_t, float *, size_t)) \
-    X(curandGenerateUniformDouble, 13000, curandStatus_t, (curandGenerator_t, double *, size_t)) \
-    X(curandGetDirectionVectors32, 13000, curandStatus_t, (curandDirectionVectors32_t *[], curandDirectionVectorSet_t)) \
-    X(curandGetDirectionVectors64, 13000, curandStatus_t, (curandDirectionVectors64_t *[], curandDirectionVectorSet_t)) \
-    X(curandGetProperty, 13000, curandStatus_t, (libraryPropertyType, int *)) \
-    X(curandGetScrambleConstants32, 13000, curandStatus_t, (unsigned int **)) \
-    X(curandGetScrambleConstants64, 13000, curandStatus_t, (unsigned long long **)) \
-    X(curandGetVersion, 13000, curandStatus_t, (int *)) \
-    X(curandSetGeneratorOffset, 13000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
-    X(curandSetGeneratorOrdering, 13000, curandStatus_t, (curandGenerator_t, curandOrdering_t)) \
-    X(curandSetPseudoRandomGeneratorSeed, 13000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
-    X(curandSetQuasiRandomGeneratorDimensions, 13000, curandStatus_t, (curandGenerator_t, unsigned int)) \
-    X(curandSetStream, 13000, curandStatus_t, (curandGenerator_t, cudaStream_t)) \
+    X(curandCreateGenerator, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
+    X(curandCreateGeneratorHost, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
+    X(curandCreatePoissonDistribution, 12000, curandStatus_t, (double, curandDiscreteDistribution_t *)) \
+    X(curandDestroyDistribution, 12000, curandStatus_t, (curandDiscreteDistribution_t)) \
+    X(curandDestroyGenerator, 12000, curandStatus_t, (curandGenerator_t)) \
+    X(curandGenerate, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t)) \
+    X(curandGenerateLogNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
+    X(curandGenerateLogNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
+    X(curandGenerateLongLong, 12000, curandStatus_t, (curandGenerator_t, unsigned long long *, size_t)) \
+    X(curandGenerateNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
+    X(curandGenerateNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
+    X(curandGeneratePoisson, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double)) \
+    X(curandGeneratePoissonMethod, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double, curandMethod_t)) \
+    X(curandGenerateSeeds, 12000, curandStatus_t, (curandGenerator_t)) \
+    X(curandGenerateUniform, 12000, curandStatus_t, (curandGenerator_t, float *, size_t)) \
+    X(curandGenerateUniformDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t)) \
+    X(curandGetDirectionVectors32, 12000, curandStatus_t, (curandDirectionVectors32_t *[], curandDirectionVectorSet_t)) \
+    X(curandGetDirectionVectors64, 12000, curandStatus_t, (curandDirectionVectors64_t *[], curandDirectionVectorSet_t)) \
+    X(curandGetProperty, 12000, curandStatus_t, (libraryPropertyType, int *)) \
+    X(curandGetScrambleConstants32, 12000, curandStatus_t, (unsigned int **)) \
+    X(curandGetScrambleConstants64, 12000, curandStatus_t, (unsigned long long **)) \
+    X(curandGetVersion, 12000, curandStatus_t, (int *)) \
+    X(curandSetGeneratorOffset, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
+    X(curandSetGeneratorOrdering, 12000, curandStatus_t, (curandGenerator_t, curandOrdering_t)) \
+    X(curandSetPseudoRandomGeneratorSeed, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
+    X(curandSetQuasiRandomGeneratorDimensions, 12000, curandStatus_t, (curandGenerator_t, unsigned int)) \
+    X(curandSetStream, 12000, curandStatus_t, (curandGenerator_t, cudaStream_t)) \
     /* end of CUDALOAD_CURAND_API */
 #define CUDALOAD_CURAND_API_COUNT 27
 

@@ -14,577 +14,577 @@
 /* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUSOLVER_API(X) \
-    X(cusolverDnCCgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCCgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCCgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCCgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCEgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCEgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCEgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCEgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCKgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCKgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCKgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCKgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCYgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCYgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCYgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCYgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCgebrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCgebrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnCgeqrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCgeqrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
-    X(cusolverDnCgesvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, float *, int *)) \
-    X(cusolverDnCgesvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnCgesvdaStridedBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, float *, long long, cuComplex *, int, long long, cuComplex *, int, long long, cuComplex *, int, int *, double *, int)) \
-    X(cusolverDnCgesvdaStridedBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, const float *, long long, const cuComplex *, int, long long, const cuComplex *, int, long long, int *, int)) \
-    X(cusolverDnCgesvdj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnCgesvdjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnCgesvdjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnCgesvdj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnCgetrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, int *, int *)) \
-    X(cusolverDnCgetrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
-    X(cusolverDnCgetrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuComplex *, int, const int *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *)) \
-    X(cusolverDnCheevdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnCheevj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnCheevjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnCheevjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t, int)) \
-    X(cusolverDnCheevj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnChegvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
-    X(cusolverDnChegvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *)) \
-    X(cusolverDnChegvdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
-    X(cusolverDnChegvdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnChegvj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnChegvj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnChetrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnChetrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const float *, const float *, const cuComplex *, int *)) \
-    X(cusolverDnClaswp, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int, int, const int *, int)) \
-    X(cusolverDnClauum, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnClauum_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrfBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *[], int, int *, int)) \
-    X(cusolverDnCpotrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrsBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuComplex *[], int, cuComplex *[], int, int *, int)) \
-    X(cusolverDnCreate, 13000, cusolverStatus_t, (cusolverDnHandle_t *)) \
-    X(cusolverDnCreateGesvdjInfo, 13000, cusolverStatus_t, (gesvdjInfo_t *)) \
-    X(cusolverDnCreateParams, 13000, cusolverStatus_t, (cusolverDnParams_t *)) \
-    X(cusolverDnCreateSyevjInfo, 13000, cusolverStatus_t, (syevjInfo_t *)) \
-    X(cusolverDnCsytrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *, cuComplex *, int, int *)) \
-    X(cusolverDnCsytrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCsytri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, cuComplex *, int, int *)) \
-    X(cusolverDnCsytri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, int *)) \
-    X(cusolverDnCungbr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungbr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCungqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCungtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCunmqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCunmqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
-    X(cusolverDnCunmtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCunmtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
-    X(cusolverDnDBgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDBgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDBgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDBgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDDgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDDgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDDgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDDgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDHgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDHgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDHgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDHgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDSgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDSgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDSgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDSgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDXgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDXgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDXgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDXgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDestroy, 13000, cusolverStatus_t, (cusolverDnHandle_t)) \
-    X(cusolverDnDestroyGesvdjInfo, 13000, cusolverStatus_t, (gesvdjInfo_t)) \
-    X(cusolverDnDestroyParams, 13000, cusolverStatus_t, (cusolverDnParams_t)) \
-    X(cusolverDnDestroySyevjInfo, 13000, cusolverStatus_t, (syevjInfo_t)) \
-    X(cusolverDnDgebrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, double *, double *, double *, int, int *)) \
-    X(cusolverDnDgebrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnDgeqrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDgeqrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
-    X(cusolverDnDgesvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, double *, int, double *, double *, int, double *, int, double *, int, double *, int *)) \
-    X(cusolverDnDgesvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnDgesvdaStridedBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, double *, long long, double *, int, long long, double *, int, long long, double *, int, int *, double *, int)) \
-    X(cusolverDnDgesvdaStridedBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, const double *, long long, const double *, int, long long, const double *, int, long long, int *, int)) \
-    X(cusolverDnDgesvdj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnDgesvdjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnDgesvdjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnDgesvdj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnDgetrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, int *, int *)) \
-    X(cusolverDnDgetrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
-    X(cusolverDnDgetrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const double *, int, const int *, double *, int, int *)) \
-    X(cusolverDnDlaswp, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int, int, const int *, int)) \
-    X(cusolverDnDlauum, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDlauum_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDorgbr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgbr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDorgqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDorgtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDormqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, double *, int, double *, int, int *)) \
-    X(cusolverDnDormqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, const double *, int, int *)) \
-    X(cusolverDnDormtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, double *, int, double *, double *, int, double *, int, int *)) \
-    X(cusolverDnDormtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, int, const double *, const double *, int, int *)) \
-    X(cusolverDnDpotrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDpotrfBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *[], int, int *, int)) \
-    X(cusolverDnDpotrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDpotri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDpotri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDpotrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const double *, int, double *, int, int *)) \
-    X(cusolverDnDpotrsBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, double *[], int, double *[], int, int *, int)) \
-    X(cusolverDnDsyevd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDsyevd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDsyevdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
-    X(cusolverDnDsyevdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnDsyevj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
-    X(cusolverDnDsyevjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnDsyevjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t, int)) \
-    X(cusolverDnDsyevj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnDsygvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDsygvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDsygvdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
-    X(cusolverDnDsygvdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnDsygvj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
-    X(cusolverDnDsygvj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnDsytrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, double *, double *, double *, int, int *)) \
-    X(cusolverDnDsytrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, const double *, const double *, int *)) \
-    X(cusolverDnDsytrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *, double *, int, int *)) \
-    X(cusolverDnDsytrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int *)) \
-    X(cusolverDnDsytri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, double *, int, int *)) \
-    X(cusolverDnDsytri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, int *)) \
-    X(cusolverDnGetDeterministicMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t *)) \
+    X(cusolverDnCCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnCgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
+    X(cusolverDnCgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, float *, int *)) \
+    X(cusolverDnCgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnCgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, float *, long long, cuComplex *, int, long long, cuComplex *, int, long long, cuComplex *, int, int *, double *, int)) \
+    X(cusolverDnCgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, const float *, long long, const cuComplex *, int, long long, const cuComplex *, int, long long, int *, int)) \
+    X(cusolverDnCgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnCgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnCgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnCgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnCgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, int *, int *)) \
+    X(cusolverDnCgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
+    X(cusolverDnCgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuComplex *, int, const int *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *)) \
+    X(cusolverDnCheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnCheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnCheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnCheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t, int)) \
+    X(cusolverDnCheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnChegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
+    X(cusolverDnChegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *)) \
+    X(cusolverDnChegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
+    X(cusolverDnChegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnChegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnChegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnChetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnChetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const float *, const float *, const cuComplex *, int *)) \
+    X(cusolverDnClaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int, int, const int *, int)) \
+    X(cusolverDnClauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnClauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *[], int, int *, int)) \
+    X(cusolverDnCpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuComplex *[], int, cuComplex *[], int, int *, int)) \
+    X(cusolverDnCreate, 12000, cusolverStatus_t, (cusolverDnHandle_t *)) \
+    X(cusolverDnCreateGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t *)) \
+    X(cusolverDnCreateParams, 12000, cusolverStatus_t, (cusolverDnParams_t *)) \
+    X(cusolverDnCreateSyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t *)) \
+    X(cusolverDnCsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *, cuComplex *, int, int *)) \
+    X(cusolverDnCsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, cuComplex *, int, int *)) \
+    X(cusolverDnCsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, int *)) \
+    X(cusolverDnCungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
+    X(cusolverDnCunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
+    X(cusolverDnDBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDDgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDDgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDDgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDDgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDestroy, 12000, cusolverStatus_t, (cusolverDnHandle_t)) \
+    X(cusolverDnDestroyGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t)) \
+    X(cusolverDnDestroyParams, 12000, cusolverStatus_t, (cusolverDnParams_t)) \
+    X(cusolverDnDestroySyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t)) \
+    X(cusolverDnDgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, double *, double *, double *, int, int *)) \
+    X(cusolverDnDgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnDgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
+    X(cusolverDnDgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, double *, int, double *, double *, int, double *, int, double *, int, double *, int *)) \
+    X(cusolverDnDgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnDgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, double *, long long, double *, int, long long, double *, int, long long, double *, int, int *, double *, int)) \
+    X(cusolverDnDgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, const double *, long long, const double *, int, long long, const double *, int, long long, int *, int)) \
+    X(cusolverDnDgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnDgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnDgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnDgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnDgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, int *, int *)) \
+    X(cusolverDnDgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
+    X(cusolverDnDgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const double *, int, const int *, double *, int, int *)) \
+    X(cusolverDnDlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int, int, const int *, int)) \
+    X(cusolverDnDlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, double *, int, double *, int, int *)) \
+    X(cusolverDnDormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, const double *, int, int *)) \
+    X(cusolverDnDormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, double *, int, double *, double *, int, double *, int, int *)) \
+    X(cusolverDnDormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, int, const double *, const double *, int, int *)) \
+    X(cusolverDnDpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *[], int, int *, int)) \
+    X(cusolverDnDpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const double *, int, double *, int, int *)) \
+    X(cusolverDnDpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, double *[], int, double *[], int, int *, int)) \
+    X(cusolverDnDsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
+    X(cusolverDnDsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnDsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
+    X(cusolverDnDsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnDsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t, int)) \
+    X(cusolverDnDsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnDsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
+    X(cusolverDnDsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnDsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
+    X(cusolverDnDsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnDsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, double *, double *, double *, int, int *)) \
+    X(cusolverDnDsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, const double *, const double *, int *)) \
+    X(cusolverDnDsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *, double *, int, int *)) \
+    X(cusolverDnDsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int *)) \
+    X(cusolverDnDsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, double *, int, int *)) \
+    X(cusolverDnDsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, int *)) \
+    X(cusolverDnGetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t *)) \
     X(cusolverDnGetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t *)) \
     X(cusolverDnGetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t *)) \
-    X(cusolverDnGetStream, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t *)) \
-    X(cusolverDnIRSInfosCreate, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t *)) \
-    X(cusolverDnIRSInfosDestroy, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
-    X(cusolverDnIRSInfosGetMaxIters, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetNiters, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetOuterNiters, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetResidualHistory, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t, void **)) \
-    X(cusolverDnIRSInfosRequestResidual, 13000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
-    X(cusolverDnIRSParamsCreate, 13000, cusolverStatus_t, (cusolverDnIRSParams_t *)) \
-    X(cusolverDnIRSParamsDestroy, 13000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsDisableFallback, 13000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsEnableFallback, 13000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsGetMaxIters, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t *)) \
-    X(cusolverDnIRSParamsSetMaxIters, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
-    X(cusolverDnIRSParamsSetMaxItersInner, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
-    X(cusolverDnIRSParamsSetRefinementSolver, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverIRSRefinement_t)) \
-    X(cusolverDnIRSParamsSetSolverLowestPrecision, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetSolverMainPrecision, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetSolverPrecisions, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetTol, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
-    X(cusolverDnIRSParamsSetTolInner, 13000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
-    X(cusolverDnIRSXgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnIRSXgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, size_t *)) \
-    X(cusolverDnIRSXgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnIRSXgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, size_t *)) \
-    X(cusolverDnSBgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSBgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSBgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSBgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSHgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSHgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSHgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSHgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSSgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSSgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSSgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSSgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSXgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSXgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSXgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSXgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSetAdvOptions, 13000, cusolverStatus_t, (cusolverDnParams_t, cusolverDnFunction_t, cusolverAlgMode_t)) \
-    X(cusolverDnSetDeterministicMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t)) \
+    X(cusolverDnGetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t *)) \
+    X(cusolverDnIRSInfosCreate, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t *)) \
+    X(cusolverDnIRSInfosDestroy, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
+    X(cusolverDnIRSInfosGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetOuterNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetResidualHistory, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, void **)) \
+    X(cusolverDnIRSInfosRequestResidual, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
+    X(cusolverDnIRSParamsCreate, 12000, cusolverStatus_t, (cusolverDnIRSParams_t *)) \
+    X(cusolverDnIRSParamsDestroy, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsDisableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsEnableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t *)) \
+    X(cusolverDnIRSParamsSetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
+    X(cusolverDnIRSParamsSetMaxItersInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
+    X(cusolverDnIRSParamsSetRefinementSolver, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverIRSRefinement_t)) \
+    X(cusolverDnIRSParamsSetSolverLowestPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetSolverMainPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetSolverPrecisions, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetTol, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
+    X(cusolverDnIRSParamsSetTolInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
+    X(cusolverDnIRSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnIRSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, size_t *)) \
+    X(cusolverDnIRSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnIRSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, size_t *)) \
+    X(cusolverDnSBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSetAdvOptions, 12000, cusolverStatus_t, (cusolverDnParams_t, cusolverDnFunction_t, cusolverAlgMode_t)) \
+    X(cusolverDnSetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t)) \
     X(cusolverDnSetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t)) \
     X(cusolverDnSetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t)) \
-    X(cusolverDnSetStream, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t)) \
-    X(cusolverDnSgebrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, float *, float *, float *, int, int *)) \
-    X(cusolverDnSgebrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnSgeqrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSgeqrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
-    X(cusolverDnSgesvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, float *, int, float *, float *, int, float *, int, float *, int, float *, int *)) \
-    X(cusolverDnSgesvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnSgesvdaStridedBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, float *, long long, float *, int, long long, float *, int, long long, float *, int, int *, double *, int)) \
-    X(cusolverDnSgesvdaStridedBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, const float *, long long, const float *, int, long long, const float *, int, long long, int *, int)) \
-    X(cusolverDnSgesvdj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnSgesvdjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnSgesvdjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnSgesvdj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnSgetrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, int *, int *)) \
-    X(cusolverDnSgetrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
-    X(cusolverDnSgetrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const float *, int, const int *, float *, int, int *)) \
-    X(cusolverDnSlaswp, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int, int, const int *, int)) \
-    X(cusolverDnSlauum, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSlauum_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSorgbr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgbr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSorgqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSorgtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSormqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, float *, int, float *, int, int *)) \
-    X(cusolverDnSormqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, const float *, int, int *)) \
-    X(cusolverDnSormtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, float *, int, float *, float *, int, float *, int, int *)) \
-    X(cusolverDnSormtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, int, const float *, const float *, int, int *)) \
-    X(cusolverDnSpotrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSpotrfBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *[], int, int *, int)) \
-    X(cusolverDnSpotrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSpotri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSpotri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSpotrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const float *, int, float *, int, int *)) \
-    X(cusolverDnSpotrsBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, float *[], int, float *[], int, int *, int)) \
-    X(cusolverDnSsyevd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSsyevd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSsyevdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
-    X(cusolverDnSsyevdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnSsyevj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
-    X(cusolverDnSsyevjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnSsyevjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t, int)) \
-    X(cusolverDnSsyevj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnSsygvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSsygvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSsygvdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
-    X(cusolverDnSsygvdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnSsygvj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
-    X(cusolverDnSsygvj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnSsytrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, float *, float *, float *, int, int *)) \
-    X(cusolverDnSsytrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, const float *, const float *, int *)) \
-    X(cusolverDnSsytrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *, float *, int, int *)) \
-    X(cusolverDnSsytrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int *)) \
-    X(cusolverDnSsytri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, float *, int, int *)) \
-    X(cusolverDnSsytri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, int *)) \
-    X(cusolverDnXgeev, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgeev_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgeqrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgeqrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgesvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvdjGetResidual, 13000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, double *)) \
-    X(cusolverDnXgesvdjGetSweeps, 13000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, int *)) \
-    X(cusolverDnXgesvdjSetMaxSweeps, 13000, cusolverStatus_t, (gesvdjInfo_t, int)) \
-    X(cusolverDnXgesvdjSetSortEig, 13000, cusolverStatus_t, (gesvdjInfo_t, int)) \
-    X(cusolverDnXgesvdjSetTolerance, 13000, cusolverStatus_t, (gesvdjInfo_t, double)) \
-    X(cusolverDnXgesvdp, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *, double *)) \
-    X(cusolverDnXgesvdp_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvdr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgesvdr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgetrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, int64_t *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgetrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgetrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasOperation_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, int *)) \
-    X(cusolverDnXlarft, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t)) \
-    X(cusolverDnXlarft_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXpotrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXpotrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXpotrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, void *, int64_t, int *)) \
-    X(cusolverDnXsyevBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *, int64_t)) \
-    X(cusolverDnXsyevBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *, int64_t)) \
-    X(cusolverDnXsyevd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsyevd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXsyevdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsyevdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXsyevjGetResidual, 13000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, double *)) \
-    X(cusolverDnXsyevjGetSweeps, 13000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, int *)) \
-    X(cusolverDnXsyevjSetMaxSweeps, 13000, cusolverStatus_t, (syevjInfo_t, int)) \
-    X(cusolverDnXsyevjSetSortEig, 13000, cusolverStatus_t, (syevjInfo_t, int)) \
-    X(cusolverDnXsyevjSetTolerance, 13000, cusolverStatus_t, (syevjInfo_t, double)) \
-    X(cusolverDnXsytrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsytrs_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, size_t *, size_t *)) \
-    X(cusolverDnXtrtri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXtrtri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, size_t *, size_t *)) \
-    X(cusolverDnZCgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZCgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZCgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZCgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZEgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZEgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZEgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZEgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZKgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZKgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZKgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZKgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZYgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZYgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZYgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZYgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZZgels, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZZgels_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZZgesv, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZZgesv_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZgebrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgebrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnZgeqrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgeqrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgesvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, int *)) \
-    X(cusolverDnZgesvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnZgesvdaStridedBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, double *, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, int *, double *, int)) \
-    X(cusolverDnZgesvdaStridedBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, const double *, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, int *, int)) \
-    X(cusolverDnZgesvdj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnZgesvdjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnZgesvdjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnZgesvdj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnZgetrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, int *, int *)) \
-    X(cusolverDnZgetrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgetrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *)) \
-    X(cusolverDnZheevdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnZheevj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnZheevjBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnZheevjBatched_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t, int)) \
-    X(cusolverDnZheevj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnZhegvd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhegvd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *)) \
-    X(cusolverDnZhegvdx, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhegvdx_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnZhegvj, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnZhegvj_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnZhetrd, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhetrd_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, const double *, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZlaswp, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int, int, const int *, int)) \
-    X(cusolverDnZlauum, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZlauum_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrfBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *[], int, int *, int)) \
-    X(cusolverDnZpotrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrs, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrsBatched, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuDoubleComplex *[], int, cuDoubleComplex *[], int, int *, int)) \
-    X(cusolverDnZsytrf, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytrf_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytri, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytri_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, int *)) \
-    X(cusolverDnZungbr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungbr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZungqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZungtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZunmqr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmqr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmtr, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmtr_bufferSize, 13000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
-    X(cusolverGetProperty, 13000, cusolverStatus_t, (libraryPropertyType, int *)) \
-    X(cusolverGetVersion, 13000, cusolverStatus_t, (int *)) \
-    X(cusolverRfAccessBundledFactorsDevice, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
-    X(cusolverRfAnalyze, 13000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchAnalyze, 13000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchRefactor, 13000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchResetValues, 13000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfBatchSetupHost, 13000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfBatchSolve, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *[], int)) \
-    X(cusolverRfBatchZeroPivot, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *)) \
-    X(cusolverRfCreate, 13000, cusolverStatus_t, (cusolverRfHandle_t *)) \
-    X(cusolverRfDestroy, 13000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfExtractBundledFactorsHost, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
-    X(cusolverRfExtractSplitFactorsHost, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **, int *, int **, int **, double **)) \
-    X(cusolverRfGetAlgs, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t *, cusolverRfTriangularSolve_t *)) \
-    X(cusolverRfGetMatrixFormat, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t *, cusolverRfUnitDiagonal_t *)) \
-    X(cusolverRfGetNumericBoostReport, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfNumericBoostReport_t *)) \
-    X(cusolverRfGetNumericProperties, 13000, cusolverStatus_t, (cusolverRfHandle_t, double *, double *)) \
-    X(cusolverRfGetResetValuesFastMode, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t *)) \
-    X(cusolverRfRefactor, 13000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfResetValues, 13000, cusolverStatus_t, (int, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSetAlgs, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t, cusolverRfTriangularSolve_t)) \
-    X(cusolverRfSetMatrixFormat, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t, cusolverRfUnitDiagonal_t)) \
-    X(cusolverRfSetNumericProperties, 13000, cusolverStatus_t, (cusolverRfHandle_t, double, double)) \
-    X(cusolverRfSetResetValuesFastMode, 13000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t)) \
-    X(cusolverRfSetupDevice, 13000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSetupHost, 13000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSolve, 13000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *, int)) \
-    X(cusolverSpCcsrcholBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrcholBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrcholDiag, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
-    X(cusolverSpCcsrcholFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpCcsrcholFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpCcsrcholSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfo_t, void *)) \
-    X(cusolverSpCcsrcholSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpCcsrcholZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
-    X(cusolverSpCcsrcholZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
-    X(cusolverSpCcsreigsHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, cuComplex, int *)) \
-    X(cusolverSpCcsreigvsi, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
-    X(cusolverSpCcsreigvsiHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
-    X(cusolverSpCcsrlsqvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int *, cuComplex *, int *, float *)) \
-    X(cusolverSpCcsrlsvchol, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvcholHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvluHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvqr, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrluBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrluExtractHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpCcsrluFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, float, void *)) \
-    X(cusolverSpCcsrluSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrluInfoHost_t, void *)) \
-    X(cusolverSpCcsrluZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
-    X(cusolverSpCcsrqrBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrBufferInfoBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrqrFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpCcsrqrSetup, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfo_t)) \
-    X(cusolverSpCcsrqrSetupHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfoHost_t)) \
-    X(cusolverSpCcsrqrSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrqrSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpCcsrqrZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
-    X(cusolverSpCcsrqrZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
-    X(cusolverSpCcsrqrsvBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, cuComplex *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrzfdHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int *, int *)) \
-    X(cusolverSpCreate, 13000, cusolverStatus_t, (cusolverSpHandle_t *)) \
-    X(cusolverSpCreateCsrcholInfo, 13000, cusolverStatus_t, (csrcholInfo_t *)) \
-    X(cusolverSpCreateCsrcholInfoHost, 13000, cusolverStatus_t, (csrcholInfoHost_t *)) \
-    X(cusolverSpCreateCsrluInfoHost, 13000, cusolverStatus_t, (csrluInfoHost_t *)) \
-    X(cusolverSpCreateCsrqrInfo, 13000, cusolverStatus_t, (csrqrInfo_t *)) \
-    X(cusolverSpCreateCsrqrInfoHost, 13000, cusolverStatus_t, (csrqrInfoHost_t *)) \
-    X(cusolverSpDcsrcholBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrcholBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrcholDiag, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
-    X(cusolverSpDcsrcholFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpDcsrcholFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpDcsrcholSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfo_t, void *)) \
-    X(cusolverSpDcsrcholSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpDcsrcholZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
-    X(cusolverSpDcsrcholZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
-    X(cusolverSpDcsreigsHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
-    X(cusolverSpDcsreigvsi, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
-    X(cusolverSpDcsreigvsiHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
-    X(cusolverSpDcsrlsqvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int *, double *, int *, double *)) \
-    X(cusolverSpDcsrlsvchol, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvcholHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvluHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvqr, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrluBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrluExtractHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, double *, int *, int *, const cusparseMatDescr_t, double *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpDcsrluFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, double, void *)) \
-    X(cusolverSpDcsrluSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrluInfoHost_t, void *)) \
-    X(cusolverSpDcsrluZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
-    X(cusolverSpDcsrqrBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrBufferInfoBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrqrFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpDcsrqrSetup, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfo_t)) \
-    X(cusolverSpDcsrqrSetupHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfoHost_t)) \
-    X(cusolverSpDcsrqrSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrqrSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpDcsrqrZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
-    X(cusolverSpDcsrqrZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
-    X(cusolverSpDcsrqrsvBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrzfdHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int *, int *)) \
-    X(cusolverSpDestroy, 13000, cusolverStatus_t, (cusolverSpHandle_t)) \
-    X(cusolverSpDestroyCsrcholInfo, 13000, cusolverStatus_t, (csrcholInfo_t)) \
-    X(cusolverSpDestroyCsrcholInfoHost, 13000, cusolverStatus_t, (csrcholInfoHost_t)) \
-    X(cusolverSpDestroyCsrluInfoHost, 13000, cusolverStatus_t, (csrluInfoHost_t)) \
-    X(cusolverSpDestroyCsrqrInfo, 13000, cusolverStatus_t, (csrqrInfo_t)) \
-    X(cusolverSpDestroyCsrqrInfoHost, 13000, cusolverStatus_t, (csrqrInfoHost_t)) \
-    X(cusolverSpGetStream, 13000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t *)) \
-    X(cusolverSpScsrcholBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrcholBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrcholDiag, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
-    X(cusolverSpScsrcholFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpScsrcholFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpScsrcholSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfo_t, void *)) \
-    X(cusolverSpScsrcholSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpScsrcholZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
-    X(cusolverSpScsrcholZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
-    X(cusolverSpScsreigsHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, cuComplex, cuComplex, int *)) \
-    X(cusolverSpScsreigvsi, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
-    X(cusolverSpScsreigvsiHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
-    X(cusolverSpScsrlsqvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int *, float *, int *, float *)) \
-    X(cusolverSpScsrlsvchol, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvcholHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvluHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvqr, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrluBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrluExtractHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, float *, int *, int *, const cusparseMatDescr_t, float *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpScsrluFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, float, void *)) \
-    X(cusolverSpScsrluSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrluInfoHost_t, void *)) \
-    X(cusolverSpScsrluZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
-    X(cusolverSpScsrqrBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrBufferInfoBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrqrFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpScsrqrSetup, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfo_t)) \
-    X(cusolverSpScsrqrSetupHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfoHost_t)) \
-    X(cusolverSpScsrqrSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrqrSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpScsrqrZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
-    X(cusolverSpScsrqrZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
-    X(cusolverSpScsrqrsvBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrzfdHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int *, int *)) \
-    X(cusolverSpSetStream, 13000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t)) \
-    X(cusolverSpXcsrcholAnalysis, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfo_t)) \
-    X(cusolverSpXcsrcholAnalysisHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfoHost_t)) \
-    X(cusolverSpXcsrissymHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, int *)) \
-    X(cusolverSpXcsrluAnalysisHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrluInfoHost_t)) \
-    X(cusolverSpXcsrluNnzHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, csrluInfoHost_t)) \
-    X(cusolverSpXcsrmetisndHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int64_t *, int *)) \
-    X(cusolverSpXcsrpermHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, int *, int *, const int *, const int *, int *, void *)) \
-    X(cusolverSpXcsrperm_bufferSizeHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, const int *, size_t *)) \
-    X(cusolverSpXcsrqrAnalysis, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
-    X(cusolverSpXcsrqrAnalysisBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
-    X(cusolverSpXcsrqrAnalysisHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfoHost_t)) \
-    X(cusolverSpXcsrsymamdHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpXcsrsymmdqHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpXcsrsymrcmHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpZcsrcholBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrcholBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrcholDiag, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
-    X(cusolverSpZcsrcholFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpZcsrcholFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpZcsrcholSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfo_t, void *)) \
-    X(cusolverSpZcsrcholSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpZcsrcholZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
-    X(cusolverSpZcsrcholZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
-    X(cusolverSpZcsreigsHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
-    X(cusolverSpZcsreigvsi, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusolverSpZcsreigvsiHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusolverSpZcsrlsqvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int *, cuDoubleComplex *, int *, double *)) \
-    X(cusolverSpZcsrlsvchol, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvcholHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvluHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvqr, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvqrHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrluBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrluExtractHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpZcsrluFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, double, void *)) \
-    X(cusolverSpZcsrluSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrluInfoHost_t, void *)) \
-    X(cusolverSpZcsrluZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
-    X(cusolverSpZcsrqrBufferInfo, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrBufferInfoBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrBufferInfoHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrFactor, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrqrFactorHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpZcsrqrSetup, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfo_t)) \
-    X(cusolverSpZcsrqrSetupHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfoHost_t)) \
-    X(cusolverSpZcsrqrSolve, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrqrSolveHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpZcsrqrZeroPivot, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
-    X(cusolverSpZcsrqrZeroPivotHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
-    X(cusolverSpZcsrqrsvBatched, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, cuDoubleComplex *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrzfdHost, 13000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int *, int *)) \
+    X(cusolverDnSetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t)) \
+    X(cusolverDnSgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, float *, float *, float *, int, int *)) \
+    X(cusolverDnSgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnSgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
+    X(cusolverDnSgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, float *, int, float *, float *, int, float *, int, float *, int, float *, int *)) \
+    X(cusolverDnSgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnSgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, float *, long long, float *, int, long long, float *, int, long long, float *, int, int *, double *, int)) \
+    X(cusolverDnSgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, const float *, long long, const float *, int, long long, const float *, int, long long, int *, int)) \
+    X(cusolverDnSgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnSgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnSgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnSgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnSgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, int *, int *)) \
+    X(cusolverDnSgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
+    X(cusolverDnSgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const float *, int, const int *, float *, int, int *)) \
+    X(cusolverDnSlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int, int, const int *, int)) \
+    X(cusolverDnSlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, float *, int, float *, int, int *)) \
+    X(cusolverDnSormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, const float *, int, int *)) \
+    X(cusolverDnSormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, float *, int, float *, float *, int, float *, int, int *)) \
+    X(cusolverDnSormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, int, const float *, const float *, int, int *)) \
+    X(cusolverDnSpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *[], int, int *, int)) \
+    X(cusolverDnSpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const float *, int, float *, int, int *)) \
+    X(cusolverDnSpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, float *[], int, float *[], int, int *, int)) \
+    X(cusolverDnSsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
+    X(cusolverDnSsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnSsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
+    X(cusolverDnSsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnSsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t, int)) \
+    X(cusolverDnSsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnSsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
+    X(cusolverDnSsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnSsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
+    X(cusolverDnSsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnSsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, float *, float *, float *, int, int *)) \
+    X(cusolverDnSsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, const float *, const float *, int *)) \
+    X(cusolverDnSsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *, float *, int, int *)) \
+    X(cusolverDnSsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int *)) \
+    X(cusolverDnSsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, float *, int, int *)) \
+    X(cusolverDnSsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, int *)) \
+    X(cusolverDnXgeev, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgeev_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvdjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, double *)) \
+    X(cusolverDnXgesvdjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, int *)) \
+    X(cusolverDnXgesvdjSetMaxSweeps, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
+    X(cusolverDnXgesvdjSetSortEig, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
+    X(cusolverDnXgesvdjSetTolerance, 12000, cusolverStatus_t, (gesvdjInfo_t, double)) \
+    X(cusolverDnXgesvdp, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *, double *)) \
+    X(cusolverDnXgesvdp_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvdr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgesvdr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, int64_t *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasOperation_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, int *)) \
+    X(cusolverDnXlarft, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t)) \
+    X(cusolverDnXlarft_bufferSize, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, void *, int64_t, int *)) \
+    X(cusolverDnXsyevBatched, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *, int64_t)) \
+    X(cusolverDnXsyevBatched_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *, int64_t)) \
+    X(cusolverDnXsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXsyevjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, double *)) \
+    X(cusolverDnXsyevjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, int *)) \
+    X(cusolverDnXsyevjSetMaxSweeps, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
+    X(cusolverDnXsyevjSetSortEig, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
+    X(cusolverDnXsyevjSetTolerance, 12000, cusolverStatus_t, (syevjInfo_t, double)) \
+    X(cusolverDnXsytrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsytrs_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, size_t *, size_t *)) \
+    X(cusolverDnXtrtri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXtrtri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, size_t *, size_t *)) \
+    X(cusolverDnZCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZZgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZZgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZZgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZZgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnZgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, int *)) \
+    X(cusolverDnZgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnZgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, double *, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, int *, double *, int)) \
+    X(cusolverDnZgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, const double *, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, int *, int)) \
+    X(cusolverDnZgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnZgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnZgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnZgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnZgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, int *, int *)) \
+    X(cusolverDnZgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *)) \
+    X(cusolverDnZheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnZheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnZheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnZheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t, int)) \
+    X(cusolverDnZheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnZhegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *)) \
+    X(cusolverDnZhegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnZhegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnZhegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnZhetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, const double *, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int, int, const int *, int)) \
+    X(cusolverDnZlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *[], int, int *, int)) \
+    X(cusolverDnZpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuDoubleComplex *[], int, cuDoubleComplex *[], int, int *, int)) \
+    X(cusolverDnZsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, int *)) \
+    X(cusolverDnZungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
+    X(cusolverGetProperty, 12000, cusolverStatus_t, (libraryPropertyType, int *)) \
+    X(cusolverGetVersion, 12000, cusolverStatus_t, (int *)) \
+    X(cusolverRfAccessBundledFactorsDevice, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
+    X(cusolverRfAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchResetValues, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfBatchSetupHost, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfBatchSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *[], int)) \
+    X(cusolverRfBatchZeroPivot, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *)) \
+    X(cusolverRfCreate, 12000, cusolverStatus_t, (cusolverRfHandle_t *)) \
+    X(cusolverRfDestroy, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfExtractBundledFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
+    X(cusolverRfExtractSplitFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **, int *, int **, int **, double **)) \
+    X(cusolverRfGetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t *, cusolverRfTriangularSolve_t *)) \
+    X(cusolverRfGetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t *, cusolverRfUnitDiagonal_t *)) \
+    X(cusolverRfGetNumericBoostReport, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfNumericBoostReport_t *)) \
+    X(cusolverRfGetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double *, double *)) \
+    X(cusolverRfGetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t *)) \
+    X(cusolverRfRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfResetValues, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t, cusolverRfTriangularSolve_t)) \
+    X(cusolverRfSetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t, cusolverRfUnitDiagonal_t)) \
+    X(cusolverRfSetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double, double)) \
+    X(cusolverRfSetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t)) \
+    X(cusolverRfSetupDevice, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSetupHost, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *, int)) \
+    X(cusolverSpCcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
+    X(cusolverSpCcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpCcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpCcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfo_t, void *)) \
+    X(cusolverSpCcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpCcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
+    X(cusolverSpCcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
+    X(cusolverSpCcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, cuComplex, int *)) \
+    X(cusolverSpCcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
+    X(cusolverSpCcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
+    X(cusolverSpCcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int *, cuComplex *, int *, float *)) \
+    X(cusolverSpCcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpCcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, float, void *)) \
+    X(cusolverSpCcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrluInfoHost_t, void *)) \
+    X(cusolverSpCcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
+    X(cusolverSpCcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpCcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfo_t)) \
+    X(cusolverSpCcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfoHost_t)) \
+    X(cusolverSpCcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpCcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
+    X(cusolverSpCcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
+    X(cusolverSpCcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, cuComplex *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int *, int *)) \
+    X(cusolverSpCreate, 12000, cusolverStatus_t, (cusolverSpHandle_t *)) \
+    X(cusolverSpCreateCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t *)) \
+    X(cusolverSpCreateCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t *)) \
+    X(cusolverSpCreateCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t *)) \
+    X(cusolverSpCreateCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t *)) \
+    X(cusolverSpCreateCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t *)) \
+    X(cusolverSpDcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
+    X(cusolverSpDcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpDcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpDcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfo_t, void *)) \
+    X(cusolverSpDcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpDcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
+    X(cusolverSpDcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
+    X(cusolverSpDcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
+    X(cusolverSpDcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
+    X(cusolverSpDcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
+    X(cusolverSpDcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int *, double *, int *, double *)) \
+    X(cusolverSpDcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, double *, int *, int *, const cusparseMatDescr_t, double *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpDcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, double, void *)) \
+    X(cusolverSpDcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrluInfoHost_t, void *)) \
+    X(cusolverSpDcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
+    X(cusolverSpDcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpDcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfo_t)) \
+    X(cusolverSpDcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfoHost_t)) \
+    X(cusolverSpDcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpDcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
+    X(cusolverSpDcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
+    X(cusolverSpDcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int *, int *)) \
+    X(cusolverSpDestroy, 12000, cusolverStatus_t, (cusolverSpHandle_t)) \
+    X(cusolverSpDestroyCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t)) \
+    X(cusolverSpDestroyCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t)) \
+    X(cusolverSpDestroyCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t)) \
+    X(cusolverSpDestroyCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t)) \
+    X(cusolverSpDestroyCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t)) \
+    X(cusolverSpGetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t *)) \
+    X(cusolverSpScsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
+    X(cusolverSpScsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpScsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpScsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfo_t, void *)) \
+    X(cusolverSpScsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpScsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
+    X(cusolverSpScsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
+    X(cusolverSpScsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, cuComplex, cuComplex, int *)) \
+    X(cusolverSpScsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
+    X(cusolverSpScsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
+    X(cusolverSpScsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int *, float *, int *, float *)) \
+    X(cusolverSpScsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, float *, int *, int *, const cusparseMatDescr_t, float *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpScsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, float, void *)) \
+    X(cusolverSpScsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrluInfoHost_t, void *)) \
+    X(cusolverSpScsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
+    X(cusolverSpScsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpScsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfo_t)) \
+    X(cusolverSpScsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfoHost_t)) \
+    X(cusolverSpScsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpScsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
+    X(cusolverSpScsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
+    X(cusolverSpScsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int *, int *)) \
+    X(cusolverSpSetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t)) \
+    X(cusolverSpXcsrcholAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfo_t)) \
+    X(cusolverSpXcsrcholAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfoHost_t)) \
+    X(cusolverSpXcsrissymHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, int *)) \
+    X(cusolverSpXcsrluAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrluInfoHost_t)) \
+    X(cusolverSpXcsrluNnzHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, csrluInfoHost_t)) \
+    X(cusolverSpXcsrmetisndHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int64_t *, int *)) \
+    X(cusolverSpXcsrpermHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, int *, int *, const int *, const int *, int *, void *)) \
+    X(cusolverSpXcsrperm_bufferSizeHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, const int *, size_t *)) \
+    X(cusolverSpXcsrqrAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
+    X(cusolverSpXcsrqrAnalysisBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
+    X(cusolverSpXcsrqrAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfoHost_t)) \
+    X(cusolverSpXcsrsymamdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpXcsrsymmdqHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpXcsrsymrcmHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpZcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
+    X(cusolverSpZcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpZcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpZcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfo_t, void *)) \
+    X(cusolverSpZcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpZcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
+    X(cusolverSpZcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
+    X(cusolverSpZcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
+    X(cusolverSpZcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusolverSpZcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusolverSpZcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int *, cuDoubleComplex *, int *, double *)) \
+    X(cusolverSpZcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpZcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, double, void *)) \
+    X(cusolverSpZcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrluInfoHost_t, void *)) \
+    X(cusolverSpZcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
+    X(cusolverSpZcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpZcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfo_t)) \
+    X(cusolverSpZcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfoHost_t)) \
+    X(cusolverSpZcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpZcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
+    X(cusolverSpZcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
+    X(cusolverSpZcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, cuDoubleComplex *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int *, int *)) \
     /* end of CUDALOAD_CUSOLVER_API */
 #define CUDALOAD_CUSOLVER_API_COUNT 571
 

@@ -24,7 +24,7 @@
     X(__nvJitLinkGetLinkedCubin_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, void *)) \
     X(__nvJitLinkGetLinkedPtxSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
     X(__nvJitLinkGetLinkedPtx_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
-    X(nvJitLinkVersion, 13000, nvJitLinkResult, (unsigned int *, unsigned int *)) \
+    X(nvJitLinkVersion, 12030, nvJitLinkResult, (unsigned int *, unsigned int *)) \
     /* end of CUDALOAD_NVJITLINK_API */
 #define CUDALOAD_NVJITLINK_API_COUNT 14
 

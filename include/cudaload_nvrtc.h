@@ -11,30 +11,30 @@
 /* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_NVRTC_API(X) \
-    X(nvrtcAddNameExpression, 13000, nvrtcResult, (nvrtcProgram, const char *const)) \
-    X(nvrtcCompileProgram, 13000, nvrtcResult, (nvrtcProgram, int, const char *const *)) \
-    X(nvrtcCreateProgram, 13000, nvrtcResult, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
-    X(nvrtcDestroyProgram, 13000, nvrtcResult, (nvrtcProgram *)) \
-    X(nvrtcGetCUBIN, 13000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetCUBINSize, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetErrorString, 13000, const char *, (nvrtcResult)) \
-    X(nvrtcGetLTOIR, 13000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetLTOIRSize, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetLoweredName, 13000, nvrtcResult, (nvrtcProgram, const char *const, const char **)) \
-    X(nvrtcGetNumSupportedArchs, 13000, nvrtcResult, (int *)) \
-    X(nvrtcGetOptiXIR, 13000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetOptiXIRSize, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetPCHCreateStatus, 13000, nvrtcResult, (nvrtcProgram)) \
-    X(nvrtcGetPCHHeapSize, 13000, nvrtcResult, (size_t *)) \
-    X(nvrtcGetPCHHeapSizeRequired, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetPTX, 13000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetPTXSize, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetProgramLog, 13000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetProgramLogSize, 13000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetSupportedArchs, 13000, nvrtcResult, (int *)) \
-    X(nvrtcSetFlowCallback, 13000, nvrtcResult, (nvrtcProgram, int (*)(void *, void *), void *)) \
-    X(nvrtcSetPCHHeapSize, 13000, nvrtcResult, (size_t)) \
-    X(nvrtcVersion, 13000, nvrtcResult, (int *, int *)) \
+    X(nvrtcAddNameExpression, 12000, nvrtcResult, (nvrtcProgram, const char *const)) \
+    X(nvrtcCompileProgram, 12000, nvrtcResult, (nvrtcProgram, int, const char *const *)) \
+    X(nvrtcCreateProgram, 12000, nvrtcResult, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(nvrtcDestroyProgram, 12000, nvrtcResult, (nvrtcProgram *)) \
+    X(nvrtcGetCUBIN, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetCUBINSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetErrorString, 12000, const char *, (nvrtcResult)) \
+    X(nvrtcGetLTOIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetLTOIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetLoweredName, 12000, nvrtcResult, (nvrtcProgram, const char *const, const char **)) \
+    X(nvrtcGetNumSupportedArchs, 12000, nvrtcResult, (int *)) \
+    X(nvrtcGetOptiXIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetOptiXIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetPCHCreateStatus, 12080, nvrtcResult, (nvrtcProgram)) \
+    X(nvrtcGetPCHHeapSize, 12080, nvrtcResult, (size_t *)) \
+    X(nvrtcGetPCHHeapSizeRequired, 12080, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetPTX, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetPTXSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetProgramLog, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetProgramLogSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetSupportedArchs, 12000, nvrtcResult, (int *)) \
+    X(nvrtcSetFlowCallback, 12080, nvrtcResult, (nvrtcProgram, int (*)(void *, void *), void *)) \
+    X(nvrtcSetPCHHeapSize, 12080, nvrtcResult, (size_t)) \
+    X(nvrtcVersion, 12000, nvrtcResult, (int *, int *)) \
     /* end of CUDALOAD_NVRTC_API */
 #define CUDALOAD_NVRTC_API_COUNT 24
 

@@ -92,6 +92,28 @@ static void test_exports_and_no_cuda_needed(void **state) {
     assert_string_equal(out, "");
 }
 
+/* A program written against the CUDA runtime, linked through the cudaload-cudart module (the
+ * shared stub) instead of -lcudart: no CUDA DT_NEEDED, and the toolkit's runtime at run time. */
+static void test_stub_through_pkg_config(void **state) {
+    (void)state;
+    const char *out;
+    char exe[PATH_MAX + 32];
+    snprintf(exe, sizeof exe, "%s/stub-rt", prefix);
+    assert_int_equal(sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart", prefix), 0);
+    assert_non_null(strstr(out, "-lcudaload-cudart"));
+    assert_non_null(strstr(out, "-lcudaload"));
+    int st = sh(&out, "printf '#include <cuda_runtime_api.h>\nint main(void){int v=0;return cudaRuntimeGetVersion(&v)==0&&v==13000?0:1;}\n' | "
+                      "cc -std=c11 -x c -o '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload-cudart) - "
+                      "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart) 2>&1", exe, prefix, prefix);
+    if (st != 0) fail_msg("linking through cudaload-cudart failed:\n%s", out);
+    assert_int_equal(sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
+    assert_non_null(strstr(out, "libcudaload-cudart.so.0"));
+    assert_null(strstr(out, "libcudart"));
+    st = sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", prefix, exe);
+    if (st != 0) fail_msg("the stub-linked program failed (%d):\n%s", st, out);
+    unlink(exe);
+}
+
 static void test_example_through_pkg_config(void **state) {
     (void)state;
     const char *out;
@@ -171,6 +193,7 @@ int main(void) {
         cmocka_unit_test(test_build_with_clang),
         cmocka_unit_test(test_installed_files),
         cmocka_unit_test(test_exports_and_no_cuda_needed),
+        cmocka_unit_test(test_stub_through_pkg_config),
         cmocka_unit_test(test_example_through_pkg_config),
         cmocka_unit_test(test_uninstall),
     };

@@ -81,10 +81,11 @@ LIBS = [
 ]
 BIG_PACKAGES = {"nvidia-cublas-cu12", "nvidia-cusparse-cu12", "nvidia-cusolver-cu12", "nvidia-cufft-cu12"}
 CUDA_NUMBERED = {"nvidia-cuda-runtime-cu12", "nvidia-cuda-nvrtc-cu12", "nvidia-nvjitlink-cu12", "nvidia-cublas-cu12"}
-# The wheels are tagged manylinux1 (12.0-12.3), manylinux2014 / _2_17 (12.4-12.7) and
-# manylinux_2_27 / _2_28 (12.8 on); pip 23 does not widen one --platform to the others.
-PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64",
-             "manylinux_2_27_x86_64", "manylinux_2_28_x86_64"]
+# The wheels are tagged manylinux1 (12.0-12.3), manylinux2014 / _2_17, manylinux2010 / _2_12
+# (nvrtc, nvJitLink 12.6 on) and manylinux_2_27 (12.8 on); pip 23 does not widen one --platform
+# to the others, so every manylinux x86_64 tag is named.
+PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64"] + [
+    "manylinux_2_%d_x86_64" % n for n in range(5, 40)]
 PIP_TARGET = ["--only-binary=:all:", "--python-version", "3.11"] + [a for p in PLATFORMS for a in ("--platform", p)]
 
 warnings = []
@@ -214,11 +215,16 @@ def nm_functions(path):
     r = subprocess.run(["nm", "-D", "--defined-only", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit("scan_cuda12: nm -D %s: %s" % (path, r.stderr))
-    syms = set()
+    syms, other = set(), set()
     for line in r.stdout.splitlines():
         parts = line.split()
         if len(parts) >= 3 and parts[1] == "T":
             syms.add(parts[2].split("@")[0])
+        elif len(parts) >= 3 and parts[1] in ("W", "i"):  # weak or indirect functions: not kept, told
+            other.add(parts[1] + " " + parts[2].split("@")[0])
+    if other:
+        warn("%s also exports %d weak/indirect symbols, not kept: %s" % (
+            os.path.basename(path), len(other), " ".join(sorted(other)[:8])))
     return syms
 
 

@@ -38,8 +38,15 @@ int main() {
     printf("count_err=%d\n", (int)cudaGetDeviceCount(&n));
     float *x = NULL;
     printf("malloc_err=%d\n", (int)cudaMalloc(&x, 256 * sizeof(float)));
+    if (x) cudaMemset(x, 0, 256 * sizeof(float));
     add_one<<<1, 256>>>(x, 256);
     printf("launch_err=%d\n", (int)cudaGetLastError());
+    /* on a GPU: the kernel ran (every element 1.0) */
+    float h[256] = {0};
+    int ok = 0;
+    if (x && cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess)
+        for (int i = 0; i < 256; i++) ok += h[i] == 1.0f;
+    printf("kernel_ok=%d\n", ok);
     cudaload_library_info info = {};
     info.size = sizeof info;
     cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info);
