@@ -114,6 +114,33 @@ static void test_stub_through_pkg_config(void **state) {
     unlink(exe);
 }
 
+/* examples/c/vecadd.cu, a plain CUDA program (kernel, runtime, cuBLAS), built unchanged against
+ * the installed stubs by its Makefile: no CUDA DT_NEEDED; the toolkit's runtime at the first call,
+ * and without a GPU the runtime's own error through the stub (exit 1); nothing findable: 303. */
+static void test_cuda_program_on_stubs(void **state) {
+    (void)state;
+    const char *out;
+    const char *nvcc = "/usr/local/cuda/bin/nvcc";
+    if (access(nvcc, X_OK) != 0) skip();
+    int st = sh(&out, "cd '%s/examples/c' && rm -f vecadd && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s vecadd NVCC=%s 2>&1", top,
+                prefix, nvcc);
+    if (st != 0) fail_msg("building examples/c/vecadd failed:\n%s", out);
+    assert_int_equal(sh(&out, "readelf -d '%s/examples/c/vecadd' | grep NEEDED", top), 0);
+    if (strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
+    st = sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/examples/c/vecadd' 2>&1", top);
+    assert_non_null(strstr(out, "CUDA runtime 13.0"));
+    if (access("/dev/nvidiactl", F_OK) != 0) {
+        assert_int_equal(st, 1);
+        assert_non_null(strstr(out, "(35)")); /* cudaErrorInsufficientDriver, from the real runtime */
+    } else {
+        assert_int_equal(st, 0);
+    }
+    st = sh(&out, "CUDALOAD_SOURCES=override '%s/examples/c/vecadd' 2>&1", top);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(out, "(303)")); /* cudaErrorSharedObjectInitFailed: no runtime anywhere */
+    sh(&out, "rm -f '%s/examples/c/vecadd'", top);
+}
+
 static void test_example_through_pkg_config(void **state) {
     (void)state;
     const char *out;
@@ -194,6 +221,7 @@ int main(void) {
         cmocka_unit_test(test_installed_files),
         cmocka_unit_test(test_exports_and_no_cuda_needed),
         cmocka_unit_test(test_stub_through_pkg_config),
+        cmocka_unit_test(test_cuda_program_on_stubs),
         cmocka_unit_test(test_example_through_pkg_config),
         cmocka_unit_test(test_uninstall),
     };
