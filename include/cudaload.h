@@ -239,7 +239,7 @@ typedef struct cudaload_catalogue_info {
 
 /* The generated tables (include/cudaload_<lib>.h): a member and a presence flag per entry of a
  * CUDALOAD_<LIB>_API(X) list. */
-#define CUDALOAD_API_MEMBER_(m, since, ret, params) ret (*m) params;
+#define CUDALOAD_API_MEMBER_(m, sym, since, ret, params) ret (*m) params;
 /* Around a table's definition: every function is listed, deprecated ones included, and their
  * types carry the headers' deprecation attributes. */
 #if defined(__GNUC__)
@@ -249,7 +249,7 @@ typedef struct cudaload_catalogue_info {
 #define CUDALOAD_TABLE_BEGIN_
 #define CUDALOAD_TABLE_END_
 #endif
-#define CUDALOAD_API_FLAG_(m, since, ret, params) unsigned char m;
+#define CUDALOAD_API_FLAG_(m, sym, since, ret, params) unsigned char m;
 
 /* ---- version and errors ---------------------------------------------------------------- */
 

@@ -9,565 +9,567 @@
 #include <cublas_v2.h>
 #include <cublasXt.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUBLAS_API(X) \
-    X(cublasAsumEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasAsumEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasAxpyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, const void *, cudaDataType, int, void *, cudaDataType, int, cudaDataType)) \
-    X(cublasAxpyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, cudaDataType)) \
-    X(cublasCaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasCdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasCdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuComplex *const[], int, cuComplex *const[], int, int *, int *, int)) \
-    X(cublasCgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemm3mBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemm3mBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemm3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCgemm3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCgemm3mStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemm3mStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
-    X(cublasCgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
-    X(cublasCgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
-    X(cublasCgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuComplex *const[], int, cuComplex *const[], int *, int)) \
-    X(cublasCgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *const[], int, int *, int *, int)) \
-    X(cublasCgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
-    X(cublasCgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
-    X(cublasChbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCherk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasCherk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasCherkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasCherkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasCherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
-    X(cublasCherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasChpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasChpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasChpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasChpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasChpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *)) \
-    X(cublasChpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *)) \
-    X(cublasCmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, cuComplex *const[], int, int *, int)) \
-    X(cublasCopyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, int)) \
-    X(cublasCopyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
-    X(cublasCrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const cuComplex *)) \
-    X(cublasCrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const cuComplex *)) \
-    X(cublasCrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuComplex *, cuComplex *, float *, cuComplex *)) \
-    X(cublasCscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const float *)) \
-    X(cublasCsrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const float *)) \
-    X(cublasCsscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, cuComplex *, int)) \
-    X(cublasCsscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, cuComplex *, int64_t)) \
-    X(cublasCswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int)) \
-    X(cublasCswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCsyrk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCsyrk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCsyrkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
-    X(cublasCsyrkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
-    X(cublasCsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
-    X(cublasCtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, cuComplex *, int)) \
-    X(cublasCtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *const[], int, cuComplex *const[], int, int)) \
-    X(cublasCtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, cuComplex *const[], int64_t, int64_t)) \
-    X(cublasCtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
-    X(cublasCtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
-    X(cublasCtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, int, cuComplex *)) \
-    X(cublasDasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
-    X(cublasDasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
-    X(cublasDaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, const double *, int, double *, int)) \
-    X(cublasDaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *, int)) \
-    X(cublasDcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const double *, int, const double *, int, double *, int)) \
-    X(cublasDdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, const double *, int, double *)) \
-    X(cublasDdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, const double *, int64_t, double *)) \
-    X(cublasDgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, const double *, int, double *, int)) \
-    X(cublasDgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, double *const[], int, double *const[], int, int *, int *, int)) \
-    X(cublasDgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
-    X(cublasDgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
-    X(cublasDgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const double[], const double *const[], const int[], const double *const[], const int[], const double[], double *const[], const int[], int, const int[])) \
-    X(cublasDgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const double[], const double *const[], const int64_t[], const double *const[], const int64_t[], const double[], double *const[], const int64_t[], int64_t, const int64_t[])) \
-    X(cublasDgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
-    X(cublasDgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
-    X(cublasDgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
-    X(cublasDgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
-    X(cublasDgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
-    X(cublasDgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
-    X(cublasDgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, double *const[], int, double *const[], int *, int)) \
-    X(cublasDger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, double *const[], int, int *, int *, int)) \
-    X(cublasDgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
-    X(cublasDgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
-    X(cublasDmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, double *const[], int, int *, int)) \
-    X(cublasDnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
-    X(cublasDnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
-    X(cublasDotEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotcEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasDotcEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasDrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *, const double *)) \
-    X(cublasDrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *, const double *)) \
-    X(cublasDrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, double *)) \
-    X(cublasDrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *)) \
-    X(cublasDrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *)) \
-    X(cublasDrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, const double *, double *)) \
-    X(cublasDsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, double *, int)) \
-    X(cublasDscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, const double *, int, const double *, double *, int)) \
-    X(cublasDspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *)) \
-    X(cublasDspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *)) \
-    X(cublasDspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *)) \
-    X(cublasDspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *)) \
-    X(cublasDswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int)) \
-    X(cublasDswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t)) \
-    X(cublasDsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *, int)) \
-    X(cublasDsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, double *, int)) \
-    X(cublasDsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
-    X(cublasDsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
-    X(cublasDtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
-    X(cublasDtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
-    X(cublasDtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
-    X(cublasDtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
-    X(cublasDtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, double *, int)) \
-    X(cublasDtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
-    X(cublasDtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
-    X(cublasDtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *const[], int, double *const[], int, int)) \
-    X(cublasDtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *const[], int64_t, double *const[], int64_t, int64_t)) \
-    X(cublasDtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, double *, int)) \
-    X(cublasDtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
-    X(cublasDtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
-    X(cublasDtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, int, double *)) \
-    X(cublasDzasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
-    X(cublasDzasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
-    X(cublasDznrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
-    X(cublasDznrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
-    X(cublasGemmBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *const[], cudaDataType, int, const void *const[], cudaDataType, int, const void *, void *const[], cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *const[], cudaDataType, int64_t, const void *const[], cudaDataType, int64_t, const void *, void *const[], cudaDataType, int64_t, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const void *, void *, cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmGroupedBatchedEx, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const void *, const void *const[], cudaDataType_t, const int[], const void *const[], cudaDataType_t, const int[], const void *, void *const[], cudaDataType_t, const int[], int, const int[], cublasComputeType_t)) \
-    X(cublasGemmGroupedBatchedEx_64, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const void *, const void *const[], cudaDataType_t, const int64_t[], const void *const[], cudaDataType_t, const int64_t[], const void *, void *const[], cudaDataType_t, const int64_t[], int64_t, const int64_t[], cublasComputeType_t)) \
-    X(cublasGemmStridedBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long, const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGemmStridedBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, long long, const void *, cudaDataType, int64_t, long long, const void *, void *, cudaDataType, int64_t, long long, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
-    X(cublasGetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t *)) \
-    X(cublasGetCudartVersion, 12000, size_t, (void)) \
-    X(cublasGetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport *)) \
-    X(cublasGetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t *)) \
-    X(cublasGetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int **)) \
-    X(cublasGetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasGetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl *)) \
-    X(cublasGetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasGetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback *)) \
-    X(cublasGetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
-    X(cublasGetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasGetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasGetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasGetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t *)) \
-    X(cublasGetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasGetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
-    X(cublasGetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasGetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasGetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasIamaxEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
-    X(cublasIamaxEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
-    X(cublasIaminEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
-    X(cublasIaminEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
-    X(cublasIcamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
-    X(cublasIcamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
-    X(cublasIcamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
-    X(cublasIcamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
-    X(cublasIdamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
-    X(cublasIdamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
-    X(cublasIdamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
-    X(cublasIdamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
-    X(cublasIsamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
-    X(cublasIsamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
-    X(cublasIsamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
-    X(cublasIsamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
-    X(cublasIzamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
-    X(cublasIzamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
-    X(cublasIzamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
-    X(cublasIzamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
-    X(cublasLoggerConfigure, 12000, cublasStatus_t, (int, int, int, const char *)) \
-    X(cublasNrm2Ex, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
-    X(cublasNrm2Ex_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
-    X(cublasRotEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, void *, cudaDataType, void *, void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, cudaDataType, cudaDataType)) \
-    X(cublasRotmgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, cudaDataType, void *, cudaDataType, void *, cudaDataType, const void *, cudaDataType, void *, cudaDataType, cudaDataType)) \
-    X(cublasSasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
-    X(cublasSasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
-    X(cublasSaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasScalEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, void *, cudaDataType, int, cudaDataType)) \
-    X(cublasScalEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, void *, cudaDataType, int64_t, cudaDataType)) \
-    X(cublasScasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
-    X(cublasScasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
-    X(cublasScnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
-    X(cublasScnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
-    X(cublasScopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *, int)) \
-    X(cublasScopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const float *, int, const float *, int, float *, int)) \
-    X(cublasSdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, const float *, int, float *)) \
-    X(cublasSdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, const float *, int64_t, float *)) \
-    X(cublasSetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t)) \
-    X(cublasSetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport)) \
-    X(cublasSetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t)) \
-    X(cublasSetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
-    X(cublasSetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int)) \
-    X(cublasSetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl)) \
-    X(cublasSetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int)) \
-    X(cublasSetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback)) \
-    X(cublasSetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
-    X(cublasSetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasSetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasSetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasSetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t)) \
-    X(cublasSetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int)) \
-    X(cublasSetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
-    X(cublasSetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
-    X(cublasSetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
-    X(cublasSetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
-    X(cublasSetWorkspace_v2, 12000, cublasStatus_t, (cublasHandle_t, void *, size_t)) \
-    X(cublasSgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, const float *, int, float *, int)) \
-    X(cublasSgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasSgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, float *const[], int, float *const[], int, int *, int *, int)) \
-    X(cublasSgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
-    X(cublasSgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
-    X(cublasSgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const void *, cudaDataType, int, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
-    X(cublasSgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
-    X(cublasSgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const float[], const float *const[], const int[], const float *const[], const int[], const float[], float *const[], const int[], int, const int[])) \
-    X(cublasSgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const float[], const float *const[], const int64_t[], const float *const[], const int64_t[], const float[], float *const[], const int64_t[], int64_t, const int64_t[])) \
-    X(cublasSgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
-    X(cublasSgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
-    X(cublasSgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
-    X(cublasSgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
-    X(cublasSgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
-    X(cublasSgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
-    X(cublasSgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, float *const[], int, float *const[], int *, int)) \
-    X(cublasSger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasSger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, float *const[], int, int *, int *, int)) \
-    X(cublasSgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
-    X(cublasSgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
-    X(cublasSmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, float *const[], int, int *, int)) \
-    X(cublasSnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
-    X(cublasSnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
-    X(cublasSrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *, const float *)) \
-    X(cublasSrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *, const float *)) \
-    X(cublasSrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, float *)) \
-    X(cublasSrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *)) \
-    X(cublasSrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *)) \
-    X(cublasSrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, const float *, float *)) \
-    X(cublasSsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, float *, int)) \
-    X(cublasSscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasSspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, const float *, int, const float *, float *, int)) \
-    X(cublasSspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *)) \
-    X(cublasSspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *)) \
-    X(cublasSspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *)) \
-    X(cublasSspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *)) \
-    X(cublasSswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int)) \
-    X(cublasSswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t)) \
-    X(cublasSsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasSsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasSsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *, int)) \
-    X(cublasSsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasSsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, float *, int)) \
-    X(cublasSsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasSsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
-    X(cublasSsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
-    X(cublasStbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
-    X(cublasStbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
-    X(cublasStbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
-    X(cublasStpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasStpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
-    X(cublasStpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
-    X(cublasStpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, float *, int)) \
-    X(cublasStrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
-    X(cublasStrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
-    X(cublasStrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *const[], int, float *const[], int, int)) \
-    X(cublasStrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *const[], int64_t, float *const[], int64_t, int64_t)) \
-    X(cublasStrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, float *, int)) \
-    X(cublasStrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
-    X(cublasStrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
-    X(cublasStrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, int, float *)) \
-    X(cublasSwapEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int)) \
-    X(cublasSwapEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
-    X(cublasUint8gemmBias, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, cublasOperation_t, int, int, int, const unsigned char *, int, int, const unsigned char *, int, int, unsigned char *, int, int, int, int)) \
-    X(cublasXerbla, 12000, void, (const char *, int)) \
-    X(cublasXtCgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtChemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
-    X(cublasXtCreate, 12000, cublasStatus_t, (cublasXtHandle_t *)) \
-    X(cublasXtCspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
-    X(cublasXtCtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, cuComplex *, size_t)) \
-    X(cublasXtCtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, cuComplex *, size_t)) \
-    X(cublasXtDestroy, 12000, cublasStatus_t, (cublasXtHandle_t)) \
-    X(cublasXtDeviceSelect, 12000, cublasStatus_t, (cublasXtHandle_t, int, int[])) \
-    X(cublasXtDgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
-    X(cublasXtDtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, double *, size_t)) \
-    X(cublasXtDtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, double *, size_t)) \
-    X(cublasXtGetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int *)) \
-    X(cublasXtGetNumBoards, 12000, cublasStatus_t, (int, int[], int *)) \
-    X(cublasXtGetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t *)) \
-    X(cublasXtMaxBoards, 12000, cublasStatus_t, (int *)) \
-    X(cublasXtSetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int)) \
-    X(cublasXtSetCpuRatio, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, float)) \
-    X(cublasXtSetCpuRoutine, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, void *)) \
-    X(cublasXtSetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t)) \
-    X(cublasXtSgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtSsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
-    X(cublasXtStrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, float *, size_t)) \
-    X(cublasXtStrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, float *, size_t)) \
-    X(cublasXtZgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZhemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
-    X(cublasXtZtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
-    X(cublasXtZtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
-    X(cublasZaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZdrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const double *)) \
-    X(cublasZdrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const double *)) \
-    X(cublasZdscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZdscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int *, int)) \
-    X(cublasZgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
-    X(cublasZgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
-    X(cublasZgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
-    X(cublasZgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
-    X(cublasZgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
-    X(cublasZgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
-    X(cublasZgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int *, int)) \
-    X(cublasZgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *const[], int, int *, int *, int)) \
-    X(cublasZgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZhbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
-    X(cublasZherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZhpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZhpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZhpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZhpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *)) \
-    X(cublasZhpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
-    X(cublasZmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int)) \
-    X(cublasZrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const cuDoubleComplex *)) \
-    X(cublasZrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const cuDoubleComplex *)) \
-    X(cublasZrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuDoubleComplex *, cuDoubleComplex *, double *, cuDoubleComplex *)) \
-    X(cublasZscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
-    X(cublasZtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cublasZtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int)) \
-    X(cublasZtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, cuDoubleComplex *const[], int64_t, int64_t)) \
-    X(cublasZtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
-    X(cublasZtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
-    X(cublasZtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasAsumEx, cublasAsumEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasAsumEx_64, cublasAsumEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasAxpyEx, cublasAxpyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, const void *, cudaDataType, int, void *, cudaDataType, int, cudaDataType)) \
+    X(cublasAxpyEx_64, cublasAxpyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, cudaDataType)) \
+    X(cublasCaxpy_v2, cublasCaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCaxpy_v2_64, cublasCaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCcopy_v2, cublasCcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCcopy_v2_64, cublasCcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCdgmm, cublasCdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCdgmm_64, cublasCdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCdotc_v2, cublasCdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasCdotc_v2_64, cublasCdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCdotu_v2, cublasCdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasCdotu_v2_64, cublasCdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCgbmv_v2, cublasCgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgbmv_v2_64, cublasCgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgeam, cublasCgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgeam_64, cublasCgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgelsBatched, cublasCgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuComplex *const[], int, cuComplex *const[], int, int *, int *, int)) \
+    X(cublasCgemm3m, cublasCgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemm3mBatched, cublasCgemm3mBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemm3mBatched_64, cublasCgemm3mBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemm3mEx, cublasCgemm3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCgemm3mEx_64, cublasCgemm3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCgemm3mStridedBatched, cublasCgemm3mStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemm3mStridedBatched_64, cublasCgemm3mStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemm3m_64, cublasCgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgemmBatched, cublasCgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemmBatched_64, cublasCgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemmEx, cublasCgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const void *, cudaDataType, int, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCgemmEx_64, cublasCgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCgemmStridedBatched, cublasCgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemmStridedBatched_64, cublasCgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemm_v2, cublasCgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemm_v2_64, cublasCgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgemvBatched, cublasCgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *const[], int, const cuComplex *const[], int, const cuComplex *, cuComplex *const[], int, int)) \
+    X(cublasCgemvBatched_64, cublasCgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, const cuComplex *const[], int64_t, const cuComplex *, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCgemvStridedBatched, cublasCgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, long long, const cuComplex *, int, long long, const cuComplex *, cuComplex *, int, long long, int)) \
+    X(cublasCgemvStridedBatched_64, cublasCgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, long long, const cuComplex *, int64_t, long long, const cuComplex *, cuComplex *, int64_t, long long, int64_t)) \
+    X(cublasCgemv_v2, cublasCgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCgemv_v2_64, cublasCgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCgeqrfBatched, cublasCgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuComplex *const[], int, cuComplex *const[], int *, int)) \
+    X(cublasCgerc_v2, cublasCgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgerc_v2_64, cublasCgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgeru_v2, cublasCgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCgeru_v2_64, cublasCgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCgetrfBatched, cublasCgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *const[], int, int *, int *, int)) \
+    X(cublasCgetriBatched, cublasCgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
+    X(cublasCgetrsBatched, cublasCgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuComplex *const[], int, const int *, cuComplex *const[], int, int *, int)) \
+    X(cublasChbmv_v2, cublasChbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChbmv_v2_64, cublasChbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChemm_v2, cublasChemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChemm_v2_64, cublasChemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChemv_v2, cublasChemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChemv_v2_64, cublasChemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCher2_v2, cublasCher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCher2_v2_64, cublasCher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCher2k_v2, cublasCher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCher2k_v2_64, cublasCher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCher_v2, cublasCher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCher_v2_64, cublasCher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCherk3mEx, cublasCherk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasCherk3mEx_64, cublasCherk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasCherkEx, cublasCherkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasCherkEx_64, cublasCherkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasCherk_v2, cublasCherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCherk_v2_64, cublasCherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCherkx, cublasCherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const float *, cuComplex *, int)) \
+    X(cublasCherkx_64, cublasCherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasChpmv_v2, cublasChpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasChpmv_v2_64, cublasChpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasChpr2_v2, cublasChpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasChpr2_v2_64, cublasChpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasChpr_v2, cublasChpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const cuComplex *, int, cuComplex *)) \
+    X(cublasChpr_v2_64, cublasChpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const cuComplex *, int64_t, cuComplex *)) \
+    X(cublasCmatinvBatched, cublasCmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *const[], int, cuComplex *const[], int, int *, int)) \
+    X(cublasCopyEx, cublasCopyEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, int)) \
+    X(cublasCopyEx_64, cublasCopyEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
+    X(cublasCrot_v2, cublasCrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const cuComplex *)) \
+    X(cublasCrot_v2_64, cublasCrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const cuComplex *)) \
+    X(cublasCrotg_v2, cublasCrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuComplex *, cuComplex *, float *, cuComplex *)) \
+    X(cublasCscal_v2, cublasCscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCscal_v2_64, cublasCscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsrot_v2, cublasCsrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int, const float *, const float *)) \
+    X(cublasCsrot_v2_64, cublasCsrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t, const float *, const float *)) \
+    X(cublasCsscal_v2, cublasCsscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, cuComplex *, int)) \
+    X(cublasCsscal_v2_64, cublasCsscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, cuComplex *, int64_t)) \
+    X(cublasCswap_v2, cublasCswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuComplex *, int, cuComplex *, int)) \
+    X(cublasCswap_v2_64, cublasCswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsymm_v2, cublasCsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsymm_v2_64, cublasCsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsymv_v2, cublasCsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsymv_v2_64, cublasCsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyr2_v2, cublasCsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCsyr2_v2_64, cublasCsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsyr2k_v2, cublasCsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyr2k_v2_64, cublasCsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyr_v2, cublasCsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCsyr_v2_64, cublasCsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCsyrk3mEx, cublasCsyrk3mEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCsyrk3mEx_64, cublasCsyrk3mEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCsyrkEx, cublasCsyrkEx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const void *, cudaDataType, int, const cuComplex *, void *, cudaDataType, int)) \
+    X(cublasCsyrkEx_64, cublasCsyrkEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const void *, cudaDataType, int64_t, const cuComplex *, void *, cudaDataType, int64_t)) \
+    X(cublasCsyrk_v2, cublasCsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyrk_v2_64, cublasCsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCsyrkx, cublasCsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCsyrkx_64, cublasCsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtbmv_v2, cublasCtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtbmv_v2_64, cublasCtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtbsv_v2, cublasCtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtbsv_v2_64, cublasCtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtpmv_v2, cublasCtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtpmv_v2_64, cublasCtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtpsv_v2, cublasCtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtpsv_v2_64, cublasCtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, cuComplex *, int64_t)) \
+    X(cublasCtpttr, cublasCtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, cuComplex *, int)) \
+    X(cublasCtrmm_v2, cublasCtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrmm_v2_64, cublasCtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrmv_v2, cublasCtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrmv_v2_64, cublasCtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrsmBatched, cublasCtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *const[], int, cuComplex *const[], int, int)) \
+    X(cublasCtrsmBatched_64, cublasCtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *const[], int64_t, cuComplex *const[], int64_t, int64_t)) \
+    X(cublasCtrsm_v2, cublasCtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuComplex *, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrsm_v2_64, cublasCtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuComplex *, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrsv_v2, cublasCtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuComplex *, int, cuComplex *, int)) \
+    X(cublasCtrsv_v2_64, cublasCtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuComplex *, int64_t, cuComplex *, int64_t)) \
+    X(cublasCtrttp, cublasCtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuComplex *, int, cuComplex *)) \
+    X(cublasDasum_v2, cublasDasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
+    X(cublasDasum_v2_64, cublasDasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
+    X(cublasDaxpy_v2, cublasDaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, const double *, int, double *, int)) \
+    X(cublasDaxpy_v2_64, cublasDaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDcopy_v2, cublasDcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *, int)) \
+    X(cublasDcopy_v2_64, cublasDcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDdgmm, cublasDdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const double *, int, const double *, int, double *, int)) \
+    X(cublasDdgmm_64, cublasDdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDdot_v2, cublasDdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, const double *, int, double *)) \
+    X(cublasDdot_v2_64, cublasDdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, const double *, int64_t, double *)) \
+    X(cublasDgbmv_v2, cublasDgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgbmv_v2_64, cublasDgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgeam, cublasDgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, const double *, int, double *, int)) \
+    X(cublasDgeam_64, cublasDgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDgelsBatched, cublasDgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, double *const[], int, double *const[], int, int *, int *, int)) \
+    X(cublasDgemmBatched, cublasDgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
+    X(cublasDgemmBatched_64, cublasDgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
+    X(cublasDgemmGroupedBatched, cublasDgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const double[], const double *const[], const int[], const double *const[], const int[], const double[], double *const[], const int[], int, const int[])) \
+    X(cublasDgemmGroupedBatched_64, cublasDgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const double[], const double *const[], const int64_t[], const double *const[], const int64_t[], const double[], double *const[], const int64_t[], int64_t, const int64_t[])) \
+    X(cublasDgemmStridedBatched, cublasDgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
+    X(cublasDgemmStridedBatched_64, cublasDgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
+    X(cublasDgemm_v2, cublasDgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgemm_v2_64, cublasDgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgemvBatched, cublasDgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *const[], int, const double *const[], int, const double *, double *const[], int, int)) \
+    X(cublasDgemvBatched_64, cublasDgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *const[], int64_t, const double *const[], int64_t, const double *, double *const[], int64_t, int64_t)) \
+    X(cublasDgemvStridedBatched, cublasDgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, long long, const double *, int, long long, const double *, double *, int, long long, int)) \
+    X(cublasDgemvStridedBatched_64, cublasDgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, long long, const double *, int64_t, long long, const double *, double *, int64_t, long long, int64_t)) \
+    X(cublasDgemv_v2, cublasDgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDgemv_v2_64, cublasDgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDgeqrfBatched, cublasDgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, double *const[], int, double *const[], int *, int)) \
+    X(cublasDger_v2, cublasDger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDger_v2_64, cublasDger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDgetrfBatched, cublasDgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, double *const[], int, int *, int *, int)) \
+    X(cublasDgetriBatched, cublasDgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
+    X(cublasDgetrsBatched, cublasDgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const double *const[], int, const int *, double *const[], int, int *, int)) \
+    X(cublasDmatinvBatched, cublasDmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const double *const[], int, double *const[], int, int *, int)) \
+    X(cublasDnrm2_v2, cublasDnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, double *)) \
+    X(cublasDnrm2_v2_64, cublasDnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, double *)) \
+    X(cublasDotEx, cublasDotEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotEx_64, cublasDotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotcEx, cublasDotcEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasDotcEx_64, cublasDotcEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasDrot_v2, cublasDrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *, const double *)) \
+    X(cublasDrot_v2_64, cublasDrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *, const double *)) \
+    X(cublasDrotg_v2, cublasDrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, double *)) \
+    X(cublasDrotm_v2, cublasDrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int, const double *)) \
+    X(cublasDrotm_v2_64, cublasDrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t, const double *)) \
+    X(cublasDrotmg_v2, cublasDrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, double *, double *, double *, const double *, double *)) \
+    X(cublasDsbmv_v2, cublasDsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsbmv_v2_64, cublasDsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDscal_v2, cublasDscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, double *, int)) \
+    X(cublasDscal_v2_64, cublasDscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDspmv_v2, cublasDspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, const double *, int, const double *, double *, int)) \
+    X(cublasDspmv_v2_64, cublasDspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDspr2_v2, cublasDspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *)) \
+    X(cublasDspr2_v2_64, cublasDspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *)) \
+    X(cublasDspr_v2, cublasDspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *)) \
+    X(cublasDspr_v2_64, cublasDspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *)) \
+    X(cublasDswap_v2, cublasDswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, double *, int, double *, int)) \
+    X(cublasDswap_v2_64, cublasDswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, double *, int64_t, double *, int64_t)) \
+    X(cublasDsymm_v2, cublasDsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsymm_v2_64, cublasDsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsymv_v2, cublasDsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsymv_v2_64, cublasDsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyr2_v2, cublasDsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDsyr2_v2_64, cublasDsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDsyr2k_v2, cublasDsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsyr2k_v2_64, cublasDsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyr_v2, cublasDsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const double *, int, double *, int)) \
+    X(cublasDsyr_v2_64, cublasDsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDsyrk_v2, cublasDsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, double *, int)) \
+    X(cublasDsyrk_v2_64, cublasDsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDsyrkx, cublasDsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const double *, int, const double *, int, const double *, double *, int)) \
+    X(cublasDsyrkx_64, cublasDsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtbmv_v2, cublasDtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
+    X(cublasDtbmv_v2_64, cublasDtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtbsv_v2, cublasDtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, int, double *, int)) \
+    X(cublasDtbsv_v2_64, cublasDtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtpmv_v2, cublasDtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
+    X(cublasDtpmv_v2_64, cublasDtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtpsv_v2, cublasDtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, double *, int)) \
+    X(cublasDtpsv_v2_64, cublasDtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, double *, int64_t)) \
+    X(cublasDtpttr, cublasDtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, double *, int)) \
+    X(cublasDtrmm_v2, cublasDtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, const double *, int, double *, int)) \
+    X(cublasDtrmm_v2_64, cublasDtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrmv_v2, cublasDtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
+    X(cublasDtrmv_v2_64, cublasDtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrsmBatched, cublasDtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *const[], int, double *const[], int, int)) \
+    X(cublasDtrsmBatched_64, cublasDtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *const[], int64_t, double *const[], int64_t, int64_t)) \
+    X(cublasDtrsm_v2, cublasDtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const double *, const double *, int, double *, int)) \
+    X(cublasDtrsm_v2_64, cublasDtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const double *, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrsv_v2, cublasDtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const double *, int, double *, int)) \
+    X(cublasDtrsv_v2_64, cublasDtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const double *, int64_t, double *, int64_t)) \
+    X(cublasDtrttp, cublasDtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, int, double *)) \
+    X(cublasDzasum_v2, cublasDzasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
+    X(cublasDzasum_v2_64, cublasDzasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
+    X(cublasDznrm2_v2, cublasDznrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, double *)) \
+    X(cublasDznrm2_v2_64, cublasDznrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, double *)) \
+    X(cublasGemmBatchedEx, cublasGemmBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *const[], cudaDataType, int, const void *const[], cudaDataType, int, const void *, void *const[], cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmBatchedEx_64, cublasGemmBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *const[], cudaDataType, int64_t, const void *const[], cudaDataType, int64_t, const void *, void *const[], cudaDataType, int64_t, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmEx, cublasGemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmEx_64, cublasGemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const void *, void *, cudaDataType, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmGroupedBatchedEx, cublasGemmGroupedBatchedEx, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const void *, const void *const[], cudaDataType_t, const int[], const void *const[], cudaDataType_t, const int[], const void *, void *const[], cudaDataType_t, const int[], int, const int[], cublasComputeType_t)) \
+    X(cublasGemmGroupedBatchedEx_64, cublasGemmGroupedBatchedEx_64, 12050, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const void *, const void *const[], cudaDataType_t, const int64_t[], const void *const[], cudaDataType_t, const int64_t[], const void *, void *const[], cudaDataType_t, const int64_t[], int64_t, const int64_t[], cublasComputeType_t)) \
+    X(cublasGemmStridedBatchedEx, cublasGemmStridedBatchedEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long, const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGemmStridedBatchedEx_64, cublasGemmStridedBatchedEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const void *, const void *, cudaDataType, int64_t, long long, const void *, cudaDataType, int64_t, long long, const void *, void *, cudaDataType, int64_t, long long, int64_t, cublasComputeType_t, cublasGemmAlgo_t)) \
+    X(cublasGetAtomicsMode, cublasGetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t *)) \
+    X(cublasGetCudartVersion, cublasGetCudartVersion, 12000, size_t, (void)) \
+    X(cublasGetEmulationSpecialValuesSupport, cublasGetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport *)) \
+    X(cublasGetEmulationStrategy, cublasGetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t *)) \
+    X(cublasGetFixedPointEmulationMantissaBitCountPointer, cublasGetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int **)) \
+    X(cublasGetFixedPointEmulationMantissaBitOffset, cublasGetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
+    X(cublasGetFixedPointEmulationMantissaControl, cublasGetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl *)) \
+    X(cublasGetFixedPointEmulationMaxMantissaBitCount, cublasGetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
+    X(cublasGetLoggerCallback, cublasGetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback *)) \
+    X(cublasGetMatrix, cublasGetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
+    X(cublasGetMatrixAsync, cublasGetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasGetMatrixAsync_64, cublasGetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasGetMatrix_64, cublasGetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasGetPointerMode_v2, cublasGetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t *)) \
+    X(cublasGetSmCountTarget, cublasGetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int *)) \
+    X(cublasGetVector, cublasGetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
+    X(cublasGetVectorAsync, cublasGetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasGetVectorAsync_64, cublasGetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasGetVector_64, cublasGetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasIamaxEx, cublasIamaxEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
+    X(cublasIamaxEx_64, cublasIamaxEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
+    X(cublasIaminEx, cublasIaminEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, int *)) \
+    X(cublasIaminEx_64, cublasIaminEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, int64_t *)) \
+    X(cublasIcamax_v2, cublasIcamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
+    X(cublasIcamax_v2_64, cublasIcamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
+    X(cublasIcamin_v2, cublasIcamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, int *)) \
+    X(cublasIcamin_v2_64, cublasIcamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, int64_t *)) \
+    X(cublasIdamax_v2, cublasIdamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
+    X(cublasIdamax_v2_64, cublasIdamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
+    X(cublasIdamin_v2, cublasIdamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, int, int *)) \
+    X(cublasIdamin_v2_64, cublasIdamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, int64_t, int64_t *)) \
+    X(cublasIsamax_v2, cublasIsamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
+    X(cublasIsamax_v2_64, cublasIsamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
+    X(cublasIsamin_v2, cublasIsamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, int *)) \
+    X(cublasIsamin_v2_64, cublasIsamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, int64_t *)) \
+    X(cublasIzamax_v2, cublasIzamax_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
+    X(cublasIzamax_v2_64, cublasIzamax_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
+    X(cublasIzamin_v2, cublasIzamin_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, int *)) \
+    X(cublasIzamin_v2_64, cublasIzamin_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, int64_t *)) \
+    X(cublasLoggerConfigure, cublasLoggerConfigure, 12000, cublasStatus_t, (int, int, int, const char *)) \
+    X(cublasNrm2Ex, cublasNrm2Ex, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, int, void *, cudaDataType, cudaDataType)) \
+    X(cublasNrm2Ex_64, cublasNrm2Ex_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, int64_t, void *, cudaDataType, cudaDataType)) \
+    X(cublasRotEx, cublasRotEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotEx_64, cublasRotEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotgEx, cublasRotgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, void *, cudaDataType, void *, void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmEx, cublasRotmEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmEx_64, cublasRotmEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t, const void *, cudaDataType, cudaDataType)) \
+    X(cublasRotmgEx, cublasRotmgEx, 12000, cublasStatus_t, (cublasHandle_t, void *, cudaDataType, void *, cudaDataType, void *, cudaDataType, const void *, cudaDataType, void *, cudaDataType, cudaDataType)) \
+    X(cublasSasum_v2, cublasSasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
+    X(cublasSasum_v2_64, cublasSasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
+    X(cublasSaxpy_v2_64, cublasSaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasScalEx, cublasScalEx, 12000, cublasStatus_t, (cublasHandle_t, int, const void *, cudaDataType, void *, cudaDataType, int, cudaDataType)) \
+    X(cublasScalEx_64, cublasScalEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const void *, cudaDataType, void *, cudaDataType, int64_t, cudaDataType)) \
+    X(cublasScasum_v2, cublasScasum_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
+    X(cublasScasum_v2_64, cublasScasum_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
+    X(cublasScnrm2_v2, cublasScnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuComplex *, int, float *)) \
+    X(cublasScnrm2_v2_64, cublasScnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuComplex *, int64_t, float *)) \
+    X(cublasScopy_v2, cublasScopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *, int)) \
+    X(cublasScopy_v2_64, cublasScopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSdgmm, cublasSdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const float *, int, const float *, int, float *, int)) \
+    X(cublasSdgmm_64, cublasSdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSdot_v2, cublasSdot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, const float *, int, float *)) \
+    X(cublasSdot_v2_64, cublasSdot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, const float *, int64_t, float *)) \
+    X(cublasSetAtomicsMode, cublasSetAtomicsMode, 12000, cublasStatus_t, (cublasHandle_t, cublasAtomicsMode_t)) \
+    X(cublasSetEmulationSpecialValuesSupport, cublasSetEmulationSpecialValuesSupport, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationSpecialValuesSupport)) \
+    X(cublasSetEmulationStrategy, cublasSetEmulationStrategy, 12090, cublasStatus_t, (cublasHandle_t, cublasEmulationStrategy_t)) \
+    X(cublasSetFixedPointEmulationMantissaBitCountPointer, cublasSetFixedPointEmulationMantissaBitCountPointer, 13000, cublasStatus_t, (cublasHandle_t, int *)) \
+    X(cublasSetFixedPointEmulationMantissaBitOffset, cublasSetFixedPointEmulationMantissaBitOffset, 13000, cublasStatus_t, (cublasHandle_t, int)) \
+    X(cublasSetFixedPointEmulationMantissaControl, cublasSetFixedPointEmulationMantissaControl, 13000, cublasStatus_t, (cublasHandle_t, cudaEmulationMantissaControl)) \
+    X(cublasSetFixedPointEmulationMaxMantissaBitCount, cublasSetFixedPointEmulationMaxMantissaBitCount, 13000, cublasStatus_t, (cublasHandle_t, int)) \
+    X(cublasSetLoggerCallback, cublasSetLoggerCallback, 12000, cublasStatus_t, (cublasLogCallback)) \
+    X(cublasSetMatrix, cublasSetMatrix, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int)) \
+    X(cublasSetMatrixAsync, cublasSetMatrixAsync, 12000, cublasStatus_t, (int, int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasSetMatrixAsync_64, cublasSetMatrixAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasSetMatrix_64, cublasSetMatrix_64, 12000, cublasStatus_t, (int64_t, int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasSetPointerMode_v2, cublasSetPointerMode_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasPointerMode_t)) \
+    X(cublasSetSmCountTarget, cublasSetSmCountTarget, 12000, cublasStatus_t, (cublasHandle_t, int)) \
+    X(cublasSetVector, cublasSetVector, 12000, cublasStatus_t, (int, int, const void *, int, void *, int)) \
+    X(cublasSetVectorAsync, cublasSetVectorAsync, 12000, cublasStatus_t, (int, int, const void *, int, void *, int, cudaStream_t)) \
+    X(cublasSetVectorAsync_64, cublasSetVectorAsync_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t, cudaStream_t)) \
+    X(cublasSetVector_64, cublasSetVector_64, 12000, cublasStatus_t, (int64_t, int64_t, const void *, int64_t, void *, int64_t)) \
+    X(cublasSetWorkspace_v2, cublasSetWorkspace_v2, 12000, cublasStatus_t, (cublasHandle_t, void *, size_t)) \
+    X(cublasSgbmv_v2, cublasSgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSgbmv_v2_64, cublasSgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgeam, cublasSgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, const float *, int, float *, int)) \
+    X(cublasSgeam_64, cublasSgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasSgelsBatched, cublasSgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, float *const[], int, float *const[], int, int *, int *, int)) \
+    X(cublasSgemmBatched, cublasSgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
+    X(cublasSgemmBatched_64, cublasSgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
+    X(cublasSgemmEx, cublasSgemmEx, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const void *, cudaDataType, int, const void *, cudaDataType, int, const float *, void *, cudaDataType, int)) \
+    X(cublasSgemmEx_64, cublasSgemmEx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const void *, cudaDataType, int64_t, const void *, cudaDataType, int64_t, const float *, void *, cudaDataType, int64_t)) \
+    X(cublasSgemmGroupedBatched, cublasSgemmGroupedBatched, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int[], const int[], const int[], const float[], const float *const[], const int[], const float *const[], const int[], const float[], float *const[], const int[], int, const int[])) \
+    X(cublasSgemmGroupedBatched_64, cublasSgemmGroupedBatched_64, 12040, cublasStatus_t, (cublasHandle_t, const cublasOperation_t[], const cublasOperation_t[], const int64_t[], const int64_t[], const int64_t[], const float[], const float *const[], const int64_t[], const float *const[], const int64_t[], const float[], float *const[], const int64_t[], int64_t, const int64_t[])) \
+    X(cublasSgemmStridedBatched, cublasSgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
+    X(cublasSgemmStridedBatched_64, cublasSgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
+    X(cublasSgemm_v2_64, cublasSgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgemvBatched, cublasSgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *const[], int, const float *const[], int, const float *, float *const[], int, int)) \
+    X(cublasSgemvBatched_64, cublasSgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *const[], int64_t, const float *const[], int64_t, const float *, float *const[], int64_t, int64_t)) \
+    X(cublasSgemvStridedBatched, cublasSgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, long long, const float *, int, long long, const float *, float *, int, long long, int)) \
+    X(cublasSgemvStridedBatched_64, cublasSgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, long long, const float *, int64_t, long long, const float *, float *, int64_t, long long, int64_t)) \
+    X(cublasSgemv_v2, cublasSgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSgemv_v2_64, cublasSgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSgeqrfBatched, cublasSgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, float *const[], int, float *const[], int *, int)) \
+    X(cublasSger_v2, cublasSger_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasSger_v2_64, cublasSger_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSgetrfBatched, cublasSgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, float *const[], int, int *, int *, int)) \
+    X(cublasSgetriBatched, cublasSgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
+    X(cublasSgetrsBatched, cublasSgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const float *const[], int, const int *, float *const[], int, int *, int)) \
+    X(cublasSmatinvBatched, cublasSmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const float *const[], int, float *const[], int, int *, int)) \
+    X(cublasSnrm2_v2, cublasSnrm2_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, int, float *)) \
+    X(cublasSnrm2_v2_64, cublasSnrm2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, int64_t, float *)) \
+    X(cublasSrot_v2, cublasSrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *, const float *)) \
+    X(cublasSrot_v2_64, cublasSrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *, const float *)) \
+    X(cublasSrotg_v2, cublasSrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, float *)) \
+    X(cublasSrotm_v2, cublasSrotm_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int, const float *)) \
+    X(cublasSrotm_v2_64, cublasSrotm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t, const float *)) \
+    X(cublasSrotmg_v2, cublasSrotmg_v2, 12000, cublasStatus_t, (cublasHandle_t, float *, float *, float *, const float *, float *)) \
+    X(cublasSsbmv_v2, cublasSsbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsbmv_v2_64, cublasSsbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSscal_v2, cublasSscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const float *, float *, int)) \
+    X(cublasSscal_v2_64, cublasSscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasSspmv_v2, cublasSspmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, const float *, int, const float *, float *, int)) \
+    X(cublasSspmv_v2_64, cublasSspmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSspr2_v2, cublasSspr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *)) \
+    X(cublasSspr2_v2_64, cublasSspr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *)) \
+    X(cublasSspr_v2, cublasSspr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *)) \
+    X(cublasSspr_v2_64, cublasSspr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *)) \
+    X(cublasSswap_v2, cublasSswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, float *, int, float *, int)) \
+    X(cublasSswap_v2_64, cublasSswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, float *, int64_t, float *, int64_t)) \
+    X(cublasSsymm_v2, cublasSsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsymm_v2_64, cublasSsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsymv_v2, cublasSsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsymv_v2_64, cublasSsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyr2_v2, cublasSsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasSsyr2_v2_64, cublasSsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasSsyr2k_v2, cublasSsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsyr2k_v2_64, cublasSsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyr_v2, cublasSsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, const float *, int, float *, int)) \
+    X(cublasSsyr_v2_64, cublasSsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasSsyrk_v2, cublasSsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, float *, int)) \
+    X(cublasSsyrk_v2_64, cublasSsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasSsyrkx, cublasSsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, const float *, int, const float *, int, const float *, float *, int)) \
+    X(cublasSsyrkx_64, cublasSsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, const float *, float *, int64_t)) \
+    X(cublasStbmv_v2, cublasStbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
+    X(cublasStbmv_v2_64, cublasStbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStbsv_v2, cublasStbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, int, float *, int)) \
+    X(cublasStbsv_v2_64, cublasStbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStpmv_v2, cublasStpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
+    X(cublasStpmv_v2_64, cublasStpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasStpsv_v2, cublasStpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, float *, int)) \
+    X(cublasStpsv_v2_64, cublasStpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, float *, int64_t)) \
+    X(cublasStpttr, cublasStpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, float *, int)) \
+    X(cublasStrmm_v2, cublasStrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, const float *, int, float *, int)) \
+    X(cublasStrmm_v2_64, cublasStrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrmv_v2, cublasStrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
+    X(cublasStrmv_v2_64, cublasStrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrsmBatched, cublasStrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *const[], int, float *const[], int, int)) \
+    X(cublasStrsmBatched_64, cublasStrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *const[], int64_t, float *const[], int64_t, int64_t)) \
+    X(cublasStrsm_v2, cublasStrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const float *, const float *, int, float *, int)) \
+    X(cublasStrsm_v2_64, cublasStrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const float *, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrsv_v2, cublasStrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const float *, int, float *, int)) \
+    X(cublasStrsv_v2_64, cublasStrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const float *, int64_t, float *, int64_t)) \
+    X(cublasStrttp, cublasStrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const float *, int, float *)) \
+    X(cublasSwapEx, cublasSwapEx, 12000, cublasStatus_t, (cublasHandle_t, int, void *, cudaDataType, int, void *, cudaDataType, int)) \
+    X(cublasSwapEx_64, cublasSwapEx_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, void *, cudaDataType, int64_t, void *, cudaDataType, int64_t)) \
+    X(cublasUint8gemmBias, cublasUint8gemmBias, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, cublasOperation_t, int, int, int, const unsigned char *, int, int, const unsigned char *, int, int, unsigned char *, int, int, int, int)) \
+    X(cublasXerbla, cublasXerbla, 12000, void, (const char *, int)) \
+    X(cublasXtCgemm, cublasXtCgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtChemm, cublasXtChemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCher2k, cublasXtCher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCherk, cublasXtCherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCherkx, cublasXtCherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const float *, cuComplex *, size_t)) \
+    X(cublasXtCreate, cublasXtCreate, 12000, cublasStatus_t, (cublasXtHandle_t *)) \
+    X(cublasXtCspmm, cublasXtCspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsymm, cublasXtCsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyr2k, cublasXtCsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyrk, cublasXtCsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCsyrkx, cublasXtCsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, const cuComplex *, cuComplex *, size_t)) \
+    X(cublasXtCtrmm, cublasXtCtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, const cuComplex *, size_t, cuComplex *, size_t)) \
+    X(cublasXtCtrsm, cublasXtCtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuComplex *, const cuComplex *, size_t, cuComplex *, size_t)) \
+    X(cublasXtDestroy, cublasXtDestroy, 12000, cublasStatus_t, (cublasXtHandle_t)) \
+    X(cublasXtDeviceSelect, cublasXtDeviceSelect, 12000, cublasStatus_t, (cublasXtHandle_t, int, int[])) \
+    X(cublasXtDgemm, cublasXtDgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDspmm, cublasXtDspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsymm, cublasXtDsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyr2k, cublasXtDsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyrk, cublasXtDsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDsyrkx, cublasXtDsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, const double *, double *, size_t)) \
+    X(cublasXtDtrmm, cublasXtDtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, const double *, size_t, double *, size_t)) \
+    X(cublasXtDtrsm, cublasXtDtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const double *, const double *, size_t, double *, size_t)) \
+    X(cublasXtGetBlockDim, cublasXtGetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int *)) \
+    X(cublasXtGetNumBoards, cublasXtGetNumBoards, 12000, cublasStatus_t, (int, int[], int *)) \
+    X(cublasXtGetPinningMemMode, cublasXtGetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t *)) \
+    X(cublasXtMaxBoards, cublasXtMaxBoards, 12000, cublasStatus_t, (int *)) \
+    X(cublasXtSetBlockDim, cublasXtSetBlockDim, 12000, cublasStatus_t, (cublasXtHandle_t, int)) \
+    X(cublasXtSetCpuRatio, cublasXtSetCpuRatio, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, float)) \
+    X(cublasXtSetCpuRoutine, cublasXtSetCpuRoutine, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtBlasOp_t, cublasXtOpType_t, void *)) \
+    X(cublasXtSetPinningMemMode, cublasXtSetPinningMemMode, 12000, cublasStatus_t, (cublasXtHandle_t, cublasXtPinnedMemMode_t)) \
+    X(cublasXtSgemm, cublasXtSgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSspmm, cublasXtSspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsymm, cublasXtSsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyr2k, cublasXtSsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyrk, cublasXtSsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtSsyrkx, cublasXtSsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, const float *, float *, size_t)) \
+    X(cublasXtStrmm, cublasXtStrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, const float *, size_t, float *, size_t)) \
+    X(cublasXtStrsm, cublasXtStrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const float *, const float *, size_t, float *, size_t)) \
+    X(cublasXtZgemm, cublasXtZgemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasOperation_t, cublasOperation_t, size_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZhemm, cublasXtZhemm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZher2k, cublasXtZher2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZherk, cublasXtZherk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const double *, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZherkx, cublasXtZherkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const double *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZspmm, cublasXtZspmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsymm, cublasXtZsymm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyr2k, cublasXtZsyr2k, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyrk, cublasXtZsyrk, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZsyrkx, cublasXtZsyrkx, 12000, cublasStatus_t, (cublasXtHandle_t, cublasFillMode_t, cublasOperation_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, const cuDoubleComplex *, cuDoubleComplex *, size_t)) \
+    X(cublasXtZtrmm, cublasXtZtrmm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
+    X(cublasXtZtrsm, cublasXtZtrsm, 12000, cublasStatus_t, (cublasXtHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, size_t, size_t, const cuDoubleComplex *, const cuDoubleComplex *, size_t, cuDoubleComplex *, size_t)) \
+    X(cublasZaxpy_v2, cublasZaxpy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZaxpy_v2_64, cublasZaxpy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZcopy_v2, cublasZcopy_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZcopy_v2_64, cublasZcopy_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZdgmm, cublasZdgmm, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZdgmm_64, cublasZdgmm_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZdotc_v2, cublasZdotc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZdotc_v2_64, cublasZdotc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZdotu_v2, cublasZdotu_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZdotu_v2_64, cublasZdotu_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZdrot_v2, cublasZdrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const double *)) \
+    X(cublasZdrot_v2_64, cublasZdrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const double *)) \
+    X(cublasZdscal_v2, cublasZdscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZdscal_v2_64, cublasZdscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgbmv_v2, cublasZgbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgbmv_v2_64, cublasZgbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeam, cublasZgeam, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgeam_64, cublasZgeam_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgelsBatched, cublasZgelsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int *, int)) \
+    X(cublasZgemm3m, cublasZgemm3m, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemm3m_64, cublasZgemm3m_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgemmBatched, cublasZgemmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
+    X(cublasZgemmBatched_64, cublasZgemmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZgemmStridedBatched, cublasZgemmStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
+    X(cublasZgemmStridedBatched_64, cublasZgemmStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
+    X(cublasZgemm_v2, cublasZgemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemm_v2_64, cublasZgemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgemvBatched, cublasZgemvBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, const cuDoubleComplex *const[], int, const cuDoubleComplex *, cuDoubleComplex *const[], int, int)) \
+    X(cublasZgemvBatched_64, cublasZgemvBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *const[], int64_t, const cuDoubleComplex *, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZgemvStridedBatched, cublasZgemvStridedBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, cuDoubleComplex *, int, long long, int)) \
+    X(cublasZgemvStridedBatched_64, cublasZgemvStridedBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, int64_t, long long, const cuDoubleComplex *, cuDoubleComplex *, int64_t, long long, int64_t)) \
+    X(cublasZgemv_v2, cublasZgemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZgemv_v2_64, cublasZgemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeqrfBatched, cublasZgeqrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, int, cuDoubleComplex *const[], int, cuDoubleComplex *const[], int *, int)) \
+    X(cublasZgerc_v2, cublasZgerc_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgerc_v2_64, cublasZgerc_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgeru_v2, cublasZgeru_v2, 12000, cublasStatus_t, (cublasHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZgeru_v2_64, cublasZgeru_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZgetrfBatched, cublasZgetrfBatched, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *const[], int, int *, int *, int)) \
+    X(cublasZgetriBatched, cublasZgetriBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZgetrsBatched, cublasZgetrsBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *const[], int, const int *, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZhbmv_v2, cublasZhbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhbmv_v2_64, cublasZhbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhemm_v2, cublasZhemm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhemm_v2_64, cublasZhemm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhemv_v2, cublasZhemv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhemv_v2_64, cublasZhemv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZher2_v2, cublasZher2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZher2_v2_64, cublasZher2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZher2k_v2, cublasZher2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZher2k_v2_64, cublasZher2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZher_v2, cublasZher_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZher_v2_64, cublasZher_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZherk_v2, cublasZherk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZherk_v2_64, cublasZherk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const double *, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZherkx, cublasZherkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, cuDoubleComplex *, int)) \
+    X(cublasZherkx_64, cublasZherkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const double *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhpmv_v2, cublasZhpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZhpmv_v2_64, cublasZhpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZhpr2_v2, cublasZhpr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZhpr2_v2_64, cublasZhpr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZhpr_v2, cublasZhpr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const double *, const cuDoubleComplex *, int, cuDoubleComplex *)) \
+    X(cublasZhpr_v2_64, cublasZhpr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const double *, const cuDoubleComplex *, int64_t, cuDoubleComplex *)) \
+    X(cublasZmatinvBatched, cublasZmatinvBatched, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int *, int)) \
+    X(cublasZrot_v2, cublasZrot_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, const double *, const cuDoubleComplex *)) \
+    X(cublasZrot_v2_64, cublasZrot_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t, const double *, const cuDoubleComplex *)) \
+    X(cublasZrotg_v2, cublasZrotg_v2, 12000, cublasStatus_t, (cublasHandle_t, cuDoubleComplex *, cuDoubleComplex *, double *, cuDoubleComplex *)) \
+    X(cublasZscal_v2, cublasZscal_v2, 12000, cublasStatus_t, (cublasHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZscal_v2_64, cublasZscal_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZswap_v2, cublasZswap_v2, 12000, cublasStatus_t, (cublasHandle_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZswap_v2_64, cublasZswap_v2_64, 12000, cublasStatus_t, (cublasHandle_t, int64_t, cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsymm_v2, cublasZsymm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsymm_v2_64, cublasZsymm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsymv_v2, cublasZsymv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsymv_v2_64, cublasZsymv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr2_v2, cublasZsyr2_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZsyr2_v2_64, cublasZsyr2_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr2k_v2, cublasZsyr2k_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyr2k_v2_64, cublasZsyr2k_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyr_v2, cublasZsyr_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZsyr_v2_64, cublasZsyr_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyrk_v2, cublasZsyrk_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyrk_v2_64, cublasZsyrk_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZsyrkx, cublasZsyrkx, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZsyrkx_64, cublasZsyrkx_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtbmv_v2, cublasZtbmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtbmv_v2_64, cublasZtbmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtbsv_v2, cublasZtbsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtbsv_v2_64, cublasZtbsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpmv_v2, cublasZtpmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtpmv_v2_64, cublasZtpmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpsv_v2, cublasZtpsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtpsv_v2_64, cublasZtpsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, cuDoubleComplex *, int64_t)) \
+    X(cublasZtpttr, cublasZtpttr, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cublasZtrmm_v2, cublasZtrmm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrmm_v2_64, cublasZtrmm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrmv_v2, cublasZtrmv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrmv_v2_64, cublasZtrmv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrsmBatched, cublasZtrsmBatched, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *const[], int, cuDoubleComplex *const[], int, int)) \
+    X(cublasZtrsmBatched_64, cublasZtrsmBatched_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *const[], int64_t, cuDoubleComplex *const[], int64_t, int64_t)) \
+    X(cublasZtrsm_v2, cublasZtrsm_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrsm_v2_64, cublasZtrsm_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, int64_t, const cuDoubleComplex *, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrsv_v2, cublasZtrsv_v2, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int, const cuDoubleComplex *, int, cuDoubleComplex *, int)) \
+    X(cublasZtrsv_v2_64, cublasZtrsv_v2_64, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, cublasOperation_t, cublasDiagType_t, int64_t, const cuDoubleComplex *, int64_t, cuDoubleComplex *, int64_t)) \
+    X(cublasZtrttp, cublasZtrttp, 12000, cublasStatus_t, (cublasHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, cuDoubleComplex *)) \
     /* end of CUDALOAD_CUBLAS_API */
 #define CUDALOAD_CUBLAS_API_COUNT 556
 

@@ -8,56 +8,58 @@
 
 #include <cublasLt.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUBLASLT_API(X) \
-    X(cublasLtCreate, 12000, cublasStatus_t, (cublasLtHandle_t *)) \
-    X(cublasLtDestroy, 12000, cublasStatus_t, (cublasLtHandle_t)) \
-    X(cublasLtEmulationDescCreate, 13000, cublasStatus_t, (cublasLtEmulationDesc_t *)) \
-    X(cublasLtEmulationDescDestroy, 13000, cublasStatus_t, (cublasLtEmulationDesc_t)) \
-    X(cublasLtEmulationDescGetAttribute, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtEmulationDescInit_internal, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, size_t)) \
-    X(cublasLtEmulationDescSetAttribute, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t, const void *, size_t)) \
-    X(cublasLtGetCudartVersion, 12000, size_t, (void)) \
-    X(cublasLtGetStatusName, 12000, const char *, (cublasStatus_t)) \
-    X(cublasLtGetStatusString, 12000, const char *, (cublasStatus_t)) \
-    X(cublasLtHeuristicsCacheGetCapacity, 12000, cublasStatus_t, (size_t *)) \
-    X(cublasLtHeuristicsCacheSetCapacity, 12000, cublasStatus_t, (size_t)) \
-    X(cublasLtLoggerForceDisable, 12000, cublasStatus_t, (void)) \
-    X(cublasLtLoggerOpenFile, 12000, cublasStatus_t, (const char *)) \
-    X(cublasLtLoggerSetCallback, 12000, cublasStatus_t, (cublasLtLoggerCallback_t)) \
-    X(cublasLtLoggerSetFile, 12000, cublasStatus_t, (FILE *)) \
-    X(cublasLtLoggerSetLevel, 12000, cublasStatus_t, (int)) \
-    X(cublasLtLoggerSetMask, 12000, cublasStatus_t, (int)) \
-    X(cublasLtMatmul, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t)) \
-    X(cublasLtMatmulAlgoCapGetAttribute, 12000, cublasStatus_t, (const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoCapAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtMatmulAlgoCheck, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, cublasLtMatmulHeuristicResult_t *)) \
-    X(cublasLtMatmulAlgoConfigGetAttribute, 12000, cublasStatus_t, (const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtMatmulAlgoConfigSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t, const void *, size_t)) \
-    X(cublasLtMatmulAlgoGetHeuristic, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t[], int *)) \
-    X(cublasLtMatmulAlgoGetIds, 12000, cublasStatus_t, (cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, int, int[], int *)) \
-    X(cublasLtMatmulAlgoInit, 12000, cublasStatus_t, (cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, int, cublasLtMatmulAlgo_t *)) \
-    X(cublasLtMatmulDescCreate, 12000, cublasStatus_t, (cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t)) \
-    X(cublasLtMatmulDescDestroy, 12000, cublasStatus_t, (cublasLtMatmulDesc_t)) \
-    X(cublasLtMatmulDescGetAttribute, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtMatmulDescInit_internal, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, size_t, cublasComputeType_t, cudaDataType_t)) \
-    X(cublasLtMatmulDescSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t)) \
-    X(cublasLtMatmulPreferenceCreate, 12000, cublasStatus_t, (cublasLtMatmulPreference_t *)) \
-    X(cublasLtMatmulPreferenceDestroy, 12000, cublasStatus_t, (cublasLtMatmulPreference_t)) \
-    X(cublasLtMatmulPreferenceGetAttribute, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtMatmulPreferenceInit_internal, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, size_t)) \
-    X(cublasLtMatmulPreferenceSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, const void *, size_t)) \
-    X(cublasLtMatrixLayoutCreate, 12000, cublasStatus_t, (cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t)) \
-    X(cublasLtMatrixLayoutDestroy, 12000, cublasStatus_t, (cublasLtMatrixLayout_t)) \
-    X(cublasLtMatrixLayoutGetAttribute, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *, size_t, size_t *)) \
-    X(cublasLtMatrixLayoutInit_internal, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, size_t, cudaDataType, uint64_t, uint64_t, int64_t)) \
-    X(cublasLtMatrixLayoutSetAttribute, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t)) \
-    X(cublasLtMatrixTransform, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatrixTransformDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t, cudaStream_t)) \
-    X(cublasLtMatrixTransformDescCreate, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t *, cudaDataType)) \
-    X(cublasLtMatrixTransformDescDestroy, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t)) \
-    X(cublasLtMatrixTransformDescGetAttribute, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, cublasLtMatrixTransformDescAttributes_t, void *, size_t, size_t *)) \
-    X(cublasLtMatrixTransformDescInit_internal, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, size_t, cudaDataType)) \
-    X(cublasLtMatrixTransformDescSetAttribute, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, cublasLtMatrixTransformDescAttributes_t, const void *, size_t)) \
+    X(cublasLtCreate, cublasLtCreate, 12000, cublasStatus_t, (cublasLtHandle_t *)) \
+    X(cublasLtDestroy, cublasLtDestroy, 12000, cublasStatus_t, (cublasLtHandle_t)) \
+    X(cublasLtEmulationDescCreate, cublasLtEmulationDescCreate, 13000, cublasStatus_t, (cublasLtEmulationDesc_t *)) \
+    X(cublasLtEmulationDescDestroy, cublasLtEmulationDescDestroy, 13000, cublasStatus_t, (cublasLtEmulationDesc_t)) \
+    X(cublasLtEmulationDescGetAttribute, cublasLtEmulationDescGetAttribute, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtEmulationDescInit_internal, cublasLtEmulationDescInit_internal, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, size_t)) \
+    X(cublasLtEmulationDescSetAttribute, cublasLtEmulationDescSetAttribute, 13000, cublasStatus_t, (cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t, const void *, size_t)) \
+    X(cublasLtGetCudartVersion, cublasLtGetCudartVersion, 12000, size_t, (void)) \
+    X(cublasLtGetStatusName, cublasLtGetStatusName, 12000, const char *, (cublasStatus_t)) \
+    X(cublasLtGetStatusString, cublasLtGetStatusString, 12000, const char *, (cublasStatus_t)) \
+    X(cublasLtHeuristicsCacheGetCapacity, cublasLtHeuristicsCacheGetCapacity, 12000, cublasStatus_t, (size_t *)) \
+    X(cublasLtHeuristicsCacheSetCapacity, cublasLtHeuristicsCacheSetCapacity, 12000, cublasStatus_t, (size_t)) \
+    X(cublasLtLoggerForceDisable, cublasLtLoggerForceDisable, 12000, cublasStatus_t, (void)) \
+    X(cublasLtLoggerOpenFile, cublasLtLoggerOpenFile, 12000, cublasStatus_t, (const char *)) \
+    X(cublasLtLoggerSetCallback, cublasLtLoggerSetCallback, 12000, cublasStatus_t, (cublasLtLoggerCallback_t)) \
+    X(cublasLtLoggerSetFile, cublasLtLoggerSetFile, 12000, cublasStatus_t, (FILE *)) \
+    X(cublasLtLoggerSetLevel, cublasLtLoggerSetLevel, 12000, cublasStatus_t, (int)) \
+    X(cublasLtLoggerSetMask, cublasLtLoggerSetMask, 12000, cublasStatus_t, (int)) \
+    X(cublasLtMatmul, cublasLtMatmul, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t)) \
+    X(cublasLtMatmulAlgoCapGetAttribute, cublasLtMatmulAlgoCapGetAttribute, 12000, cublasStatus_t, (const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoCapAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtMatmulAlgoCheck, cublasLtMatmulAlgoCheck, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, cublasLtMatmulHeuristicResult_t *)) \
+    X(cublasLtMatmulAlgoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute, 12000, cublasStatus_t, (const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t, const void *, size_t)) \
+    X(cublasLtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t[], int *)) \
+    X(cublasLtMatmulAlgoGetIds, cublasLtMatmulAlgoGetIds, 12000, cublasStatus_t, (cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, int, int[], int *)) \
+    X(cublasLtMatmulAlgoInit, cublasLtMatmulAlgoInit, 12000, cublasStatus_t, (cublasLtHandle_t, cublasComputeType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t, int, cublasLtMatmulAlgo_t *)) \
+    X(cublasLtMatmulDescCreate, cublasLtMatmulDescCreate, 12000, cublasStatus_t, (cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t)) \
+    X(cublasLtMatmulDescDestroy, cublasLtMatmulDescDestroy, 12000, cublasStatus_t, (cublasLtMatmulDesc_t)) \
+    X(cublasLtMatmulDescGetAttribute, cublasLtMatmulDescGetAttribute, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtMatmulDescInit_internal, cublasLtMatmulDescInit_internal, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, size_t, cublasComputeType_t, cudaDataType_t)) \
+    X(cublasLtMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t)) \
+    X(cublasLtMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate, 12000, cublasStatus_t, (cublasLtMatmulPreference_t *)) \
+    X(cublasLtMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy, 12000, cublasStatus_t, (cublasLtMatmulPreference_t)) \
+    X(cublasLtMatmulPreferenceGetAttribute, cublasLtMatmulPreferenceGetAttribute, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtMatmulPreferenceInit_internal, cublasLtMatmulPreferenceInit_internal, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, size_t)) \
+    X(cublasLtMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute, 12000, cublasStatus_t, (cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, const void *, size_t)) \
+    X(cublasLtMatrixLayoutCreate, cublasLtMatrixLayoutCreate, 12000, cublasStatus_t, (cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t)) \
+    X(cublasLtMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy, 12000, cublasStatus_t, (cublasLtMatrixLayout_t)) \
+    X(cublasLtMatrixLayoutGetAttribute, cublasLtMatrixLayoutGetAttribute, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *, size_t, size_t *)) \
+    X(cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutInit_internal, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, size_t, cudaDataType, uint64_t, uint64_t, int64_t)) \
+    X(cublasLtMatrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute, 12000, cublasStatus_t, (cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t)) \
+    X(cublasLtMatrixTransform, cublasLtMatrixTransform, 12000, cublasStatus_t, (cublasLtHandle_t, cublasLtMatrixTransformDesc_t, const void *, const void *, cublasLtMatrixLayout_t, const void *, const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t, cudaStream_t)) \
+    X(cublasLtMatrixTransformDescCreate, cublasLtMatrixTransformDescCreate, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t *, cudaDataType)) \
+    X(cublasLtMatrixTransformDescDestroy, cublasLtMatrixTransformDescDestroy, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t)) \
+    X(cublasLtMatrixTransformDescGetAttribute, cublasLtMatrixTransformDescGetAttribute, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, cublasLtMatrixTransformDescAttributes_t, void *, size_t, size_t *)) \
+    X(cublasLtMatrixTransformDescInit_internal, cublasLtMatrixTransformDescInit_internal, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, size_t, cudaDataType)) \
+    X(cublasLtMatrixTransformDescSetAttribute, cublasLtMatrixTransformDescSetAttribute, 12000, cublasStatus_t, (cublasLtMatrixTransformDesc_t, cublasLtMatrixTransformDescAttributes_t, const void *, size_t)) \
     /* end of CUDALOAD_CUBLASLT_API */
 #define CUDALOAD_CUBLASLT_API_COUNT 47
 

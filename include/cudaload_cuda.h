@@ -9,527 +9,529 @@
 #include <cuda.h>
 #include <cudaProfiler.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUDA_API(X) \
-    X(cuArray3DCreate_v2, 13000, CUresult, (CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *)) \
-    X(cuArray3DGetDescriptor_v2, 13000, CUresult, (CUDA_ARRAY3D_DESCRIPTOR *, CUarray)) \
-    X(cuArrayCreate_v2, 13000, CUresult, (CUarray *, const CUDA_ARRAY_DESCRIPTOR *)) \
-    X(cuArrayDestroy, 13000, CUresult, (CUarray)) \
-    X(cuArrayGetDescriptor_v2, 13000, CUresult, (CUDA_ARRAY_DESCRIPTOR *, CUarray)) \
-    X(cuArrayGetMemoryRequirements, 13000, CUresult, (CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice)) \
-    X(cuArrayGetPlane, 13000, CUresult, (CUarray *, CUarray, unsigned int)) \
-    X(cuArrayGetSparseProperties, 13000, CUresult, (CUDA_ARRAY_SPARSE_PROPERTIES *, CUarray)) \
-    X(cuCheckpointProcessCheckpoint, 13000, CUresult, (int, CUcheckpointCheckpointArgs *)) \
-    X(cuCheckpointProcessGetRestoreThreadId, 13000, CUresult, (int, int *)) \
-    X(cuCheckpointProcessGetState, 13000, CUresult, (int, CUprocessState *)) \
-    X(cuCheckpointProcessLock, 13000, CUresult, (int, CUcheckpointLockArgs *)) \
-    X(cuCheckpointProcessRestore, 13000, CUresult, (int, CUcheckpointRestoreArgs *)) \
-    X(cuCheckpointProcessUnlock, 13000, CUresult, (int, CUcheckpointUnlockArgs *)) \
-    X(cuCoredumpGetAttribute, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
-    X(cuCoredumpGetAttributeGlobal, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
-    X(cuCoredumpSetAttribute, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
-    X(cuCoredumpSetAttributeGlobal, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
-    X(cuCtxAttach, 13000, CUresult, (CUcontext *, unsigned int)) \
-    X(cuCtxCreate_v4, 13000, CUresult, (CUcontext *, CUctxCreateParams *, unsigned int, CUdevice)) \
-    X(cuCtxDestroy_v2, 13000, CUresult, (CUcontext)) \
-    X(cuCtxDetach, 13000, CUresult, (CUcontext)) \
-    X(cuCtxDisablePeerAccess, 13000, CUresult, (CUcontext)) \
-    X(cuCtxEnablePeerAccess, 13000, CUresult, (CUcontext, unsigned int)) \
-    X(cuCtxFromGreenCtx, 13000, CUresult, (CUcontext *, CUgreenCtx)) \
-    X(cuCtxGetApiVersion, 13000, CUresult, (CUcontext, unsigned int *)) \
-    X(cuCtxGetCacheConfig, 13000, CUresult, (CUfunc_cache *)) \
-    X(cuCtxGetDevResource, 13000, CUresult, (CUcontext, CUdevResource *, CUdevResourceType)) \
-    X(cuCtxGetDevice, 13000, CUresult, (CUdevice *)) \
-    X(cuCtxGetDevice_v2, 13000, CUresult, (CUdevice *, CUcontext)) \
-    X(cuCtxGetExecAffinity, 13000, CUresult, (CUexecAffinityParam *, CUexecAffinityType)) \
-    X(cuCtxGetFlags, 13000, CUresult, (unsigned int *)) \
-    X(cuCtxGetId, 13000, CUresult, (CUcontext, unsigned long long *)) \
-    X(cuCtxGetLimit, 13000, CUresult, (size_t *, CUlimit)) \
-    X(cuCtxGetSharedMemConfig, 13000, CUresult, (CUsharedconfig *)) \
-    X(cuCtxGetStreamPriorityRange, 13000, CUresult, (int *, int *)) \
-    X(cuCtxRecordEvent, 13000, CUresult, (CUcontext, CUevent)) \
-    X(cuCtxResetPersistingL2Cache, 13000, CUresult, (void)) \
-    X(cuCtxSetCacheConfig, 13000, CUresult, (CUfunc_cache)) \
-    X(cuCtxSetCurrent, 13000, CUresult, (CUcontext)) \
-    X(cuCtxSetFlags, 13000, CUresult, (unsigned int)) \
-    X(cuCtxSetLimit, 13000, CUresult, (CUlimit, size_t)) \
-    X(cuCtxSetSharedMemConfig, 13000, CUresult, (CUsharedconfig)) \
-    X(cuCtxSynchronize, 13000, CUresult, (void)) \
-    X(cuCtxSynchronize_v2, 13000, CUresult, (CUcontext)) \
-    X(cuCtxWaitEvent, 13000, CUresult, (CUcontext, CUevent)) \
-    X(cuDestroyExternalMemory, 13000, CUresult, (CUexternalMemory)) \
-    X(cuDestroyExternalSemaphore, 13000, CUresult, (CUexternalSemaphore)) \
-    X(cuDevResourceGenerateDesc, 13000, CUresult, (CUdevResourceDesc *, CUdevResource *, unsigned int)) \
-    X(cuDevSmResourceSplitByCount, 13000, CUresult, (CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int)) \
-    X(cuDeviceCanAccessPeer, 13000, CUresult, (int *, CUdevice, CUdevice)) \
-    X(cuDeviceComputeCapability, 13000, CUresult, (int *, int *, CUdevice)) \
-    X(cuDeviceGetByPCIBusId, 13000, CUresult, (CUdevice *, const char *)) \
-    X(cuDeviceGetDefaultMemPool, 13000, CUresult, (CUmemoryPool *, CUdevice)) \
-    X(cuDeviceGetDevResource, 13000, CUresult, (CUdevice, CUdevResource *, CUdevResourceType)) \
-    X(cuDeviceGetExecAffinitySupport, 13000, CUresult, (int *, CUexecAffinityType, CUdevice)) \
-    X(cuDeviceGetGraphMemAttribute, 13000, CUresult, (CUdevice, CUgraphMem_attribute, void *)) \
-    X(cuDeviceGetHostAtomicCapabilities, 13000, CUresult, (unsigned int *, const CUatomicOperation *, unsigned int, CUdevice)) \
-    X(cuDeviceGetLuid, 13000, CUresult, (char *, unsigned int *, CUdevice)) \
-    X(cuDeviceGetMemPool, 13000, CUresult, (CUmemoryPool *, CUdevice)) \
-    X(cuDeviceGetNvSciSyncAttributes, 13000, CUresult, (void *, CUdevice, int)) \
-    X(cuDeviceGetP2PAtomicCapabilities, 13000, CUresult, (unsigned int *, const CUatomicOperation *, unsigned int, CUdevice, CUdevice)) \
-    X(cuDeviceGetP2PAttribute, 13000, CUresult, (int *, CUdevice_P2PAttribute, CUdevice, CUdevice)) \
-    X(cuDeviceGetPCIBusId, 13000, CUresult, (char *, int, CUdevice)) \
-    X(cuDeviceGetProperties, 13000, CUresult, (CUdevprop *, CUdevice)) \
-    X(cuDeviceGetTexture1DLinearMaxWidth, 13000, CUresult, (size_t *, CUarray_format, unsigned int, CUdevice)) \
-    X(cuDeviceGetUuid_v2, 13000, CUresult, (CUuuid *, CUdevice)) \
-    X(cuDeviceGraphMemTrim, 13000, CUresult, (CUdevice)) \
-    X(cuDevicePrimaryCtxGetState, 13000, CUresult, (CUdevice, unsigned int *, int *)) \
-    X(cuDevicePrimaryCtxReset_v2, 13000, CUresult, (CUdevice)) \
-    X(cuDevicePrimaryCtxSetFlags_v2, 13000, CUresult, (CUdevice, unsigned int)) \
-    X(cuDeviceRegisterAsyncNotification, 13000, CUresult, (CUdevice, CUasyncCallback, void *, CUasyncCallbackHandle *)) \
-    X(cuDeviceSetGraphMemAttribute, 13000, CUresult, (CUdevice, CUgraphMem_attribute, void *)) \
-    X(cuDeviceSetMemPool, 13000, CUresult, (CUdevice, CUmemoryPool)) \
-    X(cuDeviceUnregisterAsyncNotification, 13000, CUresult, (CUdevice, CUasyncCallbackHandle)) \
-    X(cuEventCreate, 13000, CUresult, (CUevent *, unsigned int)) \
-    X(cuEventDestroy_v2, 13000, CUresult, (CUevent)) \
-    X(cuEventElapsedTime_v2, 13000, CUresult, (float *, CUevent, CUevent)) \
-    X(cuEventQuery, 13000, CUresult, (CUevent)) \
-    X(cuEventRecord, 13000, CUresult, (CUevent, CUstream)) \
-    X(cuEventRecordWithFlags, 13000, CUresult, (CUevent, CUstream, unsigned int)) \
-    X(cuEventRecordWithFlags_ptsz, 13000, CUresult, (CUevent, CUstream, unsigned int)) \
-    X(cuEventRecord_ptsz, 13000, CUresult, (CUevent, CUstream)) \
-    X(cuEventSynchronize, 13000, CUresult, (CUevent)) \
-    X(cuExternalMemoryGetMappedBuffer, 13000, CUresult, (CUdeviceptr *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *)) \
-    X(cuExternalMemoryGetMappedMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *)) \
-    X(cuFlushGPUDirectRDMAWrites, 13000, CUresult, (CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope)) \
-    X(cuFuncGetAttribute, 13000, CUresult, (int *, CUfunction_attribute, CUfunction)) \
-    X(cuFuncGetModule, 13000, CUresult, (CUmodule *, CUfunction)) \
-    X(cuFuncGetName, 13000, CUresult, (const char **, CUfunction)) \
-    X(cuFuncGetParamInfo, 13000, CUresult, (CUfunction, size_t, size_t *, size_t *)) \
-    X(cuFuncIsLoaded, 13000, CUresult, (CUfunctionLoadingState *, CUfunction)) \
-    X(cuFuncLoad, 13000, CUresult, (CUfunction)) \
-    X(cuFuncSetAttribute, 13000, CUresult, (CUfunction, CUfunction_attribute, int)) \
-    X(cuFuncSetBlockShape, 13000, CUresult, (CUfunction, int, int, int)) \
-    X(cuFuncSetCacheConfig, 13000, CUresult, (CUfunction, CUfunc_cache)) \
-    X(cuFuncSetSharedMemConfig, 13000, CUresult, (CUfunction, CUsharedconfig)) \
-    X(cuFuncSetSharedSize, 13000, CUresult, (CUfunction, unsigned int)) \
-    X(cuGetExportTable, 13000, CUresult, (const void **, const CUuuid *)) \
-    X(cuGraphAddBatchMemOpNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
-    X(cuGraphAddChildGraphNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph)) \
-    X(cuGraphAddDependencies_v2, 13000, CUresult, (CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t)) \
-    X(cuGraphAddEmptyNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t)) \
-    X(cuGraphAddEventRecordNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
-    X(cuGraphAddEventWaitNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
-    X(cuGraphAddExternalSemaphoresSignalNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
-    X(cuGraphAddExternalSemaphoresWaitNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
-    X(cuGraphAddHostNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *)) \
-    X(cuGraphAddKernelNode_v2, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *)) \
-    X(cuGraphAddMemAllocNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *)) \
-    X(cuGraphAddMemFreeNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr)) \
-    X(cuGraphAddMemcpyNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, CUcontext)) \
-    X(cuGraphAddMemsetNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMSET_NODE_PARAMS *, CUcontext)) \
-    X(cuGraphAddNode_v2, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *)) \
-    X(cuGraphBatchMemOpNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
-    X(cuGraphBatchMemOpNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
-    X(cuGraphChildGraphNodeGetGraph, 13000, CUresult, (CUgraphNode, CUgraph *)) \
-    X(cuGraphClone, 13000, CUresult, (CUgraph *, CUgraph)) \
-    X(cuGraphConditionalHandleCreate, 13000, CUresult, (CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned int, unsigned int)) \
-    X(cuGraphCreate, 13000, CUresult, (CUgraph *, unsigned int)) \
-    X(cuGraphDebugDotPrint, 13000, CUresult, (CUgraph, const char *, unsigned int)) \
-    X(cuGraphDestroy, 13000, CUresult, (CUgraph)) \
-    X(cuGraphDestroyNode, 13000, CUresult, (CUgraphNode)) \
-    X(cuGraphEventRecordNodeGetEvent, 13000, CUresult, (CUgraphNode, CUevent *)) \
-    X(cuGraphEventRecordNodeSetEvent, 13000, CUresult, (CUgraphNode, CUevent)) \
-    X(cuGraphEventWaitNodeGetEvent, 13000, CUresult, (CUgraphNode, CUevent *)) \
-    X(cuGraphEventWaitNodeSetEvent, 13000, CUresult, (CUgraphNode, CUevent)) \
-    X(cuGraphExecBatchMemOpNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
-    X(cuGraphExecChildGraphNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, CUgraph)) \
-    X(cuGraphExecDestroy, 13000, CUresult, (CUgraphExec)) \
-    X(cuGraphExecEventRecordNodeSetEvent, 13000, CUresult, (CUgraphExec, CUgraphNode, CUevent)) \
-    X(cuGraphExecEventWaitNodeSetEvent, 13000, CUresult, (CUgraphExec, CUgraphNode, CUevent)) \
-    X(cuGraphExecExternalSemaphoresSignalNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
-    X(cuGraphExecExternalSemaphoresWaitNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
-    X(cuGraphExecGetFlags, 13000, CUresult, (CUgraphExec, cuuint64_t *)) \
-    X(cuGraphExecHostNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS *)) \
-    X(cuGraphExecKernelNodeSetParams_v2, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
-    X(cuGraphExecMemcpyNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext)) \
-    X(cuGraphExecMemsetNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, CUcontext)) \
-    X(cuGraphExecNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, CUgraphNodeParams *)) \
-    X(cuGraphExecUpdate_v2, 13000, CUresult, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *)) \
-    X(cuGraphExternalSemaphoresSignalNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
-    X(cuGraphExternalSemaphoresSignalNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
-    X(cuGraphExternalSemaphoresWaitNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
-    X(cuGraphExternalSemaphoresWaitNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
-    X(cuGraphGetEdges_v2, 13000, CUresult, (CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
-    X(cuGraphGetNodes, 13000, CUresult, (CUgraph, CUgraphNode *, size_t *)) \
-    X(cuGraphGetRootNodes, 13000, CUresult, (CUgraph, CUgraphNode *, size_t *)) \
-    X(cuGraphHostNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_HOST_NODE_PARAMS *)) \
-    X(cuGraphHostNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_HOST_NODE_PARAMS *)) \
-    X(cuGraphInstantiateWithFlags, 13000, CUresult, (CUgraphExec *, CUgraph, unsigned long long)) \
-    X(cuGraphInstantiateWithParams, 13000, CUresult, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
-    X(cuGraphInstantiateWithParams_ptsz, 13000, CUresult, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
-    X(cuGraphKernelNodeCopyAttributes, 13000, CUresult, (CUgraphNode, CUgraphNode)) \
-    X(cuGraphKernelNodeGetAttribute, 13000, CUresult, (CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *)) \
-    X(cuGraphKernelNodeGetParams_v2, 13000, CUresult, (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *)) \
-    X(cuGraphKernelNodeSetAttribute, 13000, CUresult, (CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue *)) \
-    X(cuGraphKernelNodeSetParams_v2, 13000, CUresult, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
-    X(cuGraphLaunch, 13000, CUresult, (CUgraphExec, CUstream)) \
-    X(cuGraphLaunch_ptsz, 13000, CUresult, (CUgraphExec, CUstream)) \
-    X(cuGraphMemAllocNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *)) \
-    X(cuGraphMemFreeNodeGetParams, 13000, CUresult, (CUgraphNode, CUdeviceptr *)) \
-    X(cuGraphMemcpyNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEMCPY3D *)) \
-    X(cuGraphMemcpyNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_MEMCPY3D *)) \
-    X(cuGraphMemsetNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
-    X(cuGraphMemsetNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *)) \
-    X(cuGraphNodeFindInClone, 13000, CUresult, (CUgraphNode *, CUgraphNode, CUgraph)) \
-    X(cuGraphNodeGetDependencies_v2, 13000, CUresult, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
-    X(cuGraphNodeGetDependentNodes_v2, 13000, CUresult, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
-    X(cuGraphNodeGetEnabled, 13000, CUresult, (CUgraphExec, CUgraphNode, unsigned int *)) \
-    X(cuGraphNodeGetType, 13000, CUresult, (CUgraphNode, CUgraphNodeType *)) \
-    X(cuGraphNodeSetEnabled, 13000, CUresult, (CUgraphExec, CUgraphNode, unsigned int)) \
-    X(cuGraphNodeSetParams, 13000, CUresult, (CUgraphNode, CUgraphNodeParams *)) \
-    X(cuGraphReleaseUserObject, 13000, CUresult, (CUgraph, CUuserObject, unsigned int)) \
-    X(cuGraphRemoveDependencies_v2, 13000, CUresult, (CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t)) \
-    X(cuGraphRetainUserObject, 13000, CUresult, (CUgraph, CUuserObject, unsigned int, unsigned int)) \
-    X(cuGraphUpload, 13000, CUresult, (CUgraphExec, CUstream)) \
-    X(cuGraphUpload_ptsz, 13000, CUresult, (CUgraphExec, CUstream)) \
-    X(cuGraphicsMapResources, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
-    X(cuGraphicsMapResources_ptsz, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
-    X(cuGraphicsResourceGetMappedMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUgraphicsResource)) \
-    X(cuGraphicsResourceGetMappedPointer_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUgraphicsResource)) \
-    X(cuGraphicsResourceSetMapFlags_v2, 13000, CUresult, (CUgraphicsResource, unsigned int)) \
-    X(cuGraphicsSubResourceGetMappedArray, 13000, CUresult, (CUarray *, CUgraphicsResource, unsigned int, unsigned int)) \
-    X(cuGraphicsUnmapResources, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
-    X(cuGraphicsUnmapResources_ptsz, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
-    X(cuGraphicsUnregisterResource, 13000, CUresult, (CUgraphicsResource)) \
-    X(cuGreenCtxCreate, 13000, CUresult, (CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int)) \
-    X(cuGreenCtxDestroy, 13000, CUresult, (CUgreenCtx)) \
-    X(cuGreenCtxGetDevResource, 13000, CUresult, (CUgreenCtx, CUdevResource *, CUdevResourceType)) \
-    X(cuGreenCtxGetId, 13000, CUresult, (CUgreenCtx, unsigned long long *)) \
-    X(cuGreenCtxRecordEvent, 13000, CUresult, (CUgreenCtx, CUevent)) \
-    X(cuGreenCtxStreamCreate, 13000, CUresult, (CUstream *, CUgreenCtx, unsigned int, int)) \
-    X(cuGreenCtxWaitEvent, 13000, CUresult, (CUgreenCtx, CUevent)) \
-    X(cuImportExternalMemory, 13000, CUresult, (CUexternalMemory *, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *)) \
-    X(cuImportExternalSemaphore, 13000, CUresult, (CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *)) \
-    X(cuIpcCloseMemHandle, 13000, CUresult, (CUdeviceptr)) \
-    X(cuIpcGetEventHandle, 13000, CUresult, (CUipcEventHandle *, CUevent)) \
-    X(cuIpcGetMemHandle, 13000, CUresult, (CUipcMemHandle *, CUdeviceptr)) \
-    X(cuIpcOpenEventHandle, 13000, CUresult, (CUevent *, CUipcEventHandle)) \
-    X(cuIpcOpenMemHandle_v2, 13000, CUresult, (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
-    X(cuKernelGetAttribute, 13000, CUresult, (int *, CUfunction_attribute, CUkernel, CUdevice)) \
-    X(cuKernelGetFunction, 13000, CUresult, (CUfunction *, CUkernel)) \
-    X(cuKernelGetLibrary, 13000, CUresult, (CUlibrary *, CUkernel)) \
-    X(cuKernelGetName, 13000, CUresult, (const char **, CUkernel)) \
-    X(cuKernelGetParamInfo, 13000, CUresult, (CUkernel, size_t, size_t *, size_t *)) \
-    X(cuKernelSetAttribute, 13000, CUresult, (CUfunction_attribute, int, CUkernel, CUdevice)) \
-    X(cuKernelSetCacheConfig, 13000, CUresult, (CUkernel, CUfunc_cache, CUdevice)) \
-    X(cuLaunch, 13000, CUresult, (CUfunction)) \
-    X(cuLaunchCooperativeKernel, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **)) \
-    X(cuLaunchCooperativeKernelMultiDevice, 13000, CUresult, (CUDA_LAUNCH_PARAMS *, unsigned int, unsigned int)) \
-    X(cuLaunchCooperativeKernel_ptsz, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **)) \
-    X(cuLaunchGrid, 13000, CUresult, (CUfunction, int, int)) \
-    X(cuLaunchGridAsync, 13000, CUresult, (CUfunction, int, int, CUstream)) \
-    X(cuLaunchHostFunc, 13000, CUresult, (CUstream, CUhostFn, void *)) \
-    X(cuLaunchHostFunc_ptsz, 13000, CUresult, (CUstream, CUhostFn, void *)) \
-    X(cuLaunchKernelEx, 13000, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **)) \
-    X(cuLaunchKernelEx_ptsz, 13000, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **)) \
-    X(cuLaunchKernel_ptsz, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)) \
-    X(cuLibraryEnumerateKernels, 13000, CUresult, (CUkernel *, unsigned int, CUlibrary)) \
-    X(cuLibraryGetGlobal, 13000, CUresult, (CUdeviceptr *, size_t *, CUlibrary, const char *)) \
-    X(cuLibraryGetKernel, 13000, CUresult, (CUkernel *, CUlibrary, const char *)) \
-    X(cuLibraryGetKernelCount, 13000, CUresult, (unsigned int *, CUlibrary)) \
-    X(cuLibraryGetManaged, 13000, CUresult, (CUdeviceptr *, size_t *, CUlibrary, const char *)) \
-    X(cuLibraryGetModule, 13000, CUresult, (CUmodule *, CUlibrary)) \
-    X(cuLibraryGetUnifiedFunction, 13000, CUresult, (void **, CUlibrary, const char *)) \
-    X(cuLibraryLoadData, 13000, CUresult, (CUlibrary *, const void *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int)) \
-    X(cuLibraryLoadFromFile, 13000, CUresult, (CUlibrary *, const char *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int)) \
-    X(cuLibraryUnload, 13000, CUresult, (CUlibrary)) \
-    X(cuLinkAddData_v2, 13000, CUresult, (CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int, CUjit_option *, void **)) \
-    X(cuLinkAddFile_v2, 13000, CUresult, (CUlinkState, CUjitInputType, const char *, unsigned int, CUjit_option *, void **)) \
-    X(cuLinkComplete, 13000, CUresult, (CUlinkState, void **, size_t *)) \
-    X(cuLinkCreate_v2, 13000, CUresult, (unsigned int, CUjit_option *, void **, CUlinkState *)) \
-    X(cuLinkDestroy, 13000, CUresult, (CUlinkState)) \
-    X(cuLogsCurrent, 13000, CUresult, (CUlogIterator *, unsigned int)) \
-    X(cuLogsDumpToFile, 13000, CUresult, (CUlogIterator *, const char *, unsigned int)) \
-    X(cuLogsDumpToMemory, 13000, CUresult, (CUlogIterator *, char *, size_t *, unsigned int)) \
-    X(cuLogsRegisterCallback, 13000, CUresult, (CUlogsCallback, void *, CUlogsCallbackHandle *)) \
-    X(cuLogsUnregisterCallback, 13000, CUresult, (CUlogsCallbackHandle)) \
-    X(cuMemAddressFree, 13000, CUresult, (CUdeviceptr, size_t)) \
-    X(cuMemAddressReserve, 13000, CUresult, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long)) \
-    X(cuMemAdvise_v2, 13000, CUresult, (CUdeviceptr, size_t, CUmem_advise, CUmemLocation)) \
-    X(cuMemAllocAsync, 13000, CUresult, (CUdeviceptr *, size_t, CUstream)) \
-    X(cuMemAllocAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t, CUstream)) \
-    X(cuMemAllocFromPoolAsync, 13000, CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
-    X(cuMemAllocFromPoolAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
-    X(cuMemAllocHost_v2, 13000, CUresult, (void **, size_t)) \
-    X(cuMemAllocManaged, 13000, CUresult, (CUdeviceptr *, size_t, unsigned int)) \
-    X(cuMemAllocPitch_v2, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, size_t, unsigned int)) \
-    X(cuMemAlloc_v2, 13000, CUresult, (CUdeviceptr *, size_t)) \
-    X(cuMemBatchDecompressAsync, 13000, CUresult, (CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream)) \
-    X(cuMemBatchDecompressAsync_ptsz, 13000, CUresult, (CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream)) \
-    X(cuMemCreate, 13000, CUresult, (CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long)) \
-    X(cuMemDiscardAndPrefetchBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemDiscardAndPrefetchBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemDiscardBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemDiscardBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemExportToShareableHandle, 13000, CUresult, (void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long)) \
-    X(cuMemFreeAsync, 13000, CUresult, (CUdeviceptr, CUstream)) \
-    X(cuMemFreeAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUstream)) \
-    X(cuMemFreeHost, 13000, CUresult, (void *)) \
-    X(cuMemFree_v2, 13000, CUresult, (CUdeviceptr)) \
-    X(cuMemGetAccess, 13000, CUresult, (unsigned long long *, const CUmemLocation *, CUdeviceptr)) \
-    X(cuMemGetAddressRange_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUdeviceptr)) \
-    X(cuMemGetAllocationGranularity, 13000, CUresult, (size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags)) \
-    X(cuMemGetAllocationPropertiesFromHandle, 13000, CUresult, (CUmemAllocationProp *, CUmemGenericAllocationHandle)) \
-    X(cuMemGetDefaultMemPool, 13000, CUresult, (CUmemoryPool *, CUmemLocation *, CUmemAllocationType)) \
-    X(cuMemGetHandleForAddressRange, 13000, CUresult, (void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long)) \
-    X(cuMemGetInfo_v2, 13000, CUresult, (size_t *, size_t *)) \
-    X(cuMemGetMemPool, 13000, CUresult, (CUmemoryPool *, CUmemLocation *, CUmemAllocationType)) \
-    X(cuMemHostAlloc, 13000, CUresult, (void **, size_t, unsigned int)) \
-    X(cuMemHostGetDevicePointer_v2, 13000, CUresult, (CUdeviceptr *, void *, unsigned int)) \
-    X(cuMemHostGetFlags, 13000, CUresult, (unsigned int *, void *)) \
-    X(cuMemHostRegister_v2, 13000, CUresult, (void *, size_t, unsigned int)) \
-    X(cuMemHostUnregister, 13000, CUresult, (void *)) \
-    X(cuMemImportFromShareableHandle, 13000, CUresult, (CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType)) \
-    X(cuMemMap, 13000, CUresult, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)) \
-    X(cuMemMapArrayAsync, 13000, CUresult, (CUarrayMapInfo *, unsigned int, CUstream)) \
-    X(cuMemMapArrayAsync_ptsz, 13000, CUresult, (CUarrayMapInfo *, unsigned int, CUstream)) \
-    X(cuMemPoolCreate, 13000, CUresult, (CUmemoryPool *, const CUmemPoolProps *)) \
-    X(cuMemPoolDestroy, 13000, CUresult, (CUmemoryPool)) \
-    X(cuMemPoolExportPointer, 13000, CUresult, (CUmemPoolPtrExportData *, CUdeviceptr)) \
-    X(cuMemPoolExportToShareableHandle, 13000, CUresult, (void *, CUmemoryPool, CUmemAllocationHandleType, unsigned long long)) \
-    X(cuMemPoolGetAccess, 13000, CUresult, (CUmemAccess_flags *, CUmemoryPool, CUmemLocation *)) \
-    X(cuMemPoolGetAttribute, 13000, CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
-    X(cuMemPoolImportFromShareableHandle, 13000, CUresult, (CUmemoryPool *, void *, CUmemAllocationHandleType, unsigned long long)) \
-    X(cuMemPoolImportPointer, 13000, CUresult, (CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *)) \
-    X(cuMemPoolSetAccess, 13000, CUresult, (CUmemoryPool, const CUmemAccessDesc *, size_t)) \
-    X(cuMemPoolSetAttribute, 13000, CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
-    X(cuMemPoolTrimTo, 13000, CUresult, (CUmemoryPool, size_t)) \
-    X(cuMemPrefetchAsync_v2, 13000, CUresult, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
-    X(cuMemPrefetchAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
-    X(cuMemPrefetchBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemPrefetchBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
-    X(cuMemRangeGetAttribute, 13000, CUresult, (void *, size_t, CUmem_range_attribute, CUdeviceptr, size_t)) \
-    X(cuMemRangeGetAttributes, 13000, CUresult, (void **, size_t *, CUmem_range_attribute *, size_t, CUdeviceptr, size_t)) \
-    X(cuMemRelease, 13000, CUresult, (CUmemGenericAllocationHandle)) \
-    X(cuMemRetainAllocationHandle, 13000, CUresult, (CUmemGenericAllocationHandle *, void *)) \
-    X(cuMemSetAccess, 13000, CUresult, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t)) \
-    X(cuMemSetMemPool, 13000, CUresult, (CUmemLocation *, CUmemAllocationType, CUmemoryPool)) \
-    X(cuMemUnmap, 13000, CUresult, (CUdeviceptr, size_t)) \
-    X(cuMemcpy, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
-    X(cuMemcpy2DAsync_v2, 13000, CUresult, (const CUDA_MEMCPY2D *, CUstream)) \
-    X(cuMemcpy2DAsync_v2_ptsz, 13000, CUresult, (const CUDA_MEMCPY2D *, CUstream)) \
-    X(cuMemcpy2DUnaligned_v2, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
-    X(cuMemcpy2DUnaligned_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
-    X(cuMemcpy2D_v2, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
-    X(cuMemcpy2D_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
-    X(cuMemcpy3DAsync_v2, 13000, CUresult, (const CUDA_MEMCPY3D *, CUstream)) \
-    X(cuMemcpy3DAsync_v2_ptsz, 13000, CUresult, (const CUDA_MEMCPY3D *, CUstream)) \
-    X(cuMemcpy3DBatchAsync_v2, 13000, CUresult, (size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream)) \
-    X(cuMemcpy3DBatchAsync_v2_ptsz, 13000, CUresult, (size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream)) \
-    X(cuMemcpy3DPeer, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *)) \
-    X(cuMemcpy3DPeerAsync, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *, CUstream)) \
-    X(cuMemcpy3DPeerAsync_ptsz, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *, CUstream)) \
-    X(cuMemcpy3DPeer_ptds, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *)) \
-    X(cuMemcpy3D_v2, 13000, CUresult, (const CUDA_MEMCPY3D *)) \
-    X(cuMemcpy3D_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY3D *)) \
-    X(cuMemcpyAsync, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyAtoA_v2, 13000, CUresult, (CUarray, size_t, CUarray, size_t, size_t)) \
-    X(cuMemcpyAtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, CUarray, size_t, size_t)) \
-    X(cuMemcpyAtoD_v2, 13000, CUresult, (CUdeviceptr, CUarray, size_t, size_t)) \
-    X(cuMemcpyAtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, CUarray, size_t, size_t)) \
-    X(cuMemcpyAtoHAsync_v2, 13000, CUresult, (void *, CUarray, size_t, size_t, CUstream)) \
-    X(cuMemcpyAtoHAsync_v2_ptsz, 13000, CUresult, (void *, CUarray, size_t, size_t, CUstream)) \
-    X(cuMemcpyAtoH_v2, 13000, CUresult, (void *, CUarray, size_t, size_t)) \
-    X(cuMemcpyAtoH_v2_ptds, 13000, CUresult, (void *, CUarray, size_t, size_t)) \
-    X(cuMemcpyBatchAsync_v2, 13000, CUresult, (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream)) \
-    X(cuMemcpyBatchAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream)) \
-    X(cuMemcpyDtoA_v2, 13000, CUresult, (CUarray, size_t, CUdeviceptr, size_t)) \
-    X(cuMemcpyDtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, CUdeviceptr, size_t)) \
-    X(cuMemcpyDtoDAsync_v2, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyDtoDAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyDtoD_v2, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
-    X(cuMemcpyDtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
-    X(cuMemcpyDtoHAsync_v2, 13000, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyDtoHAsync_v2_ptsz, 13000, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
-    X(cuMemcpyDtoH_v2, 13000, CUresult, (void *, CUdeviceptr, size_t)) \
-    X(cuMemcpyDtoH_v2_ptds, 13000, CUresult, (void *, CUdeviceptr, size_t)) \
-    X(cuMemcpyHtoAAsync_v2, 13000, CUresult, (CUarray, size_t, const void *, size_t, CUstream)) \
-    X(cuMemcpyHtoAAsync_v2_ptsz, 13000, CUresult, (CUarray, size_t, const void *, size_t, CUstream)) \
-    X(cuMemcpyHtoA_v2, 13000, CUresult, (CUarray, size_t, const void *, size_t)) \
-    X(cuMemcpyHtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, const void *, size_t)) \
-    X(cuMemcpyHtoDAsync_v2, 13000, CUresult, (CUdeviceptr, const void *, size_t, CUstream)) \
-    X(cuMemcpyHtoDAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, const void *, size_t, CUstream)) \
-    X(cuMemcpyHtoD_v2, 13000, CUresult, (CUdeviceptr, const void *, size_t)) \
-    X(cuMemcpyHtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, const void *, size_t)) \
-    X(cuMemcpyPeer, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
-    X(cuMemcpyPeerAsync, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
-    X(cuMemcpyPeerAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
-    X(cuMemcpyPeer_ptds, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
-    X(cuMemcpy_ptds, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
-    X(cuMemsetD16Async, 13000, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream)) \
-    X(cuMemsetD16Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream)) \
-    X(cuMemsetD16_v2, 13000, CUresult, (CUdeviceptr, unsigned short, size_t)) \
-    X(cuMemsetD16_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned short, size_t)) \
-    X(cuMemsetD2D16Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D16Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D16_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
-    X(cuMemsetD2D16_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
-    X(cuMemsetD2D32Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D32Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D32_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
-    X(cuMemsetD2D32_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
-    X(cuMemsetD2D8Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D8Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
-    X(cuMemsetD2D8_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
-    X(cuMemsetD2D8_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
-    X(cuMemsetD32Async, 13000, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream)) \
-    X(cuMemsetD32Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream)) \
-    X(cuMemsetD32_v2, 13000, CUresult, (CUdeviceptr, unsigned int, size_t)) \
-    X(cuMemsetD32_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned int, size_t)) \
-    X(cuMemsetD8Async, 13000, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-    X(cuMemsetD8Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-    X(cuMemsetD8_v2, 13000, CUresult, (CUdeviceptr, unsigned char, size_t)) \
-    X(cuMemsetD8_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned char, size_t)) \
-    X(cuMipmappedArrayCreate, 13000, CUresult, (CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int)) \
-    X(cuMipmappedArrayDestroy, 13000, CUresult, (CUmipmappedArray)) \
-    X(cuMipmappedArrayGetLevel, 13000, CUresult, (CUarray *, CUmipmappedArray, unsigned int)) \
-    X(cuMipmappedArrayGetMemoryRequirements, 13000, CUresult, (CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray, CUdevice)) \
-    X(cuMipmappedArrayGetSparseProperties, 13000, CUresult, (CUDA_ARRAY_SPARSE_PROPERTIES *, CUmipmappedArray)) \
-    X(cuModuleEnumerateFunctions, 13000, CUresult, (CUfunction *, unsigned int, CUmodule)) \
-    X(cuModuleGetFunctionCount, 13000, CUresult, (unsigned int *, CUmodule)) \
-    X(cuModuleGetGlobal_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUmodule, const char *)) \
-    X(cuModuleGetLoadingMode, 13000, CUresult, (CUmoduleLoadingMode *)) \
-    X(cuModuleGetSurfRef, 13000, CUresult, (CUsurfref *, CUmodule, const char *)) \
-    X(cuModuleGetTexRef, 13000, CUresult, (CUtexref *, CUmodule, const char *)) \
-    X(cuModuleLoad, 13000, CUresult, (CUmodule *, const char *)) \
-    X(cuModuleLoadDataEx, 13000, CUresult, (CUmodule *, const void *, unsigned int, CUjit_option *, void **)) \
-    X(cuModuleLoadFatBinary, 13000, CUresult, (CUmodule *, const void *)) \
-    X(cuMulticastAddDevice, 13000, CUresult, (CUmemGenericAllocationHandle, CUdevice)) \
-    X(cuMulticastBindAddr, 13000, CUresult, (CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long)) \
-    X(cuMulticastBindMem, 13000, CUresult, (CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long)) \
-    X(cuMulticastCreate, 13000, CUresult, (CUmemGenericAllocationHandle *, const CUmulticastObjectProp *)) \
-    X(cuMulticastGetGranularity, 13000, CUresult, (size_t *, const CUmulticastObjectProp *, CUmulticastGranularity_flags)) \
-    X(cuMulticastUnbind, 13000, CUresult, (CUmemGenericAllocationHandle, CUdevice, size_t, size_t)) \
-    X(cuOccupancyAvailableDynamicSMemPerBlock, 13000, CUresult, (size_t *, CUfunction, int, int)) \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 13000, CUresult, (int *, CUfunction, int, size_t)) \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 13000, CUresult, (int *, CUfunction, int, size_t, unsigned int)) \
-    X(cuOccupancyMaxActiveClusters, 13000, CUresult, (int *, CUfunction, const CUlaunchConfig *)) \
-    X(cuOccupancyMaxPotentialBlockSize, 13000, CUresult, (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int)) \
-    X(cuOccupancyMaxPotentialBlockSizeWithFlags, 13000, CUresult, (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int)) \
-    X(cuOccupancyMaxPotentialClusterSize, 13000, CUresult, (int *, CUfunction, const CUlaunchConfig *)) \
-    X(cuParamSetSize, 13000, CUresult, (CUfunction, unsigned int)) \
-    X(cuParamSetTexRef, 13000, CUresult, (CUfunction, int, CUtexref)) \
-    X(cuParamSetf, 13000, CUresult, (CUfunction, int, float)) \
-    X(cuParamSeti, 13000, CUresult, (CUfunction, int, unsigned int)) \
-    X(cuParamSetv, 13000, CUresult, (CUfunction, int, void *, unsigned int)) \
-    X(cuPointerGetAttribute, 13000, CUresult, (void *, CUpointer_attribute, CUdeviceptr)) \
-    X(cuPointerGetAttributes, 13000, CUresult, (unsigned int, CUpointer_attribute *, void **, CUdeviceptr)) \
-    X(cuPointerSetAttribute, 13000, CUresult, (const void *, CUpointer_attribute, CUdeviceptr)) \
-    X(cuProfilerInitialize, 13000, CUresult, (const char *, const char *, CUoutput_mode)) \
-    X(cuProfilerStart, 13000, CUresult, (void)) \
-    X(cuProfilerStop, 13000, CUresult, (void)) \
-    X(cuSignalExternalSemaphoresAsync, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream)) \
-    X(cuSignalExternalSemaphoresAsync_ptsz, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream)) \
-    X(cuStreamAddCallback, 13000, CUresult, (CUstream, CUstreamCallback, void *, unsigned int)) \
-    X(cuStreamAddCallback_ptsz, 13000, CUresult, (CUstream, CUstreamCallback, void *, unsigned int)) \
-    X(cuStreamAttachMemAsync, 13000, CUresult, (CUstream, CUdeviceptr, size_t, unsigned int)) \
-    X(cuStreamAttachMemAsync_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, size_t, unsigned int)) \
-    X(cuStreamBatchMemOp_v2, 13000, CUresult, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
-    X(cuStreamBatchMemOp_v2_ptsz, 13000, CUresult, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
-    X(cuStreamBeginCaptureToGraph, 13000, CUresult, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode)) \
-    X(cuStreamBeginCaptureToGraph_ptsz, 13000, CUresult, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode)) \
-    X(cuStreamBeginCapture_v2, 13000, CUresult, (CUstream, CUstreamCaptureMode)) \
-    X(cuStreamBeginCapture_v2_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureMode)) \
-    X(cuStreamCopyAttributes, 13000, CUresult, (CUstream, CUstream)) \
-    X(cuStreamCopyAttributes_ptsz, 13000, CUresult, (CUstream, CUstream)) \
-    X(cuStreamCreate, 13000, CUresult, (CUstream *, unsigned int)) \
-    X(cuStreamCreateWithPriority, 13000, CUresult, (CUstream *, unsigned int, int)) \
-    X(cuStreamDestroy_v2, 13000, CUresult, (CUstream)) \
-    X(cuStreamEndCapture, 13000, CUresult, (CUstream, CUgraph *)) \
-    X(cuStreamEndCapture_ptsz, 13000, CUresult, (CUstream, CUgraph *)) \
-    X(cuStreamGetAttribute, 13000, CUresult, (CUstream, CUstreamAttrID, CUstreamAttrValue *)) \
-    X(cuStreamGetAttribute_ptsz, 13000, CUresult, (CUstream, CUstreamAttrID, CUstreamAttrValue *)) \
-    X(cuStreamGetCaptureInfo_v3, 13000, CUresult, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
-    X(cuStreamGetCaptureInfo_v3_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
-    X(cuStreamGetCtx, 13000, CUresult, (CUstream, CUcontext *)) \
-    X(cuStreamGetCtx_ptsz, 13000, CUresult, (CUstream, CUcontext *)) \
-    X(cuStreamGetCtx_v2, 13000, CUresult, (CUstream, CUcontext *, CUgreenCtx *)) \
-    X(cuStreamGetCtx_v2_ptsz, 13000, CUresult, (CUstream, CUcontext *, CUgreenCtx *)) \
-    X(cuStreamGetDevice, 13000, CUresult, (CUstream, CUdevice *)) \
-    X(cuStreamGetDevice_ptsz, 13000, CUresult, (CUstream, CUdevice *)) \
-    X(cuStreamGetFlags, 13000, CUresult, (CUstream, unsigned int *)) \
-    X(cuStreamGetFlags_ptsz, 13000, CUresult, (CUstream, unsigned int *)) \
-    X(cuStreamGetGreenCtx, 13000, CUresult, (CUstream, CUgreenCtx *)) \
-    X(cuStreamGetId, 13000, CUresult, (CUstream, unsigned long long *)) \
-    X(cuStreamGetId_ptsz, 13000, CUresult, (CUstream, unsigned long long *)) \
-    X(cuStreamGetPriority, 13000, CUresult, (CUstream, int *)) \
-    X(cuStreamGetPriority_ptsz, 13000, CUresult, (CUstream, int *)) \
-    X(cuStreamIsCapturing, 13000, CUresult, (CUstream, CUstreamCaptureStatus *)) \
-    X(cuStreamIsCapturing_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureStatus *)) \
-    X(cuStreamQuery, 13000, CUresult, (CUstream)) \
-    X(cuStreamQuery_ptsz, 13000, CUresult, (CUstream)) \
-    X(cuStreamSetAttribute, 13000, CUresult, (CUstream, CUstreamAttrID, const CUstreamAttrValue *)) \
-    X(cuStreamSetAttribute_ptsz, 13000, CUresult, (CUstream, CUstreamAttrID, const CUstreamAttrValue *)) \
-    X(cuStreamSynchronize, 13000, CUresult, (CUstream)) \
-    X(cuStreamSynchronize_ptsz, 13000, CUresult, (CUstream)) \
-    X(cuStreamUpdateCaptureDependencies_v2, 13000, CUresult, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int)) \
-    X(cuStreamUpdateCaptureDependencies_v2_ptsz, 13000, CUresult, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int)) \
-    X(cuStreamWaitEvent, 13000, CUresult, (CUstream, CUevent, unsigned int)) \
-    X(cuStreamWaitEvent_ptsz, 13000, CUresult, (CUstream, CUevent, unsigned int)) \
-    X(cuStreamWaitValue32_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
-    X(cuStreamWaitValue32_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
-    X(cuStreamWaitValue64_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
-    X(cuStreamWaitValue64_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
-    X(cuStreamWriteValue32_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
-    X(cuStreamWriteValue32_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
-    X(cuStreamWriteValue64_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
-    X(cuStreamWriteValue64_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
-    X(cuSurfObjectCreate, 13000, CUresult, (CUsurfObject *, const CUDA_RESOURCE_DESC *)) \
-    X(cuSurfObjectDestroy, 13000, CUresult, (CUsurfObject)) \
-    X(cuSurfObjectGetResourceDesc, 13000, CUresult, (CUDA_RESOURCE_DESC *, CUsurfObject)) \
-    X(cuSurfRefGetArray, 13000, CUresult, (CUarray *, CUsurfref)) \
-    X(cuSurfRefSetArray, 13000, CUresult, (CUsurfref, CUarray, unsigned int)) \
-    X(cuTensorMapEncodeIm2col, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
-    X(cuTensorMapEncodeIm2colWide, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, int, int, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
-    X(cuTensorMapEncodeTiled, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
-    X(cuTensorMapReplaceAddress, 13000, CUresult, (CUtensorMap *, void *)) \
-    X(cuTexObjectCreate, 13000, CUresult, (CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *)) \
-    X(cuTexObjectDestroy, 13000, CUresult, (CUtexObject)) \
-    X(cuTexObjectGetResourceDesc, 13000, CUresult, (CUDA_RESOURCE_DESC *, CUtexObject)) \
-    X(cuTexObjectGetResourceViewDesc, 13000, CUresult, (CUDA_RESOURCE_VIEW_DESC *, CUtexObject)) \
-    X(cuTexObjectGetTextureDesc, 13000, CUresult, (CUDA_TEXTURE_DESC *, CUtexObject)) \
-    X(cuTexRefCreate, 13000, CUresult, (CUtexref *)) \
-    X(cuTexRefDestroy, 13000, CUresult, (CUtexref)) \
-    X(cuTexRefGetAddressMode, 13000, CUresult, (CUaddress_mode *, CUtexref, int)) \
-    X(cuTexRefGetAddress_v2, 13000, CUresult, (CUdeviceptr *, CUtexref)) \
-    X(cuTexRefGetArray, 13000, CUresult, (CUarray *, CUtexref)) \
-    X(cuTexRefGetBorderColor, 13000, CUresult, (float *, CUtexref)) \
-    X(cuTexRefGetFilterMode, 13000, CUresult, (CUfilter_mode *, CUtexref)) \
-    X(cuTexRefGetFlags, 13000, CUresult, (unsigned int *, CUtexref)) \
-    X(cuTexRefGetFormat, 13000, CUresult, (CUarray_format *, int *, CUtexref)) \
-    X(cuTexRefGetMaxAnisotropy, 13000, CUresult, (int *, CUtexref)) \
-    X(cuTexRefGetMipmapFilterMode, 13000, CUresult, (CUfilter_mode *, CUtexref)) \
-    X(cuTexRefGetMipmapLevelBias, 13000, CUresult, (float *, CUtexref)) \
-    X(cuTexRefGetMipmapLevelClamp, 13000, CUresult, (float *, float *, CUtexref)) \
-    X(cuTexRefGetMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUtexref)) \
-    X(cuTexRefSetAddress2D_v3, 13000, CUresult, (CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t)) \
-    X(cuTexRefSetAddressMode, 13000, CUresult, (CUtexref, int, CUaddress_mode)) \
-    X(cuTexRefSetAddress_v2, 13000, CUresult, (size_t *, CUtexref, CUdeviceptr, size_t)) \
-    X(cuTexRefSetArray, 13000, CUresult, (CUtexref, CUarray, unsigned int)) \
-    X(cuTexRefSetBorderColor, 13000, CUresult, (CUtexref, float *)) \
-    X(cuTexRefSetFilterMode, 13000, CUresult, (CUtexref, CUfilter_mode)) \
-    X(cuTexRefSetFlags, 13000, CUresult, (CUtexref, unsigned int)) \
-    X(cuTexRefSetFormat, 13000, CUresult, (CUtexref, CUarray_format, int)) \
-    X(cuTexRefSetMaxAnisotropy, 13000, CUresult, (CUtexref, unsigned int)) \
-    X(cuTexRefSetMipmapFilterMode, 13000, CUresult, (CUtexref, CUfilter_mode)) \
-    X(cuTexRefSetMipmapLevelBias, 13000, CUresult, (CUtexref, float)) \
-    X(cuTexRefSetMipmapLevelClamp, 13000, CUresult, (CUtexref, float, float)) \
-    X(cuTexRefSetMipmappedArray, 13000, CUresult, (CUtexref, CUmipmappedArray, unsigned int)) \
-    X(cuThreadExchangeStreamCaptureMode, 13000, CUresult, (CUstreamCaptureMode *)) \
-    X(cuUserObjectCreate, 13000, CUresult, (CUuserObject *, void *, CUhostFn, unsigned int, unsigned int)) \
-    X(cuUserObjectRelease, 13000, CUresult, (CUuserObject, unsigned int)) \
-    X(cuUserObjectRetain, 13000, CUresult, (CUuserObject, unsigned int)) \
-    X(cuWaitExternalSemaphoresAsync, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream)) \
-    X(cuWaitExternalSemaphoresAsync_ptsz, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream)) \
+    X(cuArray3DCreate_v2, cuArray3DCreate_v2, 13000, CUresult, (CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *)) \
+    X(cuArray3DGetDescriptor_v2, cuArray3DGetDescriptor_v2, 13000, CUresult, (CUDA_ARRAY3D_DESCRIPTOR *, CUarray)) \
+    X(cuArrayCreate_v2, cuArrayCreate_v2, 13000, CUresult, (CUarray *, const CUDA_ARRAY_DESCRIPTOR *)) \
+    X(cuArrayDestroy, cuArrayDestroy, 13000, CUresult, (CUarray)) \
+    X(cuArrayGetDescriptor_v2, cuArrayGetDescriptor_v2, 13000, CUresult, (CUDA_ARRAY_DESCRIPTOR *, CUarray)) \
+    X(cuArrayGetMemoryRequirements, cuArrayGetMemoryRequirements, 13000, CUresult, (CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice)) \
+    X(cuArrayGetPlane, cuArrayGetPlane, 13000, CUresult, (CUarray *, CUarray, unsigned int)) \
+    X(cuArrayGetSparseProperties, cuArrayGetSparseProperties, 13000, CUresult, (CUDA_ARRAY_SPARSE_PROPERTIES *, CUarray)) \
+    X(cuCheckpointProcessCheckpoint, cuCheckpointProcessCheckpoint, 13000, CUresult, (int, CUcheckpointCheckpointArgs *)) \
+    X(cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetRestoreThreadId, 13000, CUresult, (int, int *)) \
+    X(cuCheckpointProcessGetState, cuCheckpointProcessGetState, 13000, CUresult, (int, CUprocessState *)) \
+    X(cuCheckpointProcessLock, cuCheckpointProcessLock, 13000, CUresult, (int, CUcheckpointLockArgs *)) \
+    X(cuCheckpointProcessRestore, cuCheckpointProcessRestore, 13000, CUresult, (int, CUcheckpointRestoreArgs *)) \
+    X(cuCheckpointProcessUnlock, cuCheckpointProcessUnlock, 13000, CUresult, (int, CUcheckpointUnlockArgs *)) \
+    X(cuCoredumpGetAttribute, cuCoredumpGetAttribute, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
+    X(cuCoredumpGetAttributeGlobal, cuCoredumpGetAttributeGlobal, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
+    X(cuCoredumpSetAttribute, cuCoredumpSetAttribute, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
+    X(cuCoredumpSetAttributeGlobal, cuCoredumpSetAttributeGlobal, 13000, CUresult, (CUcoredumpSettings, void *, size_t *)) \
+    X(cuCtxAttach, cuCtxAttach, 13000, CUresult, (CUcontext *, unsigned int)) \
+    X(cuCtxCreate_v4, cuCtxCreate_v4, 13000, CUresult, (CUcontext *, CUctxCreateParams *, unsigned int, CUdevice)) \
+    X(cuCtxDestroy_v2, cuCtxDestroy_v2, 13000, CUresult, (CUcontext)) \
+    X(cuCtxDetach, cuCtxDetach, 13000, CUresult, (CUcontext)) \
+    X(cuCtxDisablePeerAccess, cuCtxDisablePeerAccess, 13000, CUresult, (CUcontext)) \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 13000, CUresult, (CUcontext, unsigned int)) \
+    X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 13000, CUresult, (CUcontext *, CUgreenCtx)) \
+    X(cuCtxGetApiVersion, cuCtxGetApiVersion, 13000, CUresult, (CUcontext, unsigned int *)) \
+    X(cuCtxGetCacheConfig, cuCtxGetCacheConfig, 13000, CUresult, (CUfunc_cache *)) \
+    X(cuCtxGetDevResource, cuCtxGetDevResource, 13000, CUresult, (CUcontext, CUdevResource *, CUdevResourceType)) \
+    X(cuCtxGetDevice, cuCtxGetDevice, 13000, CUresult, (CUdevice *)) \
+    X(cuCtxGetDevice_v2, cuCtxGetDevice_v2, 13000, CUresult, (CUdevice *, CUcontext)) \
+    X(cuCtxGetExecAffinity, cuCtxGetExecAffinity, 13000, CUresult, (CUexecAffinityParam *, CUexecAffinityType)) \
+    X(cuCtxGetFlags, cuCtxGetFlags, 13000, CUresult, (unsigned int *)) \
+    X(cuCtxGetId, cuCtxGetId, 13000, CUresult, (CUcontext, unsigned long long *)) \
+    X(cuCtxGetLimit, cuCtxGetLimit, 13000, CUresult, (size_t *, CUlimit)) \
+    X(cuCtxGetSharedMemConfig, cuCtxGetSharedMemConfig, 13000, CUresult, (CUsharedconfig *)) \
+    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 13000, CUresult, (int *, int *)) \
+    X(cuCtxRecordEvent, cuCtxRecordEvent, 13000, CUresult, (CUcontext, CUevent)) \
+    X(cuCtxResetPersistingL2Cache, cuCtxResetPersistingL2Cache, 13000, CUresult, (void)) \
+    X(cuCtxSetCacheConfig, cuCtxSetCacheConfig, 13000, CUresult, (CUfunc_cache)) \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, 13000, CUresult, (CUcontext)) \
+    X(cuCtxSetFlags, cuCtxSetFlags, 13000, CUresult, (unsigned int)) \
+    X(cuCtxSetLimit, cuCtxSetLimit, 13000, CUresult, (CUlimit, size_t)) \
+    X(cuCtxSetSharedMemConfig, cuCtxSetSharedMemConfig, 13000, CUresult, (CUsharedconfig)) \
+    X(cuCtxSynchronize, cuCtxSynchronize, 13000, CUresult, (void)) \
+    X(cuCtxSynchronize_v2, cuCtxSynchronize_v2, 13000, CUresult, (CUcontext)) \
+    X(cuCtxWaitEvent, cuCtxWaitEvent, 13000, CUresult, (CUcontext, CUevent)) \
+    X(cuDestroyExternalMemory, cuDestroyExternalMemory, 13000, CUresult, (CUexternalMemory)) \
+    X(cuDestroyExternalSemaphore, cuDestroyExternalSemaphore, 13000, CUresult, (CUexternalSemaphore)) \
+    X(cuDevResourceGenerateDesc, cuDevResourceGenerateDesc, 13000, CUresult, (CUdevResourceDesc *, CUdevResource *, unsigned int)) \
+    X(cuDevSmResourceSplitByCount, cuDevSmResourceSplitByCount, 13000, CUresult, (CUdevResource *, unsigned int *, const CUdevResource *, CUdevResource *, unsigned int, unsigned int)) \
+    X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 13000, CUresult, (int *, CUdevice, CUdevice)) \
+    X(cuDeviceComputeCapability, cuDeviceComputeCapability, 13000, CUresult, (int *, int *, CUdevice)) \
+    X(cuDeviceGetByPCIBusId, cuDeviceGetByPCIBusId, 13000, CUresult, (CUdevice *, const char *)) \
+    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 13000, CUresult, (CUmemoryPool *, CUdevice)) \
+    X(cuDeviceGetDevResource, cuDeviceGetDevResource, 13000, CUresult, (CUdevice, CUdevResource *, CUdevResourceType)) \
+    X(cuDeviceGetExecAffinitySupport, cuDeviceGetExecAffinitySupport, 13000, CUresult, (int *, CUexecAffinityType, CUdevice)) \
+    X(cuDeviceGetGraphMemAttribute, cuDeviceGetGraphMemAttribute, 13000, CUresult, (CUdevice, CUgraphMem_attribute, void *)) \
+    X(cuDeviceGetHostAtomicCapabilities, cuDeviceGetHostAtomicCapabilities, 13000, CUresult, (unsigned int *, const CUatomicOperation *, unsigned int, CUdevice)) \
+    X(cuDeviceGetLuid, cuDeviceGetLuid, 13000, CUresult, (char *, unsigned int *, CUdevice)) \
+    X(cuDeviceGetMemPool, cuDeviceGetMemPool, 13000, CUresult, (CUmemoryPool *, CUdevice)) \
+    X(cuDeviceGetNvSciSyncAttributes, cuDeviceGetNvSciSyncAttributes, 13000, CUresult, (void *, CUdevice, int)) \
+    X(cuDeviceGetP2PAtomicCapabilities, cuDeviceGetP2PAtomicCapabilities, 13000, CUresult, (unsigned int *, const CUatomicOperation *, unsigned int, CUdevice, CUdevice)) \
+    X(cuDeviceGetP2PAttribute, cuDeviceGetP2PAttribute, 13000, CUresult, (int *, CUdevice_P2PAttribute, CUdevice, CUdevice)) \
+    X(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId, 13000, CUresult, (char *, int, CUdevice)) \
+    X(cuDeviceGetProperties, cuDeviceGetProperties, 13000, CUresult, (CUdevprop *, CUdevice)) \
+    X(cuDeviceGetTexture1DLinearMaxWidth, cuDeviceGetTexture1DLinearMaxWidth, 13000, CUresult, (size_t *, CUarray_format, unsigned int, CUdevice)) \
+    X(cuDeviceGetUuid_v2, cuDeviceGetUuid_v2, 13000, CUresult, (CUuuid *, CUdevice)) \
+    X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 13000, CUresult, (CUdevice)) \
+    X(cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState, 13000, CUresult, (CUdevice, unsigned int *, int *)) \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset_v2, 13000, CUresult, (CUdevice)) \
+    X(cuDevicePrimaryCtxSetFlags_v2, cuDevicePrimaryCtxSetFlags_v2, 13000, CUresult, (CUdevice, unsigned int)) \
+    X(cuDeviceRegisterAsyncNotification, cuDeviceRegisterAsyncNotification, 13000, CUresult, (CUdevice, CUasyncCallback, void *, CUasyncCallbackHandle *)) \
+    X(cuDeviceSetGraphMemAttribute, cuDeviceSetGraphMemAttribute, 13000, CUresult, (CUdevice, CUgraphMem_attribute, void *)) \
+    X(cuDeviceSetMemPool, cuDeviceSetMemPool, 13000, CUresult, (CUdevice, CUmemoryPool)) \
+    X(cuDeviceUnregisterAsyncNotification, cuDeviceUnregisterAsyncNotification, 13000, CUresult, (CUdevice, CUasyncCallbackHandle)) \
+    X(cuEventCreate, cuEventCreate, 13000, CUresult, (CUevent *, unsigned int)) \
+    X(cuEventDestroy_v2, cuEventDestroy_v2, 13000, CUresult, (CUevent)) \
+    X(cuEventElapsedTime_v2, cuEventElapsedTime_v2, 13000, CUresult, (float *, CUevent, CUevent)) \
+    X(cuEventQuery, cuEventQuery, 13000, CUresult, (CUevent)) \
+    X(cuEventRecord, cuEventRecord, 13000, CUresult, (CUevent, CUstream)) \
+    X(cuEventRecordWithFlags, cuEventRecordWithFlags, 13000, CUresult, (CUevent, CUstream, unsigned int)) \
+    X(ptsz_cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz, 13000, CUresult, (CUevent, CUstream, unsigned int)) \
+    X(ptsz_cuEventRecord, cuEventRecord_ptsz, 13000, CUresult, (CUevent, CUstream)) \
+    X(cuEventSynchronize, cuEventSynchronize, 13000, CUresult, (CUevent)) \
+    X(cuExternalMemoryGetMappedBuffer, cuExternalMemoryGetMappedBuffer, 13000, CUresult, (CUdeviceptr *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *)) \
+    X(cuExternalMemoryGetMappedMipmappedArray, cuExternalMemoryGetMappedMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC *)) \
+    X(cuFlushGPUDirectRDMAWrites, cuFlushGPUDirectRDMAWrites, 13000, CUresult, (CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope)) \
+    X(cuFuncGetAttribute, cuFuncGetAttribute, 13000, CUresult, (int *, CUfunction_attribute, CUfunction)) \
+    X(cuFuncGetModule, cuFuncGetModule, 13000, CUresult, (CUmodule *, CUfunction)) \
+    X(cuFuncGetName, cuFuncGetName, 13000, CUresult, (const char **, CUfunction)) \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 13000, CUresult, (CUfunction, size_t, size_t *, size_t *)) \
+    X(cuFuncIsLoaded, cuFuncIsLoaded, 13000, CUresult, (CUfunctionLoadingState *, CUfunction)) \
+    X(cuFuncLoad, cuFuncLoad, 13000, CUresult, (CUfunction)) \
+    X(cuFuncSetAttribute, cuFuncSetAttribute, 13000, CUresult, (CUfunction, CUfunction_attribute, int)) \
+    X(cuFuncSetBlockShape, cuFuncSetBlockShape, 13000, CUresult, (CUfunction, int, int, int)) \
+    X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 13000, CUresult, (CUfunction, CUfunc_cache)) \
+    X(cuFuncSetSharedMemConfig, cuFuncSetSharedMemConfig, 13000, CUresult, (CUfunction, CUsharedconfig)) \
+    X(cuFuncSetSharedSize, cuFuncSetSharedSize, 13000, CUresult, (CUfunction, unsigned int)) \
+    X(cuGetExportTable, cuGetExportTable, 13000, CUresult, (const void **, const CUuuid *)) \
+    X(cuGraphAddBatchMemOpNode, cuGraphAddBatchMemOpNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
+    X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph)) \
+    X(cuGraphAddDependencies_v2, cuGraphAddDependencies_v2, 13000, CUresult, (CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t)) \
+    X(cuGraphAddEmptyNode, cuGraphAddEmptyNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t)) \
+    X(cuGraphAddEventRecordNode, cuGraphAddEventRecordNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
+    X(cuGraphAddEventWaitNode, cuGraphAddEventWaitNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
+    X(cuGraphAddExternalSemaphoresSignalNode, cuGraphAddExternalSemaphoresSignalNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
+    X(cuGraphAddExternalSemaphoresWaitNode, cuGraphAddExternalSemaphoresWaitNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
+    X(cuGraphAddHostNode, cuGraphAddHostNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *)) \
+    X(cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *)) \
+    X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *)) \
+    X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr)) \
+    X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, CUcontext)) \
+    X(cuGraphAddMemsetNode, cuGraphAddMemsetNode, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMSET_NODE_PARAMS *, CUcontext)) \
+    X(cuGraphAddNode_v2, cuGraphAddNode_v2, 13000, CUresult, (CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *)) \
+    X(cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
+    X(cuGraphBatchMemOpNodeSetParams, cuGraphBatchMemOpNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 13000, CUresult, (CUgraphNode, CUgraph *)) \
+    X(cuGraphClone, cuGraphClone, 13000, CUresult, (CUgraph *, CUgraph)) \
+    X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate, 13000, CUresult, (CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned int, unsigned int)) \
+    X(cuGraphCreate, cuGraphCreate, 13000, CUresult, (CUgraph *, unsigned int)) \
+    X(cuGraphDebugDotPrint, cuGraphDebugDotPrint, 13000, CUresult, (CUgraph, const char *, unsigned int)) \
+    X(cuGraphDestroy, cuGraphDestroy, 13000, CUresult, (CUgraph)) \
+    X(cuGraphDestroyNode, cuGraphDestroyNode, 13000, CUresult, (CUgraphNode)) \
+    X(cuGraphEventRecordNodeGetEvent, cuGraphEventRecordNodeGetEvent, 13000, CUresult, (CUgraphNode, CUevent *)) \
+    X(cuGraphEventRecordNodeSetEvent, cuGraphEventRecordNodeSetEvent, 13000, CUresult, (CUgraphNode, CUevent)) \
+    X(cuGraphEventWaitNodeGetEvent, cuGraphEventWaitNodeGetEvent, 13000, CUresult, (CUgraphNode, CUevent *)) \
+    X(cuGraphEventWaitNodeSetEvent, cuGraphEventWaitNodeSetEvent, 13000, CUresult, (CUgraphNode, CUevent)) \
+    X(cuGraphExecBatchMemOpNodeSetParams, cuGraphExecBatchMemOpNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *)) \
+    X(cuGraphExecChildGraphNodeSetParams, cuGraphExecChildGraphNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, CUgraph)) \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 13000, CUresult, (CUgraphExec)) \
+    X(cuGraphExecEventRecordNodeSetEvent, cuGraphExecEventRecordNodeSetEvent, 13000, CUresult, (CUgraphExec, CUgraphNode, CUevent)) \
+    X(cuGraphExecEventWaitNodeSetEvent, cuGraphExecEventWaitNodeSetEvent, 13000, CUresult, (CUgraphExec, CUgraphNode, CUevent)) \
+    X(cuGraphExecExternalSemaphoresSignalNodeSetParams, cuGraphExecExternalSemaphoresSignalNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
+    X(cuGraphExecExternalSemaphoresWaitNodeSetParams, cuGraphExecExternalSemaphoresWaitNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
+    X(cuGraphExecGetFlags, cuGraphExecGetFlags, 13000, CUresult, (CUgraphExec, cuuint64_t *)) \
+    X(cuGraphExecHostNodeSetParams, cuGraphExecHostNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS *)) \
+    X(cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams_v2, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
+    X(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext)) \
+    X(cuGraphExecMemsetNodeSetParams, cuGraphExecMemsetNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, CUcontext)) \
+    X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 13000, CUresult, (CUgraphExec, CUgraphNode, CUgraphNodeParams *)) \
+    X(cuGraphExecUpdate_v2, cuGraphExecUpdate_v2, 13000, CUresult, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *)) \
+    X(cuGraphExternalSemaphoresSignalNodeGetParams, cuGraphExternalSemaphoresSignalNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
+    X(cuGraphExternalSemaphoresSignalNodeSetParams, cuGraphExternalSemaphoresSignalNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *)) \
+    X(cuGraphExternalSemaphoresWaitNodeGetParams, cuGraphExternalSemaphoresWaitNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
+    X(cuGraphExternalSemaphoresWaitNodeSetParams, cuGraphExternalSemaphoresWaitNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS *)) \
+    X(cuGraphGetEdges_v2, cuGraphGetEdges_v2, 13000, CUresult, (CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
+    X(cuGraphGetNodes, cuGraphGetNodes, 13000, CUresult, (CUgraph, CUgraphNode *, size_t *)) \
+    X(cuGraphGetRootNodes, cuGraphGetRootNodes, 13000, CUresult, (CUgraph, CUgraphNode *, size_t *)) \
+    X(cuGraphHostNodeGetParams, cuGraphHostNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_HOST_NODE_PARAMS *)) \
+    X(cuGraphHostNodeSetParams, cuGraphHostNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_HOST_NODE_PARAMS *)) \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 13000, CUresult, (CUgraphExec *, CUgraph, unsigned long long)) \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 13000, CUresult, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
+    X(ptsz_cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz, 13000, CUresult, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
+    X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 13000, CUresult, (CUgraphNode, CUgraphNode)) \
+    X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 13000, CUresult, (CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *)) \
+    X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams_v2, 13000, CUresult, (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *)) \
+    X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 13000, CUresult, (CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue *)) \
+    X(cuGraphKernelNodeSetParams_v2, cuGraphKernelNodeSetParams_v2, 13000, CUresult, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
+    X(cuGraphLaunch, cuGraphLaunch, 13000, CUresult, (CUgraphExec, CUstream)) \
+    X(ptsz_cuGraphLaunch, cuGraphLaunch_ptsz, 13000, CUresult, (CUgraphExec, CUstream)) \
+    X(cuGraphMemAllocNodeGetParams, cuGraphMemAllocNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS *)) \
+    X(cuGraphMemFreeNodeGetParams, cuGraphMemFreeNodeGetParams, 13000, CUresult, (CUgraphNode, CUdeviceptr *)) \
+    X(cuGraphMemcpyNodeGetParams, cuGraphMemcpyNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEMCPY3D *)) \
+    X(cuGraphMemcpyNodeSetParams, cuGraphMemcpyNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_MEMCPY3D *)) \
+    X(cuGraphMemsetNodeGetParams, cuGraphMemsetNodeGetParams, 13000, CUresult, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
+    X(cuGraphMemsetNodeSetParams, cuGraphMemsetNodeSetParams, 13000, CUresult, (CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *)) \
+    X(cuGraphNodeFindInClone, cuGraphNodeFindInClone, 13000, CUresult, (CUgraphNode *, CUgraphNode, CUgraph)) \
+    X(cuGraphNodeGetDependencies_v2, cuGraphNodeGetDependencies_v2, 13000, CUresult, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
+    X(cuGraphNodeGetDependentNodes_v2, cuGraphNodeGetDependentNodes_v2, 13000, CUresult, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
+    X(cuGraphNodeGetEnabled, cuGraphNodeGetEnabled, 13000, CUresult, (CUgraphExec, CUgraphNode, unsigned int *)) \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 13000, CUresult, (CUgraphNode, CUgraphNodeType *)) \
+    X(cuGraphNodeSetEnabled, cuGraphNodeSetEnabled, 13000, CUresult, (CUgraphExec, CUgraphNode, unsigned int)) \
+    X(cuGraphNodeSetParams, cuGraphNodeSetParams, 13000, CUresult, (CUgraphNode, CUgraphNodeParams *)) \
+    X(cuGraphReleaseUserObject, cuGraphReleaseUserObject, 13000, CUresult, (CUgraph, CUuserObject, unsigned int)) \
+    X(cuGraphRemoveDependencies_v2, cuGraphRemoveDependencies_v2, 13000, CUresult, (CUgraph, const CUgraphNode *, const CUgraphNode *, const CUgraphEdgeData *, size_t)) \
+    X(cuGraphRetainUserObject, cuGraphRetainUserObject, 13000, CUresult, (CUgraph, CUuserObject, unsigned int, unsigned int)) \
+    X(cuGraphUpload, cuGraphUpload, 13000, CUresult, (CUgraphExec, CUstream)) \
+    X(ptsz_cuGraphUpload, cuGraphUpload_ptsz, 13000, CUresult, (CUgraphExec, CUstream)) \
+    X(cuGraphicsMapResources, cuGraphicsMapResources, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
+    X(ptsz_cuGraphicsMapResources, cuGraphicsMapResources_ptsz, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
+    X(cuGraphicsResourceGetMappedMipmappedArray, cuGraphicsResourceGetMappedMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUgraphicsResource)) \
+    X(cuGraphicsResourceGetMappedPointer_v2, cuGraphicsResourceGetMappedPointer_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUgraphicsResource)) \
+    X(cuGraphicsResourceSetMapFlags_v2, cuGraphicsResourceSetMapFlags_v2, 13000, CUresult, (CUgraphicsResource, unsigned int)) \
+    X(cuGraphicsSubResourceGetMappedArray, cuGraphicsSubResourceGetMappedArray, 13000, CUresult, (CUarray *, CUgraphicsResource, unsigned int, unsigned int)) \
+    X(cuGraphicsUnmapResources, cuGraphicsUnmapResources, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
+    X(ptsz_cuGraphicsUnmapResources, cuGraphicsUnmapResources_ptsz, 13000, CUresult, (unsigned int, CUgraphicsResource *, CUstream)) \
+    X(cuGraphicsUnregisterResource, cuGraphicsUnregisterResource, 13000, CUresult, (CUgraphicsResource)) \
+    X(cuGreenCtxCreate, cuGreenCtxCreate, 13000, CUresult, (CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int)) \
+    X(cuGreenCtxDestroy, cuGreenCtxDestroy, 13000, CUresult, (CUgreenCtx)) \
+    X(cuGreenCtxGetDevResource, cuGreenCtxGetDevResource, 13000, CUresult, (CUgreenCtx, CUdevResource *, CUdevResourceType)) \
+    X(cuGreenCtxGetId, cuGreenCtxGetId, 13000, CUresult, (CUgreenCtx, unsigned long long *)) \
+    X(cuGreenCtxRecordEvent, cuGreenCtxRecordEvent, 13000, CUresult, (CUgreenCtx, CUevent)) \
+    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 13000, CUresult, (CUstream *, CUgreenCtx, unsigned int, int)) \
+    X(cuGreenCtxWaitEvent, cuGreenCtxWaitEvent, 13000, CUresult, (CUgreenCtx, CUevent)) \
+    X(cuImportExternalMemory, cuImportExternalMemory, 13000, CUresult, (CUexternalMemory *, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *)) \
+    X(cuImportExternalSemaphore, cuImportExternalSemaphore, 13000, CUresult, (CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC *)) \
+    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 13000, CUresult, (CUdeviceptr)) \
+    X(cuIpcGetEventHandle, cuIpcGetEventHandle, 13000, CUresult, (CUipcEventHandle *, CUevent)) \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 13000, CUresult, (CUipcMemHandle *, CUdeviceptr)) \
+    X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, 13000, CUresult, (CUevent *, CUipcEventHandle)) \
+    X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle_v2, 13000, CUresult, (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
+    X(cuKernelGetAttribute, cuKernelGetAttribute, 13000, CUresult, (int *, CUfunction_attribute, CUkernel, CUdevice)) \
+    X(cuKernelGetFunction, cuKernelGetFunction, 13000, CUresult, (CUfunction *, CUkernel)) \
+    X(cuKernelGetLibrary, cuKernelGetLibrary, 13000, CUresult, (CUlibrary *, CUkernel)) \
+    X(cuKernelGetName, cuKernelGetName, 13000, CUresult, (const char **, CUkernel)) \
+    X(cuKernelGetParamInfo, cuKernelGetParamInfo, 13000, CUresult, (CUkernel, size_t, size_t *, size_t *)) \
+    X(cuKernelSetAttribute, cuKernelSetAttribute, 13000, CUresult, (CUfunction_attribute, int, CUkernel, CUdevice)) \
+    X(cuKernelSetCacheConfig, cuKernelSetCacheConfig, 13000, CUresult, (CUkernel, CUfunc_cache, CUdevice)) \
+    X(cuLaunch, cuLaunch, 13000, CUresult, (CUfunction)) \
+    X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **)) \
+    X(cuLaunchCooperativeKernelMultiDevice, cuLaunchCooperativeKernelMultiDevice, 13000, CUresult, (CUDA_LAUNCH_PARAMS *, unsigned int, unsigned int)) \
+    X(ptsz_cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **)) \
+    X(cuLaunchGrid, cuLaunchGrid, 13000, CUresult, (CUfunction, int, int)) \
+    X(cuLaunchGridAsync, cuLaunchGridAsync, 13000, CUresult, (CUfunction, int, int, CUstream)) \
+    X(cuLaunchHostFunc, cuLaunchHostFunc, 13000, CUresult, (CUstream, CUhostFn, void *)) \
+    X(ptsz_cuLaunchHostFunc, cuLaunchHostFunc_ptsz, 13000, CUresult, (CUstream, CUhostFn, void *)) \
+    X(cuLaunchKernelEx, cuLaunchKernelEx, 13000, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **)) \
+    X(ptsz_cuLaunchKernelEx, cuLaunchKernelEx_ptsz, 13000, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **)) \
+    X(ptsz_cuLaunchKernel, cuLaunchKernel_ptsz, 13000, CUresult, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)) \
+    X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, 13000, CUresult, (CUkernel *, unsigned int, CUlibrary)) \
+    X(cuLibraryGetGlobal, cuLibraryGetGlobal, 13000, CUresult, (CUdeviceptr *, size_t *, CUlibrary, const char *)) \
+    X(cuLibraryGetKernel, cuLibraryGetKernel, 13000, CUresult, (CUkernel *, CUlibrary, const char *)) \
+    X(cuLibraryGetKernelCount, cuLibraryGetKernelCount, 13000, CUresult, (unsigned int *, CUlibrary)) \
+    X(cuLibraryGetManaged, cuLibraryGetManaged, 13000, CUresult, (CUdeviceptr *, size_t *, CUlibrary, const char *)) \
+    X(cuLibraryGetModule, cuLibraryGetModule, 13000, CUresult, (CUmodule *, CUlibrary)) \
+    X(cuLibraryGetUnifiedFunction, cuLibraryGetUnifiedFunction, 13000, CUresult, (void **, CUlibrary, const char *)) \
+    X(cuLibraryLoadData, cuLibraryLoadData, 13000, CUresult, (CUlibrary *, const void *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int)) \
+    X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 13000, CUresult, (CUlibrary *, const char *, CUjit_option *, void **, unsigned int, CUlibraryOption *, void **, unsigned int)) \
+    X(cuLibraryUnload, cuLibraryUnload, 13000, CUresult, (CUlibrary)) \
+    X(cuLinkAddData_v2, cuLinkAddData_v2, 13000, CUresult, (CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned int, CUjit_option *, void **)) \
+    X(cuLinkAddFile_v2, cuLinkAddFile_v2, 13000, CUresult, (CUlinkState, CUjitInputType, const char *, unsigned int, CUjit_option *, void **)) \
+    X(cuLinkComplete, cuLinkComplete, 13000, CUresult, (CUlinkState, void **, size_t *)) \
+    X(cuLinkCreate_v2, cuLinkCreate_v2, 13000, CUresult, (unsigned int, CUjit_option *, void **, CUlinkState *)) \
+    X(cuLinkDestroy, cuLinkDestroy, 13000, CUresult, (CUlinkState)) \
+    X(cuLogsCurrent, cuLogsCurrent, 13000, CUresult, (CUlogIterator *, unsigned int)) \
+    X(cuLogsDumpToFile, cuLogsDumpToFile, 13000, CUresult, (CUlogIterator *, const char *, unsigned int)) \
+    X(cuLogsDumpToMemory, cuLogsDumpToMemory, 13000, CUresult, (CUlogIterator *, char *, size_t *, unsigned int)) \
+    X(cuLogsRegisterCallback, cuLogsRegisterCallback, 13000, CUresult, (CUlogsCallback, void *, CUlogsCallbackHandle *)) \
+    X(cuLogsUnregisterCallback, cuLogsUnregisterCallback, 13000, CUresult, (CUlogsCallbackHandle)) \
+    X(cuMemAddressFree, cuMemAddressFree, 13000, CUresult, (CUdeviceptr, size_t)) \
+    X(cuMemAddressReserve, cuMemAddressReserve, 13000, CUresult, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long)) \
+    X(cuMemAdvise_v2, cuMemAdvise_v2, 13000, CUresult, (CUdeviceptr, size_t, CUmem_advise, CUmemLocation)) \
+    X(cuMemAllocAsync, cuMemAllocAsync, 13000, CUresult, (CUdeviceptr *, size_t, CUstream)) \
+    X(ptsz_cuMemAllocAsync, cuMemAllocAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t, CUstream)) \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 13000, CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
+    X(ptsz_cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
+    X(cuMemAllocHost_v2, cuMemAllocHost_v2, 13000, CUresult, (void **, size_t)) \
+    X(cuMemAllocManaged, cuMemAllocManaged, 13000, CUresult, (CUdeviceptr *, size_t, unsigned int)) \
+    X(cuMemAllocPitch_v2, cuMemAllocPitch_v2, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, size_t, unsigned int)) \
+    X(cuMemAlloc_v2, cuMemAlloc_v2, 13000, CUresult, (CUdeviceptr *, size_t)) \
+    X(cuMemBatchDecompressAsync, cuMemBatchDecompressAsync, 13000, CUresult, (CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream)) \
+    X(ptsz_cuMemBatchDecompressAsync, cuMemBatchDecompressAsync_ptsz, 13000, CUresult, (CUmemDecompressParams *, size_t, unsigned int, size_t *, CUstream)) \
+    X(cuMemCreate, cuMemCreate, 13000, CUresult, (CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long)) \
+    X(cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(ptsz_cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(cuMemDiscardBatchAsync, cuMemDiscardBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(ptsz_cuMemDiscardBatchAsync, cuMemDiscardBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 13000, CUresult, (void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long)) \
+    X(cuMemFreeAsync, cuMemFreeAsync, 13000, CUresult, (CUdeviceptr, CUstream)) \
+    X(ptsz_cuMemFreeAsync, cuMemFreeAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUstream)) \
+    X(cuMemFreeHost, cuMemFreeHost, 13000, CUresult, (void *)) \
+    X(cuMemFree_v2, cuMemFree_v2, 13000, CUresult, (CUdeviceptr)) \
+    X(cuMemGetAccess, cuMemGetAccess, 13000, CUresult, (unsigned long long *, const CUmemLocation *, CUdeviceptr)) \
+    X(cuMemGetAddressRange_v2, cuMemGetAddressRange_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUdeviceptr)) \
+    X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 13000, CUresult, (size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags)) \
+    X(cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle, 13000, CUresult, (CUmemAllocationProp *, CUmemGenericAllocationHandle)) \
+    X(cuMemGetDefaultMemPool, cuMemGetDefaultMemPool, 13000, CUresult, (CUmemoryPool *, CUmemLocation *, CUmemAllocationType)) \
+    X(cuMemGetHandleForAddressRange, cuMemGetHandleForAddressRange, 13000, CUresult, (void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long)) \
+    X(cuMemGetInfo_v2, cuMemGetInfo_v2, 13000, CUresult, (size_t *, size_t *)) \
+    X(cuMemGetMemPool, cuMemGetMemPool, 13000, CUresult, (CUmemoryPool *, CUmemLocation *, CUmemAllocationType)) \
+    X(cuMemHostAlloc, cuMemHostAlloc, 13000, CUresult, (void **, size_t, unsigned int)) \
+    X(cuMemHostGetDevicePointer_v2, cuMemHostGetDevicePointer_v2, 13000, CUresult, (CUdeviceptr *, void *, unsigned int)) \
+    X(cuMemHostGetFlags, cuMemHostGetFlags, 13000, CUresult, (unsigned int *, void *)) \
+    X(cuMemHostRegister_v2, cuMemHostRegister_v2, 13000, CUresult, (void *, size_t, unsigned int)) \
+    X(cuMemHostUnregister, cuMemHostUnregister, 13000, CUresult, (void *)) \
+    X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 13000, CUresult, (CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType)) \
+    X(cuMemMap, cuMemMap, 13000, CUresult, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)) \
+    X(cuMemMapArrayAsync, cuMemMapArrayAsync, 13000, CUresult, (CUarrayMapInfo *, unsigned int, CUstream)) \
+    X(ptsz_cuMemMapArrayAsync, cuMemMapArrayAsync_ptsz, 13000, CUresult, (CUarrayMapInfo *, unsigned int, CUstream)) \
+    X(cuMemPoolCreate, cuMemPoolCreate, 13000, CUresult, (CUmemoryPool *, const CUmemPoolProps *)) \
+    X(cuMemPoolDestroy, cuMemPoolDestroy, 13000, CUresult, (CUmemoryPool)) \
+    X(cuMemPoolExportPointer, cuMemPoolExportPointer, 13000, CUresult, (CUmemPoolPtrExportData *, CUdeviceptr)) \
+    X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 13000, CUresult, (void *, CUmemoryPool, CUmemAllocationHandleType, unsigned long long)) \
+    X(cuMemPoolGetAccess, cuMemPoolGetAccess, 13000, CUresult, (CUmemAccess_flags *, CUmemoryPool, CUmemLocation *)) \
+    X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 13000, CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
+    X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 13000, CUresult, (CUmemoryPool *, void *, CUmemAllocationHandleType, unsigned long long)) \
+    X(cuMemPoolImportPointer, cuMemPoolImportPointer, 13000, CUresult, (CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *)) \
+    X(cuMemPoolSetAccess, cuMemPoolSetAccess, 13000, CUresult, (CUmemoryPool, const CUmemAccessDesc *, size_t)) \
+    X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 13000, CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
+    X(cuMemPoolTrimTo, cuMemPoolTrimTo, 13000, CUresult, (CUmemoryPool, size_t)) \
+    X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2, 13000, CUresult, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
+    X(ptsz_cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
+    X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(ptsz_cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync_ptsz, 13000, CUresult, (CUdeviceptr *, size_t *, size_t, CUmemLocation *, size_t *, size_t, unsigned long long, CUstream)) \
+    X(cuMemRangeGetAttribute, cuMemRangeGetAttribute, 13000, CUresult, (void *, size_t, CUmem_range_attribute, CUdeviceptr, size_t)) \
+    X(cuMemRangeGetAttributes, cuMemRangeGetAttributes, 13000, CUresult, (void **, size_t *, CUmem_range_attribute *, size_t, CUdeviceptr, size_t)) \
+    X(cuMemRelease, cuMemRelease, 13000, CUresult, (CUmemGenericAllocationHandle)) \
+    X(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, 13000, CUresult, (CUmemGenericAllocationHandle *, void *)) \
+    X(cuMemSetAccess, cuMemSetAccess, 13000, CUresult, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t)) \
+    X(cuMemSetMemPool, cuMemSetMemPool, 13000, CUresult, (CUmemLocation *, CUmemAllocationType, CUmemoryPool)) \
+    X(cuMemUnmap, cuMemUnmap, 13000, CUresult, (CUdeviceptr, size_t)) \
+    X(cuMemcpy, cuMemcpy, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
+    X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2, 13000, CUresult, (const CUDA_MEMCPY2D *, CUstream)) \
+    X(ptsz_cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, 13000, CUresult, (const CUDA_MEMCPY2D *, CUstream)) \
+    X(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
+    X(ptds_cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
+    X(cuMemcpy2D_v2, cuMemcpy2D_v2, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
+    X(ptds_cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY2D *)) \
+    X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2, 13000, CUresult, (const CUDA_MEMCPY3D *, CUstream)) \
+    X(ptsz_cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz, 13000, CUresult, (const CUDA_MEMCPY3D *, CUstream)) \
+    X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync_v2, 13000, CUresult, (size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream)) \
+    X(ptsz_cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync_v2_ptsz, 13000, CUresult, (size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream)) \
+    X(cuMemcpy3DPeer, cuMemcpy3DPeer, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *)) \
+    X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *, CUstream)) \
+    X(ptsz_cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *, CUstream)) \
+    X(ptds_cuMemcpy3DPeer, cuMemcpy3DPeer_ptds, 13000, CUresult, (const CUDA_MEMCPY3D_PEER *)) \
+    X(cuMemcpy3D_v2, cuMemcpy3D_v2, 13000, CUresult, (const CUDA_MEMCPY3D *)) \
+    X(ptds_cuMemcpy3D_v2, cuMemcpy3D_v2_ptds, 13000, CUresult, (const CUDA_MEMCPY3D *)) \
+    X(cuMemcpyAsync, cuMemcpyAsync, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(ptsz_cuMemcpyAsync, cuMemcpyAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(cuMemcpyAtoA_v2, cuMemcpyAtoA_v2, 13000, CUresult, (CUarray, size_t, CUarray, size_t, size_t)) \
+    X(ptds_cuMemcpyAtoA_v2, cuMemcpyAtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, CUarray, size_t, size_t)) \
+    X(cuMemcpyAtoD_v2, cuMemcpyAtoD_v2, 13000, CUresult, (CUdeviceptr, CUarray, size_t, size_t)) \
+    X(ptds_cuMemcpyAtoD_v2, cuMemcpyAtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, CUarray, size_t, size_t)) \
+    X(cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync_v2, 13000, CUresult, (void *, CUarray, size_t, size_t, CUstream)) \
+    X(ptsz_cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync_v2_ptsz, 13000, CUresult, (void *, CUarray, size_t, size_t, CUstream)) \
+    X(cuMemcpyAtoH_v2, cuMemcpyAtoH_v2, 13000, CUresult, (void *, CUarray, size_t, size_t)) \
+    X(ptds_cuMemcpyAtoH_v2, cuMemcpyAtoH_v2_ptds, 13000, CUresult, (void *, CUarray, size_t, size_t)) \
+    X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync_v2, 13000, CUresult, (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream)) \
+    X(ptsz_cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream)) \
+    X(cuMemcpyDtoA_v2, cuMemcpyDtoA_v2, 13000, CUresult, (CUarray, size_t, CUdeviceptr, size_t)) \
+    X(ptds_cuMemcpyDtoA_v2, cuMemcpyDtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, CUdeviceptr, size_t)) \
+    X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(ptsz_cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(cuMemcpyDtoD_v2, cuMemcpyDtoD_v2, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
+    X(ptds_cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
+    X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2, 13000, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
+    X(ptsz_cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, 13000, CUresult, (void *, CUdeviceptr, size_t, CUstream)) \
+    X(cuMemcpyDtoH_v2, cuMemcpyDtoH_v2, 13000, CUresult, (void *, CUdeviceptr, size_t)) \
+    X(ptds_cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, 13000, CUresult, (void *, CUdeviceptr, size_t)) \
+    X(cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync_v2, 13000, CUresult, (CUarray, size_t, const void *, size_t, CUstream)) \
+    X(ptsz_cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync_v2_ptsz, 13000, CUresult, (CUarray, size_t, const void *, size_t, CUstream)) \
+    X(cuMemcpyHtoA_v2, cuMemcpyHtoA_v2, 13000, CUresult, (CUarray, size_t, const void *, size_t)) \
+    X(ptds_cuMemcpyHtoA_v2, cuMemcpyHtoA_v2_ptds, 13000, CUresult, (CUarray, size_t, const void *, size_t)) \
+    X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2, 13000, CUresult, (CUdeviceptr, const void *, size_t, CUstream)) \
+    X(ptsz_cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, 13000, CUresult, (CUdeviceptr, const void *, size_t, CUstream)) \
+    X(cuMemcpyHtoD_v2, cuMemcpyHtoD_v2, 13000, CUresult, (CUdeviceptr, const void *, size_t)) \
+    X(ptds_cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, 13000, CUresult, (CUdeviceptr, const void *, size_t)) \
+    X(cuMemcpyPeer, cuMemcpyPeer, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+    X(ptsz_cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+    X(ptds_cuMemcpyPeer, cuMemcpyPeer_ptds, 13000, CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
+    X(ptds_cuMemcpy, cuMemcpy_ptds, 13000, CUresult, (CUdeviceptr, CUdeviceptr, size_t)) \
+    X(cuMemsetD16Async, cuMemsetD16Async, 13000, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+    X(ptsz_cuMemsetD16Async, cuMemsetD16Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+    X(cuMemsetD16_v2, cuMemsetD16_v2, 13000, CUresult, (CUdeviceptr, unsigned short, size_t)) \
+    X(ptds_cuMemsetD16_v2, cuMemsetD16_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned short, size_t)) \
+    X(cuMemsetD2D16Async, cuMemsetD2D16Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
+    X(ptsz_cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
+    X(cuMemsetD2D16_v2, cuMemsetD2D16_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
+    X(ptds_cuMemsetD2D16_v2, cuMemsetD2D16_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
+    X(cuMemsetD2D32Async, cuMemsetD2D32Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
+    X(ptsz_cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
+    X(cuMemsetD2D32_v2, cuMemsetD2D32_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
+    X(ptds_cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
+    X(cuMemsetD2D8Async, cuMemsetD2D8Async, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
+    X(ptsz_cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
+    X(cuMemsetD2D8_v2, cuMemsetD2D8_v2, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
+    X(ptds_cuMemsetD2D8_v2, cuMemsetD2D8_v2_ptds, 13000, CUresult, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
+    X(cuMemsetD32Async, cuMemsetD32Async, 13000, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream)) \
+    X(ptsz_cuMemsetD32Async, cuMemsetD32Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream)) \
+    X(cuMemsetD32_v2, cuMemsetD32_v2, 13000, CUresult, (CUdeviceptr, unsigned int, size_t)) \
+    X(ptds_cuMemsetD32_v2, cuMemsetD32_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned int, size_t)) \
+    X(cuMemsetD8Async, cuMemsetD8Async, 13000, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+    X(ptsz_cuMemsetD8Async, cuMemsetD8Async_ptsz, 13000, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+    X(cuMemsetD8_v2, cuMemsetD8_v2, 13000, CUresult, (CUdeviceptr, unsigned char, size_t)) \
+    X(ptds_cuMemsetD8_v2, cuMemsetD8_v2_ptds, 13000, CUresult, (CUdeviceptr, unsigned char, size_t)) \
+    X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 13000, CUresult, (CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int)) \
+    X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 13000, CUresult, (CUmipmappedArray)) \
+    X(cuMipmappedArrayGetLevel, cuMipmappedArrayGetLevel, 13000, CUresult, (CUarray *, CUmipmappedArray, unsigned int)) \
+    X(cuMipmappedArrayGetMemoryRequirements, cuMipmappedArrayGetMemoryRequirements, 13000, CUresult, (CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray, CUdevice)) \
+    X(cuMipmappedArrayGetSparseProperties, cuMipmappedArrayGetSparseProperties, 13000, CUresult, (CUDA_ARRAY_SPARSE_PROPERTIES *, CUmipmappedArray)) \
+    X(cuModuleEnumerateFunctions, cuModuleEnumerateFunctions, 13000, CUresult, (CUfunction *, unsigned int, CUmodule)) \
+    X(cuModuleGetFunctionCount, cuModuleGetFunctionCount, 13000, CUresult, (unsigned int *, CUmodule)) \
+    X(cuModuleGetGlobal_v2, cuModuleGetGlobal_v2, 13000, CUresult, (CUdeviceptr *, size_t *, CUmodule, const char *)) \
+    X(cuModuleGetLoadingMode, cuModuleGetLoadingMode, 13000, CUresult, (CUmoduleLoadingMode *)) \
+    X(cuModuleGetSurfRef, cuModuleGetSurfRef, 13000, CUresult, (CUsurfref *, CUmodule, const char *)) \
+    X(cuModuleGetTexRef, cuModuleGetTexRef, 13000, CUresult, (CUtexref *, CUmodule, const char *)) \
+    X(cuModuleLoad, cuModuleLoad, 13000, CUresult, (CUmodule *, const char *)) \
+    X(cuModuleLoadDataEx, cuModuleLoadDataEx, 13000, CUresult, (CUmodule *, const void *, unsigned int, CUjit_option *, void **)) \
+    X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, 13000, CUresult, (CUmodule *, const void *)) \
+    X(cuMulticastAddDevice, cuMulticastAddDevice, 13000, CUresult, (CUmemGenericAllocationHandle, CUdevice)) \
+    X(cuMulticastBindAddr, cuMulticastBindAddr, 13000, CUresult, (CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long)) \
+    X(cuMulticastBindMem, cuMulticastBindMem, 13000, CUresult, (CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long)) \
+    X(cuMulticastCreate, cuMulticastCreate, 13000, CUresult, (CUmemGenericAllocationHandle *, const CUmulticastObjectProp *)) \
+    X(cuMulticastGetGranularity, cuMulticastGetGranularity, 13000, CUresult, (size_t *, const CUmulticastObjectProp *, CUmulticastGranularity_flags)) \
+    X(cuMulticastUnbind, cuMulticastUnbind, 13000, CUresult, (CUmemGenericAllocationHandle, CUdevice, size_t, size_t)) \
+    X(cuOccupancyAvailableDynamicSMemPerBlock, cuOccupancyAvailableDynamicSMemPerBlock, 13000, CUresult, (size_t *, CUfunction, int, int)) \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, 13000, CUresult, (int *, CUfunction, int, size_t)) \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 13000, CUresult, (int *, CUfunction, int, size_t, unsigned int)) \
+    X(cuOccupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, 13000, CUresult, (int *, CUfunction, const CUlaunchConfig *)) \
+    X(cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize, 13000, CUresult, (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int)) \
+    X(cuOccupancyMaxPotentialBlockSizeWithFlags, cuOccupancyMaxPotentialBlockSizeWithFlags, 13000, CUresult, (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int)) \
+    X(cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxPotentialClusterSize, 13000, CUresult, (int *, CUfunction, const CUlaunchConfig *)) \
+    X(cuParamSetSize, cuParamSetSize, 13000, CUresult, (CUfunction, unsigned int)) \
+    X(cuParamSetTexRef, cuParamSetTexRef, 13000, CUresult, (CUfunction, int, CUtexref)) \
+    X(cuParamSetf, cuParamSetf, 13000, CUresult, (CUfunction, int, float)) \
+    X(cuParamSeti, cuParamSeti, 13000, CUresult, (CUfunction, int, unsigned int)) \
+    X(cuParamSetv, cuParamSetv, 13000, CUresult, (CUfunction, int, void *, unsigned int)) \
+    X(cuPointerGetAttribute, cuPointerGetAttribute, 13000, CUresult, (void *, CUpointer_attribute, CUdeviceptr)) \
+    X(cuPointerGetAttributes, cuPointerGetAttributes, 13000, CUresult, (unsigned int, CUpointer_attribute *, void **, CUdeviceptr)) \
+    X(cuPointerSetAttribute, cuPointerSetAttribute, 13000, CUresult, (const void *, CUpointer_attribute, CUdeviceptr)) \
+    X(cuProfilerInitialize, cuProfilerInitialize, 13000, CUresult, (const char *, const char *, CUoutput_mode)) \
+    X(cuProfilerStart, cuProfilerStart, 13000, CUresult, (void)) \
+    X(cuProfilerStop, cuProfilerStop, 13000, CUresult, (void)) \
+    X(cuSignalExternalSemaphoresAsync, cuSignalExternalSemaphoresAsync, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream)) \
+    X(ptsz_cuSignalExternalSemaphoresAsync, cuSignalExternalSemaphoresAsync_ptsz, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *, unsigned int, CUstream)) \
+    X(cuStreamAddCallback, cuStreamAddCallback, 13000, CUresult, (CUstream, CUstreamCallback, void *, unsigned int)) \
+    X(ptsz_cuStreamAddCallback, cuStreamAddCallback_ptsz, 13000, CUresult, (CUstream, CUstreamCallback, void *, unsigned int)) \
+    X(cuStreamAttachMemAsync, cuStreamAttachMemAsync, 13000, CUresult, (CUstream, CUdeviceptr, size_t, unsigned int)) \
+    X(ptsz_cuStreamAttachMemAsync, cuStreamAttachMemAsync_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, size_t, unsigned int)) \
+    X(cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2, 13000, CUresult, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+    X(ptsz_cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2_ptsz, 13000, CUresult, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 13000, CUresult, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode)) \
+    X(ptsz_cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz, 13000, CUresult, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode)) \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2, 13000, CUresult, (CUstream, CUstreamCaptureMode)) \
+    X(ptsz_cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureMode)) \
+    X(cuStreamCopyAttributes, cuStreamCopyAttributes, 13000, CUresult, (CUstream, CUstream)) \
+    X(ptsz_cuStreamCopyAttributes, cuStreamCopyAttributes_ptsz, 13000, CUresult, (CUstream, CUstream)) \
+    X(cuStreamCreate, cuStreamCreate, 13000, CUresult, (CUstream *, unsigned int)) \
+    X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 13000, CUresult, (CUstream *, unsigned int, int)) \
+    X(cuStreamDestroy_v2, cuStreamDestroy_v2, 13000, CUresult, (CUstream)) \
+    X(cuStreamEndCapture, cuStreamEndCapture, 13000, CUresult, (CUstream, CUgraph *)) \
+    X(ptsz_cuStreamEndCapture, cuStreamEndCapture_ptsz, 13000, CUresult, (CUstream, CUgraph *)) \
+    X(cuStreamGetAttribute, cuStreamGetAttribute, 13000, CUresult, (CUstream, CUstreamAttrID, CUstreamAttrValue *)) \
+    X(ptsz_cuStreamGetAttribute, cuStreamGetAttribute_ptsz, 13000, CUresult, (CUstream, CUstreamAttrID, CUstreamAttrValue *)) \
+    X(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3, 13000, CUresult, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+    X(ptsz_cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+    X(cuStreamGetCtx, cuStreamGetCtx, 13000, CUresult, (CUstream, CUcontext *)) \
+    X(ptsz_cuStreamGetCtx, cuStreamGetCtx_ptsz, 13000, CUresult, (CUstream, CUcontext *)) \
+    X(cuStreamGetCtx_v2, cuStreamGetCtx_v2, 13000, CUresult, (CUstream, CUcontext *, CUgreenCtx *)) \
+    X(ptsz_cuStreamGetCtx_v2, cuStreamGetCtx_v2_ptsz, 13000, CUresult, (CUstream, CUcontext *, CUgreenCtx *)) \
+    X(cuStreamGetDevice, cuStreamGetDevice, 13000, CUresult, (CUstream, CUdevice *)) \
+    X(ptsz_cuStreamGetDevice, cuStreamGetDevice_ptsz, 13000, CUresult, (CUstream, CUdevice *)) \
+    X(cuStreamGetFlags, cuStreamGetFlags, 13000, CUresult, (CUstream, unsigned int *)) \
+    X(ptsz_cuStreamGetFlags, cuStreamGetFlags_ptsz, 13000, CUresult, (CUstream, unsigned int *)) \
+    X(cuStreamGetGreenCtx, cuStreamGetGreenCtx, 13000, CUresult, (CUstream, CUgreenCtx *)) \
+    X(cuStreamGetId, cuStreamGetId, 13000, CUresult, (CUstream, unsigned long long *)) \
+    X(ptsz_cuStreamGetId, cuStreamGetId_ptsz, 13000, CUresult, (CUstream, unsigned long long *)) \
+    X(cuStreamGetPriority, cuStreamGetPriority, 13000, CUresult, (CUstream, int *)) \
+    X(ptsz_cuStreamGetPriority, cuStreamGetPriority_ptsz, 13000, CUresult, (CUstream, int *)) \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 13000, CUresult, (CUstream, CUstreamCaptureStatus *)) \
+    X(ptsz_cuStreamIsCapturing, cuStreamIsCapturing_ptsz, 13000, CUresult, (CUstream, CUstreamCaptureStatus *)) \
+    X(cuStreamQuery, cuStreamQuery, 13000, CUresult, (CUstream)) \
+    X(ptsz_cuStreamQuery, cuStreamQuery_ptsz, 13000, CUresult, (CUstream)) \
+    X(cuStreamSetAttribute, cuStreamSetAttribute, 13000, CUresult, (CUstream, CUstreamAttrID, const CUstreamAttrValue *)) \
+    X(ptsz_cuStreamSetAttribute, cuStreamSetAttribute_ptsz, 13000, CUresult, (CUstream, CUstreamAttrID, const CUstreamAttrValue *)) \
+    X(cuStreamSynchronize, cuStreamSynchronize, 13000, CUresult, (CUstream)) \
+    X(ptsz_cuStreamSynchronize, cuStreamSynchronize_ptsz, 13000, CUresult, (CUstream)) \
+    X(cuStreamUpdateCaptureDependencies_v2, cuStreamUpdateCaptureDependencies_v2, 13000, CUresult, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int)) \
+    X(ptsz_cuStreamUpdateCaptureDependencies_v2, cuStreamUpdateCaptureDependencies_v2_ptsz, 13000, CUresult, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, unsigned int)) \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, 13000, CUresult, (CUstream, CUevent, unsigned int)) \
+    X(ptsz_cuStreamWaitEvent, cuStreamWaitEvent_ptsz, 13000, CUresult, (CUstream, CUevent, unsigned int)) \
+    X(cuStreamWaitValue32_v2, cuStreamWaitValue32_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+    X(ptsz_cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+    X(cuStreamWaitValue64_v2, cuStreamWaitValue64_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+    X(ptsz_cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+    X(cuStreamWriteValue32_v2, cuStreamWriteValue32_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+    X(ptsz_cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+    X(cuStreamWriteValue64_v2, cuStreamWriteValue64_v2, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+    X(ptsz_cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz, 13000, CUresult, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+    X(cuSurfObjectCreate, cuSurfObjectCreate, 13000, CUresult, (CUsurfObject *, const CUDA_RESOURCE_DESC *)) \
+    X(cuSurfObjectDestroy, cuSurfObjectDestroy, 13000, CUresult, (CUsurfObject)) \
+    X(cuSurfObjectGetResourceDesc, cuSurfObjectGetResourceDesc, 13000, CUresult, (CUDA_RESOURCE_DESC *, CUsurfObject)) \
+    X(cuSurfRefGetArray, cuSurfRefGetArray, 13000, CUresult, (CUarray *, CUsurfref)) \
+    X(cuSurfRefSetArray, cuSurfRefSetArray, 13000, CUresult, (CUsurfref, CUarray, unsigned int)) \
+    X(cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2col, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
+    X(cuTensorMapEncodeIm2colWide, cuTensorMapEncodeIm2colWide, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, int, int, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
+    X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, 13000, CUresult, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)) \
+    X(cuTensorMapReplaceAddress, cuTensorMapReplaceAddress, 13000, CUresult, (CUtensorMap *, void *)) \
+    X(cuTexObjectCreate, cuTexObjectCreate, 13000, CUresult, (CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *)) \
+    X(cuTexObjectDestroy, cuTexObjectDestroy, 13000, CUresult, (CUtexObject)) \
+    X(cuTexObjectGetResourceDesc, cuTexObjectGetResourceDesc, 13000, CUresult, (CUDA_RESOURCE_DESC *, CUtexObject)) \
+    X(cuTexObjectGetResourceViewDesc, cuTexObjectGetResourceViewDesc, 13000, CUresult, (CUDA_RESOURCE_VIEW_DESC *, CUtexObject)) \
+    X(cuTexObjectGetTextureDesc, cuTexObjectGetTextureDesc, 13000, CUresult, (CUDA_TEXTURE_DESC *, CUtexObject)) \
+    X(cuTexRefCreate, cuTexRefCreate, 13000, CUresult, (CUtexref *)) \
+    X(cuTexRefDestroy, cuTexRefDestroy, 13000, CUresult, (CUtexref)) \
+    X(cuTexRefGetAddressMode, cuTexRefGetAddressMode, 13000, CUresult, (CUaddress_mode *, CUtexref, int)) \
+    X(cuTexRefGetAddress_v2, cuTexRefGetAddress_v2, 13000, CUresult, (CUdeviceptr *, CUtexref)) \
+    X(cuTexRefGetArray, cuTexRefGetArray, 13000, CUresult, (CUarray *, CUtexref)) \
+    X(cuTexRefGetBorderColor, cuTexRefGetBorderColor, 13000, CUresult, (float *, CUtexref)) \
+    X(cuTexRefGetFilterMode, cuTexRefGetFilterMode, 13000, CUresult, (CUfilter_mode *, CUtexref)) \
+    X(cuTexRefGetFlags, cuTexRefGetFlags, 13000, CUresult, (unsigned int *, CUtexref)) \
+    X(cuTexRefGetFormat, cuTexRefGetFormat, 13000, CUresult, (CUarray_format *, int *, CUtexref)) \
+    X(cuTexRefGetMaxAnisotropy, cuTexRefGetMaxAnisotropy, 13000, CUresult, (int *, CUtexref)) \
+    X(cuTexRefGetMipmapFilterMode, cuTexRefGetMipmapFilterMode, 13000, CUresult, (CUfilter_mode *, CUtexref)) \
+    X(cuTexRefGetMipmapLevelBias, cuTexRefGetMipmapLevelBias, 13000, CUresult, (float *, CUtexref)) \
+    X(cuTexRefGetMipmapLevelClamp, cuTexRefGetMipmapLevelClamp, 13000, CUresult, (float *, float *, CUtexref)) \
+    X(cuTexRefGetMipmappedArray, cuTexRefGetMipmappedArray, 13000, CUresult, (CUmipmappedArray *, CUtexref)) \
+    X(cuTexRefSetAddress2D_v3, cuTexRefSetAddress2D_v3, 13000, CUresult, (CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t)) \
+    X(cuTexRefSetAddressMode, cuTexRefSetAddressMode, 13000, CUresult, (CUtexref, int, CUaddress_mode)) \
+    X(cuTexRefSetAddress_v2, cuTexRefSetAddress_v2, 13000, CUresult, (size_t *, CUtexref, CUdeviceptr, size_t)) \
+    X(cuTexRefSetArray, cuTexRefSetArray, 13000, CUresult, (CUtexref, CUarray, unsigned int)) \
+    X(cuTexRefSetBorderColor, cuTexRefSetBorderColor, 13000, CUresult, (CUtexref, float *)) \
+    X(cuTexRefSetFilterMode, cuTexRefSetFilterMode, 13000, CUresult, (CUtexref, CUfilter_mode)) \
+    X(cuTexRefSetFlags, cuTexRefSetFlags, 13000, CUresult, (CUtexref, unsigned int)) \
+    X(cuTexRefSetFormat, cuTexRefSetFormat, 13000, CUresult, (CUtexref, CUarray_format, int)) \
+    X(cuTexRefSetMaxAnisotropy, cuTexRefSetMaxAnisotropy, 13000, CUresult, (CUtexref, unsigned int)) \
+    X(cuTexRefSetMipmapFilterMode, cuTexRefSetMipmapFilterMode, 13000, CUresult, (CUtexref, CUfilter_mode)) \
+    X(cuTexRefSetMipmapLevelBias, cuTexRefSetMipmapLevelBias, 13000, CUresult, (CUtexref, float)) \
+    X(cuTexRefSetMipmapLevelClamp, cuTexRefSetMipmapLevelClamp, 13000, CUresult, (CUtexref, float, float)) \
+    X(cuTexRefSetMipmappedArray, cuTexRefSetMipmappedArray, 13000, CUresult, (CUtexref, CUmipmappedArray, unsigned int)) \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 13000, CUresult, (CUstreamCaptureMode *)) \
+    X(cuUserObjectCreate, cuUserObjectCreate, 13000, CUresult, (CUuserObject *, void *, CUhostFn, unsigned int, unsigned int)) \
+    X(cuUserObjectRelease, cuUserObjectRelease, 13000, CUresult, (CUuserObject, unsigned int)) \
+    X(cuUserObjectRetain, cuUserObjectRetain, 13000, CUresult, (CUuserObject, unsigned int)) \
+    X(cuWaitExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream)) \
+    X(ptsz_cuWaitExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync_ptsz, 13000, CUresult, (const CUexternalSemaphore *, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *, unsigned int, CUstream)) \
     /* end of CUDALOAD_CUDA_API */
 #define CUDALOAD_CUDA_API_COUNT 518
 

@@ -9,363 +9,365 @@
 #include <cuda_runtime_api.h>
 #include <cuda_profiler_api.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUDART_API(X) \
-    X(cudaArrayGetInfo, 12000, cudaError_t, (struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t)) \
-    X(cudaArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaArray_t, int)) \
-    X(cudaArrayGetPlane, 12000, cudaError_t, (cudaArray_t *, cudaArray_t, unsigned int)) \
-    X(cudaArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaArray_t)) \
-    X(cudaChooseDevice, 12000, cudaError_t, (int *, const struct cudaDeviceProp *)) \
-    X(cudaCreateChannelDesc, 12000, struct cudaChannelFormatDesc, (int, int, int, int, enum cudaChannelFormatKind)) \
-    X(cudaCreateSurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t *, const struct cudaResourceDesc *)) \
-    X(cudaCreateTextureObject, 12000, cudaError_t, (cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *)) \
-    X(cudaCtxResetPersistingL2Cache, 12000, cudaError_t, (void)) \
-    X(cudaDestroyExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t)) \
-    X(cudaDestroyExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t)) \
-    X(cudaDestroySurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t)) \
-    X(cudaDestroyTextureObject, 12000, cudaError_t, (cudaTextureObject_t)) \
-    X(cudaDeviceCanAccessPeer, 12000, cudaError_t, (int *, int, int)) \
-    X(cudaDeviceDisablePeerAccess, 12000, cudaError_t, (int)) \
-    X(cudaDeviceEnablePeerAccess, 12000, cudaError_t, (int, unsigned int)) \
-    X(cudaDeviceFlushGPUDirectRDMAWrites, 12000, cudaError_t, (enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope)) \
-    X(cudaDeviceGetByPCIBusId, 12000, cudaError_t, (int *, const char *)) \
-    X(cudaDeviceGetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache *)) \
-    X(cudaDeviceGetDefaultMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
-    X(cudaDeviceGetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
-    X(cudaDeviceGetHostAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int)) \
-    X(cudaDeviceGetLimit, 12000, cudaError_t, (size_t *, enum cudaLimit)) \
-    X(cudaDeviceGetMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
-    X(cudaDeviceGetNvSciSyncAttributes, 12000, cudaError_t, (void *, int, int)) \
-    X(cudaDeviceGetP2PAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int, int)) \
-    X(cudaDeviceGetP2PAttribute, 12000, cudaError_t, (int *, enum cudaDeviceP2PAttr, int, int)) \
-    X(cudaDeviceGetPCIBusId, 12000, cudaError_t, (char *, int, int)) \
-    X(cudaDeviceGetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig *)) \
-    X(cudaDeviceGetStreamPriorityRange, 12000, cudaError_t, (int *, int *)) \
-    X(cudaDeviceGetTexture1DLinearMaxWidth, 12000, cudaError_t, (size_t *, const struct cudaChannelFormatDesc *, int)) \
-    X(cudaDeviceGraphMemTrim, 12000, cudaError_t, (int)) \
-    X(cudaDeviceRegisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *)) \
-    X(cudaDeviceReset, 12000, cudaError_t, (void)) \
-    X(cudaDeviceSetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache)) \
-    X(cudaDeviceSetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
-    X(cudaDeviceSetLimit, 12000, cudaError_t, (enum cudaLimit, size_t)) \
-    X(cudaDeviceSetMemPool, 12000, cudaError_t, (int, cudaMemPool_t)) \
-    X(cudaDeviceSetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig)) \
-    X(cudaDeviceUnregisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallbackHandle_t)) \
-    X(cudaEventCreateWithFlags, 12000, cudaError_t, (cudaEvent_t *, unsigned int)) \
-    X(cudaEventQuery, 12000, cudaError_t, (cudaEvent_t)) \
-    X(cudaEventRecordWithFlags, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
-    X(cudaEventRecordWithFlags_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
-    X(cudaEventRecord_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t)) \
-    X(cudaExternalMemoryGetMappedBuffer, 12000, cudaError_t, (void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *)) \
-    X(cudaExternalMemoryGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *)) \
-    X(cudaFreeArray, 12000, cudaError_t, (cudaArray_t)) \
-    X(cudaFreeAsync, 12000, cudaError_t, (void *, cudaStream_t)) \
-    X(cudaFreeAsync_ptsz, 12000, cudaError_t, (void *, cudaStream_t)) \
-    X(cudaFreeHost, 12000, cudaError_t, (void *)) \
-    X(cudaFreeMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t)) \
-    X(cudaFuncGetAttributes, 12000, cudaError_t, (struct cudaFuncAttributes *, const void *)) \
-    X(cudaFuncGetName, 12030, cudaError_t, (const char **, const void *)) \
-    X(cudaFuncGetParamInfo, 12040, cudaError_t, (const void *, size_t, size_t *, size_t *)) \
-    X(cudaFuncSetAttribute, 12000, cudaError_t, (const void *, enum cudaFuncAttribute, int)) \
-    X(cudaFuncSetCacheConfig, 12000, cudaError_t, (const void *, enum cudaFuncCache)) \
-    X(cudaFuncSetSharedMemConfig, 12000, cudaError_t, (const void *, enum cudaSharedMemConfig)) \
-    X(cudaGetChannelDesc, 12000, cudaError_t, (struct cudaChannelFormatDesc *, cudaArray_const_t)) \
-    X(cudaGetDeviceFlags, 12000, cudaError_t, (unsigned int *)) \
-    X(cudaGetDeviceProperties, 12000, cudaError_t, (struct cudaDeviceProp *, int)) \
-    X(cudaGetDriverEntryPoint, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPointByVersion, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPointByVersion_ptsz, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetDriverEntryPoint_ptsz, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
-    X(cudaGetExportTable, 12000, cudaError_t, (const void **, const cudaUUID_t *)) \
-    X(cudaGetFuncBySymbol, 12000, cudaError_t, (cudaFunction_t *, const void *)) \
-    X(cudaGetKernel, 12010, cudaError_t, (cudaKernel_t *, const void *)) \
-    X(cudaGetMipmappedArrayLevel, 12000, cudaError_t, (cudaArray_t *, cudaMipmappedArray_const_t, unsigned int)) \
-    X(cudaGetSurfaceObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaSurfaceObject_t)) \
-    X(cudaGetSymbolAddress, 12000, cudaError_t, (void **, const void *)) \
-    X(cudaGetSymbolSize, 12000, cudaError_t, (size_t *, const void *)) \
-    X(cudaGetTextureObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaTextureObject_t)) \
-    X(cudaGetTextureObjectResourceViewDesc, 12000, cudaError_t, (struct cudaResourceViewDesc *, cudaTextureObject_t)) \
-    X(cudaGetTextureObjectTextureDesc, 12000, cudaError_t, (struct cudaTextureDesc *, cudaTextureObject_t)) \
-    X(cudaGraphAddChildGraphNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t)) \
-    X(cudaGraphAddDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
-    X(cudaGraphAddEmptyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t)) \
-    X(cudaGraphAddEventRecordNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
-    X(cudaGraphAddEventWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
-    X(cudaGraphAddExternalSemaphoresSignalNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphAddExternalSemaphoresWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphAddHostNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphAddKernelNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphAddMemAllocNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *)) \
-    X(cudaGraphAddMemFreeNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *)) \
-    X(cudaGraphAddMemcpyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphAddMemcpyNode1D, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemcpyNodeFromSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemcpyNodeToSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphAddMemsetNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphAddNode, 12020, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphChildGraphNodeGetGraph, 12000, cudaError_t, (cudaGraphNode_t, cudaGraph_t *)) \
-    X(cudaGraphClone, 12000, cudaError_t, (cudaGraph_t *, cudaGraph_t)) \
-    X(cudaGraphConditionalHandleCreate, 12030, cudaError_t, (cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int)) \
-    X(cudaGraphCreate, 12000, cudaError_t, (cudaGraph_t *, unsigned int)) \
-    X(cudaGraphDebugDotPrint, 12000, cudaError_t, (cudaGraph_t, const char *, unsigned int)) \
-    X(cudaGraphDestroy, 12000, cudaError_t, (cudaGraph_t)) \
-    X(cudaGraphDestroyNode, 12000, cudaError_t, (cudaGraphNode_t)) \
-    X(cudaGraphEventRecordNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
-    X(cudaGraphEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphEventWaitNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
-    X(cudaGraphEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecChildGraphNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t)) \
-    X(cudaGraphExecDestroy, 12000, cudaError_t, (cudaGraphExec_t)) \
-    X(cudaGraphExecEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
-    X(cudaGraphExecExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExecExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphExecGetFlags, 12000, cudaError_t, (cudaGraphExec_t, unsigned long long *)) \
-    X(cudaGraphExecHostNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphExecKernelNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphExecMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphExecMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphExecMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphExecNodeSetParams, 12020, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphExecUpdate, 12000, cudaError_t, (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *)) \
-    X(cudaGraphExternalSemaphoresSignalNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
-    X(cudaGraphExternalSemaphoresWaitNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
-    X(cudaGraphGetEdges, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphGetNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
-    X(cudaGraphGetRootNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
-    X(cudaGraphHostNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaHostNodeParams *)) \
-    X(cudaGraphHostNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaHostNodeParams *)) \
-    X(cudaGraphInstantiate, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
-    X(cudaGraphInstantiateWithFlags, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
-    X(cudaGraphInstantiateWithParams, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
-    X(cudaGraphInstantiateWithParams_ptsz, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
-    X(cudaGraphKernelNodeCopyAttributes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t)) \
-    X(cudaGraphKernelNodeGetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaGraphKernelNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaKernelNodeParams *)) \
-    X(cudaGraphKernelNodeSetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaGraphKernelNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
-    X(cudaGraphLaunch, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphLaunch_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphMemAllocNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemAllocNodeParams *)) \
-    X(cudaGraphMemFreeNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, void *)) \
-    X(cudaGraphMemcpyNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemcpy3DParms *)) \
-    X(cudaGraphMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
-    X(cudaGraphMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaGraphMemsetNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemsetParams *)) \
-    X(cudaGraphMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemsetParams *)) \
-    X(cudaGraphNodeFindInClone, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t)) \
-    X(cudaGraphNodeGetDependencies, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphNodeGetDependentNodes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
-    X(cudaGraphNodeGetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int *)) \
-    X(cudaGraphNodeGetType, 12000, cudaError_t, (cudaGraphNode_t, enum cudaGraphNodeType *)) \
-    X(cudaGraphNodeSetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int)) \
-    X(cudaGraphNodeSetParams, 12020, cudaError_t, (cudaGraphNode_t, struct cudaGraphNodeParams *)) \
-    X(cudaGraphReleaseUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int)) \
-    X(cudaGraphRemoveDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
-    X(cudaGraphRetainUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int)) \
-    X(cudaGraphUpload, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphUpload_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
-    X(cudaGraphicsMapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
-    X(cudaGraphicsResourceGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaGraphicsResource_t)) \
-    X(cudaGraphicsResourceGetMappedPointer, 12000, cudaError_t, (void **, size_t *, cudaGraphicsResource_t)) \
-    X(cudaGraphicsResourceSetMapFlags, 12000, cudaError_t, (cudaGraphicsResource_t, unsigned int)) \
-    X(cudaGraphicsSubResourceGetMappedArray, 12000, cudaError_t, (cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int)) \
-    X(cudaGraphicsUnmapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
-    X(cudaGraphicsUnregisterResource, 12000, cudaError_t, (cudaGraphicsResource_t)) \
-    X(cudaHostAlloc, 12000, cudaError_t, (void **, size_t, unsigned int)) \
-    X(cudaHostGetDevicePointer, 12000, cudaError_t, (void **, void *, unsigned int)) \
-    X(cudaHostGetFlags, 12000, cudaError_t, (unsigned int *, void *)) \
-    X(cudaHostRegister, 12000, cudaError_t, (void *, size_t, unsigned int)) \
-    X(cudaHostUnregister, 12000, cudaError_t, (void *)) \
-    X(cudaImportExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *)) \
-    X(cudaImportExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *)) \
-    X(cudaInitDevice, 12000, cudaError_t, (int, unsigned int, unsigned int)) \
-    X(cudaIpcCloseMemHandle, 12000, cudaError_t, (void *)) \
-    X(cudaIpcGetEventHandle, 12000, cudaError_t, (cudaIpcEventHandle_t *, cudaEvent_t)) \
-    X(cudaIpcGetMemHandle, 12000, cudaError_t, (cudaIpcMemHandle_t *, void *)) \
-    X(cudaIpcOpenEventHandle, 12000, cudaError_t, (cudaEvent_t *, cudaIpcEventHandle_t)) \
-    X(cudaIpcOpenMemHandle, 12000, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int)) \
-    X(cudaKernelSetAttributeForDevice, 12080, cudaError_t, (cudaKernel_t, enum cudaFuncAttribute, int, int)) \
-    X(cudaLaunchCooperativeKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchCooperativeKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchHostFunc, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
-    X(cudaLaunchHostFunc_ptsz, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
-    X(cudaLaunchKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLaunchKernelExC, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
-    X(cudaLaunchKernelExC_ptsz, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
-    X(cudaLaunchKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(cudaLibraryEnumerateKernels, 12080, cudaError_t, (cudaKernel_t *, unsigned int, cudaLibrary_t)) \
-    X(cudaLibraryGetGlobal, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetKernel, 12080, cudaError_t, (cudaKernel_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetKernelCount, 12080, cudaError_t, (unsigned int *, cudaLibrary_t)) \
-    X(cudaLibraryGetManaged, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
-    X(cudaLibraryGetUnifiedFunction, 12080, cudaError_t, (void **, cudaLibrary_t, const char *)) \
-    X(cudaLibraryLoadData, 12080, cudaError_t, (cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
-    X(cudaLibraryLoadFromFile, 12080, cudaError_t, (cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
-    X(cudaLibraryUnload, 12080, cudaError_t, (cudaLibrary_t)) \
-    X(cudaLogsCurrent, 13000, cudaError_t, (cudaLogIterator *, unsigned int)) \
-    X(cudaLogsDumpToFile, 13000, cudaError_t, (cudaLogIterator *, const char *, unsigned int)) \
-    X(cudaLogsDumpToMemory, 13000, cudaError_t, (cudaLogIterator *, char *, size_t *, unsigned int)) \
-    X(cudaLogsRegisterCallback, 13000, cudaError_t, (cudaLogsCallback_t, void *, cudaLogsCallbackHandle *)) \
-    X(cudaLogsUnregisterCallback, 13000, cudaError_t, (cudaLogsCallbackHandle)) \
-    X(cudaMalloc3D, 12000, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent)) \
-    X(cudaMalloc3DArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int)) \
-    X(cudaMallocArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int)) \
-    X(cudaMallocAsync, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
-    X(cudaMallocAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
-    X(cudaMallocFromPoolAsync, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
-    X(cudaMallocFromPoolAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
-    X(cudaMallocHost, 12000, cudaError_t, (void **, size_t)) \
-    X(cudaMallocManaged, 12000, cudaError_t, (void **, size_t, unsigned int)) \
-    X(cudaMallocMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int)) \
-    X(cudaMallocPitch, 12000, cudaError_t, (void **, size_t *, size_t, size_t)) \
-    X(cudaMemAdvise, 12000, cudaError_t, (const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation)) \
-    X(cudaMemDiscardAndPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemDiscardAndPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemDiscardBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemDiscardBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemGetMemPool, 13000, cudaError_t, (cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType)) \
-    X(cudaMemPoolCreate, 12000, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *)) \
-    X(cudaMemPoolDestroy, 12000, cudaError_t, (cudaMemPool_t)) \
-    X(cudaMemPoolExportPointer, 12000, cudaError_t, (struct cudaMemPoolPtrExportData *, void *)) \
-    X(cudaMemPoolExportToShareableHandle, 12000, cudaError_t, (void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int)) \
-    X(cudaMemPoolGetAccess, 12000, cudaError_t, (enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *)) \
-    X(cudaMemPoolGetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
-    X(cudaMemPoolImportFromShareableHandle, 12000, cudaError_t, (cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int)) \
-    X(cudaMemPoolImportPointer, 12000, cudaError_t, (void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *)) \
-    X(cudaMemPoolSetAccess, 12000, cudaError_t, (cudaMemPool_t, const struct cudaMemAccessDesc *, size_t)) \
-    X(cudaMemPoolSetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
-    X(cudaMemPoolTrimTo, 12000, cudaError_t, (cudaMemPool_t, size_t)) \
-    X(cudaMemPrefetchAsync, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
-    X(cudaMemPrefetchAsync_ptsz, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
-    X(cudaMemPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
-    X(cudaMemRangeGetAttribute, 12000, cudaError_t, (void *, size_t, enum cudaMemRangeAttribute, const void *, size_t)) \
-    X(cudaMemRangeGetAttributes, 12000, cudaError_t, (void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t)) \
-    X(cudaMemSetMemPool, 13000, cudaError_t, (struct cudaMemLocation *, enum cudaMemAllocationType, cudaMemPool_t)) \
-    X(cudaMemcpy2D, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DAsync, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArray, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DFromArrayAsync, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArrayAsync_ptsz, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DFromArray_ptds, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2DToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpy2DToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy2D_ptds, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy3D, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
-    X(cudaMemcpy3DAsync, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
-    X(cudaMemcpy3DAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
-    X(cudaMemcpy3DBatchAsync, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
-    X(cudaMemcpy3DBatchAsync_ptsz, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
-    X(cudaMemcpy3DPeer, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
-    X(cudaMemcpy3DPeerAsync, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
-    X(cudaMemcpy3DPeerAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
-    X(cudaMemcpy3DPeer_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
-    X(cudaMemcpy3D_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
-    X(cudaMemcpyArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyBatchAsync, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
-    X(cudaMemcpyBatchAsync_ptsz, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
-    X(cudaMemcpyFromArray, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromArrayAsync, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromArrayAsync_ptsz, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromArray_ptds, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromSymbol, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyFromSymbolAsync, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromSymbolAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyFromSymbol_ptds, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyPeer, 12000, cudaError_t, (void *, int, const void *, int, size_t)) \
-    X(cudaMemcpyPeerAsync, 12000, cudaError_t, (void *, int, const void *, int, size_t, cudaStream_t)) \
-    X(cudaMemcpyToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToSymbol, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpyToSymbolAsync, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToSymbolAsync_ptsz, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
-    X(cudaMemcpyToSymbol_ptds, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemcpy_ptds, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind)) \
-    X(cudaMemset, 12000, cudaError_t, (void *, int, size_t)) \
-    X(cudaMemset2D, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
-    X(cudaMemset2DAsync, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
-    X(cudaMemset2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
-    X(cudaMemset2D_ptds, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
-    X(cudaMemset3D, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
-    X(cudaMemset3DAsync, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
-    X(cudaMemset3DAsync_ptsz, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
-    X(cudaMemset3D_ptds, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
-    X(cudaMemsetAsync_ptsz, 12000, cudaError_t, (void *, int, size_t, cudaStream_t)) \
-    X(cudaMemset_ptds, 12000, cudaError_t, (void *, int, size_t)) \
-    X(cudaMipmappedArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int)) \
-    X(cudaMipmappedArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaMipmappedArray_t)) \
-    X(cudaOccupancyAvailableDynamicSMemPerBlock, 12000, cudaError_t, (size_t *, const void *, int, int)) \
-    X(cudaOccupancyMaxActiveBlocksPerMultiprocessor, 12000, cudaError_t, (int *, const void *, int, size_t)) \
-    X(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 12000, cudaError_t, (int *, const void *, int, size_t, unsigned int)) \
-    X(cudaOccupancyMaxActiveClusters, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
-    X(cudaOccupancyMaxPotentialClusterSize, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
-    X(cudaPeekAtLastError, 12000, cudaError_t, (void)) \
-    X(cudaProfilerStart, 12000, cudaError_t, (void)) \
-    X(cudaProfilerStop, 12000, cudaError_t, (void)) \
-    X(cudaSetDeviceFlags, 12000, cudaError_t, (unsigned int)) \
-    X(cudaSetValidDevices, 12000, cudaError_t, (int *, int)) \
-    X(cudaSignalExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
-    X(cudaSignalExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
-    X(cudaStreamAddCallback, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
-    X(cudaStreamAddCallback_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
-    X(cudaStreamAttachMemAsync, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
-    X(cudaStreamAttachMemAsync_ptsz, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
-    X(cudaStreamBeginCapture, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCaptureToGraph, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCaptureToGraph_ptsz, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamBeginCapture_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
-    X(cudaStreamCopyAttributes, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
-    X(cudaStreamCopyAttributes_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
-    X(cudaStreamCreateWithFlags, 12000, cudaError_t, (cudaStream_t *, unsigned int)) \
-    X(cudaStreamCreateWithPriority, 12000, cudaError_t, (cudaStream_t *, unsigned int, int)) \
-    X(cudaStreamEndCapture, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
-    X(cudaStreamEndCapture_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
-    X(cudaStreamGetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaStreamGetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
-    X(cudaStreamGetCaptureInfo, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
-    X(cudaStreamGetCaptureInfo_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
-    X(cudaStreamGetDevice, 12080, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetDevice_ptsz, 12080, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetFlags, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
-    X(cudaStreamGetFlags_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
-    X(cudaStreamGetId, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
-    X(cudaStreamGetId_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
-    X(cudaStreamGetPriority, 12000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamGetPriority_ptsz, 12000, cudaError_t, (cudaStream_t, int *)) \
-    X(cudaStreamIsCapturing, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
-    X(cudaStreamIsCapturing_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
-    X(cudaStreamQuery, 12000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamQuery_ptsz, 12000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamSetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaStreamSetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
-    X(cudaStreamSynchronize_ptsz, 12000, cudaError_t, (cudaStream_t)) \
-    X(cudaStreamUpdateCaptureDependencies, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
-    X(cudaStreamUpdateCaptureDependencies_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
-    X(cudaStreamWaitEvent, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
-    X(cudaStreamWaitEvent_ptsz, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
-    X(cudaThreadExchangeStreamCaptureMode, 12000, cudaError_t, (enum cudaStreamCaptureMode *)) \
-    X(cudaUserObjectCreate, 12000, cudaError_t, (cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int)) \
-    X(cudaUserObjectRelease, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
-    X(cudaUserObjectRetain, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
-    X(cudaWaitExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
-    X(cudaWaitExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
+    X(cudaArrayGetInfo, cudaArrayGetInfo, 12000, cudaError_t, (struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned int *, cudaArray_t)) \
+    X(cudaArrayGetMemoryRequirements, cudaArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaArray_t, int)) \
+    X(cudaArrayGetPlane, cudaArrayGetPlane, 12000, cudaError_t, (cudaArray_t *, cudaArray_t, unsigned int)) \
+    X(cudaArrayGetSparseProperties, cudaArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaArray_t)) \
+    X(cudaChooseDevice, cudaChooseDevice, 12000, cudaError_t, (int *, const struct cudaDeviceProp *)) \
+    X(cudaCreateChannelDesc, cudaCreateChannelDesc, 12000, struct cudaChannelFormatDesc, (int, int, int, int, enum cudaChannelFormatKind)) \
+    X(cudaCreateSurfaceObject, cudaCreateSurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t *, const struct cudaResourceDesc *)) \
+    X(cudaCreateTextureObject, cudaCreateTextureObject, 12000, cudaError_t, (cudaTextureObject_t *, const struct cudaResourceDesc *, const struct cudaTextureDesc *, const struct cudaResourceViewDesc *)) \
+    X(cudaCtxResetPersistingL2Cache, cudaCtxResetPersistingL2Cache, 12000, cudaError_t, (void)) \
+    X(cudaDestroyExternalMemory, cudaDestroyExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t)) \
+    X(cudaDestroyExternalSemaphore, cudaDestroyExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t)) \
+    X(cudaDestroySurfaceObject, cudaDestroySurfaceObject, 12000, cudaError_t, (cudaSurfaceObject_t)) \
+    X(cudaDestroyTextureObject, cudaDestroyTextureObject, 12000, cudaError_t, (cudaTextureObject_t)) \
+    X(cudaDeviceCanAccessPeer, cudaDeviceCanAccessPeer, 12000, cudaError_t, (int *, int, int)) \
+    X(cudaDeviceDisablePeerAccess, cudaDeviceDisablePeerAccess, 12000, cudaError_t, (int)) \
+    X(cudaDeviceEnablePeerAccess, cudaDeviceEnablePeerAccess, 12000, cudaError_t, (int, unsigned int)) \
+    X(cudaDeviceFlushGPUDirectRDMAWrites, cudaDeviceFlushGPUDirectRDMAWrites, 12000, cudaError_t, (enum cudaFlushGPUDirectRDMAWritesTarget, enum cudaFlushGPUDirectRDMAWritesScope)) \
+    X(cudaDeviceGetByPCIBusId, cudaDeviceGetByPCIBusId, 12000, cudaError_t, (int *, const char *)) \
+    X(cudaDeviceGetCacheConfig, cudaDeviceGetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache *)) \
+    X(cudaDeviceGetDefaultMemPool, cudaDeviceGetDefaultMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
+    X(cudaDeviceGetGraphMemAttribute, cudaDeviceGetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
+    X(cudaDeviceGetHostAtomicCapabilities, cudaDeviceGetHostAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int)) \
+    X(cudaDeviceGetLimit, cudaDeviceGetLimit, 12000, cudaError_t, (size_t *, enum cudaLimit)) \
+    X(cudaDeviceGetMemPool, cudaDeviceGetMemPool, 12000, cudaError_t, (cudaMemPool_t *, int)) \
+    X(cudaDeviceGetNvSciSyncAttributes, cudaDeviceGetNvSciSyncAttributes, 12000, cudaError_t, (void *, int, int)) \
+    X(cudaDeviceGetP2PAtomicCapabilities, cudaDeviceGetP2PAtomicCapabilities, 13000, cudaError_t, (unsigned int *, const enum cudaAtomicOperation *, unsigned int, int, int)) \
+    X(cudaDeviceGetP2PAttribute, cudaDeviceGetP2PAttribute, 12000, cudaError_t, (int *, enum cudaDeviceP2PAttr, int, int)) \
+    X(cudaDeviceGetPCIBusId, cudaDeviceGetPCIBusId, 12000, cudaError_t, (char *, int, int)) \
+    X(cudaDeviceGetSharedMemConfig, cudaDeviceGetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig *)) \
+    X(cudaDeviceGetStreamPriorityRange, cudaDeviceGetStreamPriorityRange, 12000, cudaError_t, (int *, int *)) \
+    X(cudaDeviceGetTexture1DLinearMaxWidth, cudaDeviceGetTexture1DLinearMaxWidth, 12000, cudaError_t, (size_t *, const struct cudaChannelFormatDesc *, int)) \
+    X(cudaDeviceGraphMemTrim, cudaDeviceGraphMemTrim, 12000, cudaError_t, (int)) \
+    X(cudaDeviceRegisterAsyncNotification, cudaDeviceRegisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallback, void *, cudaAsyncCallbackHandle_t *)) \
+    X(cudaDeviceReset, cudaDeviceReset, 12000, cudaError_t, (void)) \
+    X(cudaDeviceSetCacheConfig, cudaDeviceSetCacheConfig, 12000, cudaError_t, (enum cudaFuncCache)) \
+    X(cudaDeviceSetGraphMemAttribute, cudaDeviceSetGraphMemAttribute, 12000, cudaError_t, (int, enum cudaGraphMemAttributeType, void *)) \
+    X(cudaDeviceSetLimit, cudaDeviceSetLimit, 12000, cudaError_t, (enum cudaLimit, size_t)) \
+    X(cudaDeviceSetMemPool, cudaDeviceSetMemPool, 12000, cudaError_t, (int, cudaMemPool_t)) \
+    X(cudaDeviceSetSharedMemConfig, cudaDeviceSetSharedMemConfig, 12000, cudaError_t, (enum cudaSharedMemConfig)) \
+    X(cudaDeviceUnregisterAsyncNotification, cudaDeviceUnregisterAsyncNotification, 12040, cudaError_t, (int, cudaAsyncCallbackHandle_t)) \
+    X(cudaEventCreateWithFlags, cudaEventCreateWithFlags, 12000, cudaError_t, (cudaEvent_t *, unsigned int)) \
+    X(cudaEventQuery, cudaEventQuery, 12000, cudaError_t, (cudaEvent_t)) \
+    X(cudaEventRecordWithFlags, cudaEventRecordWithFlags, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
+    X(ptsz_cudaEventRecordWithFlags, cudaEventRecordWithFlags_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t, unsigned int)) \
+    X(ptsz_cudaEventRecord, cudaEventRecord_ptsz, 12000, cudaError_t, (cudaEvent_t, cudaStream_t)) \
+    X(cudaExternalMemoryGetMappedBuffer, cudaExternalMemoryGetMappedBuffer, 12000, cudaError_t, (void **, cudaExternalMemory_t, const struct cudaExternalMemoryBufferDesc *)) \
+    X(cudaExternalMemoryGetMappedMipmappedArray, cudaExternalMemoryGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaExternalMemory_t, const struct cudaExternalMemoryMipmappedArrayDesc *)) \
+    X(cudaFreeArray, cudaFreeArray, 12000, cudaError_t, (cudaArray_t)) \
+    X(cudaFreeAsync, cudaFreeAsync, 12000, cudaError_t, (void *, cudaStream_t)) \
+    X(ptsz_cudaFreeAsync, cudaFreeAsync_ptsz, 12000, cudaError_t, (void *, cudaStream_t)) \
+    X(cudaFreeHost, cudaFreeHost, 12000, cudaError_t, (void *)) \
+    X(cudaFreeMipmappedArray, cudaFreeMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t)) \
+    X(cudaFuncGetAttributes, cudaFuncGetAttributes, 12000, cudaError_t, (struct cudaFuncAttributes *, const void *)) \
+    X(cudaFuncGetName, cudaFuncGetName, 12030, cudaError_t, (const char **, const void *)) \
+    X(cudaFuncGetParamInfo, cudaFuncGetParamInfo, 12040, cudaError_t, (const void *, size_t, size_t *, size_t *)) \
+    X(cudaFuncSetAttribute, cudaFuncSetAttribute, 12000, cudaError_t, (const void *, enum cudaFuncAttribute, int)) \
+    X(cudaFuncSetCacheConfig, cudaFuncSetCacheConfig, 12000, cudaError_t, (const void *, enum cudaFuncCache)) \
+    X(cudaFuncSetSharedMemConfig, cudaFuncSetSharedMemConfig, 12000, cudaError_t, (const void *, enum cudaSharedMemConfig)) \
+    X(cudaGetChannelDesc, cudaGetChannelDesc, 12000, cudaError_t, (struct cudaChannelFormatDesc *, cudaArray_const_t)) \
+    X(cudaGetDeviceFlags, cudaGetDeviceFlags, 12000, cudaError_t, (unsigned int *)) \
+    X(cudaGetDeviceProperties, cudaGetDeviceProperties, 12000, cudaError_t, (struct cudaDeviceProp *, int)) \
+    X(cudaGetDriverEntryPoint, cudaGetDriverEntryPoint, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetDriverEntryPointByVersion, cudaGetDriverEntryPointByVersion, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(ptsz_cudaGetDriverEntryPointByVersion, cudaGetDriverEntryPointByVersion_ptsz, 12050, cudaError_t, (const char *, void **, unsigned int, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(ptsz_cudaGetDriverEntryPoint, cudaGetDriverEntryPoint_ptsz, 12000, cudaError_t, (const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *)) \
+    X(cudaGetExportTable, cudaGetExportTable, 12000, cudaError_t, (const void **, const cudaUUID_t *)) \
+    X(cudaGetFuncBySymbol, cudaGetFuncBySymbol, 12000, cudaError_t, (cudaFunction_t *, const void *)) \
+    X(cudaGetKernel, cudaGetKernel, 12010, cudaError_t, (cudaKernel_t *, const void *)) \
+    X(cudaGetMipmappedArrayLevel, cudaGetMipmappedArrayLevel, 12000, cudaError_t, (cudaArray_t *, cudaMipmappedArray_const_t, unsigned int)) \
+    X(cudaGetSurfaceObjectResourceDesc, cudaGetSurfaceObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaSurfaceObject_t)) \
+    X(cudaGetSymbolAddress, cudaGetSymbolAddress, 12000, cudaError_t, (void **, const void *)) \
+    X(cudaGetSymbolSize, cudaGetSymbolSize, 12000, cudaError_t, (size_t *, const void *)) \
+    X(cudaGetTextureObjectResourceDesc, cudaGetTextureObjectResourceDesc, 12000, cudaError_t, (struct cudaResourceDesc *, cudaTextureObject_t)) \
+    X(cudaGetTextureObjectResourceViewDesc, cudaGetTextureObjectResourceViewDesc, 12000, cudaError_t, (struct cudaResourceViewDesc *, cudaTextureObject_t)) \
+    X(cudaGetTextureObjectTextureDesc, cudaGetTextureObjectTextureDesc, 12000, cudaError_t, (struct cudaTextureDesc *, cudaTextureObject_t)) \
+    X(cudaGraphAddChildGraphNode, cudaGraphAddChildGraphNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaGraph_t)) \
+    X(cudaGraphAddDependencies, cudaGraphAddDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
+    X(cudaGraphAddEmptyNode, cudaGraphAddEmptyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t)) \
+    X(cudaGraphAddEventRecordNode, cudaGraphAddEventRecordNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
+    X(cudaGraphAddEventWaitNode, cudaGraphAddEventWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, cudaEvent_t)) \
+    X(cudaGraphAddExternalSemaphoresSignalNode, cudaGraphAddExternalSemaphoresSignalNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphAddExternalSemaphoresWaitNode, cudaGraphAddExternalSemaphoresWaitNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphAddHostNode, cudaGraphAddHostNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphAddKernelNode, cudaGraphAddKernelNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphAddMemAllocNode, cudaGraphAddMemAllocNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *)) \
+    X(cudaGraphAddMemFreeNode, cudaGraphAddMemFreeNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *)) \
+    X(cudaGraphAddMemcpyNode, cudaGraphAddMemcpyNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphAddMemcpyNode1D, cudaGraphAddMemcpyNode1D, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemcpyNodeFromSymbol, cudaGraphAddMemcpyNodeFromSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemcpyNodeToSymbol, cudaGraphAddMemcpyNodeToSymbol, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphAddMemsetNode, cudaGraphAddMemsetNode, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphAddNode, cudaGraphAddNode, 12020, cudaError_t, (cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphChildGraphNodeGetGraph, cudaGraphChildGraphNodeGetGraph, 12000, cudaError_t, (cudaGraphNode_t, cudaGraph_t *)) \
+    X(cudaGraphClone, cudaGraphClone, 12000, cudaError_t, (cudaGraph_t *, cudaGraph_t)) \
+    X(cudaGraphConditionalHandleCreate, cudaGraphConditionalHandleCreate, 12030, cudaError_t, (cudaGraphConditionalHandle *, cudaGraph_t, unsigned int, unsigned int)) \
+    X(cudaGraphCreate, cudaGraphCreate, 12000, cudaError_t, (cudaGraph_t *, unsigned int)) \
+    X(cudaGraphDebugDotPrint, cudaGraphDebugDotPrint, 12000, cudaError_t, (cudaGraph_t, const char *, unsigned int)) \
+    X(cudaGraphDestroy, cudaGraphDestroy, 12000, cudaError_t, (cudaGraph_t)) \
+    X(cudaGraphDestroyNode, cudaGraphDestroyNode, 12000, cudaError_t, (cudaGraphNode_t)) \
+    X(cudaGraphEventRecordNodeGetEvent, cudaGraphEventRecordNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
+    X(cudaGraphEventRecordNodeSetEvent, cudaGraphEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphEventWaitNodeGetEvent, cudaGraphEventWaitNodeGetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t *)) \
+    X(cudaGraphEventWaitNodeSetEvent, cudaGraphEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecChildGraphNodeSetParams, cudaGraphExecChildGraphNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t)) \
+    X(cudaGraphExecDestroy, cudaGraphExecDestroy, 12000, cudaError_t, (cudaGraphExec_t)) \
+    X(cudaGraphExecEventRecordNodeSetEvent, cudaGraphExecEventRecordNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecEventWaitNodeSetEvent, cudaGraphExecEventWaitNodeSetEvent, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t)) \
+    X(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudaGraphExecExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudaGraphExecExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphExecGetFlags, cudaGraphExecGetFlags, 12000, cudaError_t, (cudaGraphExec_t, unsigned long long *)) \
+    X(cudaGraphExecHostNodeSetParams, cudaGraphExecHostNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphExecKernelNodeSetParams, cudaGraphExecKernelNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphExecMemcpyNodeSetParams, cudaGraphExecMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphExecMemcpyNodeSetParams1D, cudaGraphExecMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudaGraphExecMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudaGraphExecMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphExecMemsetNodeSetParams, cudaGraphExecMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphExecNodeSetParams, cudaGraphExecNodeSetParams, 12020, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphExecUpdate, cudaGraphExecUpdate, 12000, cudaError_t, (cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo *)) \
+    X(cudaGraphExternalSemaphoresSignalNodeGetParams, cudaGraphExternalSemaphoresSignalNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExternalSemaphoresSignalNodeSetParams, cudaGraphExternalSemaphoresSignalNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreSignalNodeParams *)) \
+    X(cudaGraphExternalSemaphoresWaitNodeGetParams, cudaGraphExternalSemaphoresWaitNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphExternalSemaphoresWaitNodeSetParams, cudaGraphExternalSemaphoresWaitNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaExternalSemaphoreWaitNodeParams *)) \
+    X(cudaGraphGetEdges, cudaGraphGetEdges, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphGetNodes, cudaGraphGetNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
+    X(cudaGraphGetRootNodes, cudaGraphGetRootNodes, 12000, cudaError_t, (cudaGraph_t, cudaGraphNode_t *, size_t *)) \
+    X(cudaGraphHostNodeGetParams, cudaGraphHostNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaHostNodeParams *)) \
+    X(cudaGraphHostNodeSetParams, cudaGraphHostNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaHostNodeParams *)) \
+    X(cudaGraphInstantiate, cudaGraphInstantiate, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
+    X(cudaGraphInstantiateWithFlags, cudaGraphInstantiateWithFlags, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, unsigned long long)) \
+    X(cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
+    X(ptsz_cudaGraphInstantiateWithParams, cudaGraphInstantiateWithParams_ptsz, 12000, cudaError_t, (cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *)) \
+    X(cudaGraphKernelNodeCopyAttributes, cudaGraphKernelNodeCopyAttributes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t)) \
+    X(cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeGetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(cudaGraphKernelNodeGetParams, cudaGraphKernelNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaKernelNodeParams *)) \
+    X(cudaGraphKernelNodeSetAttribute, cudaGraphKernelNodeSetAttribute, 12000, cudaError_t, (cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(cudaGraphKernelNodeSetParams, cudaGraphKernelNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaKernelNodeParams *)) \
+    X(cudaGraphLaunch, cudaGraphLaunch, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(ptsz_cudaGraphLaunch, cudaGraphLaunch_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphMemAllocNodeGetParams, cudaGraphMemAllocNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemAllocNodeParams *)) \
+    X(cudaGraphMemFreeNodeGetParams, cudaGraphMemFreeNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, void *)) \
+    X(cudaGraphMemcpyNodeGetParams, cudaGraphMemcpyNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemcpy3DParms *)) \
+    X(cudaGraphMemcpyNodeSetParams, cudaGraphMemcpyNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemcpy3DParms *)) \
+    X(cudaGraphMemcpyNodeSetParams1D, cudaGraphMemcpyNodeSetParams1D, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemcpyNodeSetParamsFromSymbol, cudaGraphMemcpyNodeSetParamsFromSymbol, 12000, cudaError_t, (cudaGraphNode_t, void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemcpyNodeSetParamsToSymbol, cudaGraphMemcpyNodeSetParamsToSymbol, 12000, cudaError_t, (cudaGraphNode_t, const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaGraphMemsetNodeGetParams, cudaGraphMemsetNodeGetParams, 12000, cudaError_t, (cudaGraphNode_t, struct cudaMemsetParams *)) \
+    X(cudaGraphMemsetNodeSetParams, cudaGraphMemsetNodeSetParams, 12000, cudaError_t, (cudaGraphNode_t, const struct cudaMemsetParams *)) \
+    X(cudaGraphNodeFindInClone, cudaGraphNodeFindInClone, 12000, cudaError_t, (cudaGraphNode_t *, cudaGraphNode_t, cudaGraph_t)) \
+    X(cudaGraphNodeGetDependencies, cudaGraphNodeGetDependencies, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphNodeGetDependentNodes, cudaGraphNodeGetDependentNodes, 12000, cudaError_t, (cudaGraphNode_t, cudaGraphNode_t *, cudaGraphEdgeData *, size_t *)) \
+    X(cudaGraphNodeGetEnabled, cudaGraphNodeGetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int *)) \
+    X(cudaGraphNodeGetType, cudaGraphNodeGetType, 12000, cudaError_t, (cudaGraphNode_t, enum cudaGraphNodeType *)) \
+    X(cudaGraphNodeSetEnabled, cudaGraphNodeSetEnabled, 12000, cudaError_t, (cudaGraphExec_t, cudaGraphNode_t, unsigned int)) \
+    X(cudaGraphNodeSetParams, cudaGraphNodeSetParams, 12020, cudaError_t, (cudaGraphNode_t, struct cudaGraphNodeParams *)) \
+    X(cudaGraphReleaseUserObject, cudaGraphReleaseUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int)) \
+    X(cudaGraphRemoveDependencies, cudaGraphRemoveDependencies, 12000, cudaError_t, (cudaGraph_t, const cudaGraphNode_t *, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t)) \
+    X(cudaGraphRetainUserObject, cudaGraphRetainUserObject, 12000, cudaError_t, (cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int)) \
+    X(cudaGraphUpload, cudaGraphUpload, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(ptsz_cudaGraphUpload, cudaGraphUpload_ptsz, 12000, cudaError_t, (cudaGraphExec_t, cudaStream_t)) \
+    X(cudaGraphicsMapResources, cudaGraphicsMapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
+    X(cudaGraphicsResourceGetMappedMipmappedArray, cudaGraphicsResourceGetMappedMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, cudaGraphicsResource_t)) \
+    X(cudaGraphicsResourceGetMappedPointer, cudaGraphicsResourceGetMappedPointer, 12000, cudaError_t, (void **, size_t *, cudaGraphicsResource_t)) \
+    X(cudaGraphicsResourceSetMapFlags, cudaGraphicsResourceSetMapFlags, 12000, cudaError_t, (cudaGraphicsResource_t, unsigned int)) \
+    X(cudaGraphicsSubResourceGetMappedArray, cudaGraphicsSubResourceGetMappedArray, 12000, cudaError_t, (cudaArray_t *, cudaGraphicsResource_t, unsigned int, unsigned int)) \
+    X(cudaGraphicsUnmapResources, cudaGraphicsUnmapResources, 12000, cudaError_t, (int, cudaGraphicsResource_t *, cudaStream_t)) \
+    X(cudaGraphicsUnregisterResource, cudaGraphicsUnregisterResource, 12000, cudaError_t, (cudaGraphicsResource_t)) \
+    X(cudaHostAlloc, cudaHostAlloc, 12000, cudaError_t, (void **, size_t, unsigned int)) \
+    X(cudaHostGetDevicePointer, cudaHostGetDevicePointer, 12000, cudaError_t, (void **, void *, unsigned int)) \
+    X(cudaHostGetFlags, cudaHostGetFlags, 12000, cudaError_t, (unsigned int *, void *)) \
+    X(cudaHostRegister, cudaHostRegister, 12000, cudaError_t, (void *, size_t, unsigned int)) \
+    X(cudaHostUnregister, cudaHostUnregister, 12000, cudaError_t, (void *)) \
+    X(cudaImportExternalMemory, cudaImportExternalMemory, 12000, cudaError_t, (cudaExternalMemory_t *, const struct cudaExternalMemoryHandleDesc *)) \
+    X(cudaImportExternalSemaphore, cudaImportExternalSemaphore, 12000, cudaError_t, (cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreHandleDesc *)) \
+    X(cudaInitDevice, cudaInitDevice, 12000, cudaError_t, (int, unsigned int, unsigned int)) \
+    X(cudaIpcCloseMemHandle, cudaIpcCloseMemHandle, 12000, cudaError_t, (void *)) \
+    X(cudaIpcGetEventHandle, cudaIpcGetEventHandle, 12000, cudaError_t, (cudaIpcEventHandle_t *, cudaEvent_t)) \
+    X(cudaIpcGetMemHandle, cudaIpcGetMemHandle, 12000, cudaError_t, (cudaIpcMemHandle_t *, void *)) \
+    X(cudaIpcOpenEventHandle, cudaIpcOpenEventHandle, 12000, cudaError_t, (cudaEvent_t *, cudaIpcEventHandle_t)) \
+    X(cudaIpcOpenMemHandle, cudaIpcOpenMemHandle, 12000, cudaError_t, (void **, cudaIpcMemHandle_t, unsigned int)) \
+    X(cudaKernelSetAttributeForDevice, cudaKernelSetAttributeForDevice, 12080, cudaError_t, (cudaKernel_t, enum cudaFuncAttribute, int, int)) \
+    X(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(ptsz_cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLaunchHostFunc, cudaLaunchHostFunc, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
+    X(ptsz_cudaLaunchHostFunc, cudaLaunchHostFunc_ptsz, 12000, cudaError_t, (cudaStream_t, cudaHostFn_t, void *)) \
+    X(cudaLaunchKernel, cudaLaunchKernel, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLaunchKernelExC, cudaLaunchKernelExC, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
+    X(ptsz_cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz, 12000, cudaError_t, (const cudaLaunchConfig_t *, const void *, void **)) \
+    X(ptsz_cudaLaunchKernel, cudaLaunchKernel_ptsz, 12000, cudaError_t, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
+    X(cudaLibraryEnumerateKernels, cudaLibraryEnumerateKernels, 12080, cudaError_t, (cudaKernel_t *, unsigned int, cudaLibrary_t)) \
+    X(cudaLibraryGetGlobal, cudaLibraryGetGlobal, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetKernel, cudaLibraryGetKernel, 12080, cudaError_t, (cudaKernel_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetKernelCount, cudaLibraryGetKernelCount, 12080, cudaError_t, (unsigned int *, cudaLibrary_t)) \
+    X(cudaLibraryGetManaged, cudaLibraryGetManaged, 12080, cudaError_t, (void **, size_t *, cudaLibrary_t, const char *)) \
+    X(cudaLibraryGetUnifiedFunction, cudaLibraryGetUnifiedFunction, 12080, cudaError_t, (void **, cudaLibrary_t, const char *)) \
+    X(cudaLibraryLoadData, cudaLibraryLoadData, 12080, cudaError_t, (cudaLibrary_t *, const void *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
+    X(cudaLibraryLoadFromFile, cudaLibraryLoadFromFile, 12080, cudaError_t, (cudaLibrary_t *, const char *, enum cudaJitOption *, void **, unsigned int, enum cudaLibraryOption *, void **, unsigned int)) \
+    X(cudaLibraryUnload, cudaLibraryUnload, 12080, cudaError_t, (cudaLibrary_t)) \
+    X(cudaLogsCurrent, cudaLogsCurrent, 13000, cudaError_t, (cudaLogIterator *, unsigned int)) \
+    X(cudaLogsDumpToFile, cudaLogsDumpToFile, 13000, cudaError_t, (cudaLogIterator *, const char *, unsigned int)) \
+    X(cudaLogsDumpToMemory, cudaLogsDumpToMemory, 13000, cudaError_t, (cudaLogIterator *, char *, size_t *, unsigned int)) \
+    X(cudaLogsRegisterCallback, cudaLogsRegisterCallback, 13000, cudaError_t, (cudaLogsCallback_t, void *, cudaLogsCallbackHandle *)) \
+    X(cudaLogsUnregisterCallback, cudaLogsUnregisterCallback, 13000, cudaError_t, (cudaLogsCallbackHandle)) \
+    X(cudaMalloc3D, cudaMalloc3D, 12000, cudaError_t, (struct cudaPitchedPtr *, struct cudaExtent)) \
+    X(cudaMalloc3DArray, cudaMalloc3DArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int)) \
+    X(cudaMallocArray, cudaMallocArray, 12000, cudaError_t, (cudaArray_t *, const struct cudaChannelFormatDesc *, size_t, size_t, unsigned int)) \
+    X(cudaMallocAsync, cudaMallocAsync, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
+    X(ptsz_cudaMallocAsync, cudaMallocAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaStream_t)) \
+    X(cudaMallocFromPoolAsync, cudaMallocFromPoolAsync, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
+    X(ptsz_cudaMallocFromPoolAsync, cudaMallocFromPoolAsync_ptsz, 12000, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
+    X(cudaMallocHost, cudaMallocHost, 12000, cudaError_t, (void **, size_t)) \
+    X(cudaMallocManaged, cudaMallocManaged, 12000, cudaError_t, (void **, size_t, unsigned int)) \
+    X(cudaMallocMipmappedArray, cudaMallocMipmappedArray, 12000, cudaError_t, (cudaMipmappedArray_t *, const struct cudaChannelFormatDesc *, struct cudaExtent, unsigned int, unsigned int)) \
+    X(cudaMallocPitch, cudaMallocPitch, 12000, cudaError_t, (void **, size_t *, size_t, size_t)) \
+    X(cudaMemAdvise, cudaMemAdvise, 12000, cudaError_t, (const void *, size_t, enum cudaMemoryAdvise, struct cudaMemLocation)) \
+    X(cudaMemDiscardAndPrefetchBatchAsync, cudaMemDiscardAndPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(ptsz_cudaMemDiscardAndPrefetchBatchAsync, cudaMemDiscardAndPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(cudaMemDiscardBatchAsync, cudaMemDiscardBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(ptsz_cudaMemDiscardBatchAsync, cudaMemDiscardBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(cudaMemGetMemPool, cudaMemGetMemPool, 13000, cudaError_t, (cudaMemPool_t *, struct cudaMemLocation *, enum cudaMemAllocationType)) \
+    X(cudaMemPoolCreate, cudaMemPoolCreate, 12000, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *)) \
+    X(cudaMemPoolDestroy, cudaMemPoolDestroy, 12000, cudaError_t, (cudaMemPool_t)) \
+    X(cudaMemPoolExportPointer, cudaMemPoolExportPointer, 12000, cudaError_t, (struct cudaMemPoolPtrExportData *, void *)) \
+    X(cudaMemPoolExportToShareableHandle, cudaMemPoolExportToShareableHandle, 12000, cudaError_t, (void *, cudaMemPool_t, enum cudaMemAllocationHandleType, unsigned int)) \
+    X(cudaMemPoolGetAccess, cudaMemPoolGetAccess, 12000, cudaError_t, (enum cudaMemAccessFlags *, cudaMemPool_t, struct cudaMemLocation *)) \
+    X(cudaMemPoolGetAttribute, cudaMemPoolGetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
+    X(cudaMemPoolImportFromShareableHandle, cudaMemPoolImportFromShareableHandle, 12000, cudaError_t, (cudaMemPool_t *, void *, enum cudaMemAllocationHandleType, unsigned int)) \
+    X(cudaMemPoolImportPointer, cudaMemPoolImportPointer, 12000, cudaError_t, (void **, cudaMemPool_t, struct cudaMemPoolPtrExportData *)) \
+    X(cudaMemPoolSetAccess, cudaMemPoolSetAccess, 12000, cudaError_t, (cudaMemPool_t, const struct cudaMemAccessDesc *, size_t)) \
+    X(cudaMemPoolSetAttribute, cudaMemPoolSetAttribute, 12000, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *)) \
+    X(cudaMemPoolTrimTo, cudaMemPoolTrimTo, 12000, cudaError_t, (cudaMemPool_t, size_t)) \
+    X(cudaMemPrefetchAsync, cudaMemPrefetchAsync, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
+    X(ptsz_cudaMemPrefetchAsync, cudaMemPrefetchAsync_ptsz, 12000, cudaError_t, (const void *, size_t, struct cudaMemLocation, unsigned int, cudaStream_t)) \
+    X(cudaMemPrefetchBatchAsync, cudaMemPrefetchBatchAsync, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(ptsz_cudaMemPrefetchBatchAsync, cudaMemPrefetchBatchAsync_ptsz, 13000, cudaError_t, (void **, size_t *, size_t, struct cudaMemLocation *, size_t *, size_t, unsigned long long, cudaStream_t)) \
+    X(cudaMemRangeGetAttribute, cudaMemRangeGetAttribute, 12000, cudaError_t, (void *, size_t, enum cudaMemRangeAttribute, const void *, size_t)) \
+    X(cudaMemRangeGetAttributes, cudaMemRangeGetAttributes, 12000, cudaError_t, (void **, size_t *, enum cudaMemRangeAttribute *, size_t, const void *, size_t)) \
+    X(cudaMemSetMemPool, cudaMemSetMemPool, 13000, cudaError_t, (struct cudaMemLocation *, enum cudaMemAllocationType, cudaMemPool_t)) \
+    X(cudaMemcpy2D, cudaMemcpy2D, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(ptds_cudaMemcpy2DArrayToArray, cudaMemcpy2DArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DAsync, cudaMemcpy2DAsync, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpy2DAsync, cudaMemcpy2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpy2DFromArray, cudaMemcpy2DFromArray, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpy2DFromArrayAsync, cudaMemcpy2DFromArrayAsync_ptsz, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpy2DFromArray, cudaMemcpy2DFromArray_ptds, 12000, cudaError_t, (void *, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DToArray, cudaMemcpy2DToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpy2DToArrayAsync, cudaMemcpy2DToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpy2DToArray, cudaMemcpy2DToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(ptds_cudaMemcpy2D, cudaMemcpy2D_ptds, 12000, cudaError_t, (void *, size_t, const void *, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpy3D, cudaMemcpy3D, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
+    X(cudaMemcpy3DAsync, cudaMemcpy3DAsync, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
+    X(ptsz_cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DParms *, cudaStream_t)) \
+    X(cudaMemcpy3DBatchAsync, cudaMemcpy3DBatchAsync, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
+    X(ptsz_cudaMemcpy3DBatchAsync, cudaMemcpy3DBatchAsync_ptsz, 12080, cudaError_t, (size_t, struct cudaMemcpy3DBatchOp *, unsigned long long, cudaStream_t)) \
+    X(cudaMemcpy3DPeer, cudaMemcpy3DPeer, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
+    X(cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
+    X(ptsz_cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync_ptsz, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *, cudaStream_t)) \
+    X(ptds_cudaMemcpy3DPeer, cudaMemcpy3DPeer_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DPeerParms *)) \
+    X(ptds_cudaMemcpy3D, cudaMemcpy3D_ptds, 12000, cudaError_t, (const struct cudaMemcpy3DParms *)) \
+    X(cudaMemcpyArrayToArray, cudaMemcpyArrayToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(ptds_cudaMemcpyArrayToArray, cudaMemcpyArrayToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(ptsz_cudaMemcpyAsync, cudaMemcpyAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(cudaMemcpyBatchAsync, cudaMemcpyBatchAsync, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
+    X(ptsz_cudaMemcpyBatchAsync, cudaMemcpyBatchAsync_ptsz, 12080, cudaError_t, (void *const *, const void *const *, const size_t *, size_t, struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t)) \
+    X(cudaMemcpyFromArray, cudaMemcpyFromArray, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromArrayAsync, cudaMemcpyFromArrayAsync, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpyFromArrayAsync, cudaMemcpyFromArrayAsync_ptsz, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpyFromArray, cudaMemcpyFromArray_ptds, 12000, cudaError_t, (void *, cudaArray_const_t, size_t, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromSymbol, cudaMemcpyFromSymbol, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync_ptsz, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpyFromSymbol, cudaMemcpyFromSymbol_ptds, 12000, cudaError_t, (void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyPeer, cudaMemcpyPeer, 12000, cudaError_t, (void *, int, const void *, int, size_t)) \
+    X(cudaMemcpyPeerAsync, cudaMemcpyPeerAsync, 12000, cudaError_t, (void *, int, const void *, int, size_t, cudaStream_t)) \
+    X(cudaMemcpyToArray, cudaMemcpyToArray, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToArrayAsync, cudaMemcpyToArrayAsync, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpyToArrayAsync, cudaMemcpyToArrayAsync_ptsz, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpyToArray, cudaMemcpyToArray_ptds, 12000, cudaError_t, (cudaArray_t, size_t, size_t, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToSymbol, cudaMemcpyToSymbol, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptsz_cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync_ptsz, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind, cudaStream_t)) \
+    X(ptds_cudaMemcpyToSymbol, cudaMemcpyToSymbol_ptds, 12000, cudaError_t, (const void *, const void *, size_t, size_t, enum cudaMemcpyKind)) \
+    X(ptds_cudaMemcpy, cudaMemcpy_ptds, 12000, cudaError_t, (void *, const void *, size_t, enum cudaMemcpyKind)) \
+    X(cudaMemset, cudaMemset, 12000, cudaError_t, (void *, int, size_t)) \
+    X(cudaMemset2D, cudaMemset2D, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
+    X(cudaMemset2DAsync, cudaMemset2DAsync, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
+    X(ptsz_cudaMemset2DAsync, cudaMemset2DAsync_ptsz, 12000, cudaError_t, (void *, size_t, int, size_t, size_t, cudaStream_t)) \
+    X(ptds_cudaMemset2D, cudaMemset2D_ptds, 12000, cudaError_t, (void *, size_t, int, size_t, size_t)) \
+    X(cudaMemset3D, cudaMemset3D, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
+    X(cudaMemset3DAsync, cudaMemset3DAsync, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
+    X(ptsz_cudaMemset3DAsync, cudaMemset3DAsync_ptsz, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent, cudaStream_t)) \
+    X(ptds_cudaMemset3D, cudaMemset3D_ptds, 12000, cudaError_t, (struct cudaPitchedPtr, int, struct cudaExtent)) \
+    X(ptsz_cudaMemsetAsync, cudaMemsetAsync_ptsz, 12000, cudaError_t, (void *, int, size_t, cudaStream_t)) \
+    X(ptds_cudaMemset, cudaMemset_ptds, 12000, cudaError_t, (void *, int, size_t)) \
+    X(cudaMipmappedArrayGetMemoryRequirements, cudaMipmappedArrayGetMemoryRequirements, 12000, cudaError_t, (struct cudaArrayMemoryRequirements *, cudaMipmappedArray_t, int)) \
+    X(cudaMipmappedArrayGetSparseProperties, cudaMipmappedArrayGetSparseProperties, 12000, cudaError_t, (struct cudaArraySparseProperties *, cudaMipmappedArray_t)) \
+    X(cudaOccupancyAvailableDynamicSMemPerBlock, cudaOccupancyAvailableDynamicSMemPerBlock, 12000, cudaError_t, (size_t *, const void *, int, int)) \
+    X(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudaOccupancyMaxActiveBlocksPerMultiprocessor, 12000, cudaError_t, (int *, const void *, int, size_t)) \
+    X(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 12000, cudaError_t, (int *, const void *, int, size_t, unsigned int)) \
+    X(cudaOccupancyMaxActiveClusters, cudaOccupancyMaxActiveClusters, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
+    X(cudaOccupancyMaxPotentialClusterSize, cudaOccupancyMaxPotentialClusterSize, 12000, cudaError_t, (int *, const void *, const cudaLaunchConfig_t *)) \
+    X(cudaPeekAtLastError, cudaPeekAtLastError, 12000, cudaError_t, (void)) \
+    X(cudaProfilerStart, cudaProfilerStart, 12000, cudaError_t, (void)) \
+    X(cudaProfilerStop, cudaProfilerStop, 12000, cudaError_t, (void)) \
+    X(cudaSetDeviceFlags, cudaSetDeviceFlags, 12000, cudaError_t, (unsigned int)) \
+    X(cudaSetValidDevices, cudaSetValidDevices, 12000, cudaError_t, (int *, int)) \
+    X(cudaSignalExternalSemaphoresAsync, cudaSignalExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
+    X(ptsz_cudaSignalExternalSemaphoresAsync, cudaSignalExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreSignalParams *, unsigned int, cudaStream_t)) \
+    X(cudaStreamAddCallback, cudaStreamAddCallback, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
+    X(ptsz_cudaStreamAddCallback, cudaStreamAddCallback_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStreamCallback_t, void *, unsigned int)) \
+    X(cudaStreamAttachMemAsync, cudaStreamAttachMemAsync, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
+    X(ptsz_cudaStreamAttachMemAsync, cudaStreamAttachMemAsync_ptsz, 12000, cudaError_t, (cudaStream_t, void *, size_t, unsigned int)) \
+    X(cudaStreamBeginCapture, cudaStreamBeginCapture, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
+    X(ptsz_cudaStreamBeginCaptureToGraph, cudaStreamBeginCaptureToGraph_ptsz, 12030, cudaError_t, (cudaStream_t, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, enum cudaStreamCaptureMode)) \
+    X(ptsz_cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureMode)) \
+    X(cudaStreamCopyAttributes, cudaStreamCopyAttributes, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
+    X(ptsz_cudaStreamCopyAttributes, cudaStreamCopyAttributes_ptsz, 12000, cudaError_t, (cudaStream_t, cudaStream_t)) \
+    X(cudaStreamCreateWithFlags, cudaStreamCreateWithFlags, 12000, cudaError_t, (cudaStream_t *, unsigned int)) \
+    X(cudaStreamCreateWithPriority, cudaStreamCreateWithPriority, 12000, cudaError_t, (cudaStream_t *, unsigned int, int)) \
+    X(cudaStreamEndCapture, cudaStreamEndCapture, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
+    X(ptsz_cudaStreamEndCapture, cudaStreamEndCapture_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraph_t *)) \
+    X(cudaStreamGetAttribute, cudaStreamGetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(ptsz_cudaStreamGetAttribute, cudaStreamGetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue *)) \
+    X(cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
+    X(ptsz_cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *, const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *)) \
+    X(cudaStreamGetDevice, cudaStreamGetDevice, 12080, cudaError_t, (cudaStream_t, int *)) \
+    X(ptsz_cudaStreamGetDevice, cudaStreamGetDevice_ptsz, 12080, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamGetFlags, cudaStreamGetFlags, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
+    X(ptsz_cudaStreamGetFlags, cudaStreamGetFlags_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned int *)) \
+    X(cudaStreamGetId, cudaStreamGetId, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
+    X(ptsz_cudaStreamGetId, cudaStreamGetId_ptsz, 12000, cudaError_t, (cudaStream_t, unsigned long long *)) \
+    X(cudaStreamGetPriority, cudaStreamGetPriority, 12000, cudaError_t, (cudaStream_t, int *)) \
+    X(ptsz_cudaStreamGetPriority, cudaStreamGetPriority_ptsz, 12000, cudaError_t, (cudaStream_t, int *)) \
+    X(cudaStreamIsCapturing, cudaStreamIsCapturing, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
+    X(ptsz_cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz, 12000, cudaError_t, (cudaStream_t, enum cudaStreamCaptureStatus *)) \
+    X(cudaStreamQuery, cudaStreamQuery, 12000, cudaError_t, (cudaStream_t)) \
+    X(ptsz_cudaStreamQuery, cudaStreamQuery_ptsz, 12000, cudaError_t, (cudaStream_t)) \
+    X(cudaStreamSetAttribute, cudaStreamSetAttribute, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(ptsz_cudaStreamSetAttribute, cudaStreamSetAttribute_ptsz, 12000, cudaError_t, (cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue *)) \
+    X(ptsz_cudaStreamSynchronize, cudaStreamSynchronize_ptsz, 12000, cudaError_t, (cudaStream_t)) \
+    X(cudaStreamUpdateCaptureDependencies, cudaStreamUpdateCaptureDependencies, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
+    X(ptsz_cudaStreamUpdateCaptureDependencies, cudaStreamUpdateCaptureDependencies_ptsz, 12000, cudaError_t, (cudaStream_t, cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, unsigned int)) \
+    X(cudaStreamWaitEvent, cudaStreamWaitEvent, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
+    X(ptsz_cudaStreamWaitEvent, cudaStreamWaitEvent_ptsz, 12000, cudaError_t, (cudaStream_t, cudaEvent_t, unsigned int)) \
+    X(cudaThreadExchangeStreamCaptureMode, cudaThreadExchangeStreamCaptureMode, 12000, cudaError_t, (enum cudaStreamCaptureMode *)) \
+    X(cudaUserObjectCreate, cudaUserObjectCreate, 12000, cudaError_t, (cudaUserObject_t *, void *, cudaHostFn_t, unsigned int, unsigned int)) \
+    X(cudaUserObjectRelease, cudaUserObjectRelease, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
+    X(cudaUserObjectRetain, cudaUserObjectRetain, 12000, cudaError_t, (cudaUserObject_t, unsigned int)) \
+    X(cudaWaitExternalSemaphoresAsync, cudaWaitExternalSemaphoresAsync, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
+    X(ptsz_cudaWaitExternalSemaphoresAsync, cudaWaitExternalSemaphoresAsync_ptsz, 12000, cudaError_t, (const cudaExternalSemaphore_t *, const struct cudaExternalSemaphoreWaitParams *, unsigned int, cudaStream_t)) \
     /* end of CUDALOAD_CUDART_API */
 #define CUDALOAD_CUDART_API_COUNT 354
 

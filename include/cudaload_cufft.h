@@ -9,65 +9,67 @@
 #include <cufft.h>
 #include <cufftXt.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUFFT_API(X) \
-    X(cufftCreate, 12000, cufftResult, (cufftHandle *)) \
-    X(cufftDestroy, 12000, cufftResult, (cufftHandle)) \
-    X(cufftEstimate1d, 12000, cufftResult, (int, cufftType, int, size_t *)) \
-    X(cufftEstimate2d, 12000, cufftResult, (int, int, cufftType, size_t *)) \
-    X(cufftEstimate3d, 12000, cufftResult, (int, int, int, cufftType, size_t *)) \
-    X(cufftEstimateMany, 12000, cufftResult, (int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
-    X(cufftExecC2C, 12000, cufftResult, (cufftHandle, cufftComplex *, cufftComplex *, int)) \
-    X(cufftExecC2R, 12000, cufftResult, (cufftHandle, cufftComplex *, cufftReal *)) \
-    X(cufftExecD2Z, 12000, cufftResult, (cufftHandle, cufftDoubleReal *, cufftDoubleComplex *)) \
-    X(cufftExecR2C, 12000, cufftResult, (cufftHandle, cufftReal *, cufftComplex *)) \
-    X(cufftExecZ2D, 12000, cufftResult, (cufftHandle, cufftDoubleComplex *, cufftDoubleReal *)) \
-    X(cufftExecZ2Z, 12000, cufftResult, (cufftHandle, cufftDoubleComplex *, cufftDoubleComplex *, int)) \
-    X(cufftGetPlanPropertyInt64, 12040, cufftResult, (cufftHandle, cufftProperty, long long *)) \
-    X(cufftGetProperty, 12000, cufftResult, (libraryPropertyType, int *)) \
-    X(cufftGetSize, 12000, cufftResult, (cufftHandle, size_t *)) \
-    X(cufftGetSize1d, 12000, cufftResult, (cufftHandle, int, cufftType, int, size_t *)) \
-    X(cufftGetSize2d, 12000, cufftResult, (cufftHandle, int, int, cufftType, size_t *)) \
-    X(cufftGetSize3d, 12000, cufftResult, (cufftHandle, int, int, int, cufftType, size_t *)) \
-    X(cufftGetSizeMany, 12000, cufftResult, (cufftHandle, int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
-    X(cufftGetSizeMany64, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, long long *, long long, long long, cufftType, long long, size_t *)) \
-    X(cufftGetVersion, 12000, cufftResult, (int *)) \
-    X(cufftMakePlan1d, 12000, cufftResult, (cufftHandle, int, cufftType, int, size_t *)) \
-    X(cufftMakePlan2d, 12000, cufftResult, (cufftHandle, int, int, cufftType, size_t *)) \
-    X(cufftMakePlan3d, 12000, cufftResult, (cufftHandle, int, int, int, cufftType, size_t *)) \
-    X(cufftMakePlanMany, 12000, cufftResult, (cufftHandle, int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
-    X(cufftMakePlanMany64, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, long long *, long long, long long, cufftType, long long, size_t *)) \
-    X(cufftPlan1d, 12000, cufftResult, (cufftHandle *, int, cufftType, int)) \
-    X(cufftPlan2d, 12000, cufftResult, (cufftHandle *, int, int, cufftType)) \
-    X(cufftPlan3d, 12000, cufftResult, (cufftHandle *, int, int, int, cufftType)) \
-    X(cufftPlanMany, 12000, cufftResult, (cufftHandle *, int, int *, int *, int, int, int *, int, int, cufftType, int)) \
-    X(cufftResetPlanProperty, 12040, cufftResult, (cufftHandle, cufftProperty)) \
-    X(cufftSetAutoAllocation, 12000, cufftResult, (cufftHandle, int)) \
-    X(cufftSetPlanPropertyInt64, 12040, cufftResult, (cufftHandle, cufftProperty, const long long)) \
-    X(cufftSetStream, 12000, cufftResult, (cufftHandle, cudaStream_t)) \
-    X(cufftSetWorkArea, 12000, cufftResult, (cufftHandle, void *)) \
-    X(cufftXtClearCallback, 12000, cufftResult, (cufftHandle, cufftXtCallbackType)) \
-    X(cufftXtExec, 12000, cufftResult, (cufftHandle, void *, void *, int)) \
-    X(cufftXtExecDescriptor, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
-    X(cufftXtExecDescriptorC2C, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
-    X(cufftXtExecDescriptorC2R, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
-    X(cufftXtExecDescriptorD2Z, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
-    X(cufftXtExecDescriptorR2C, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
-    X(cufftXtExecDescriptorZ2D, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
-    X(cufftXtExecDescriptorZ2Z, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
-    X(cufftXtFree, 12000, cufftResult, (cudaLibXtDesc *)) \
-    X(cufftXtGetSizeMany, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, cudaDataType, long long *, long long, long long, cudaDataType, long long, size_t *, cudaDataType)) \
-    X(cufftXtMakePlanMany, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, cudaDataType, long long *, long long, long long, cudaDataType, long long, size_t *, cudaDataType)) \
-    X(cufftXtMalloc, 12000, cufftResult, (cufftHandle, cudaLibXtDesc **, cufftXtSubFormat)) \
-    X(cufftXtMemcpy, 12000, cufftResult, (cufftHandle, void *, void *, cufftXtCopyType)) \
-    X(cufftXtQueryPlan, 12000, cufftResult, (cufftHandle, void *, cufftXtQueryType)) \
-    X(cufftXtSetCallback, 12000, cufftResult, (cufftHandle, void **, cufftXtCallbackType, void **)) \
-    X(cufftXtSetCallbackSharedSize, 12000, cufftResult, (cufftHandle, cufftXtCallbackType, size_t)) \
-    X(cufftXtSetGPUs, 12000, cufftResult, (cufftHandle, int, int *)) \
-    X(cufftXtSetJITCallback, 12060, cufftResult, (cufftHandle, const char *, const void *, size_t, cufftXtCallbackType, void **)) \
-    X(cufftXtSetWorkArea, 12000, cufftResult, (cufftHandle, void **)) \
-    X(cufftXtSetWorkAreaPolicy, 12000, cufftResult, (cufftHandle, cufftXtWorkAreaPolicy, size_t *)) \
+    X(cufftCreate, cufftCreate, 12000, cufftResult, (cufftHandle *)) \
+    X(cufftDestroy, cufftDestroy, 12000, cufftResult, (cufftHandle)) \
+    X(cufftEstimate1d, cufftEstimate1d, 12000, cufftResult, (int, cufftType, int, size_t *)) \
+    X(cufftEstimate2d, cufftEstimate2d, 12000, cufftResult, (int, int, cufftType, size_t *)) \
+    X(cufftEstimate3d, cufftEstimate3d, 12000, cufftResult, (int, int, int, cufftType, size_t *)) \
+    X(cufftEstimateMany, cufftEstimateMany, 12000, cufftResult, (int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
+    X(cufftExecC2C, cufftExecC2C, 12000, cufftResult, (cufftHandle, cufftComplex *, cufftComplex *, int)) \
+    X(cufftExecC2R, cufftExecC2R, 12000, cufftResult, (cufftHandle, cufftComplex *, cufftReal *)) \
+    X(cufftExecD2Z, cufftExecD2Z, 12000, cufftResult, (cufftHandle, cufftDoubleReal *, cufftDoubleComplex *)) \
+    X(cufftExecR2C, cufftExecR2C, 12000, cufftResult, (cufftHandle, cufftReal *, cufftComplex *)) \
+    X(cufftExecZ2D, cufftExecZ2D, 12000, cufftResult, (cufftHandle, cufftDoubleComplex *, cufftDoubleReal *)) \
+    X(cufftExecZ2Z, cufftExecZ2Z, 12000, cufftResult, (cufftHandle, cufftDoubleComplex *, cufftDoubleComplex *, int)) \
+    X(cufftGetPlanPropertyInt64, cufftGetPlanPropertyInt64, 12040, cufftResult, (cufftHandle, cufftProperty, long long *)) \
+    X(cufftGetProperty, cufftGetProperty, 12000, cufftResult, (libraryPropertyType, int *)) \
+    X(cufftGetSize, cufftGetSize, 12000, cufftResult, (cufftHandle, size_t *)) \
+    X(cufftGetSize1d, cufftGetSize1d, 12000, cufftResult, (cufftHandle, int, cufftType, int, size_t *)) \
+    X(cufftGetSize2d, cufftGetSize2d, 12000, cufftResult, (cufftHandle, int, int, cufftType, size_t *)) \
+    X(cufftGetSize3d, cufftGetSize3d, 12000, cufftResult, (cufftHandle, int, int, int, cufftType, size_t *)) \
+    X(cufftGetSizeMany, cufftGetSizeMany, 12000, cufftResult, (cufftHandle, int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
+    X(cufftGetSizeMany64, cufftGetSizeMany64, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, long long *, long long, long long, cufftType, long long, size_t *)) \
+    X(cufftGetVersion, cufftGetVersion, 12000, cufftResult, (int *)) \
+    X(cufftMakePlan1d, cufftMakePlan1d, 12000, cufftResult, (cufftHandle, int, cufftType, int, size_t *)) \
+    X(cufftMakePlan2d, cufftMakePlan2d, 12000, cufftResult, (cufftHandle, int, int, cufftType, size_t *)) \
+    X(cufftMakePlan3d, cufftMakePlan3d, 12000, cufftResult, (cufftHandle, int, int, int, cufftType, size_t *)) \
+    X(cufftMakePlanMany, cufftMakePlanMany, 12000, cufftResult, (cufftHandle, int, int *, int *, int, int, int *, int, int, cufftType, int, size_t *)) \
+    X(cufftMakePlanMany64, cufftMakePlanMany64, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, long long *, long long, long long, cufftType, long long, size_t *)) \
+    X(cufftPlan1d, cufftPlan1d, 12000, cufftResult, (cufftHandle *, int, cufftType, int)) \
+    X(cufftPlan2d, cufftPlan2d, 12000, cufftResult, (cufftHandle *, int, int, cufftType)) \
+    X(cufftPlan3d, cufftPlan3d, 12000, cufftResult, (cufftHandle *, int, int, int, cufftType)) \
+    X(cufftPlanMany, cufftPlanMany, 12000, cufftResult, (cufftHandle *, int, int *, int *, int, int, int *, int, int, cufftType, int)) \
+    X(cufftResetPlanProperty, cufftResetPlanProperty, 12040, cufftResult, (cufftHandle, cufftProperty)) \
+    X(cufftSetAutoAllocation, cufftSetAutoAllocation, 12000, cufftResult, (cufftHandle, int)) \
+    X(cufftSetPlanPropertyInt64, cufftSetPlanPropertyInt64, 12040, cufftResult, (cufftHandle, cufftProperty, const long long)) \
+    X(cufftSetStream, cufftSetStream, 12000, cufftResult, (cufftHandle, cudaStream_t)) \
+    X(cufftSetWorkArea, cufftSetWorkArea, 12000, cufftResult, (cufftHandle, void *)) \
+    X(cufftXtClearCallback, cufftXtClearCallback, 12000, cufftResult, (cufftHandle, cufftXtCallbackType)) \
+    X(cufftXtExec, cufftXtExec, 12000, cufftResult, (cufftHandle, void *, void *, int)) \
+    X(cufftXtExecDescriptor, cufftXtExecDescriptor, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
+    X(cufftXtExecDescriptorC2C, cufftXtExecDescriptorC2C, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
+    X(cufftXtExecDescriptorC2R, cufftXtExecDescriptorC2R, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
+    X(cufftXtExecDescriptorD2Z, cufftXtExecDescriptorD2Z, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
+    X(cufftXtExecDescriptorR2C, cufftXtExecDescriptorR2C, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
+    X(cufftXtExecDescriptorZ2D, cufftXtExecDescriptorZ2D, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *)) \
+    X(cufftXtExecDescriptorZ2Z, cufftXtExecDescriptorZ2Z, 12000, cufftResult, (cufftHandle, cudaLibXtDesc *, cudaLibXtDesc *, int)) \
+    X(cufftXtFree, cufftXtFree, 12000, cufftResult, (cudaLibXtDesc *)) \
+    X(cufftXtGetSizeMany, cufftXtGetSizeMany, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, cudaDataType, long long *, long long, long long, cudaDataType, long long, size_t *, cudaDataType)) \
+    X(cufftXtMakePlanMany, cufftXtMakePlanMany, 12000, cufftResult, (cufftHandle, int, long long *, long long *, long long, long long, cudaDataType, long long *, long long, long long, cudaDataType, long long, size_t *, cudaDataType)) \
+    X(cufftXtMalloc, cufftXtMalloc, 12000, cufftResult, (cufftHandle, cudaLibXtDesc **, cufftXtSubFormat)) \
+    X(cufftXtMemcpy, cufftXtMemcpy, 12000, cufftResult, (cufftHandle, void *, void *, cufftXtCopyType)) \
+    X(cufftXtQueryPlan, cufftXtQueryPlan, 12000, cufftResult, (cufftHandle, void *, cufftXtQueryType)) \
+    X(cufftXtSetCallback, cufftXtSetCallback, 12000, cufftResult, (cufftHandle, void **, cufftXtCallbackType, void **)) \
+    X(cufftXtSetCallbackSharedSize, cufftXtSetCallbackSharedSize, 12000, cufftResult, (cufftHandle, cufftXtCallbackType, size_t)) \
+    X(cufftXtSetGPUs, cufftXtSetGPUs, 12000, cufftResult, (cufftHandle, int, int *)) \
+    X(cufftXtSetJITCallback, cufftXtSetJITCallback, 12060, cufftResult, (cufftHandle, const char *, const void *, size_t, cufftXtCallbackType, void **)) \
+    X(cufftXtSetWorkArea, cufftXtSetWorkArea, 12000, cufftResult, (cufftHandle, void **)) \
+    X(cufftXtSetWorkAreaPolicy, cufftXtSetWorkAreaPolicy, 12000, cufftResult, (cufftHandle, cufftXtWorkAreaPolicy, size_t *)) \
     /* end of CUDALOAD_CUFFT_API */
 #define CUDALOAD_CUFFT_API_COUNT 56
 

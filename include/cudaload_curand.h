@@ -8,36 +8,38 @@
 
 #include <curand.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CURAND_API(X) \
-    X(curandCreateGenerator, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
-    X(curandCreateGeneratorHost, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
-    X(curandCreatePoissonDistribution, 12000, curandStatus_t, (double, curandDiscreteDistribution_t *)) \
-    X(curandDestroyDistribution, 12000, curandStatus_t, (curandDiscreteDistribution_t)) \
-    X(curandDestroyGenerator, 12000, curandStatus_t, (curandGenerator_t)) \
-    X(curandGenerate, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t)) \
-    X(curandGenerateLogNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
-    X(curandGenerateLogNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
-    X(curandGenerateLongLong, 12000, curandStatus_t, (curandGenerator_t, unsigned long long *, size_t)) \
-    X(curandGenerateNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
-    X(curandGenerateNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
-    X(curandGeneratePoisson, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double)) \
-    X(curandGeneratePoissonMethod, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double, curandMethod_t)) \
-    X(curandGenerateSeeds, 12000, curandStatus_t, (curandGenerator_t)) \
-    X(curandGenerateUniform, 12000, curandStatus_t, (curandGenerator_t, float *, size_t)) \
-    X(curandGenerateUniformDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t)) \
-    X(curandGetDirectionVectors32, 12000, curandStatus_t, (curandDirectionVectors32_t *[], curandDirectionVectorSet_t)) \
-    X(curandGetDirectionVectors64, 12000, curandStatus_t, (curandDirectionVectors64_t *[], curandDirectionVectorSet_t)) \
-    X(curandGetProperty, 12000, curandStatus_t, (libraryPropertyType, int *)) \
-    X(curandGetScrambleConstants32, 12000, curandStatus_t, (unsigned int **)) \
-    X(curandGetScrambleConstants64, 12000, curandStatus_t, (unsigned long long **)) \
-    X(curandGetVersion, 12000, curandStatus_t, (int *)) \
-    X(curandSetGeneratorOffset, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
-    X(curandSetGeneratorOrdering, 12000, curandStatus_t, (curandGenerator_t, curandOrdering_t)) \
-    X(curandSetPseudoRandomGeneratorSeed, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
-    X(curandSetQuasiRandomGeneratorDimensions, 12000, curandStatus_t, (curandGenerator_t, unsigned int)) \
-    X(curandSetStream, 12000, curandStatus_t, (curandGenerator_t, cudaStream_t)) \
+    X(curandCreateGenerator, curandCreateGenerator, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
+    X(curandCreateGeneratorHost, curandCreateGeneratorHost, 12000, curandStatus_t, (curandGenerator_t *, curandRngType_t)) \
+    X(curandCreatePoissonDistribution, curandCreatePoissonDistribution, 12000, curandStatus_t, (double, curandDiscreteDistribution_t *)) \
+    X(curandDestroyDistribution, curandDestroyDistribution, 12000, curandStatus_t, (curandDiscreteDistribution_t)) \
+    X(curandDestroyGenerator, curandDestroyGenerator, 12000, curandStatus_t, (curandGenerator_t)) \
+    X(curandGenerate, curandGenerate, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t)) \
+    X(curandGenerateLogNormal, curandGenerateLogNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
+    X(curandGenerateLogNormalDouble, curandGenerateLogNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
+    X(curandGenerateLongLong, curandGenerateLongLong, 12000, curandStatus_t, (curandGenerator_t, unsigned long long *, size_t)) \
+    X(curandGenerateNormal, curandGenerateNormal, 12000, curandStatus_t, (curandGenerator_t, float *, size_t, float, float)) \
+    X(curandGenerateNormalDouble, curandGenerateNormalDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t, double, double)) \
+    X(curandGeneratePoisson, curandGeneratePoisson, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double)) \
+    X(curandGeneratePoissonMethod, curandGeneratePoissonMethod, 12000, curandStatus_t, (curandGenerator_t, unsigned int *, size_t, double, curandMethod_t)) \
+    X(curandGenerateSeeds, curandGenerateSeeds, 12000, curandStatus_t, (curandGenerator_t)) \
+    X(curandGenerateUniform, curandGenerateUniform, 12000, curandStatus_t, (curandGenerator_t, float *, size_t)) \
+    X(curandGenerateUniformDouble, curandGenerateUniformDouble, 12000, curandStatus_t, (curandGenerator_t, double *, size_t)) \
+    X(curandGetDirectionVectors32, curandGetDirectionVectors32, 12000, curandStatus_t, (curandDirectionVectors32_t *[], curandDirectionVectorSet_t)) \
+    X(curandGetDirectionVectors64, curandGetDirectionVectors64, 12000, curandStatus_t, (curandDirectionVectors64_t *[], curandDirectionVectorSet_t)) \
+    X(curandGetProperty, curandGetProperty, 12000, curandStatus_t, (libraryPropertyType, int *)) \
+    X(curandGetScrambleConstants32, curandGetScrambleConstants32, 12000, curandStatus_t, (unsigned int **)) \
+    X(curandGetScrambleConstants64, curandGetScrambleConstants64, 12000, curandStatus_t, (unsigned long long **)) \
+    X(curandGetVersion, curandGetVersion, 12000, curandStatus_t, (int *)) \
+    X(curandSetGeneratorOffset, curandSetGeneratorOffset, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
+    X(curandSetGeneratorOrdering, curandSetGeneratorOrdering, 12000, curandStatus_t, (curandGenerator_t, curandOrdering_t)) \
+    X(curandSetPseudoRandomGeneratorSeed, curandSetPseudoRandomGeneratorSeed, 12000, curandStatus_t, (curandGenerator_t, unsigned long long)) \
+    X(curandSetQuasiRandomGeneratorDimensions, curandSetQuasiRandomGeneratorDimensions, 12000, curandStatus_t, (curandGenerator_t, unsigned int)) \
+    X(curandSetStream, curandSetStream, 12000, curandStatus_t, (curandGenerator_t, cudaStream_t)) \
     /* end of CUDALOAD_CURAND_API */
 #define CUDALOAD_CURAND_API_COUNT 27
 

@@ -11,580 +11,582 @@
 #include <cusolverRf.h>
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUSOLVER_API(X) \
-    X(cusolverDnCCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnCYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnCgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnCgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
-    X(cusolverDnCgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, float *, int *)) \
-    X(cusolverDnCgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnCgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, float *, long long, cuComplex *, int, long long, cuComplex *, int, long long, cuComplex *, int, int *, double *, int)) \
-    X(cusolverDnCgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, const float *, long long, const cuComplex *, int, long long, const cuComplex *, int, long long, int *, int)) \
-    X(cusolverDnCgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnCgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnCgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnCgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnCgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, int *, int *)) \
-    X(cusolverDnCgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
-    X(cusolverDnCgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuComplex *, int, const int *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *)) \
-    X(cusolverDnCheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
-    X(cusolverDnCheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnCheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnCheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnCheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t, int)) \
-    X(cusolverDnCheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnChegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
-    X(cusolverDnChegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *)) \
-    X(cusolverDnChegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
-    X(cusolverDnChegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnChegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnChegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnChetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnChetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const float *, const float *, const cuComplex *, int *)) \
-    X(cusolverDnClaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int, int, const int *, int)) \
-    X(cusolverDnClauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnClauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *[], int, int *, int)) \
-    X(cusolverDnCpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuComplex *[], int, cuComplex *[], int, int *, int)) \
-    X(cusolverDnCreate, 12000, cusolverStatus_t, (cusolverDnHandle_t *)) \
-    X(cusolverDnCreateGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t *)) \
-    X(cusolverDnCreateParams, 12000, cusolverStatus_t, (cusolverDnParams_t *)) \
-    X(cusolverDnCreateSyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t *)) \
-    X(cusolverDnCsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *, cuComplex *, int, int *)) \
-    X(cusolverDnCsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int *)) \
-    X(cusolverDnCsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, cuComplex *, int, int *)) \
-    X(cusolverDnCsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, int *)) \
-    X(cusolverDnCungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
-    X(cusolverDnCungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int *)) \
-    X(cusolverDnCunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
-    X(cusolverDnCunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
-    X(cusolverDnCunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
-    X(cusolverDnDBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDDgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDDgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDDgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDDgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnDXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnDestroy, 12000, cusolverStatus_t, (cusolverDnHandle_t)) \
-    X(cusolverDnDestroyGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t)) \
-    X(cusolverDnDestroyParams, 12000, cusolverStatus_t, (cusolverDnParams_t)) \
-    X(cusolverDnDestroySyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t)) \
-    X(cusolverDnDgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, double *, double *, double *, int, int *)) \
-    X(cusolverDnDgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnDgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
-    X(cusolverDnDgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, double *, int, double *, double *, int, double *, int, double *, int, double *, int *)) \
-    X(cusolverDnDgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnDgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, double *, long long, double *, int, long long, double *, int, long long, double *, int, int *, double *, int)) \
-    X(cusolverDnDgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, const double *, long long, const double *, int, long long, const double *, int, long long, int *, int)) \
-    X(cusolverDnDgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnDgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnDgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnDgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnDgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, int *, int *)) \
-    X(cusolverDnDgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
-    X(cusolverDnDgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const double *, int, const int *, double *, int, int *)) \
-    X(cusolverDnDlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int, int, const int *, int)) \
-    X(cusolverDnDlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const double *, double *, int, int *)) \
-    X(cusolverDnDorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, double *, int, double *, int, int *)) \
-    X(cusolverDnDormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, const double *, int, int *)) \
-    X(cusolverDnDormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, double *, int, double *, double *, int, double *, int, int *)) \
-    X(cusolverDnDormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, int, const double *, const double *, int, int *)) \
-    X(cusolverDnDpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *[], int, int *, int)) \
-    X(cusolverDnDpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
-    X(cusolverDnDpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
-    X(cusolverDnDpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const double *, int, double *, int, int *)) \
-    X(cusolverDnDpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, double *[], int, double *[], int, int *, int)) \
-    X(cusolverDnDsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
-    X(cusolverDnDsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnDsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
-    X(cusolverDnDsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnDsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t, int)) \
-    X(cusolverDnDsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnDsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *)) \
-    X(cusolverDnDsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *)) \
-    X(cusolverDnDsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
-    X(cusolverDnDsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnDsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
-    X(cusolverDnDsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnDsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, double *, double *, double *, int, int *)) \
-    X(cusolverDnDsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, const double *, const double *, int *)) \
-    X(cusolverDnDsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *, double *, int, int *)) \
-    X(cusolverDnDsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int *)) \
-    X(cusolverDnDsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, double *, int, int *)) \
-    X(cusolverDnDsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, int *)) \
-    X(cusolverDnGetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t *)) \
-    X(cusolverDnGetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t *)) \
-    X(cusolverDnGetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t *)) \
-    X(cusolverDnGetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t *)) \
-    X(cusolverDnIRSInfosCreate, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t *)) \
-    X(cusolverDnIRSInfosDestroy, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
-    X(cusolverDnIRSInfosGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetOuterNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
-    X(cusolverDnIRSInfosGetResidualHistory, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, void **)) \
-    X(cusolverDnIRSInfosRequestResidual, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
-    X(cusolverDnIRSParamsCreate, 12000, cusolverStatus_t, (cusolverDnIRSParams_t *)) \
-    X(cusolverDnIRSParamsDestroy, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsDisableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsEnableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
-    X(cusolverDnIRSParamsGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t *)) \
-    X(cusolverDnIRSParamsSetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
-    X(cusolverDnIRSParamsSetMaxItersInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
-    X(cusolverDnIRSParamsSetRefinementSolver, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverIRSRefinement_t)) \
-    X(cusolverDnIRSParamsSetSolverLowestPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetSolverMainPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetSolverPrecisions, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t, cusolverPrecType_t)) \
-    X(cusolverDnIRSParamsSetTol, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
-    X(cusolverDnIRSParamsSetTolInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
-    X(cusolverDnIRSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnIRSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, size_t *)) \
-    X(cusolverDnIRSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnIRSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, size_t *)) \
-    X(cusolverDnSBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnSetAdvOptions, 12000, cusolverStatus_t, (cusolverDnParams_t, cusolverDnFunction_t, cusolverAlgMode_t)) \
-    X(cusolverDnSetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t)) \
-    X(cusolverDnSetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t)) \
-    X(cusolverDnSetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t)) \
-    X(cusolverDnSetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t)) \
-    X(cusolverDnSgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, float *, float *, float *, int, int *)) \
-    X(cusolverDnSgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnSgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
-    X(cusolverDnSgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, float *, int, float *, float *, int, float *, int, float *, int, float *, int *)) \
-    X(cusolverDnSgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnSgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, float *, long long, float *, int, long long, float *, int, long long, float *, int, int *, double *, int)) \
-    X(cusolverDnSgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, const float *, long long, const float *, int, long long, const float *, int, long long, int *, int)) \
-    X(cusolverDnSgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnSgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnSgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnSgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnSgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, int *, int *)) \
-    X(cusolverDnSgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
-    X(cusolverDnSgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const float *, int, const int *, float *, int, int *)) \
-    X(cusolverDnSlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int, int, const int *, int)) \
-    X(cusolverDnSlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const float *, float *, int, int *)) \
-    X(cusolverDnSorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, float *, int, float *, int, int *)) \
-    X(cusolverDnSormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, const float *, int, int *)) \
-    X(cusolverDnSormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, float *, int, float *, float *, int, float *, int, int *)) \
-    X(cusolverDnSormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, int, const float *, const float *, int, int *)) \
-    X(cusolverDnSpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *[], int, int *, int)) \
-    X(cusolverDnSpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
-    X(cusolverDnSpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
-    X(cusolverDnSpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const float *, int, float *, int, int *)) \
-    X(cusolverDnSpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, float *[], int, float *[], int, int *, int)) \
-    X(cusolverDnSsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
-    X(cusolverDnSsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnSsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
-    X(cusolverDnSsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnSsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t, int)) \
-    X(cusolverDnSsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnSsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *)) \
-    X(cusolverDnSsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *)) \
-    X(cusolverDnSsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
-    X(cusolverDnSsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
-    X(cusolverDnSsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
-    X(cusolverDnSsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *, syevjInfo_t)) \
-    X(cusolverDnSsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, float *, float *, float *, int, int *)) \
-    X(cusolverDnSsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, const float *, const float *, int *)) \
-    X(cusolverDnSsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *, float *, int, int *)) \
-    X(cusolverDnSsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int *)) \
-    X(cusolverDnSsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, float *, int, int *)) \
-    X(cusolverDnSsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, int *)) \
-    X(cusolverDnXgeev, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgeev_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvdjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, double *)) \
-    X(cusolverDnXgesvdjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, int *)) \
-    X(cusolverDnXgesvdjSetMaxSweeps, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
-    X(cusolverDnXgesvdjSetSortEig, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
-    X(cusolverDnXgesvdjSetTolerance, 12000, cusolverStatus_t, (gesvdjInfo_t, double)) \
-    X(cusolverDnXgesvdp, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *, double *)) \
-    X(cusolverDnXgesvdp_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgesvdr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgesvdr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, int64_t *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasOperation_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, int *)) \
-    X(cusolverDnXlarft, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t)) \
-    X(cusolverDnXlarft_bufferSize, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, void *, int64_t, int *)) \
-    X(cusolverDnXsyevBatched, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *, int64_t)) \
-    X(cusolverDnXsyevBatched_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *, int64_t)) \
-    X(cusolverDnXsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
-    X(cusolverDnXsyevjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, double *)) \
-    X(cusolverDnXsyevjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, int *)) \
-    X(cusolverDnXsyevjSetMaxSweeps, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
-    X(cusolverDnXsyevjSetSortEig, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
-    X(cusolverDnXsyevjSetTolerance, 12000, cusolverStatus_t, (syevjInfo_t, double)) \
-    X(cusolverDnXsytrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXsytrs_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, size_t *, size_t *)) \
-    X(cusolverDnXtrtri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
-    X(cusolverDnXtrtri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, size_t *, size_t *)) \
-    X(cusolverDnZCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZZgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZZgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZZgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
-    X(cusolverDnZZgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
-    X(cusolverDnZgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnZgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, int *)) \
-    X(cusolverDnZgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
-    X(cusolverDnZgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, double *, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, int *, double *, int)) \
-    X(cusolverDnZgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, const double *, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, int *, int)) \
-    X(cusolverDnZgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnZgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnZgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
-    X(cusolverDnZgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
-    X(cusolverDnZgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, int *, int *)) \
-    X(cusolverDnZgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *)) \
-    X(cusolverDnZheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnZheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnZheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t, int)) \
-    X(cusolverDnZheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t, int)) \
-    X(cusolverDnZheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnZhegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *)) \
-    X(cusolverDnZhegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
-    X(cusolverDnZhegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
-    X(cusolverDnZhegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
-    X(cusolverDnZhetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZhetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, const double *, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int, int, const int *, int)) \
-    X(cusolverDnZlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *[], int, int *, int)) \
-    X(cusolverDnZpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuDoubleComplex *[], int, cuDoubleComplex *[], int, int *, int)) \
-    X(cusolverDnZsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, int *)) \
-    X(cusolverDnZungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
-    X(cusolverDnZunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
-    X(cusolverDnZunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
-    X(cusolverGetProperty, 12000, cusolverStatus_t, (libraryPropertyType, int *)) \
-    X(cusolverGetVersion, 12000, cusolverStatus_t, (int *)) \
-    X(cusolverRfAccessBundledFactorsDevice, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
-    X(cusolverRfAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfBatchResetValues, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfBatchSetupHost, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfBatchSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *[], int)) \
-    X(cusolverRfBatchZeroPivot, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *)) \
-    X(cusolverRfCreate, 12000, cusolverStatus_t, (cusolverRfHandle_t *)) \
-    X(cusolverRfDestroy, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfExtractBundledFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
-    X(cusolverRfExtractSplitFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **, int *, int **, int **, double **)) \
-    X(cusolverRfGetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t *, cusolverRfTriangularSolve_t *)) \
-    X(cusolverRfGetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t *, cusolverRfUnitDiagonal_t *)) \
-    X(cusolverRfGetNumericBoostReport, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfNumericBoostReport_t *)) \
-    X(cusolverRfGetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double *, double *)) \
-    X(cusolverRfGetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t *)) \
-    X(cusolverRfRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
-    X(cusolverRfResetValues, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t, cusolverRfTriangularSolve_t)) \
-    X(cusolverRfSetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t, cusolverRfUnitDiagonal_t)) \
-    X(cusolverRfSetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double, double)) \
-    X(cusolverRfSetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t)) \
-    X(cusolverRfSetupDevice, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSetupHost, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
-    X(cusolverRfSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *, int)) \
-    X(cusolverSpCcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
-    X(cusolverSpCcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpCcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpCcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfo_t, void *)) \
-    X(cusolverSpCcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpCcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
-    X(cusolverSpCcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
-    X(cusolverSpCcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, cuComplex, int *)) \
-    X(cusolverSpCcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
-    X(cusolverSpCcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
-    X(cusolverSpCcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int *, cuComplex *, int *, float *)) \
-    X(cusolverSpCcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
-    X(cusolverSpCcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpCcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, float, void *)) \
-    X(cusolverSpCcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrluInfoHost_t, void *)) \
-    X(cusolverSpCcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
-    X(cusolverSpCcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpCcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpCcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfo_t)) \
-    X(cusolverSpCcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfoHost_t)) \
-    X(cusolverSpCcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpCcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
-    X(cusolverSpCcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
-    X(cusolverSpCcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, cuComplex *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpCcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int *, int *)) \
-    X(cusolverSpCreate, 12000, cusolverStatus_t, (cusolverSpHandle_t *)) \
-    X(cusolverSpCreateCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t *)) \
-    X(cusolverSpCreateCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t *)) \
-    X(cusolverSpCreateCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t *)) \
-    X(cusolverSpCreateCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t *)) \
-    X(cusolverSpCreateCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t *)) \
-    X(cusolverSpDcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
-    X(cusolverSpDcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpDcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpDcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfo_t, void *)) \
-    X(cusolverSpDcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpDcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
-    X(cusolverSpDcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
-    X(cusolverSpDcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
-    X(cusolverSpDcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
-    X(cusolverSpDcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
-    X(cusolverSpDcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int *, double *, int *, double *)) \
-    X(cusolverSpDcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
-    X(cusolverSpDcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, double *, int *, int *, const cusparseMatDescr_t, double *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpDcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, double, void *)) \
-    X(cusolverSpDcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrluInfoHost_t, void *)) \
-    X(cusolverSpDcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
-    X(cusolverSpDcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpDcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpDcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfo_t)) \
-    X(cusolverSpDcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfoHost_t)) \
-    X(cusolverSpDcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpDcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
-    X(cusolverSpDcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
-    X(cusolverSpDcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpDcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int *, int *)) \
-    X(cusolverSpDestroy, 12000, cusolverStatus_t, (cusolverSpHandle_t)) \
-    X(cusolverSpDestroyCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t)) \
-    X(cusolverSpDestroyCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t)) \
-    X(cusolverSpDestroyCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t)) \
-    X(cusolverSpDestroyCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t)) \
-    X(cusolverSpDestroyCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t)) \
-    X(cusolverSpGetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t *)) \
-    X(cusolverSpScsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
-    X(cusolverSpScsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpScsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpScsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfo_t, void *)) \
-    X(cusolverSpScsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpScsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
-    X(cusolverSpScsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
-    X(cusolverSpScsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, cuComplex, cuComplex, int *)) \
-    X(cusolverSpScsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
-    X(cusolverSpScsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
-    X(cusolverSpScsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int *, float *, int *, float *)) \
-    X(cusolverSpScsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
-    X(cusolverSpScsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, float *, int *, int *, const cusparseMatDescr_t, float *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpScsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, float, void *)) \
-    X(cusolverSpScsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrluInfoHost_t, void *)) \
-    X(cusolverSpScsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
-    X(cusolverSpScsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpScsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpScsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfo_t)) \
-    X(cusolverSpScsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfoHost_t)) \
-    X(cusolverSpScsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpScsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
-    X(cusolverSpScsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
-    X(cusolverSpScsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpScsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int *, int *)) \
-    X(cusolverSpSetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t)) \
-    X(cusolverSpXcsrcholAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfo_t)) \
-    X(cusolverSpXcsrcholAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfoHost_t)) \
-    X(cusolverSpXcsrissymHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, int *)) \
-    X(cusolverSpXcsrluAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrluInfoHost_t)) \
-    X(cusolverSpXcsrluNnzHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, csrluInfoHost_t)) \
-    X(cusolverSpXcsrmetisndHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int64_t *, int *)) \
-    X(cusolverSpXcsrpermHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, int *, int *, const int *, const int *, int *, void *)) \
-    X(cusolverSpXcsrperm_bufferSizeHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, const int *, size_t *)) \
-    X(cusolverSpXcsrqrAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
-    X(cusolverSpXcsrqrAnalysisBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
-    X(cusolverSpXcsrqrAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfoHost_t)) \
-    X(cusolverSpXcsrsymamdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpXcsrsymmdqHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpXcsrsymrcmHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
-    X(cusolverSpZcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
-    X(cusolverSpZcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, void *)) \
-    X(cusolverSpZcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpZcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfo_t, void *)) \
-    X(cusolverSpZcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfoHost_t, void *)) \
-    X(cusolverSpZcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
-    X(cusolverSpZcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
-    X(cusolverSpZcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
-    X(cusolverSpZcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusolverSpZcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusolverSpZcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int *, cuDoubleComplex *, int *, double *)) \
-    X(cusolverSpZcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
-    X(cusolverSpZcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, csrluInfoHost_t, void *)) \
-    X(cusolverSpZcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, double, void *)) \
-    X(cusolverSpZcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrluInfoHost_t, void *)) \
-    X(cusolverSpZcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
-    X(cusolverSpZcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
-    X(cusolverSpZcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpZcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfo_t)) \
-    X(cusolverSpZcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfoHost_t)) \
-    X(cusolverSpZcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
-    X(cusolverSpZcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
-    X(cusolverSpZcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
-    X(cusolverSpZcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, cuDoubleComplex *, int, csrqrInfo_t, void *)) \
-    X(cusolverSpZcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int *, int *)) \
+    X(cusolverDnCCgels, cusolverDnCCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCCgels_bufferSize, cusolverDnCCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCCgesv, cusolverDnCCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCCgesv_bufferSize, cusolverDnCCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCEgels, cusolverDnCEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCEgels_bufferSize, cusolverDnCEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCEgesv, cusolverDnCEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCEgesv_bufferSize, cusolverDnCEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCKgels, cusolverDnCKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCKgels_bufferSize, cusolverDnCKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCKgesv, cusolverDnCKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCKgesv_bufferSize, cusolverDnCKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCYgels, cusolverDnCYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCYgels_bufferSize, cusolverDnCYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCYgesv, cusolverDnCYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnCYgesv_bufferSize, cusolverDnCYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuComplex *, cusolver_int_t, cusolver_int_t *, cuComplex *, cusolver_int_t, cuComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnCgebrd, cusolverDnCgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCgebrd_bufferSize, cusolverDnCgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnCgeqrf, cusolverDnCgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCgeqrf_bufferSize, cusolverDnCgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
+    X(cusolverDnCgesvd, cusolverDnCgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, float *, int *)) \
+    X(cusolverDnCgesvd_bufferSize, cusolverDnCgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnCgesvdaStridedBatched, cusolverDnCgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, float *, long long, cuComplex *, int, long long, cuComplex *, int, long long, cuComplex *, int, int *, double *, int)) \
+    X(cusolverDnCgesvdaStridedBatched_bufferSize, cusolverDnCgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, long long, const float *, long long, const cuComplex *, int, long long, const cuComplex *, int, long long, int *, int)) \
+    X(cusolverDnCgesvdj, cusolverDnCgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnCgesvdjBatched, cusolverDnCgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuComplex *, int, float *, cuComplex *, int, cuComplex *, int, cuComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnCgesvdjBatched_bufferSize, cusolverDnCgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnCgesvdj_bufferSize, cusolverDnCgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuComplex *, int, const float *, const cuComplex *, int, const cuComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnCgetrf, cusolverDnCgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, cuComplex *, int *, int *)) \
+    X(cusolverDnCgetrf_bufferSize, cusolverDnCgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuComplex *, int, int *)) \
+    X(cusolverDnCgetrs, cusolverDnCgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuComplex *, int, const int *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevd, cusolverDnCheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevd_bufferSize, cusolverDnCheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *)) \
+    X(cusolverDnCheevdx, cusolverDnCheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
+    X(cusolverDnCheevdx_bufferSize, cusolverDnCheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnCheevj, cusolverDnCheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnCheevjBatched, cusolverDnCheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnCheevjBatched_bufferSize, cusolverDnCheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t, int)) \
+    X(cusolverDnCheevj_bufferSize, cusolverDnCheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnChegvd, cusolverDnChegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *)) \
+    X(cusolverDnChegvd_bufferSize, cusolverDnChegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *)) \
+    X(cusolverDnChegvdx, cusolverDnChegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float, float, int, int, int *, float *, cuComplex *, int, int *)) \
+    X(cusolverDnChegvdx_bufferSize, cusolverDnChegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnChegvj, cusolverDnChegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, float *, cuComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnChegvj_bufferSize, cusolverDnChegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnChetrd, cusolverDnChetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, float *, float *, cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnChetrd_bufferSize, cusolverDnChetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const float *, const float *, const cuComplex *, int *)) \
+    X(cusolverDnClaswp, cusolverDnClaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int, int, const int *, int)) \
+    X(cusolverDnClauum, cusolverDnClauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnClauum_bufferSize, cusolverDnClauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrf, cusolverDnCpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrfBatched, cusolverDnCpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *[], int, int *, int)) \
+    X(cusolverDnCpotrf_bufferSize, cusolverDnCpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotri, cusolverDnCpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotri_bufferSize, cusolverDnCpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrs, cusolverDnCpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCpotrsBatched, cusolverDnCpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuComplex *[], int, cuComplex *[], int, int *, int)) \
+    X(cusolverDnCreate, cusolverDnCreate, 12000, cusolverStatus_t, (cusolverDnHandle_t *)) \
+    X(cusolverDnCreateGesvdjInfo, cusolverDnCreateGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t *)) \
+    X(cusolverDnCreateParams, cusolverDnCreateParams, 12000, cusolverStatus_t, (cusolverDnParams_t *)) \
+    X(cusolverDnCreateSyevjInfo, cusolverDnCreateSyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t *)) \
+    X(cusolverDnCsytrf, cusolverDnCsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, int *, cuComplex *, int, int *)) \
+    X(cusolverDnCsytrf_bufferSize, cusolverDnCsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuComplex *, int, int *)) \
+    X(cusolverDnCsytri, cusolverDnCsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, cuComplex *, int, int *)) \
+    X(cusolverDnCsytri_bufferSize, cusolverDnCsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const int *, int *)) \
+    X(cusolverDnCungbr, cusolverDnCungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungbr_bufferSize, cusolverDnCungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCungqr, cusolverDnCungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungqr_bufferSize, cusolverDnCungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCungtr, cusolverDnCungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuComplex *, int, const cuComplex *, cuComplex *, int, int *)) \
+    X(cusolverDnCungtr_bufferSize, cusolverDnCungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuComplex *, int, const cuComplex *, int *)) \
+    X(cusolverDnCunmqr, cusolverDnCunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCunmqr_bufferSize, cusolverDnCunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
+    X(cusolverDnCunmtr, cusolverDnCunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuComplex *, int, cuComplex *, cuComplex *, int, cuComplex *, int, int *)) \
+    X(cusolverDnCunmtr_bufferSize, cusolverDnCunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuComplex *, int, const cuComplex *, const cuComplex *, int, int *)) \
+    X(cusolverDnDBgels, cusolverDnDBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDBgels_bufferSize, cusolverDnDBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDBgesv, cusolverDnDBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDBgesv_bufferSize, cusolverDnDBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDDgels, cusolverDnDDgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDDgels_bufferSize, cusolverDnDDgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDDgesv, cusolverDnDDgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDDgesv_bufferSize, cusolverDnDDgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDHgels, cusolverDnDHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDHgels_bufferSize, cusolverDnDHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDHgesv, cusolverDnDHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDHgesv_bufferSize, cusolverDnDHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDSgels, cusolverDnDSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDSgels_bufferSize, cusolverDnDSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDSgesv, cusolverDnDSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDSgesv_bufferSize, cusolverDnDSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDXgels, cusolverDnDXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDXgels_bufferSize, cusolverDnDXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDXgesv, cusolverDnDXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnDXgesv_bufferSize, cusolverDnDXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t, cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnDestroy, cusolverDnDestroy, 12000, cusolverStatus_t, (cusolverDnHandle_t)) \
+    X(cusolverDnDestroyGesvdjInfo, cusolverDnDestroyGesvdjInfo, 12000, cusolverStatus_t, (gesvdjInfo_t)) \
+    X(cusolverDnDestroyParams, cusolverDnDestroyParams, 12000, cusolverStatus_t, (cusolverDnParams_t)) \
+    X(cusolverDnDestroySyevjInfo, cusolverDnDestroySyevjInfo, 12000, cusolverStatus_t, (syevjInfo_t)) \
+    X(cusolverDnDgebrd, cusolverDnDgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, double *, double *, double *, int, int *)) \
+    X(cusolverDnDgebrd_bufferSize, cusolverDnDgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnDgeqrf, cusolverDnDgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDgeqrf_bufferSize, cusolverDnDgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
+    X(cusolverDnDgesvd, cusolverDnDgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, double *, int, double *, double *, int, double *, int, double *, int, double *, int *)) \
+    X(cusolverDnDgesvd_bufferSize, cusolverDnDgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnDgesvdaStridedBatched, cusolverDnDgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, double *, long long, double *, int, long long, double *, int, long long, double *, int, int *, double *, int)) \
+    X(cusolverDnDgesvdaStridedBatched_bufferSize, cusolverDnDgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, long long, const double *, long long, const double *, int, long long, const double *, int, long long, int *, int)) \
+    X(cusolverDnDgesvdj, cusolverDnDgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnDgesvdjBatched, cusolverDnDgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, double *, int, double *, double *, int, double *, int, double *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnDgesvdjBatched_bufferSize, cusolverDnDgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnDgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const double *, int, const double *, const double *, int, const double *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnDgetrf, cusolverDnDgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, double *, int *, int *)) \
+    X(cusolverDnDgetrf_bufferSize, cusolverDnDgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, double *, int, int *)) \
+    X(cusolverDnDgetrs, cusolverDnDgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const double *, int, const int *, double *, int, int *)) \
+    X(cusolverDnDlaswp, cusolverDnDlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int, int, const int *, int)) \
+    X(cusolverDnDlauum, cusolverDnDlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDlauum_bufferSize, cusolverDnDlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDorgbr, cusolverDnDorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgbr_bufferSize, cusolverDnDorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDorgqr, cusolverDnDorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgqr_bufferSize, cusolverDnDorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDorgtr, cusolverDnDorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const double *, double *, int, int *)) \
+    X(cusolverDnDorgtr_bufferSize, cusolverDnDorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDormqr, cusolverDnDormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, double *, int, double *, int, int *)) \
+    X(cusolverDnDormqr_bufferSize, cusolverDnDormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const double *, int, const double *, const double *, int, int *)) \
+    X(cusolverDnDormtr, cusolverDnDormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, double *, int, double *, double *, int, double *, int, int *)) \
+    X(cusolverDnDormtr_bufferSize, cusolverDnDormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const double *, int, const double *, const double *, int, int *)) \
+    X(cusolverDnDpotrf, cusolverDnDpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDpotrfBatched, cusolverDnDpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *[], int, int *, int)) \
+    X(cusolverDnDpotrf_bufferSize, cusolverDnDpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDpotri, cusolverDnDpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, int, int *)) \
+    X(cusolverDnDpotri_bufferSize, cusolverDnDpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *)) \
+    X(cusolverDnDpotrs, cusolverDnDpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const double *, int, double *, int, int *)) \
+    X(cusolverDnDpotrsBatched, cusolverDnDpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, double *[], int, double *[], int, int *, int)) \
+    X(cusolverDnDsyevd, cusolverDnDsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDsyevd_bufferSize, cusolverDnDsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDsyevdx, cusolverDnDsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
+    X(cusolverDnDsyevdx_bufferSize, cusolverDnDsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnDsyevj, cusolverDnDsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
+    X(cusolverDnDsyevjBatched, cusolverDnDsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, double *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnDsyevjBatched_bufferSize, cusolverDnDsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t, int)) \
+    X(cusolverDnDsyevj_bufferSize, cusolverDnDsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnDsygvd, cusolverDnDsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *)) \
+    X(cusolverDnDsygvd_bufferSize, cusolverDnDsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *)) \
+    X(cusolverDnDsygvdx, cusolverDnDsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, double *, int, double *, int, double, double, int, int, int *, double *, double *, int, int *)) \
+    X(cusolverDnDsygvdx_bufferSize, cusolverDnDsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const double *, int, const double *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnDsygvj, cusolverDnDsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, double *, int, double *, int, double *, double *, int, int *, syevjInfo_t)) \
+    X(cusolverDnDsygvj_bufferSize, cusolverDnDsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const double *, int, const double *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnDsytrd, cusolverDnDsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, double *, double *, double *, double *, int, int *)) \
+    X(cusolverDnDsytrd_bufferSize, cusolverDnDsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const double *, int, const double *, const double *, const double *, int *)) \
+    X(cusolverDnDsytrf, cusolverDnDsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, int *, double *, int, int *)) \
+    X(cusolverDnDsytrf_bufferSize, cusolverDnDsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, double *, int, int *)) \
+    X(cusolverDnDsytri, cusolverDnDsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, double *, int, int *)) \
+    X(cusolverDnDsytri_bufferSize, cusolverDnDsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, double *, int, const int *, int *)) \
+    X(cusolverDnGetDeterministicMode, cusolverDnGetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t *)) \
+    X(cusolverDnGetEmulationStrategy, cusolverDnGetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t *)) \
+    X(cusolverDnGetMathMode, cusolverDnGetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t *)) \
+    X(cusolverDnGetStream, cusolverDnGetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t *)) \
+    X(cusolverDnIRSInfosCreate, cusolverDnIRSInfosCreate, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t *)) \
+    X(cusolverDnIRSInfosDestroy, cusolverDnIRSInfosDestroy, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
+    X(cusolverDnIRSInfosGetMaxIters, cusolverDnIRSInfosGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetNiters, cusolverDnIRSInfosGetNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetOuterNiters, cusolverDnIRSInfosGetOuterNiters, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, cusolver_int_t *)) \
+    X(cusolverDnIRSInfosGetResidualHistory, cusolverDnIRSInfosGetResidualHistory, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t, void **)) \
+    X(cusolverDnIRSInfosRequestResidual, cusolverDnIRSInfosRequestResidual, 12000, cusolverStatus_t, (cusolverDnIRSInfos_t)) \
+    X(cusolverDnIRSParamsCreate, cusolverDnIRSParamsCreate, 12000, cusolverStatus_t, (cusolverDnIRSParams_t *)) \
+    X(cusolverDnIRSParamsDestroy, cusolverDnIRSParamsDestroy, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsDisableFallback, cusolverDnIRSParamsDisableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsEnableFallback, cusolverDnIRSParamsEnableFallback, 12000, cusolverStatus_t, (cusolverDnIRSParams_t)) \
+    X(cusolverDnIRSParamsGetMaxIters, cusolverDnIRSParamsGetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t *)) \
+    X(cusolverDnIRSParamsSetMaxIters, cusolverDnIRSParamsSetMaxIters, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
+    X(cusolverDnIRSParamsSetMaxItersInner, cusolverDnIRSParamsSetMaxItersInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolver_int_t)) \
+    X(cusolverDnIRSParamsSetRefinementSolver, cusolverDnIRSParamsSetRefinementSolver, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverIRSRefinement_t)) \
+    X(cusolverDnIRSParamsSetSolverLowestPrecision, cusolverDnIRSParamsSetSolverLowestPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetSolverMainPrecision, cusolverDnIRSParamsSetSolverMainPrecision, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetSolverPrecisions, cusolverDnIRSParamsSetSolverPrecisions, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, cusolverPrecType_t, cusolverPrecType_t)) \
+    X(cusolverDnIRSParamsSetTol, cusolverDnIRSParamsSetTol, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
+    X(cusolverDnIRSParamsSetTolInner, cusolverDnIRSParamsSetTolInner, 12000, cusolverStatus_t, (cusolverDnIRSParams_t, double)) \
+    X(cusolverDnIRSXgels, cusolverDnIRSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnIRSXgels_bufferSize, cusolverDnIRSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, size_t *)) \
+    X(cusolverDnIRSXgesv, cusolverDnIRSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolverDnIRSInfos_t, cusolver_int_t, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnIRSXgesv_bufferSize, cusolverDnIRSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnIRSParams_t, cusolver_int_t, cusolver_int_t, size_t *)) \
+    X(cusolverDnSBgels, cusolverDnSBgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSBgels_bufferSize, cusolverDnSBgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSBgesv, cusolverDnSBgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSBgesv_bufferSize, cusolverDnSBgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSHgels, cusolverDnSHgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSHgels_bufferSize, cusolverDnSHgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSHgesv, cusolverDnSHgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSHgesv_bufferSize, cusolverDnSHgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSSgels, cusolverDnSSgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSSgels_bufferSize, cusolverDnSSgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSSgesv, cusolverDnSSgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSSgesv_bufferSize, cusolverDnSSgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSXgels, cusolverDnSXgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSXgels_bufferSize, cusolverDnSXgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSXgesv, cusolverDnSXgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnSXgesv_bufferSize, cusolverDnSXgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, float *, cusolver_int_t, cusolver_int_t *, float *, cusolver_int_t, float *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnSetAdvOptions, cusolverDnSetAdvOptions, 12000, cusolverStatus_t, (cusolverDnParams_t, cusolverDnFunction_t, cusolverAlgMode_t)) \
+    X(cusolverDnSetDeterministicMode, cusolverDnSetDeterministicMode, 12020, cusolverStatus_t, (cusolverDnHandle_t, cusolverDeterministicMode_t)) \
+    X(cusolverDnSetEmulationStrategy, cusolverDnSetEmulationStrategy, 13000, cusolverStatus_t, (cusolverDnHandle_t, cudaEmulationStrategy_t)) \
+    X(cusolverDnSetMathMode, cusolverDnSetMathMode, 13000, cusolverStatus_t, (cusolverDnHandle_t, cusolverMathMode_t)) \
+    X(cusolverDnSetStream, cusolverDnSetStream, 12000, cusolverStatus_t, (cusolverDnHandle_t, cudaStream_t)) \
+    X(cusolverDnSgebrd, cusolverDnSgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, float *, float *, float *, int, int *)) \
+    X(cusolverDnSgebrd_bufferSize, cusolverDnSgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnSgeqrf, cusolverDnSgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSgeqrf_bufferSize, cusolverDnSgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
+    X(cusolverDnSgesvd, cusolverDnSgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, float *, int, float *, float *, int, float *, int, float *, int, float *, int *)) \
+    X(cusolverDnSgesvd_bufferSize, cusolverDnSgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnSgesvdaStridedBatched, cusolverDnSgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, float *, long long, float *, int, long long, float *, int, long long, float *, int, int *, double *, int)) \
+    X(cusolverDnSgesvdaStridedBatched_bufferSize, cusolverDnSgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, long long, const float *, long long, const float *, int, long long, const float *, int, long long, int *, int)) \
+    X(cusolverDnSgesvdj, cusolverDnSgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnSgesvdjBatched, cusolverDnSgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, float *, int, float *, float *, int, float *, int, float *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnSgesvdjBatched_bufferSize, cusolverDnSgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnSgesvdj_bufferSize, cusolverDnSgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const float *, int, const float *, const float *, int, const float *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnSgetrf, cusolverDnSgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, float *, int *, int *)) \
+    X(cusolverDnSgetrf_bufferSize, cusolverDnSgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, float *, int, int *)) \
+    X(cusolverDnSgetrs, cusolverDnSgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const float *, int, const int *, float *, int, int *)) \
+    X(cusolverDnSlaswp, cusolverDnSlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int, int, const int *, int)) \
+    X(cusolverDnSlauum, cusolverDnSlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSlauum_bufferSize, cusolverDnSlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSorgbr, cusolverDnSorgbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgbr_bufferSize, cusolverDnSorgbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSorgqr, cusolverDnSorgqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgqr_bufferSize, cusolverDnSorgqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSorgtr, cusolverDnSorgtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const float *, float *, int, int *)) \
+    X(cusolverDnSorgtr_bufferSize, cusolverDnSorgtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSormqr, cusolverDnSormqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, float *, int, float *, int, int *)) \
+    X(cusolverDnSormqr_bufferSize, cusolverDnSormqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const float *, int, const float *, const float *, int, int *)) \
+    X(cusolverDnSormtr, cusolverDnSormtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, float *, int, float *, float *, int, float *, int, int *)) \
+    X(cusolverDnSormtr_bufferSize, cusolverDnSormtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const float *, int, const float *, const float *, int, int *)) \
+    X(cusolverDnSpotrf, cusolverDnSpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSpotrfBatched, cusolverDnSpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *[], int, int *, int)) \
+    X(cusolverDnSpotrf_bufferSize, cusolverDnSpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSpotri, cusolverDnSpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, int, int *)) \
+    X(cusolverDnSpotri_bufferSize, cusolverDnSpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *)) \
+    X(cusolverDnSpotrs, cusolverDnSpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const float *, int, float *, int, int *)) \
+    X(cusolverDnSpotrsBatched, cusolverDnSpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, float *[], int, float *[], int, int *, int)) \
+    X(cusolverDnSsyevd, cusolverDnSsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSsyevd_bufferSize, cusolverDnSsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSsyevdx, cusolverDnSsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
+    X(cusolverDnSsyevdx_bufferSize, cusolverDnSsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnSsyevj, cusolverDnSsyevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
+    X(cusolverDnSsyevjBatched, cusolverDnSsyevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, float *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnSsyevjBatched_bufferSize, cusolverDnSsyevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t, int)) \
+    X(cusolverDnSsyevj_bufferSize, cusolverDnSsyevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnSsygvd, cusolverDnSsygvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *)) \
+    X(cusolverDnSsygvd_bufferSize, cusolverDnSsygvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *)) \
+    X(cusolverDnSsygvdx, cusolverDnSsygvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, float *, int, float *, int, float, float, int, int, int *, float *, float *, int, int *)) \
+    X(cusolverDnSsygvdx_bufferSize, cusolverDnSsygvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const float *, int, const float *, int, float, float, int, int, int *, const float *, int *)) \
+    X(cusolverDnSsygvj, cusolverDnSsygvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, float *, int, float *, int, float *, float *, int, int *, syevjInfo_t)) \
+    X(cusolverDnSsygvj_bufferSize, cusolverDnSsygvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const float *, int, const float *, int, const float *, int *, syevjInfo_t)) \
+    X(cusolverDnSsytrd, cusolverDnSsytrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, float *, float *, float *, float *, int, int *)) \
+    X(cusolverDnSsytrd_bufferSize, cusolverDnSsytrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const float *, int, const float *, const float *, const float *, int *)) \
+    X(cusolverDnSsytrf, cusolverDnSsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, int *, float *, int, int *)) \
+    X(cusolverDnSsytrf_bufferSize, cusolverDnSsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, float *, int, int *)) \
+    X(cusolverDnSsytri, cusolverDnSsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, float *, int, int *)) \
+    X(cusolverDnSsytri_bufferSize, cusolverDnSsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, float *, int, const int *, int *)) \
+    X(cusolverDnXgeev, cusolverDnXgeev, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgeev_bufferSize, cusolverDnXgeev_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgeqrf, cusolverDnXgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgeqrf_bufferSize, cusolverDnXgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvd, cusolverDnXgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgesvd_bufferSize, cusolverDnXgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvdjGetResidual, cusolverDnXgesvdjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, double *)) \
+    X(cusolverDnXgesvdjGetSweeps, cusolverDnXgesvdjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, gesvdjInfo_t, int *)) \
+    X(cusolverDnXgesvdjSetMaxSweeps, cusolverDnXgesvdjSetMaxSweeps, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
+    X(cusolverDnXgesvdjSetSortEig, cusolverDnXgesvdjSetSortEig, 12000, cusolverStatus_t, (gesvdjInfo_t, int)) \
+    X(cusolverDnXgesvdjSetTolerance, cusolverDnXgesvdjSetTolerance, 12000, cusolverStatus_t, (gesvdjInfo_t, double)) \
+    X(cusolverDnXgesvdp, cusolverDnXgesvdp, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *, double *)) \
+    X(cusolverDnXgesvdp_bufferSize, cusolverDnXgesvdp_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, int, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgesvdr, cusolverDnXgesvdr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgesvdr_bufferSize, cusolverDnXgesvdr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, signed char, signed char, int64_t, int64_t, int64_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, const void *, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgetrf, cusolverDnXgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, void *, int64_t, int64_t *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXgetrf_bufferSize, cusolverDnXgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXgetrs, cusolverDnXgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasOperation_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, int *)) \
+    X(cusolverDnXlarft, cusolverDnXlarft, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t)) \
+    X(cusolverDnXlarft_bufferSize, cusolverDnXlarft_bufferSize, 12040, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverDirectMode_t, cusolverStorevMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXpotrf, cusolverDnXpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXpotrf_bufferSize, cusolverDnXpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXpotrs, cusolverDnXpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, void *, int64_t, int *)) \
+    X(cusolverDnXsyevBatched, cusolverDnXsyevBatched, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *, int64_t)) \
+    X(cusolverDnXsyevBatched_bufferSize, cusolverDnXsyevBatched_bufferSize, 12060, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *, int64_t)) \
+    X(cusolverDnXsyevd, cusolverDnXsyevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsyevd_bufferSize, cusolverDnXsyevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXsyevdx, cusolverDnXsyevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, void *, cudaDataType, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsyevdx_bufferSize, cusolverDnXsyevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int64_t, cudaDataType, const void *, int64_t, void *, void *, int64_t, int64_t, int64_t *, cudaDataType, const void *, cudaDataType, size_t *, size_t *)) \
+    X(cusolverDnXsyevjGetResidual, cusolverDnXsyevjGetResidual, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, double *)) \
+    X(cusolverDnXsyevjGetSweeps, cusolverDnXsyevjGetSweeps, 12000, cusolverStatus_t, (cusolverDnHandle_t, syevjInfo_t, int *)) \
+    X(cusolverDnXsyevjSetMaxSweeps, cusolverDnXsyevjSetMaxSweeps, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
+    X(cusolverDnXsyevjSetSortEig, cusolverDnXsyevjSetSortEig, 12000, cusolverStatus_t, (syevjInfo_t, int)) \
+    X(cusolverDnXsyevjSetTolerance, cusolverDnXsyevjSetTolerance, 12000, cusolverStatus_t, (syevjInfo_t, double)) \
+    X(cusolverDnXsytrs, cusolverDnXsytrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXsytrs_bufferSize, cusolverDnXsytrs_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int64_t, int64_t, cudaDataType, const void *, int64_t, const int64_t *, cudaDataType, void *, int64_t, size_t *, size_t *)) \
+    X(cusolverDnXtrtri, cusolverDnXtrtri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, void *, size_t, void *, size_t, int *)) \
+    X(cusolverDnXtrtri_bufferSize, cusolverDnXtrtri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, cublasDiagType_t, int64_t, cudaDataType, void *, int64_t, size_t *, size_t *)) \
+    X(cusolverDnZCgels, cusolverDnZCgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZCgels_bufferSize, cusolverDnZCgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZCgesv, cusolverDnZCgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZCgesv_bufferSize, cusolverDnZCgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZEgels, cusolverDnZEgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZEgels_bufferSize, cusolverDnZEgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZEgesv, cusolverDnZEgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZEgesv_bufferSize, cusolverDnZEgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZKgels, cusolverDnZKgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZKgels_bufferSize, cusolverDnZKgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZKgesv, cusolverDnZKgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZKgesv_bufferSize, cusolverDnZKgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZYgels, cusolverDnZYgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZYgels_bufferSize, cusolverDnZYgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZYgesv, cusolverDnZYgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZYgesv_bufferSize, cusolverDnZYgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZZgels, cusolverDnZZgels, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZZgels_bufferSize, cusolverDnZZgels_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZZgesv, cusolverDnZZgesv, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t, cusolver_int_t *, cusolver_int_t *)) \
+    X(cusolverDnZZgesv_bufferSize, cusolverDnZZgesv_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, cusolver_int_t *, cuDoubleComplex *, cusolver_int_t, cuDoubleComplex *, cusolver_int_t, void *, size_t *)) \
+    X(cusolverDnZgebrd, cusolverDnZgebrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgebrd_bufferSize, cusolverDnZgebrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnZgeqrf, cusolverDnZgeqrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgeqrf_bufferSize, cusolverDnZgeqrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgesvd, cusolverDnZgesvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, signed char, signed char, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, int *)) \
+    X(cusolverDnZgesvd_bufferSize, cusolverDnZgesvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int *)) \
+    X(cusolverDnZgesvdaStridedBatched, cusolverDnZgesvdaStridedBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, double *, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, long long, cuDoubleComplex *, int, int *, double *, int)) \
+    X(cusolverDnZgesvdaStridedBatched_bufferSize, cusolverDnZgesvdaStridedBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, long long, const double *, long long, const cuDoubleComplex *, int, long long, const cuDoubleComplex *, int, long long, int *, int)) \
+    X(cusolverDnZgesvdj, cusolverDnZgesvdj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnZgesvdjBatched, cusolverDnZgesvdjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnZgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t, int)) \
+    X(cusolverDnZgesvdj_bufferSize, cusolverDnZgesvdj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const cuDoubleComplex *, int, const double *, const cuDoubleComplex *, int, const cuDoubleComplex *, int, int *, gesvdjInfo_t)) \
+    X(cusolverDnZgetrf, cusolverDnZgetrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, int *, int *)) \
+    X(cusolverDnZgetrf_bufferSize, cusolverDnZgetrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZgetrs, cusolverDnZgetrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevd, cusolverDnZheevd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevd_bufferSize, cusolverDnZheevd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *)) \
+    X(cusolverDnZheevdx, cusolverDnZheevdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZheevdx_bufferSize, cusolverDnZheevdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnZheevj, cusolverDnZheevj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnZheevjBatched, cusolverDnZheevjBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t, int)) \
+    X(cusolverDnZheevjBatched_bufferSize, cusolverDnZheevjBatched_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t, int)) \
+    X(cusolverDnZheevj_bufferSize, cusolverDnZheevj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnZhegvd, cusolverDnZhegvd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhegvd_bufferSize, cusolverDnZhegvd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *)) \
+    X(cusolverDnZhegvdx, cusolverDnZhegvdx, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double, double, int, int, int *, double *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhegvdx_bufferSize, cusolverDnZhegvdx_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cusolverEigRange_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, double, double, int, int, int *, const double *, int *)) \
+    X(cusolverDnZhegvj, cusolverDnZhegvj, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, double *, cuDoubleComplex *, int, int *, syevjInfo_t)) \
+    X(cusolverDnZhegvj_bufferSize, cusolverDnZhegvj_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cusolverEigType_t, cusolverEigMode_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int, const double *, int *, syevjInfo_t)) \
+    X(cusolverDnZhetrd, cusolverDnZhetrd, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, double *, double *, cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZhetrd_bufferSize, cusolverDnZhetrd_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const double *, const double *, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZlaswp, cusolverDnZlaswp, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int, int, const int *, int)) \
+    X(cusolverDnZlauum, cusolverDnZlauum, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZlauum_bufferSize, cusolverDnZlauum_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrf, cusolverDnZpotrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrfBatched, cusolverDnZpotrfBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *[], int, int *, int)) \
+    X(cusolverDnZpotrf_bufferSize, cusolverDnZpotrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotri, cusolverDnZpotri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotri_bufferSize, cusolverDnZpotri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrs, cusolverDnZpotrs, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, const cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZpotrsBatched, cusolverDnZpotrsBatched, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, int, cuDoubleComplex *[], int, cuDoubleComplex *[], int, int *, int)) \
+    X(cusolverDnZsytrf, cusolverDnZsytrf, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytrf_bufferSize, cusolverDnZsytrf_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytri, cusolverDnZsytri, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZsytri_bufferSize, cusolverDnZsytri_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const int *, int *)) \
+    X(cusolverDnZungbr, cusolverDnZungbr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungbr_bufferSize, cusolverDnZungbr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZungqr, cusolverDnZungqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungqr_bufferSize, cusolverDnZungqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZungtr, cusolverDnZungtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZungtr_bufferSize, cusolverDnZungtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasFillMode_t, int, const cuDoubleComplex *, int, const cuDoubleComplex *, int *)) \
+    X(cusolverDnZunmqr, cusolverDnZunmqr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmqr_bufferSize, cusolverDnZunmqr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasOperation_t, int, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmtr, cusolverDnZunmtr, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, cuDoubleComplex *, int, cuDoubleComplex *, cuDoubleComplex *, int, cuDoubleComplex *, int, int *)) \
+    X(cusolverDnZunmtr_bufferSize, cusolverDnZunmtr_bufferSize, 12000, cusolverStatus_t, (cusolverDnHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, int, int, const cuDoubleComplex *, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int *)) \
+    X(cusolverGetProperty, cusolverGetProperty, 12000, cusolverStatus_t, (libraryPropertyType, int *)) \
+    X(cusolverGetVersion, cusolverGetVersion, 12000, cusolverStatus_t, (int *)) \
+    X(cusolverRfAccessBundledFactorsDevice, cusolverRfAccessBundledFactorsDevice, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
+    X(cusolverRfAnalyze, cusolverRfAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchAnalyze, cusolverRfBatchAnalyze, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchRefactor, cusolverRfBatchRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfBatchResetValues, cusolverRfBatchResetValues, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfBatchSetupHost, cusolverRfBatchSetupHost, 12000, cusolverStatus_t, (int, int, int, int *, int *, double *[], int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfBatchSolve, cusolverRfBatchSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *[], int)) \
+    X(cusolverRfBatchZeroPivot, cusolverRfBatchZeroPivot, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *)) \
+    X(cusolverRfCreate, cusolverRfCreate, 12000, cusolverStatus_t, (cusolverRfHandle_t *)) \
+    X(cusolverRfDestroy, cusolverRfDestroy, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfExtractBundledFactorsHost, cusolverRfExtractBundledFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **)) \
+    X(cusolverRfExtractSplitFactorsHost, cusolverRfExtractSplitFactorsHost, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int **, int **, double **, int *, int **, int **, double **)) \
+    X(cusolverRfGetAlgs, cusolverRfGetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t *, cusolverRfTriangularSolve_t *)) \
+    X(cusolverRfGetMatrixFormat, cusolverRfGetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t *, cusolverRfUnitDiagonal_t *)) \
+    X(cusolverRfGetNumericBoostReport, cusolverRfGetNumericBoostReport, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfNumericBoostReport_t *)) \
+    X(cusolverRfGetNumericProperties, cusolverRfGetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double *, double *)) \
+    X(cusolverRfGetResetValuesFastMode, cusolverRfGetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t *)) \
+    X(cusolverRfRefactor, cusolverRfRefactor, 12000, cusolverStatus_t, (cusolverRfHandle_t)) \
+    X(cusolverRfResetValues, cusolverRfResetValues, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSetAlgs, cusolverRfSetAlgs, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfFactorization_t, cusolverRfTriangularSolve_t)) \
+    X(cusolverRfSetMatrixFormat, cusolverRfSetMatrixFormat, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfMatrixFormat_t, cusolverRfUnitDiagonal_t)) \
+    X(cusolverRfSetNumericProperties, cusolverRfSetNumericProperties, 12000, cusolverStatus_t, (cusolverRfHandle_t, double, double)) \
+    X(cusolverRfSetResetValuesFastMode, cusolverRfSetResetValuesFastMode, 12000, cusolverStatus_t, (cusolverRfHandle_t, cusolverRfResetValuesFastMode_t)) \
+    X(cusolverRfSetupDevice, cusolverRfSetupDevice, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSetupHost, cusolverRfSetupHost, 12000, cusolverStatus_t, (int, int, int *, int *, double *, int, int *, int *, double *, int, int *, int *, double *, int *, int *, cusolverRfHandle_t)) \
+    X(cusolverRfSolve, cusolverRfSolve, 12000, cusolverStatus_t, (cusolverRfHandle_t, int *, int *, int, double *, int, double *, int)) \
+    X(cusolverSpCcsrcholBufferInfo, cusolverSpCcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrcholBufferInfoHost, cusolverSpCcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrcholDiag, cusolverSpCcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
+    X(cusolverSpCcsrcholFactor, cusolverSpCcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpCcsrcholFactorHost, cusolverSpCcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpCcsrcholSolve, cusolverSpCcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfo_t, void *)) \
+    X(cusolverSpCcsrcholSolveHost, cusolverSpCcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpCcsrcholZeroPivot, cusolverSpCcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
+    X(cusolverSpCcsrcholZeroPivotHost, cusolverSpCcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
+    X(cusolverSpCcsreigsHost, cusolverSpCcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, cuComplex, int *)) \
+    X(cusolverSpCcsreigvsi, cusolverSpCcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
+    X(cusolverSpCcsreigvsiHost, cusolverSpCcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, const cuComplex *, int, float, cuComplex *, cuComplex *)) \
+    X(cusolverSpCcsrlsqvqrHost, cusolverSpCcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int *, cuComplex *, int *, float *)) \
+    X(cusolverSpCcsrlsvchol, cusolverSpCcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvcholHost, cusolverSpCcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvluHost, cusolverSpCcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvqr, cusolverSpCcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrlsvqrHost, cusolverSpCcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, float, int, cuComplex *, int *)) \
+    X(cusolverSpCcsrluBufferInfoHost, cusolverSpCcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrluExtractHost, cusolverSpCcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, const cusparseMatDescr_t, cuComplex *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpCcsrluFactorHost, cusolverSpCcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrluInfoHost_t, float, void *)) \
+    X(cusolverSpCcsrluSolveHost, cusolverSpCcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuComplex *, cuComplex *, csrluInfoHost_t, void *)) \
+    X(cusolverSpCcsrluZeroPivotHost, cusolverSpCcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
+    X(cusolverSpCcsrqrBufferInfo, cusolverSpCcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrBufferInfoBatched, cusolverSpCcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrBufferInfoHost, cusolverSpCcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpCcsrqrFactor, cusolverSpCcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrqrFactorHost, cusolverSpCcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpCcsrqrSetup, cusolverSpCcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfo_t)) \
+    X(cusolverSpCcsrqrSetupHost, cusolverSpCcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, cuComplex, csrqrInfoHost_t)) \
+    X(cusolverSpCcsrqrSolve, cusolverSpCcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrqrSolveHost, cusolverSpCcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuComplex *, cuComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpCcsrqrZeroPivot, cusolverSpCcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
+    X(cusolverSpCcsrqrZeroPivotHost, cusolverSpCcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
+    X(cusolverSpCcsrqrsvBatched, cusolverSpCcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cuComplex *, cuComplex *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpCcsrzfdHost, cusolverSpCcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int *, int *)) \
+    X(cusolverSpCreate, cusolverSpCreate, 12000, cusolverStatus_t, (cusolverSpHandle_t *)) \
+    X(cusolverSpCreateCsrcholInfo, cusolverSpCreateCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t *)) \
+    X(cusolverSpCreateCsrcholInfoHost, cusolverSpCreateCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t *)) \
+    X(cusolverSpCreateCsrluInfoHost, cusolverSpCreateCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t *)) \
+    X(cusolverSpCreateCsrqrInfo, cusolverSpCreateCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t *)) \
+    X(cusolverSpCreateCsrqrInfoHost, cusolverSpCreateCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t *)) \
+    X(cusolverSpDcsrcholBufferInfo, cusolverSpDcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrcholBufferInfoHost, cusolverSpDcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrcholDiag, cusolverSpDcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
+    X(cusolverSpDcsrcholFactor, cusolverSpDcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpDcsrcholFactorHost, cusolverSpDcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpDcsrcholSolve, cusolverSpDcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfo_t, void *)) \
+    X(cusolverSpDcsrcholSolveHost, cusolverSpDcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpDcsrcholZeroPivot, cusolverSpDcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
+    X(cusolverSpDcsrcholZeroPivotHost, cusolverSpDcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
+    X(cusolverSpDcsreigsHost, cusolverSpDcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
+    X(cusolverSpDcsreigvsi, cusolverSpDcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
+    X(cusolverSpDcsreigvsiHost, cusolverSpDcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, const double *, int, double, double *, double *)) \
+    X(cusolverSpDcsrlsqvqrHost, cusolverSpDcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int *, double *, int *, double *)) \
+    X(cusolverSpDcsrlsvchol, cusolverSpDcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvcholHost, cusolverSpDcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvluHost, cusolverSpDcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvqr, cusolverSpDcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrlsvqrHost, cusolverSpDcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double, int, double *, int *)) \
+    X(cusolverSpDcsrluBufferInfoHost, cusolverSpDcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrluExtractHost, cusolverSpDcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, double *, int *, int *, const cusparseMatDescr_t, double *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpDcsrluFactorHost, cusolverSpDcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrluInfoHost_t, double, void *)) \
+    X(cusolverSpDcsrluSolveHost, cusolverSpDcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const double *, double *, csrluInfoHost_t, void *)) \
+    X(cusolverSpDcsrluZeroPivotHost, cusolverSpDcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
+    X(cusolverSpDcsrqrBufferInfo, cusolverSpDcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrBufferInfoBatched, cusolverSpDcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrBufferInfoHost, cusolverSpDcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpDcsrqrFactor, cusolverSpDcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrqrFactorHost, cusolverSpDcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, double *, double *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpDcsrqrSetup, cusolverSpDcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfo_t)) \
+    X(cusolverSpDcsrqrSetupHost, cusolverSpDcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, double, csrqrInfoHost_t)) \
+    X(cusolverSpDcsrqrSolve, cusolverSpDcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrqrSolveHost, cusolverSpDcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, double *, double *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpDcsrqrZeroPivot, cusolverSpDcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
+    X(cusolverSpDcsrqrZeroPivotHost, cusolverSpDcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
+    X(cusolverSpDcsrqrsvBatched, cusolverSpDcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, double *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpDcsrzfdHost, cusolverSpDcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int *, int *)) \
+    X(cusolverSpDestroy, cusolverSpDestroy, 12000, cusolverStatus_t, (cusolverSpHandle_t)) \
+    X(cusolverSpDestroyCsrcholInfo, cusolverSpDestroyCsrcholInfo, 12000, cusolverStatus_t, (csrcholInfo_t)) \
+    X(cusolverSpDestroyCsrcholInfoHost, cusolverSpDestroyCsrcholInfoHost, 12000, cusolverStatus_t, (csrcholInfoHost_t)) \
+    X(cusolverSpDestroyCsrluInfoHost, cusolverSpDestroyCsrluInfoHost, 12000, cusolverStatus_t, (csrluInfoHost_t)) \
+    X(cusolverSpDestroyCsrqrInfo, cusolverSpDestroyCsrqrInfo, 12000, cusolverStatus_t, (csrqrInfo_t)) \
+    X(cusolverSpDestroyCsrqrInfoHost, cusolverSpDestroyCsrqrInfoHost, 12000, cusolverStatus_t, (csrqrInfoHost_t)) \
+    X(cusolverSpGetStream, cusolverSpGetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t *)) \
+    X(cusolverSpScsrcholBufferInfo, cusolverSpScsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrcholBufferInfoHost, cusolverSpScsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrcholDiag, cusolverSpScsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float *)) \
+    X(cusolverSpScsrcholFactor, cusolverSpScsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpScsrcholFactorHost, cusolverSpScsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpScsrcholSolve, cusolverSpScsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfo_t, void *)) \
+    X(cusolverSpScsrcholSolveHost, cusolverSpScsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpScsrcholZeroPivot, cusolverSpScsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, float, int *)) \
+    X(cusolverSpScsrcholZeroPivotHost, cusolverSpScsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, float, int *)) \
+    X(cusolverSpScsreigsHost, cusolverSpScsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, cuComplex, cuComplex, int *)) \
+    X(cusolverSpScsreigvsi, cusolverSpScsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
+    X(cusolverSpScsreigvsiHost, cusolverSpScsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const float *, int, float, float *, float *)) \
+    X(cusolverSpScsrlsqvqrHost, cusolverSpScsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int *, float *, int *, float *)) \
+    X(cusolverSpScsrlsvchol, cusolverSpScsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvcholHost, cusolverSpScsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvluHost, cusolverSpScsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvqr, cusolverSpScsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrlsvqrHost, cusolverSpScsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float, int, float *, int *)) \
+    X(cusolverSpScsrluBufferInfoHost, cusolverSpScsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrluExtractHost, cusolverSpScsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, float *, int *, int *, const cusparseMatDescr_t, float *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpScsrluFactorHost, cusolverSpScsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrluInfoHost_t, float, void *)) \
+    X(cusolverSpScsrluSolveHost, cusolverSpScsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const float *, float *, csrluInfoHost_t, void *)) \
+    X(cusolverSpScsrluZeroPivotHost, cusolverSpScsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, float, int *)) \
+    X(cusolverSpScsrqrBufferInfo, cusolverSpScsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrBufferInfoBatched, cusolverSpScsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrBufferInfoHost, cusolverSpScsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpScsrqrFactor, cusolverSpScsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrqrFactorHost, cusolverSpScsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, float *, float *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpScsrqrSetup, cusolverSpScsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfo_t)) \
+    X(cusolverSpScsrqrSetupHost, cusolverSpScsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, csrqrInfoHost_t)) \
+    X(cusolverSpScsrqrSolve, cusolverSpScsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrqrSolveHost, cusolverSpScsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, float *, float *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpScsrqrZeroPivot, cusolverSpScsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, float, int *)) \
+    X(cusolverSpScsrqrZeroPivotHost, cusolverSpScsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, float, int *)) \
+    X(cusolverSpScsrqrsvBatched, cusolverSpScsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, float *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpScsrzfdHost, cusolverSpScsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int *, int *)) \
+    X(cusolverSpSetStream, cusolverSpSetStream, 12000, cusolverStatus_t, (cusolverSpHandle_t, cudaStream_t)) \
+    X(cusolverSpXcsrcholAnalysis, cusolverSpXcsrcholAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfo_t)) \
+    X(cusolverSpXcsrcholAnalysisHost, cusolverSpXcsrcholAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrcholInfoHost_t)) \
+    X(cusolverSpXcsrissymHost, cusolverSpXcsrissymHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, int *)) \
+    X(cusolverSpXcsrluAnalysisHost, cusolverSpXcsrluAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, csrluInfoHost_t)) \
+    X(cusolverSpXcsrluNnzHost, cusolverSpXcsrluNnzHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, csrluInfoHost_t)) \
+    X(cusolverSpXcsrmetisndHost, cusolverSpXcsrmetisndHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, const int64_t *, int *)) \
+    X(cusolverSpXcsrpermHost, cusolverSpXcsrpermHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, int *, int *, const int *, const int *, int *, void *)) \
+    X(cusolverSpXcsrperm_bufferSizeHost, cusolverSpXcsrperm_bufferSizeHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, const int *, const int *, size_t *)) \
+    X(cusolverSpXcsrqrAnalysis, cusolverSpXcsrqrAnalysis, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
+    X(cusolverSpXcsrqrAnalysisBatched, cusolverSpXcsrqrAnalysisBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfo_t)) \
+    X(cusolverSpXcsrqrAnalysisHost, cusolverSpXcsrqrAnalysisHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, csrqrInfoHost_t)) \
+    X(cusolverSpXcsrsymamdHost, cusolverSpXcsrsymamdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpXcsrsymmdqHost, cusolverSpXcsrsymmdqHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpXcsrsymrcmHost, cusolverSpXcsrsymrcmHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const int *, const int *, int *)) \
+    X(cusolverSpZcsrcholBufferInfo, cusolverSpZcsrcholBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrcholBufferInfoHost, cusolverSpZcsrcholBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrcholDiag, cusolverSpZcsrcholDiag, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double *)) \
+    X(cusolverSpZcsrcholFactor, cusolverSpZcsrcholFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfo_t, void *)) \
+    X(cusolverSpZcsrcholFactorHost, cusolverSpZcsrcholFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpZcsrcholSolve, cusolverSpZcsrcholSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfo_t, void *)) \
+    X(cusolverSpZcsrcholSolveHost, cusolverSpZcsrcholSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrcholInfoHost_t, void *)) \
+    X(cusolverSpZcsrcholZeroPivot, cusolverSpZcsrcholZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfo_t, double, int *)) \
+    X(cusolverSpZcsrcholZeroPivotHost, cusolverSpZcsrcholZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrcholInfoHost_t, double, int *)) \
+    X(cusolverSpZcsreigsHost, cusolverSpZcsreigsHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, cuDoubleComplex, int *)) \
+    X(cusolverSpZcsreigvsi, cusolverSpZcsreigvsi, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusolverSpZcsreigvsiHost, cusolverSpZcsreigvsiHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, const cuDoubleComplex *, int, double, cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusolverSpZcsrlsqvqrHost, cusolverSpZcsrlsqvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int *, cuDoubleComplex *, int *, double *)) \
+    X(cusolverSpZcsrlsvchol, cusolverSpZcsrlsvchol, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvcholHost, cusolverSpZcsrlsvcholHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvluHost, cusolverSpZcsrlsvluHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvqr, cusolverSpZcsrlsvqr, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrlsvqrHost, cusolverSpZcsrlsvqrHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, double, int, cuDoubleComplex *, int *)) \
+    X(cusolverSpZcsrluBufferInfoHost, cusolverSpZcsrluBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrluExtractHost, cusolverSpZcsrluExtractHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, csrluInfoHost_t, void *)) \
+    X(cusolverSpZcsrluFactorHost, cusolverSpZcsrluFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrluInfoHost_t, double, void *)) \
+    X(cusolverSpZcsrluSolveHost, cusolverSpZcsrluSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, const cuDoubleComplex *, cuDoubleComplex *, csrluInfoHost_t, void *)) \
+    X(cusolverSpZcsrluZeroPivotHost, cusolverSpZcsrluZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrluInfoHost_t, double, int *)) \
+    X(cusolverSpZcsrqrBufferInfo, cusolverSpZcsrqrBufferInfo, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrBufferInfoBatched, cusolverSpZcsrqrBufferInfoBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, csrqrInfo_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrBufferInfoHost, cusolverSpZcsrqrBufferInfoHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrqrInfoHost_t, size_t *, size_t *)) \
+    X(cusolverSpZcsrqrFactor, cusolverSpZcsrqrFactor, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrqrFactorHost, cusolverSpZcsrqrFactorHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpZcsrqrSetup, cusolverSpZcsrqrSetup, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfo_t)) \
+    X(cusolverSpZcsrqrSetupHost, cusolverSpZcsrqrSetupHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, cuDoubleComplex, csrqrInfoHost_t)) \
+    X(cusolverSpZcsrqrSolve, cusolverSpZcsrqrSolve, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrqrSolveHost, cusolverSpZcsrqrSolveHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, csrqrInfoHost_t, void *)) \
+    X(cusolverSpZcsrqrZeroPivot, cusolverSpZcsrqrZeroPivot, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfo_t, double, int *)) \
+    X(cusolverSpZcsrqrZeroPivotHost, cusolverSpZcsrqrZeroPivotHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, csrqrInfoHost_t, double, int *)) \
+    X(cusolverSpZcsrqrsvBatched, cusolverSpZcsrqrsvBatched, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, cuDoubleComplex *, int, csrqrInfo_t, void *)) \
+    X(cusolverSpZcsrzfdHost, cusolverSpZcsrzfdHost, 12000, cusolverStatus_t, (cusolverSpHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int *, int *)) \
     /* end of CUDALOAD_CUSOLVER_API */
 #define CUDALOAD_CUSOLVER_API_COUNT 571
 

@@ -8,420 +8,422 @@
 
 #include <cusparse.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_CUSPARSE_API(X) \
-    X(cusparseAxpby, 12000, cusparseStatus_t, (cusparseHandle_t, const void *, cusparseConstSpVecDescr_t, const void *, cusparseDnVecDescr_t)) \
-    X(cusparseBlockedEllGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, int64_t *, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseBsrSetStridedBatch, 12010, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t, int64_t, int64_t)) \
-    X(cusparseCbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
-    X(cusparseCbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsric02Info_t, int *)) \
-    X(cusparseCbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, int *)) \
-    X(cusparseCbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, cuComplex *)) \
-    X(cusparseCbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const int, const cuComplex *, const int, const cuComplex *, cuComplex *, int)) \
-    X(cusparseCbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cuComplex *, const cuComplex *, cuComplex *)) \
-    X(cusparseCbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrsm2Info_t, int *)) \
-    X(cusparseCbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsm2Info_t, const cuComplex *, int, cuComplex *, int, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrsv2Info_t, int *)) \
-    X(cusparseCbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsv2Info_t, const cuComplex *, cuComplex *, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const int *, const int *, int, const cuComplex *, const cuComplex *, cuComplex *)) \
-    X(cusparseCcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
-    X(cusparseCcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const int *, cuComplex *, int *, int *, cuComplex)) \
-    X(cusparseCcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseCcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, cuComplex *, int *, int *, int, int, void *)) \
-    X(cusparseCcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, int *)) \
-    X(cusparseCcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const float *, int *, int *, int *, const cusparseColorInfo_t)) \
-    X(cusparseCcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, cuComplex *, int *, int *, void *)) \
-    X(cusparseCcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, size_t *)) \
-    X(cusparseCcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csric02Info_t, int *)) \
-    X(cusparseCcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseCcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csrilu02Info_t, int *)) \
-    X(cusparseCcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, cuComplex *)) \
-    X(cusparseCcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseCcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, cuComplex *, const int *, int *, csru2csrInfo_t, size_t *)) \
-    X(cusparseCgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
-    X(cusparseCgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuComplex *, const int *, const int *, int, int, cuComplex *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
-    X(cusparseCgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuComplex *, const int *, const int *, int, int, int *)) \
-    X(cusparseCgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuComplex *, int *, int *, int, int, void *)) \
-    X(cusparseCgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, int, int, int *)) \
-    X(cusparseCgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const cuComplex *, const cuComplex *, int, int, const cuComplex *, const int *, const cuComplex *, cuComplex *, cusparseIndexBase_t, void *)) \
-    X(cusparseCgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
-    X(cusparseCgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuComplex *, cuComplex *, cuComplex *, cuComplex *, cuComplex *, cuComplex *, int, void *)) \
-    X(cusparseCgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
-    X(cusparseCgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, void *)) \
-    X(cusparseCgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, int, void *)) \
-    X(cusparseCgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, int, size_t *)) \
-    X(cusparseCgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
-    X(cusparseCgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, void *)) \
-    X(cusparseCgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
-    X(cusparseCgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuComplex *, cuComplex *, cuComplex *, cuComplex *, int, void *)) \
-    X(cusparseCgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
-    X(cusparseCnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, int, int *, int *)) \
-    X(cusparseCnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const cuComplex *, const int *, int *, int *, cuComplex)) \
-    X(cusparseConstBlockedEllGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, int64_t *, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseConstCooGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseConstCscGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseConstCsrGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseConstDnMatGet, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, cudaDataType *, cusparseOrder_t *)) \
-    X(cusparseConstDnMatGetValues, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, const void **)) \
-    X(cusparseConstDnVecGet, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t, int64_t *, const void **, cudaDataType *)) \
-    X(cusparseConstDnVecGetValues, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t, const void **)) \
-    X(cusparseConstSpMatGetValues, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, const void **)) \
-    X(cusparseConstSpVecGet, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, int64_t *, int64_t *, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseConstSpVecGetValues, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, const void **)) \
-    X(cusparseCooGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseCooSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
-    X(cusparseCooSetStridedBatch, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t)) \
-    X(cusparseCreate, 12000, cusparseStatus_t, (cusparseHandle_t *)) \
-    X(cusparseCreateBlockedEll, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateBsr, 12010, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType, cusparseOrder_t)) \
-    X(cusparseCreateBsric02Info, 12000, cusparseStatus_t, (bsric02Info_t *)) \
-    X(cusparseCreateBsrilu02Info, 12000, cusparseStatus_t, (bsrilu02Info_t *)) \
-    X(cusparseCreateBsrsm2Info, 12000, cusparseStatus_t, (bsrsm2Info_t *)) \
-    X(cusparseCreateBsrsv2Info, 12000, cusparseStatus_t, (bsrsv2Info_t *)) \
-    X(cusparseCreateColorInfo, 12000, cusparseStatus_t, (cusparseColorInfo_t *)) \
-    X(cusparseCreateConstBlockedEll, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateConstBsr, 12010, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType, cusparseOrder_t)) \
-    X(cusparseCreateConstCoo, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateConstCsc, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateConstCsr, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateConstDnMat, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t *, int64_t, int64_t, int64_t, const void *, cudaDataType, cusparseOrder_t)) \
-    X(cusparseCreateConstDnVec, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t *, int64_t, const void *, cudaDataType)) \
-    X(cusparseCreateConstSlicedEll, 12010, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateConstSpVec, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t *, int64_t, int64_t, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateCoo, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateCsc, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateCsr, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateCsric02Info, 12000, cusparseStatus_t, (csric02Info_t *)) \
-    X(cusparseCreateCsrilu02Info, 12000, cusparseStatus_t, (csrilu02Info_t *)) \
-    X(cusparseCreateCsru2csrInfo, 12000, cusparseStatus_t, (csru2csrInfo_t *)) \
-    X(cusparseCreateDnMat, 12000, cusparseStatus_t, (cusparseDnMatDescr_t *, int64_t, int64_t, int64_t, void *, cudaDataType, cusparseOrder_t)) \
-    X(cusparseCreateDnVec, 12000, cusparseStatus_t, (cusparseDnVecDescr_t *, int64_t, void *, cudaDataType)) \
-    X(cusparseCreateIdentityPermutation, 12000, cusparseStatus_t, (cusparseHandle_t, int, int *)) \
-    X(cusparseCreateMatDescr, 12000, cusparseStatus_t, (cusparseMatDescr_t *)) \
-    X(cusparseCreatePruneInfo, 12000, cusparseStatus_t, (pruneInfo_t *)) \
-    X(cusparseCreateSlicedEll, 12010, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCreateSpVec, 12000, cusparseStatus_t, (cusparseSpVecDescr_t *, int64_t, int64_t, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
-    X(cusparseCscGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseCscSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
-    X(cusparseCsr2cscEx2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const void *, const int *, const int *, void *, int *, int *, cudaDataType, cusparseAction_t, cusparseIndexBase_t, cusparseCsr2CscAlg_t, void *)) \
-    X(cusparseCsr2cscEx2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const void *, const int *, const int *, void *, int *, int *, cudaDataType, cusparseAction_t, cusparseIndexBase_t, cusparseCsr2CscAlg_t, size_t *)) \
-    X(cusparseCsrGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseCsrSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
-    X(cusparseCsrSetStridedBatch, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t, int64_t)) \
-    X(cusparseDbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const cusparseMatDescr_t, double *, int *, int *)) \
-    X(cusparseDbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsric02Info_t, int *)) \
-    X(cusparseDbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, int *)) \
-    X(cusparseDbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, double *)) \
-    X(cusparseDbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, const int, const double *, const int, const double *, double *, int)) \
-    X(cusparseDbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, const double *, const double *, double *)) \
-    X(cusparseDbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrsm2Info_t, int *)) \
-    X(cusparseDbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsm2Info_t, const double *, int, double *, int, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrsv2Info_t, int *)) \
-    X(cusparseDbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsv2Info_t, const double *, double *, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, const int *, const int *, int, const double *, const double *, double *)) \
-    X(cusparseDcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const cusparseMatDescr_t, double *, int *, int *)) \
-    X(cusparseDcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const int *, double *, int *, int *, double)) \
-    X(cusparseDcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, double *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseDcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const cusparseMatDescr_t, double *, int *, int *, int, int, void *)) \
-    X(cusparseDcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, int *)) \
-    X(cusparseDcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, int *, int *, int *, const cusparseColorInfo_t)) \
-    X(cusparseDcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const cusparseMatDescr_t, double *, int *, int *, void *)) \
-    X(cusparseDcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
-    X(cusparseDcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csric02Info_t, int *)) \
-    X(cusparseDcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseDcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csrilu02Info_t, int *)) \
-    X(cusparseDcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, double *)) \
-    X(cusparseDcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, double *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseDcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, double *, const int *, int *, csru2csrInfo_t, size_t *)) \
-    X(cusparseDenseToSparse_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, void *)) \
-    X(cusparseDenseToSparse_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, size_t *)) \
-    X(cusparseDenseToSparse_convert, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, void *)) \
-    X(cusparseDestroy, 12000, cusparseStatus_t, (cusparseHandle_t)) \
-    X(cusparseDestroyBsric02Info, 12000, cusparseStatus_t, (bsric02Info_t)) \
-    X(cusparseDestroyBsrilu02Info, 12000, cusparseStatus_t, (bsrilu02Info_t)) \
-    X(cusparseDestroyBsrsm2Info, 12000, cusparseStatus_t, (bsrsm2Info_t)) \
-    X(cusparseDestroyBsrsv2Info, 12000, cusparseStatus_t, (bsrsv2Info_t)) \
-    X(cusparseDestroyColorInfo, 12000, cusparseStatus_t, (cusparseColorInfo_t)) \
-    X(cusparseDestroyCsric02Info, 12000, cusparseStatus_t, (csric02Info_t)) \
-    X(cusparseDestroyCsrilu02Info, 12000, cusparseStatus_t, (csrilu02Info_t)) \
-    X(cusparseDestroyCsru2csrInfo, 12000, cusparseStatus_t, (csru2csrInfo_t)) \
-    X(cusparseDestroyDnMat, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t)) \
-    X(cusparseDestroyDnVec, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t)) \
-    X(cusparseDestroyMatDescr, 12000, cusparseStatus_t, (cusparseMatDescr_t)) \
-    X(cusparseDestroyPruneInfo, 12000, cusparseStatus_t, (pruneInfo_t)) \
-    X(cusparseDestroySpMat, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t)) \
-    X(cusparseDestroySpVec, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t)) \
-    X(cusparseDgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, const cusparseMatDescr_t, double *, int *, int *)) \
-    X(cusparseDgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const double *, const int *, const int *, int, int, double *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
-    X(cusparseDgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const double *, const int *, const int *, int, int, int *)) \
-    X(cusparseDgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, const cusparseMatDescr_t, double *, int *, int *, int, int, void *)) \
-    X(cusparseDgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, int, int, int *)) \
-    X(cusparseDgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const double *, const double *, int, int, const double *, const int *, const double *, double *, cusparseIndexBase_t, void *)) \
-    X(cusparseDgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
-    X(cusparseDgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, double *, double *, double *, double *, double *, double *, int, void *)) \
-    X(cusparseDgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, const double *, const double *, int, size_t *)) \
-    X(cusparseDgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, double *, int, void *)) \
-    X(cusparseDgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const double *, const double *, const double *, double *, int, int, void *)) \
-    X(cusparseDgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const double *, const double *, const double *, const double *, int, int, size_t *)) \
-    X(cusparseDgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
-    X(cusparseDgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, double *, int, void *)) \
-    X(cusparseDgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
-    X(cusparseDgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, double *, double *, double *, double *, int, void *)) \
-    X(cusparseDgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
-    X(cusparseDnMatGet, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, int64_t *, int64_t *, int64_t *, void **, cudaDataType *, cusparseOrder_t *)) \
-    X(cusparseDnMatGetStridedBatch, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, int *, int64_t *)) \
-    X(cusparseDnMatGetValues, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, void **)) \
-    X(cusparseDnMatSetStridedBatch, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, int, int64_t)) \
-    X(cusparseDnMatSetValues, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, void *)) \
-    X(cusparseDnVecGet, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, int64_t *, void **, cudaDataType *)) \
-    X(cusparseDnVecGetValues, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, void **)) \
-    X(cusparseDnVecSetValues, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, void *)) \
-    X(cusparseDnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, int, int *, int *)) \
-    X(cusparseDnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const double *, const int *, int *, int *, double)) \
-    X(cusparseDpruneCsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, double *, const int *, int *, void *)) \
-    X(cusparseDpruneCsr2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, double *, const int *, int *, pruneInfo_t, void *)) \
-    X(cusparseDpruneCsr2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, const double *, const int *, const int *, pruneInfo_t, size_t *)) \
-    X(cusparseDpruneCsr2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int *, int *, void *)) \
-    X(cusparseDpruneCsr2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
-    X(cusparseDpruneCsr2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
-    X(cusparseDpruneDense2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, double *, const int *, int *, void *)) \
-    X(cusparseDpruneDense2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, double *, const int *, int *, pruneInfo_t, void *)) \
-    X(cusparseDpruneDense2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, const double *, const int *, const int *, pruneInfo_t, size_t *)) \
-    X(cusparseDpruneDense2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, int *, int *, void *)) \
-    X(cusparseDpruneDense2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
-    X(cusparseDpruneDense2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
-    X(cusparseGather, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnVecDescr_t, cusparseSpVecDescr_t)) \
-    X(cusparseGetErrorName, 12000, const char *, (cusparseStatus_t)) \
-    X(cusparseGetErrorString, 12000, const char *, (cusparseStatus_t)) \
-    X(cusparseGetMatDiagType, 12000, cusparseDiagType_t, (const cusparseMatDescr_t)) \
-    X(cusparseGetMatFillMode, 12000, cusparseFillMode_t, (const cusparseMatDescr_t)) \
-    X(cusparseGetMatIndexBase, 12000, cusparseIndexBase_t, (const cusparseMatDescr_t)) \
-    X(cusparseGetMatType, 12000, cusparseMatrixType_t, (const cusparseMatDescr_t)) \
-    X(cusparseGetPointerMode, 12000, cusparseStatus_t, (cusparseHandle_t, cusparsePointerMode_t *)) \
-    X(cusparseGetProperty, 12000, cusparseStatus_t, (libraryPropertyType, int *)) \
-    X(cusparseGetStream, 12000, cusparseStatus_t, (cusparseHandle_t, cudaStream_t *)) \
-    X(cusparseGetVersion, 12000, cusparseStatus_t, (cusparseHandle_t, int *)) \
-    X(cusparseLoggerForceDisable, 12000, cusparseStatus_t, (void)) \
-    X(cusparseLoggerOpenFile, 12000, cusparseStatus_t, (const char *)) \
-    X(cusparseLoggerSetCallback, 12000, cusparseStatus_t, (cusparseLoggerCallback_t)) \
-    X(cusparseLoggerSetFile, 12000, cusparseStatus_t, (FILE *)) \
-    X(cusparseLoggerSetLevel, 12000, cusparseStatus_t, (int)) \
-    X(cusparseLoggerSetMask, 12000, cusparseStatus_t, (int)) \
-    X(cusparseRot, 12000, cusparseStatus_t, (cusparseHandle_t, const void *, const void *, cusparseSpVecDescr_t, cusparseDnVecDescr_t)) \
-    X(cusparseSDDMM, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, void *)) \
-    X(cusparseSDDMM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, size_t *)) \
-    X(cusparseSDDMM_preprocess, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, void *)) \
-    X(cusparseSbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const cusparseMatDescr_t, float *, int *, int *)) \
-    X(cusparseSbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsric02Info_t, int *)) \
-    X(cusparseSbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, int *)) \
-    X(cusparseSbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, float *)) \
-    X(cusparseSbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, const int, const float *, const int, const float *, float *, int)) \
-    X(cusparseSbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, const float *, const float *, float *)) \
-    X(cusparseSbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrsm2Info_t, int *)) \
-    X(cusparseSbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsm2Info_t, const float *, int, float *, int, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrsv2Info_t, int *)) \
-    X(cusparseSbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsv2Info_t, const float *, float *, cusparseSolvePolicy_t, void *)) \
-    X(cusparseSbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, const int *, const int *, int, const float *, const float *, float *)) \
-    X(cusparseScatter, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpVecDescr_t, cusparseDnVecDescr_t)) \
-    X(cusparseScsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const cusparseMatDescr_t, float *, int *, int *)) \
-    X(cusparseScsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const int *, float *, int *, int *, float)) \
-    X(cusparseScsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, float *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseScsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const cusparseMatDescr_t, float *, int *, int *, int, int, void *)) \
-    X(cusparseScsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, int *)) \
-    X(cusparseScsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, int *, int *, int *, const cusparseColorInfo_t)) \
-    X(cusparseScsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const cusparseMatDescr_t, float *, int *, int *, void *)) \
-    X(cusparseScsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
-    X(cusparseScsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseScsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseScsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csric02Info_t, int *)) \
-    X(cusparseScsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseScsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseScsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csrilu02Info_t, int *)) \
-    X(cusparseScsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, float *)) \
-    X(cusparseScsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, float *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseScsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, float *, const int *, int *, csru2csrInfo_t, size_t *)) \
-    X(cusparseSetMatDiagType, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseDiagType_t)) \
-    X(cusparseSetMatFillMode, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseFillMode_t)) \
-    X(cusparseSetMatIndexBase, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseIndexBase_t)) \
-    X(cusparseSetMatType, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseMatrixType_t)) \
-    X(cusparseSetPointerMode, 12000, cusparseStatus_t, (cusparseHandle_t, cusparsePointerMode_t)) \
-    X(cusparseSetStream, 12000, cusparseStatus_t, (cusparseHandle_t, cudaStream_t)) \
-    X(cusparseSgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, const cusparseMatDescr_t, float *, int *, int *)) \
-    X(cusparseSgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const float *, const int *, const int *, int, int, float *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
-    X(cusparseSgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const float *, const int *, const int *, int, int, int *)) \
-    X(cusparseSgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, const cusparseMatDescr_t, float *, int *, int *, int, int, void *)) \
-    X(cusparseSgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, int, int, int *)) \
-    X(cusparseSgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const float *, const float *, int, int, const float *, const int *, const float *, float *, cusparseIndexBase_t, void *)) \
-    X(cusparseSgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
-    X(cusparseSgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, float *, float *, float *, float *, float *, float *, int, void *)) \
-    X(cusparseSgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, const float *, const float *, int, size_t *)) \
-    X(cusparseSgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, float *, int, void *)) \
-    X(cusparseSgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const float *, const float *, const float *, float *, int, int, void *)) \
-    X(cusparseSgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const float *, const float *, const float *, const float *, int, int, size_t *)) \
-    X(cusparseSgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
-    X(cusparseSgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, float *, int, void *)) \
-    X(cusparseSgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
-    X(cusparseSgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, float *, float *, float *, float *, int, void *)) \
-    X(cusparseSgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
-    X(cusparseSnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, int, int *, int *)) \
-    X(cusparseSnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const float *, const int *, int *, int *, float)) \
-    X(cusparseSpGEMM_compute, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
-    X(cusparseSpGEMM_copy, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t)) \
-    X(cusparseSpGEMM_createDescr, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t *)) \
-    X(cusparseSpGEMM_destroyDescr, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t)) \
-    X(cusparseSpGEMM_estimateMemory, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, float, size_t *, void *, size_t *)) \
-    X(cusparseSpGEMM_getNumProducts, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t, int64_t *)) \
-    X(cusparseSpGEMM_workEstimation, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
-    X(cusparseSpGEMMreuse_compute, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t)) \
-    X(cusparseSpGEMMreuse_copy, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
-    X(cusparseSpGEMMreuse_nnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *, size_t *, void *, size_t *, void *)) \
-    X(cusparseSpGEMMreuse_workEstimation, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
-    X(cusparseSpMM, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, void *)) \
-    X(cusparseSpMMOp, 12000, cusparseStatus_t, (cusparseSpMMOpPlan_t, void *)) \
-    X(cusparseSpMMOp_createPlan, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseSpMMOpPlan_t *, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMOpAlg_t, const void *, size_t, const void *, size_t, const void *, size_t, size_t *)) \
-    X(cusparseSpMMOp_destroyPlan, 12000, cusparseStatus_t, (cusparseSpMMOpPlan_t)) \
-    X(cusparseSpMM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, size_t *)) \
-    X(cusparseSpMM_preprocess, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, void *)) \
-    X(cusparseSpMV, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, void *)) \
-    X(cusparseSpMV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, size_t *)) \
-    X(cusparseSpMV_preprocess, 12040, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, void *)) \
-    X(cusparseSpMatGetAttribute, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseSpMatAttribute_t, void *, size_t)) \
-    X(cusparseSpMatGetFormat, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseFormat_t *)) \
-    X(cusparseSpMatGetIndexBase, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseIndexBase_t *)) \
-    X(cusparseSpMatGetSize, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *)) \
-    X(cusparseSpMatGetStridedBatch, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int *)) \
-    X(cusparseSpMatGetValues, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void **)) \
-    X(cusparseSpMatSetAttribute, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, cusparseSpMatAttribute_t, void *, size_t)) \
-    X(cusparseSpMatSetValues, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *)) \
-    X(cusparseSpSM_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t, void *)) \
-    X(cusparseSpSM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t, size_t *)) \
-    X(cusparseSpSM_createDescr, 12000, cusparseStatus_t, (cusparseSpSMDescr_t *)) \
-    X(cusparseSpSM_destroyDescr, 12000, cusparseStatus_t, (cusparseSpSMDescr_t)) \
-    X(cusparseSpSM_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t)) \
-    X(cusparseSpSM_updateMatrix, 12040, cusparseStatus_t, (cusparseHandle_t, cusparseSpSMDescr_t, void *, cusparseSpSMUpdate_t)) \
-    X(cusparseSpSV_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t, void *)) \
-    X(cusparseSpSV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t, size_t *)) \
-    X(cusparseSpSV_createDescr, 12000, cusparseStatus_t, (cusparseSpSVDescr_t *)) \
-    X(cusparseSpSV_destroyDescr, 12000, cusparseStatus_t, (cusparseSpSVDescr_t)) \
-    X(cusparseSpSV_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t)) \
-    X(cusparseSpSV_updateMatrix, 12010, cusparseStatus_t, (cusparseHandle_t, cusparseSpSVDescr_t, void *, cusparseSpSVUpdate_t)) \
-    X(cusparseSpVV, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseConstSpVecDescr_t, cusparseConstDnVecDescr_t, void *, cudaDataType, void *)) \
-    X(cusparseSpVV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseConstSpVecDescr_t, cusparseConstDnVecDescr_t, const void *, cudaDataType, size_t *)) \
-    X(cusparseSpVecGet, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, int64_t *, int64_t *, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
-    X(cusparseSpVecGetIndexBase, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, cusparseIndexBase_t *)) \
-    X(cusparseSpVecGetValues, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, void **)) \
-    X(cusparseSpVecSetValues, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, void *)) \
-    X(cusparseSparseToDense, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpMatDescr_t, cusparseDnMatDescr_t, cusparseSparseToDenseAlg_t, void *)) \
-    X(cusparseSparseToDense_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpMatDescr_t, cusparseDnMatDescr_t, cusparseSparseToDenseAlg_t, size_t *)) \
-    X(cusparseSpruneCsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, float *, const int *, int *, void *)) \
-    X(cusparseSpruneCsr2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, float *, const int *, int *, pruneInfo_t, void *)) \
-    X(cusparseSpruneCsr2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, const float *, const int *, const int *, pruneInfo_t, size_t *)) \
-    X(cusparseSpruneCsr2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int *, int *, void *)) \
-    X(cusparseSpruneCsr2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
-    X(cusparseSpruneCsr2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
-    X(cusparseSpruneDense2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, float *, const int *, int *, void *)) \
-    X(cusparseSpruneDense2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, float *, const int *, int *, pruneInfo_t, void *)) \
-    X(cusparseSpruneDense2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, const float *, const int *, const int *, pruneInfo_t, size_t *)) \
-    X(cusparseSpruneDense2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, int *, int *, void *)) \
-    X(cusparseSpruneDense2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
-    X(cusparseSpruneDense2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
-    X(cusparseXbsric02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsric02Info_t, int *)) \
-    X(cusparseXbsrilu02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int *)) \
-    X(cusparseXbsrsm2_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrsm2Info_t, int *)) \
-    X(cusparseXbsrsv2_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrsv2Info_t, int *)) \
-    X(cusparseXcoo2csr, 12000, cusparseStatus_t, (cusparseHandle_t, const int *, int, int, int *, cusparseIndexBase_t)) \
-    X(cusparseXcoosortByColumn, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, int *, int *, int *, void *)) \
-    X(cusparseXcoosortByRow, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, int *, int *, int *, void *)) \
-    X(cusparseXcoosort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
-    X(cusparseXcscsort, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const int *, int *, int *, void *)) \
-    X(cusparseXcscsort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
-    X(cusparseXcsr2bsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const int *, const int *, int, const cusparseMatDescr_t, int *, int *)) \
-    X(cusparseXcsr2coo, 12000, cusparseStatus_t, (cusparseHandle_t, const int *, int, int, int *, cusparseIndexBase_t)) \
-    X(cusparseXcsr2gebsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const int *, const int *, const cusparseMatDescr_t, int *, int, int, int *, void *)) \
-    X(cusparseXcsrgeam2Nnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, int, const int *, const int *, const cusparseMatDescr_t, int, const int *, const int *, const cusparseMatDescr_t, int *, int *, void *)) \
-    X(cusparseXcsric02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, csric02Info_t, int *)) \
-    X(cusparseXcsrilu02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int *)) \
-    X(cusparseXcsrsort, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const int *, int *, int *, void *)) \
-    X(cusparseXcsrsort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
-    X(cusparseXgebsr2gebsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, int, int, const cusparseMatDescr_t, int *, int, int, int *, void *)) \
-    X(cusparseZbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
-    X(cusparseZbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, int *)) \
-    X(cusparseZbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, int *)) \
-    X(cusparseZbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, cuDoubleComplex *)) \
-    X(cusparseZbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const int, const cuDoubleComplex *, const int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
-    X(cusparseZbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusparseZbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, int *)) \
-    X(cusparseZbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, const cuDoubleComplex *, int, cuDoubleComplex *, int, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, int *)) \
-    X(cusparseZbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, const cuDoubleComplex *, cuDoubleComplex *, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const int *, const int *, int, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *)) \
-    X(cusparseZcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
-    X(cusparseZcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const int *, cuDoubleComplex *, int *, int *, cuDoubleComplex)) \
-    X(cusparseZcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseZcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, int, int, void *)) \
-    X(cusparseZcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, int *)) \
-    X(cusparseZcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const double *, int *, int *, int *, const cusparseColorInfo_t)) \
-    X(cusparseZcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, void *)) \
-    X(cusparseZcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, size_t *)) \
-    X(cusparseZcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csric02Info_t, int *)) \
-    X(cusparseZcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
-    X(cusparseZcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csrilu02Info_t, int *)) \
-    X(cusparseZcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, cuDoubleComplex *)) \
-    X(cusparseZcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, void *)) \
-    X(cusparseZcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, size_t *)) \
-    X(cusparseZgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
-    X(cusparseZgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuDoubleComplex *, const int *, const int *, int, int, cuDoubleComplex *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
-    X(cusparseZgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuDoubleComplex *, const int *, const int *, int, int, int *)) \
-    X(cusparseZgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, int, int, void *)) \
-    X(cusparseZgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, int, int, int *)) \
-    X(cusparseZgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int, const cuDoubleComplex *, const int *, const cuDoubleComplex *, cuDoubleComplex *, cusparseIndexBase_t, void *)) \
-    X(cusparseZgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
-    X(cusparseZgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
-    X(cusparseZgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
-    X(cusparseZgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
-    X(cusparseZgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, int, void *)) \
-    X(cusparseZgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, int, size_t *)) \
-    X(cusparseZgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
-    X(cusparseZgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
-    X(cusparseZgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
-    X(cusparseZgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
-    X(cusparseZgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
-    X(cusparseZnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, int, int *, int *)) \
-    X(cusparseZnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, int *, int *, cuDoubleComplex)) \
+    X(cusparseAxpby, cusparseAxpby, 12000, cusparseStatus_t, (cusparseHandle_t, const void *, cusparseConstSpVecDescr_t, const void *, cusparseDnVecDescr_t)) \
+    X(cusparseBlockedEllGet, cusparseBlockedEllGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, int64_t *, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseBsrSetStridedBatch, cusparseBsrSetStridedBatch, 12010, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t, int64_t, int64_t)) \
+    X(cusparseCbsr2csr, cusparseCbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
+    X(cusparseCbsric02, cusparseCbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsric02_analysis, cusparseCbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsric02_bufferSize, cusparseCbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsric02Info_t, int *)) \
+    X(cusparseCbsrilu02, cusparseCbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrilu02_analysis, cusparseCbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrilu02_bufferSize, cusparseCbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrilu02Info_t, int *)) \
+    X(cusparseCbsrilu02_numericBoost, cusparseCbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, cuComplex *)) \
+    X(cusparseCbsrmm, cusparseCbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const int, const cuComplex *, const int, const cuComplex *, cuComplex *, int)) \
+    X(cusparseCbsrmv, cusparseCbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cuComplex *, const cuComplex *, cuComplex *)) \
+    X(cusparseCbsrsm2_analysis, cusparseCbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrsm2_bufferSize, cusparseCbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrsm2Info_t, int *)) \
+    X(cusparseCbsrsm2_solve, cusparseCbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsm2Info_t, const cuComplex *, int, cuComplex *, int, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrsv2_analysis, cusparseCbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrsv2_bufferSize, cusparseCbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, int, bsrsv2Info_t, int *)) \
+    X(cusparseCbsrsv2_solve, cusparseCbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, bsrsv2Info_t, const cuComplex *, cuComplex *, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCbsrxmv, cusparseCbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const cuComplex *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const int *, const int *, int, const cuComplex *, const cuComplex *, cuComplex *)) \
+    X(cusparseCcsr2bsr, cusparseCcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
+    X(cusparseCcsr2csr_compress, cusparseCcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, const int *, cuComplex *, int *, int *, cuComplex)) \
+    X(cusparseCcsr2csru, cusparseCcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseCcsr2gebsr, cusparseCcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, cuComplex *, int *, int *, int, int, void *)) \
+    X(cusparseCcsr2gebsr_bufferSize, cusparseCcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, int *)) \
+    X(cusparseCcsrcolor, cusparseCcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, const float *, int *, int *, int *, const cusparseColorInfo_t)) \
+    X(cusparseCcsrgeam2, cusparseCcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, cuComplex *, int *, int *, void *)) \
+    X(cusparseCcsrgeam2_bufferSizeExt, cusparseCcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cuComplex *, const cusparseMatDescr_t, int, const cuComplex *, const int *, const int *, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, size_t *)) \
+    X(cusparseCcsric02, cusparseCcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCcsric02_analysis, cusparseCcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCcsric02_bufferSize, cusparseCcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csric02Info_t, int *)) \
+    X(cusparseCcsrilu02, cusparseCcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCcsrilu02_analysis, cusparseCcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseCcsrilu02_bufferSize, cusparseCcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuComplex *, const int *, const int *, csrilu02Info_t, int *)) \
+    X(cusparseCcsrilu02_numericBoost, cusparseCcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, cuComplex *)) \
+    X(cusparseCcsru2csr, cusparseCcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuComplex *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseCcsru2csr_bufferSizeExt, cusparseCcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, cuComplex *, const int *, int *, csru2csrInfo_t, size_t *)) \
+    X(cusparseCgebsr2csr, cusparseCgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuComplex *, int *, int *)) \
+    X(cusparseCgebsr2gebsc, cusparseCgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuComplex *, const int *, const int *, int, int, cuComplex *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
+    X(cusparseCgebsr2gebsc_bufferSize, cusparseCgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuComplex *, const int *, const int *, int, int, int *)) \
+    X(cusparseCgebsr2gebsr, cusparseCgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuComplex *, int *, int *, int, int, void *)) \
+    X(cusparseCgebsr2gebsr_bufferSize, cusparseCgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuComplex *, const int *, const int *, int, int, int, int, int *)) \
+    X(cusparseCgemvi, cusparseCgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const cuComplex *, const cuComplex *, int, int, const cuComplex *, const int *, const cuComplex *, cuComplex *, cusparseIndexBase_t, void *)) \
+    X(cusparseCgemvi_bufferSize, cusparseCgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
+    X(cusparseCgpsvInterleavedBatch, cusparseCgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuComplex *, cuComplex *, cuComplex *, cuComplex *, cuComplex *, cuComplex *, int, void *)) \
+    X(cusparseCgpsvInterleavedBatch_bufferSizeExt, cusparseCgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
+    X(cusparseCgtsv2, cusparseCgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, void *)) \
+    X(cusparseCgtsv2StridedBatch, cusparseCgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, int, void *)) \
+    X(cusparseCgtsv2StridedBatch_bufferSizeExt, cusparseCgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, int, size_t *)) \
+    X(cusparseCgtsv2_bufferSizeExt, cusparseCgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
+    X(cusparseCgtsv2_nopivot, cusparseCgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, cuComplex *, int, void *)) \
+    X(cusparseCgtsv2_nopivot_bufferSizeExt, cusparseCgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
+    X(cusparseCgtsvInterleavedBatch, cusparseCgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuComplex *, cuComplex *, cuComplex *, cuComplex *, int, void *)) \
+    X(cusparseCgtsvInterleavedBatch_bufferSizeExt, cusparseCgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuComplex *, const cuComplex *, const cuComplex *, const cuComplex *, int, size_t *)) \
+    X(cusparseCnnz, cusparseCnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuComplex *, int, int *, int *)) \
+    X(cusparseCnnz_compress, cusparseCnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const cuComplex *, const int *, int *, int *, cuComplex)) \
+    X(cusparseConstBlockedEllGet, cusparseConstBlockedEllGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, int64_t *, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseConstCooGet, cusparseConstCooGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseConstCscGet, cusparseConstCscGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseConstCsrGet, cusparseConstCsrGet, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, const void **, const void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseConstDnMatGet, cusparseConstDnMatGet, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, int64_t *, int64_t *, int64_t *, const void **, cudaDataType *, cusparseOrder_t *)) \
+    X(cusparseConstDnMatGetValues, cusparseConstDnMatGetValues, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, const void **)) \
+    X(cusparseConstDnVecGet, cusparseConstDnVecGet, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t, int64_t *, const void **, cudaDataType *)) \
+    X(cusparseConstDnVecGetValues, cusparseConstDnVecGetValues, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t, const void **)) \
+    X(cusparseConstSpMatGetValues, cusparseConstSpMatGetValues, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, const void **)) \
+    X(cusparseConstSpVecGet, cusparseConstSpVecGet, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, int64_t *, int64_t *, const void **, const void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseConstSpVecGetValues, cusparseConstSpVecGetValues, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, const void **)) \
+    X(cusparseCooGet, cusparseCooGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseCooSetPointers, cusparseCooSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
+    X(cusparseCooSetStridedBatch, cusparseCooSetStridedBatch, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t)) \
+    X(cusparseCreate, cusparseCreate, 12000, cusparseStatus_t, (cusparseHandle_t *)) \
+    X(cusparseCreateBlockedEll, cusparseCreateBlockedEll, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateBsr, cusparseCreateBsr, 12010, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType, cusparseOrder_t)) \
+    X(cusparseCreateBsric02Info, cusparseCreateBsric02Info, 12000, cusparseStatus_t, (bsric02Info_t *)) \
+    X(cusparseCreateBsrilu02Info, cusparseCreateBsrilu02Info, 12000, cusparseStatus_t, (bsrilu02Info_t *)) \
+    X(cusparseCreateBsrsm2Info, cusparseCreateBsrsm2Info, 12000, cusparseStatus_t, (bsrsm2Info_t *)) \
+    X(cusparseCreateBsrsv2Info, cusparseCreateBsrsv2Info, 12000, cusparseStatus_t, (bsrsv2Info_t *)) \
+    X(cusparseCreateColorInfo, cusparseCreateColorInfo, 12000, cusparseStatus_t, (cusparseColorInfo_t *)) \
+    X(cusparseCreateConstBlockedEll, cusparseCreateConstBlockedEll, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateConstBsr, cusparseCreateConstBsr, 12010, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType, cusparseOrder_t)) \
+    X(cusparseCreateConstCoo, cusparseCreateConstCoo, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateConstCsc, cusparseCreateConstCsc, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateConstCsr, cusparseCreateConstCsr, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateConstDnMat, cusparseCreateConstDnMat, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t *, int64_t, int64_t, int64_t, const void *, cudaDataType, cusparseOrder_t)) \
+    X(cusparseCreateConstDnVec, cusparseCreateConstDnVec, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t *, int64_t, const void *, cudaDataType)) \
+    X(cusparseCreateConstSlicedEll, cusparseCreateConstSlicedEll, 12010, cusparseStatus_t, (cusparseConstSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, const void *, const void *, const void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateConstSpVec, cusparseCreateConstSpVec, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t *, int64_t, int64_t, const void *, const void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateCoo, cusparseCreateCoo, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateCsc, cusparseCreateCsc, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateCsr, cusparseCreateCsr, 12000, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateCsric02Info, cusparseCreateCsric02Info, 12000, cusparseStatus_t, (csric02Info_t *)) \
+    X(cusparseCreateCsrilu02Info, cusparseCreateCsrilu02Info, 12000, cusparseStatus_t, (csrilu02Info_t *)) \
+    X(cusparseCreateCsru2csrInfo, cusparseCreateCsru2csrInfo, 12000, cusparseStatus_t, (csru2csrInfo_t *)) \
+    X(cusparseCreateDnMat, cusparseCreateDnMat, 12000, cusparseStatus_t, (cusparseDnMatDescr_t *, int64_t, int64_t, int64_t, void *, cudaDataType, cusparseOrder_t)) \
+    X(cusparseCreateDnVec, cusparseCreateDnVec, 12000, cusparseStatus_t, (cusparseDnVecDescr_t *, int64_t, void *, cudaDataType)) \
+    X(cusparseCreateIdentityPermutation, cusparseCreateIdentityPermutation, 12000, cusparseStatus_t, (cusparseHandle_t, int, int *)) \
+    X(cusparseCreateMatDescr, cusparseCreateMatDescr, 12000, cusparseStatus_t, (cusparseMatDescr_t *)) \
+    X(cusparseCreatePruneInfo, cusparseCreatePruneInfo, 12000, cusparseStatus_t, (pruneInfo_t *)) \
+    X(cusparseCreateSlicedEll, cusparseCreateSlicedEll, 12010, cusparseStatus_t, (cusparseSpMatDescr_t *, int64_t, int64_t, int64_t, int64_t, int64_t, void *, void *, void *, cusparseIndexType_t, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCreateSpVec, cusparseCreateSpVec, 12000, cusparseStatus_t, (cusparseSpVecDescr_t *, int64_t, int64_t, void *, void *, cusparseIndexType_t, cusparseIndexBase_t, cudaDataType)) \
+    X(cusparseCscGet, cusparseCscGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseCscSetPointers, cusparseCscSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
+    X(cusparseCsr2cscEx2, cusparseCsr2cscEx2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const void *, const int *, const int *, void *, int *, int *, cudaDataType, cusparseAction_t, cusparseIndexBase_t, cusparseCsr2CscAlg_t, void *)) \
+    X(cusparseCsr2cscEx2_bufferSize, cusparseCsr2cscEx2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const void *, const int *, const int *, void *, int *, int *, cudaDataType, cusparseAction_t, cusparseIndexBase_t, cusparseCsr2CscAlg_t, size_t *)) \
+    X(cusparseCsrGet, cusparseCsrGet, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, cusparseIndexType_t *, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseCsrSetPointers, cusparseCsrSetPointers, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *, void *, void *)) \
+    X(cusparseCsrSetStridedBatch, cusparseCsrSetStridedBatch, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, int, int64_t, int64_t)) \
+    X(cusparseDbsr2csr, cusparseDbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const cusparseMatDescr_t, double *, int *, int *)) \
+    X(cusparseDbsric02, cusparseDbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsric02_analysis, cusparseDbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsric02_bufferSize, cusparseDbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsric02Info_t, int *)) \
+    X(cusparseDbsrilu02, cusparseDbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrilu02_analysis, cusparseDbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrilu02_bufferSize, cusparseDbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrilu02Info_t, int *)) \
+    X(cusparseDbsrilu02_numericBoost, cusparseDbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, double *)) \
+    X(cusparseDbsrmm, cusparseDbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, const int, const double *, const int, const double *, double *, int)) \
+    X(cusparseDbsrmv, cusparseDbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, const double *, const double *, double *)) \
+    X(cusparseDbsrsm2_analysis, cusparseDbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrsm2_bufferSize, cusparseDbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrsm2Info_t, int *)) \
+    X(cusparseDbsrsm2_solve, cusparseDbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsm2Info_t, const double *, int, double *, int, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrsv2_analysis, cusparseDbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrsv2_bufferSize, cusparseDbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, int, bsrsv2Info_t, int *)) \
+    X(cusparseDbsrsv2_solve, cusparseDbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, int, bsrsv2Info_t, const double *, double *, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDbsrxmv, cusparseDbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, const int *, const int *, int, const double *, const double *, double *)) \
+    X(cusparseDcsr2bsr, cusparseDcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const cusparseMatDescr_t, double *, int *, int *)) \
+    X(cusparseDcsr2csr_compress, cusparseDcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, const int *, double *, int *, int *, double)) \
+    X(cusparseDcsr2csru, cusparseDcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, double *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseDcsr2gebsr, cusparseDcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const cusparseMatDescr_t, double *, int *, int *, int, int, void *)) \
+    X(cusparseDcsr2gebsr_bufferSize, cusparseDcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, int *)) \
+    X(cusparseDcsrcolor, cusparseDcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, int *, int *, int *, const cusparseColorInfo_t)) \
+    X(cusparseDcsrgeam2, cusparseDcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const cusparseMatDescr_t, double *, int *, int *, void *)) \
+    X(cusparseDcsrgeam2_bufferSizeExt, cusparseDcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int, const double *, const int *, const int *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
+    X(cusparseDcsric02, cusparseDcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDcsric02_analysis, cusparseDcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDcsric02_bufferSize, cusparseDcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csric02Info_t, int *)) \
+    X(cusparseDcsrilu02, cusparseDcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDcsrilu02_analysis, cusparseDcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, double *, const int *, const int *, csrilu02Info_t, int *)) \
+    X(cusparseDcsrilu02_numericBoost, cusparseDcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, double *)) \
+    X(cusparseDcsru2csr, cusparseDcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, double *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseDcsru2csr_bufferSizeExt, cusparseDcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, double *, const int *, int *, csru2csrInfo_t, size_t *)) \
+    X(cusparseDenseToSparse_analysis, cusparseDenseToSparse_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, void *)) \
+    X(cusparseDenseToSparse_bufferSize, cusparseDenseToSparse_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, size_t *)) \
+    X(cusparseDenseToSparse_convert, cusparseDenseToSparse_convert, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnMatDescr_t, cusparseSpMatDescr_t, cusparseDenseToSparseAlg_t, void *)) \
+    X(cusparseDestroy, cusparseDestroy, 12000, cusparseStatus_t, (cusparseHandle_t)) \
+    X(cusparseDestroyBsric02Info, cusparseDestroyBsric02Info, 12000, cusparseStatus_t, (bsric02Info_t)) \
+    X(cusparseDestroyBsrilu02Info, cusparseDestroyBsrilu02Info, 12000, cusparseStatus_t, (bsrilu02Info_t)) \
+    X(cusparseDestroyBsrsm2Info, cusparseDestroyBsrsm2Info, 12000, cusparseStatus_t, (bsrsm2Info_t)) \
+    X(cusparseDestroyBsrsv2Info, cusparseDestroyBsrsv2Info, 12000, cusparseStatus_t, (bsrsv2Info_t)) \
+    X(cusparseDestroyColorInfo, cusparseDestroyColorInfo, 12000, cusparseStatus_t, (cusparseColorInfo_t)) \
+    X(cusparseDestroyCsric02Info, cusparseDestroyCsric02Info, 12000, cusparseStatus_t, (csric02Info_t)) \
+    X(cusparseDestroyCsrilu02Info, cusparseDestroyCsrilu02Info, 12000, cusparseStatus_t, (csrilu02Info_t)) \
+    X(cusparseDestroyCsru2csrInfo, cusparseDestroyCsru2csrInfo, 12000, cusparseStatus_t, (csru2csrInfo_t)) \
+    X(cusparseDestroyDnMat, cusparseDestroyDnMat, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t)) \
+    X(cusparseDestroyDnVec, cusparseDestroyDnVec, 12000, cusparseStatus_t, (cusparseConstDnVecDescr_t)) \
+    X(cusparseDestroyMatDescr, cusparseDestroyMatDescr, 12000, cusparseStatus_t, (cusparseMatDescr_t)) \
+    X(cusparseDestroyPruneInfo, cusparseDestroyPruneInfo, 12000, cusparseStatus_t, (pruneInfo_t)) \
+    X(cusparseDestroySpMat, cusparseDestroySpMat, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t)) \
+    X(cusparseDestroySpVec, cusparseDestroySpVec, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t)) \
+    X(cusparseDgebsr2csr, cusparseDgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, const cusparseMatDescr_t, double *, int *, int *)) \
+    X(cusparseDgebsr2gebsc, cusparseDgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const double *, const int *, const int *, int, int, double *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
+    X(cusparseDgebsr2gebsc_bufferSize, cusparseDgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const double *, const int *, const int *, int, int, int *)) \
+    X(cusparseDgebsr2gebsr, cusparseDgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, const cusparseMatDescr_t, double *, int *, int *, int, int, void *)) \
+    X(cusparseDgebsr2gebsr_bufferSize, cusparseDgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, int, int, int, int, int *)) \
+    X(cusparseDgemvi, cusparseDgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const double *, const double *, int, int, const double *, const int *, const double *, double *, cusparseIndexBase_t, void *)) \
+    X(cusparseDgemvi_bufferSize, cusparseDgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
+    X(cusparseDgpsvInterleavedBatch, cusparseDgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, double *, double *, double *, double *, double *, double *, int, void *)) \
+    X(cusparseDgpsvInterleavedBatch_bufferSizeExt, cusparseDgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, const double *, const double *, int, size_t *)) \
+    X(cusparseDgtsv2, cusparseDgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, double *, int, void *)) \
+    X(cusparseDgtsv2StridedBatch, cusparseDgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const double *, const double *, const double *, double *, int, int, void *)) \
+    X(cusparseDgtsv2StridedBatch_bufferSizeExt, cusparseDgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const double *, const double *, const double *, const double *, int, int, size_t *)) \
+    X(cusparseDgtsv2_bufferSizeExt, cusparseDgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
+    X(cusparseDgtsv2_nopivot, cusparseDgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, double *, int, void *)) \
+    X(cusparseDgtsv2_nopivot_bufferSizeExt, cusparseDgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
+    X(cusparseDgtsvInterleavedBatch, cusparseDgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, double *, double *, double *, double *, int, void *)) \
+    X(cusparseDgtsvInterleavedBatch_bufferSizeExt, cusparseDgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, const double *, const double *, const double *, int, size_t *)) \
+    X(cusparseDnMatGet, cusparseDnMatGet, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, int64_t *, int64_t *, int64_t *, void **, cudaDataType *, cusparseOrder_t *)) \
+    X(cusparseDnMatGetStridedBatch, cusparseDnMatGetStridedBatch, 12000, cusparseStatus_t, (cusparseConstDnMatDescr_t, int *, int64_t *)) \
+    X(cusparseDnMatGetValues, cusparseDnMatGetValues, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, void **)) \
+    X(cusparseDnMatSetStridedBatch, cusparseDnMatSetStridedBatch, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, int, int64_t)) \
+    X(cusparseDnMatSetValues, cusparseDnMatSetValues, 12000, cusparseStatus_t, (cusparseDnMatDescr_t, void *)) \
+    X(cusparseDnVecGet, cusparseDnVecGet, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, int64_t *, void **, cudaDataType *)) \
+    X(cusparseDnVecGetValues, cusparseDnVecGetValues, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, void **)) \
+    X(cusparseDnVecSetValues, cusparseDnVecSetValues, 12000, cusparseStatus_t, (cusparseDnVecDescr_t, void *)) \
+    X(cusparseDnnz, cusparseDnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const double *, int, int *, int *)) \
+    X(cusparseDnnz_compress, cusparseDnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const double *, const int *, int *, int *, double)) \
+    X(cusparseDpruneCsr2csr, cusparseDpruneCsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, double *, const int *, int *, void *)) \
+    X(cusparseDpruneCsr2csrByPercentage, cusparseDpruneCsr2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, double *, const int *, int *, pruneInfo_t, void *)) \
+    X(cusparseDpruneCsr2csrByPercentage_bufferSizeExt, cusparseDpruneCsr2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, const double *, const int *, const int *, pruneInfo_t, size_t *)) \
+    X(cusparseDpruneCsr2csrNnz, cusparseDpruneCsr2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, int *, int *, void *)) \
+    X(cusparseDpruneCsr2csrNnzByPercentage, cusparseDpruneCsr2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
+    X(cusparseDpruneCsr2csr_bufferSizeExt, cusparseDpruneCsr2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const double *, const int *, const int *, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
+    X(cusparseDpruneDense2csr, cusparseDpruneDense2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, double *, const int *, int *, void *)) \
+    X(cusparseDpruneDense2csrByPercentage, cusparseDpruneDense2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, double *, const int *, int *, pruneInfo_t, void *)) \
+    X(cusparseDpruneDense2csrByPercentage_bufferSizeExt, cusparseDpruneDense2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, const double *, const int *, const int *, pruneInfo_t, size_t *)) \
+    X(cusparseDpruneDense2csrNnz, cusparseDpruneDense2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, int *, int *, void *)) \
+    X(cusparseDpruneDense2csrNnzByPercentage, cusparseDpruneDense2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
+    X(cusparseDpruneDense2csr_bufferSizeExt, cusparseDpruneDense2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const double *, int, const double *, const cusparseMatDescr_t, const double *, const int *, const int *, size_t *)) \
+    X(cusparseGather, cusparseGather, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstDnVecDescr_t, cusparseSpVecDescr_t)) \
+    X(cusparseGetErrorName, cusparseGetErrorName, 12000, const char *, (cusparseStatus_t)) \
+    X(cusparseGetErrorString, cusparseGetErrorString, 12000, const char *, (cusparseStatus_t)) \
+    X(cusparseGetMatDiagType, cusparseGetMatDiagType, 12000, cusparseDiagType_t, (const cusparseMatDescr_t)) \
+    X(cusparseGetMatFillMode, cusparseGetMatFillMode, 12000, cusparseFillMode_t, (const cusparseMatDescr_t)) \
+    X(cusparseGetMatIndexBase, cusparseGetMatIndexBase, 12000, cusparseIndexBase_t, (const cusparseMatDescr_t)) \
+    X(cusparseGetMatType, cusparseGetMatType, 12000, cusparseMatrixType_t, (const cusparseMatDescr_t)) \
+    X(cusparseGetPointerMode, cusparseGetPointerMode, 12000, cusparseStatus_t, (cusparseHandle_t, cusparsePointerMode_t *)) \
+    X(cusparseGetProperty, cusparseGetProperty, 12000, cusparseStatus_t, (libraryPropertyType, int *)) \
+    X(cusparseGetStream, cusparseGetStream, 12000, cusparseStatus_t, (cusparseHandle_t, cudaStream_t *)) \
+    X(cusparseGetVersion, cusparseGetVersion, 12000, cusparseStatus_t, (cusparseHandle_t, int *)) \
+    X(cusparseLoggerForceDisable, cusparseLoggerForceDisable, 12000, cusparseStatus_t, (void)) \
+    X(cusparseLoggerOpenFile, cusparseLoggerOpenFile, 12000, cusparseStatus_t, (const char *)) \
+    X(cusparseLoggerSetCallback, cusparseLoggerSetCallback, 12000, cusparseStatus_t, (cusparseLoggerCallback_t)) \
+    X(cusparseLoggerSetFile, cusparseLoggerSetFile, 12000, cusparseStatus_t, (FILE *)) \
+    X(cusparseLoggerSetLevel, cusparseLoggerSetLevel, 12000, cusparseStatus_t, (int)) \
+    X(cusparseLoggerSetMask, cusparseLoggerSetMask, 12000, cusparseStatus_t, (int)) \
+    X(cusparseRot, cusparseRot, 12000, cusparseStatus_t, (cusparseHandle_t, const void *, const void *, cusparseSpVecDescr_t, cusparseDnVecDescr_t)) \
+    X(cusparseSDDMM, cusparseSDDMM, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, void *)) \
+    X(cusparseSDDMM_bufferSize, cusparseSDDMM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, size_t *)) \
+    X(cusparseSDDMM_preprocess, cusparseSDDMM_preprocess, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstDnMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSDDMMAlg_t, void *)) \
+    X(cusparseSbsr2csr, cusparseSbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const cusparseMatDescr_t, float *, int *, int *)) \
+    X(cusparseSbsric02, cusparseSbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsric02_analysis, cusparseSbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsric02_bufferSize, cusparseSbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsric02Info_t, int *)) \
+    X(cusparseSbsrilu02, cusparseSbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrilu02_analysis, cusparseSbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrilu02_bufferSize, cusparseSbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrilu02Info_t, int *)) \
+    X(cusparseSbsrilu02_numericBoost, cusparseSbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, float *)) \
+    X(cusparseSbsrmm, cusparseSbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, const int, const float *, const int, const float *, float *, int)) \
+    X(cusparseSbsrmv, cusparseSbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, const float *, const float *, float *)) \
+    X(cusparseSbsrsm2_analysis, cusparseSbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrsm2_bufferSize, cusparseSbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrsm2Info_t, int *)) \
+    X(cusparseSbsrsm2_solve, cusparseSbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsm2Info_t, const float *, int, float *, int, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrsv2_analysis, cusparseSbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrsv2_bufferSize, cusparseSbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, int, bsrsv2Info_t, int *)) \
+    X(cusparseSbsrsv2_solve, cusparseSbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, int, bsrsv2Info_t, const float *, float *, cusparseSolvePolicy_t, void *)) \
+    X(cusparseSbsrxmv, cusparseSbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, const int *, const int *, int, const float *, const float *, float *)) \
+    X(cusparseScatter, cusparseScatter, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpVecDescr_t, cusparseDnVecDescr_t)) \
+    X(cusparseScsr2bsr, cusparseScsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const cusparseMatDescr_t, float *, int *, int *)) \
+    X(cusparseScsr2csr_compress, cusparseScsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, const int *, float *, int *, int *, float)) \
+    X(cusparseScsr2csru, cusparseScsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, float *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseScsr2gebsr, cusparseScsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const cusparseMatDescr_t, float *, int *, int *, int, int, void *)) \
+    X(cusparseScsr2gebsr_bufferSize, cusparseScsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, int *)) \
+    X(cusparseScsrcolor, cusparseScsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, int *, int *, int *, const cusparseColorInfo_t)) \
+    X(cusparseScsrgeam2, cusparseScsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const cusparseMatDescr_t, float *, int *, int *, void *)) \
+    X(cusparseScsrgeam2_bufferSizeExt, cusparseScsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int, const float *, const int *, const int *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
+    X(cusparseScsric02, cusparseScsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseScsric02_analysis, cusparseScsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseScsric02_bufferSize, cusparseScsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csric02Info_t, int *)) \
+    X(cusparseScsrilu02, cusparseScsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseScsrilu02_analysis, cusparseScsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseScsrilu02_bufferSize, cusparseScsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, float *, const int *, const int *, csrilu02Info_t, int *)) \
+    X(cusparseScsrilu02_numericBoost, cusparseScsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, float *)) \
+    X(cusparseScsru2csr, cusparseScsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, float *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseScsru2csr_bufferSizeExt, cusparseScsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, float *, const int *, int *, csru2csrInfo_t, size_t *)) \
+    X(cusparseSetMatDiagType, cusparseSetMatDiagType, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseDiagType_t)) \
+    X(cusparseSetMatFillMode, cusparseSetMatFillMode, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseFillMode_t)) \
+    X(cusparseSetMatIndexBase, cusparseSetMatIndexBase, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseIndexBase_t)) \
+    X(cusparseSetMatType, cusparseSetMatType, 12000, cusparseStatus_t, (cusparseMatDescr_t, cusparseMatrixType_t)) \
+    X(cusparseSetPointerMode, cusparseSetPointerMode, 12000, cusparseStatus_t, (cusparseHandle_t, cusparsePointerMode_t)) \
+    X(cusparseSetStream, cusparseSetStream, 12000, cusparseStatus_t, (cusparseHandle_t, cudaStream_t)) \
+    X(cusparseSgebsr2csr, cusparseSgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, const cusparseMatDescr_t, float *, int *, int *)) \
+    X(cusparseSgebsr2gebsc, cusparseSgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const float *, const int *, const int *, int, int, float *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
+    X(cusparseSgebsr2gebsc_bufferSize, cusparseSgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const float *, const int *, const int *, int, int, int *)) \
+    X(cusparseSgebsr2gebsr, cusparseSgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, const cusparseMatDescr_t, float *, int *, int *, int, int, void *)) \
+    X(cusparseSgebsr2gebsr_bufferSize, cusparseSgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, int, int, int, int, int *)) \
+    X(cusparseSgemvi, cusparseSgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const float *, const float *, int, int, const float *, const int *, const float *, float *, cusparseIndexBase_t, void *)) \
+    X(cusparseSgemvi_bufferSize, cusparseSgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
+    X(cusparseSgpsvInterleavedBatch, cusparseSgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, float *, float *, float *, float *, float *, float *, int, void *)) \
+    X(cusparseSgpsvInterleavedBatch_bufferSizeExt, cusparseSgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, const float *, const float *, int, size_t *)) \
+    X(cusparseSgtsv2, cusparseSgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, float *, int, void *)) \
+    X(cusparseSgtsv2StridedBatch, cusparseSgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const float *, const float *, const float *, float *, int, int, void *)) \
+    X(cusparseSgtsv2StridedBatch_bufferSizeExt, cusparseSgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const float *, const float *, const float *, const float *, int, int, size_t *)) \
+    X(cusparseSgtsv2_bufferSizeExt, cusparseSgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
+    X(cusparseSgtsv2_nopivot, cusparseSgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, float *, int, void *)) \
+    X(cusparseSgtsv2_nopivot_bufferSizeExt, cusparseSgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
+    X(cusparseSgtsvInterleavedBatch, cusparseSgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, float *, float *, float *, float *, int, void *)) \
+    X(cusparseSgtsvInterleavedBatch_bufferSizeExt, cusparseSgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, const float *, const float *, const float *, int, size_t *)) \
+    X(cusparseSnnz, cusparseSnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const float *, int, int *, int *)) \
+    X(cusparseSnnz_compress, cusparseSnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const float *, const int *, int *, int *, float)) \
+    X(cusparseSpGEMM_compute, cusparseSpGEMM_compute, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
+    X(cusparseSpGEMM_copy, cusparseSpGEMM_copy, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t)) \
+    X(cusparseSpGEMM_createDescr, cusparseSpGEMM_createDescr, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t *)) \
+    X(cusparseSpGEMM_destroyDescr, cusparseSpGEMM_destroyDescr, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t)) \
+    X(cusparseSpGEMM_estimateMemory, cusparseSpGEMM_estimateMemory, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, float, size_t *, void *, size_t *)) \
+    X(cusparseSpGEMM_getNumProducts, cusparseSpGEMM_getNumProducts, 12000, cusparseStatus_t, (cusparseSpGEMMDescr_t, int64_t *)) \
+    X(cusparseSpGEMM_workEstimation, cusparseSpGEMM_workEstimation, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
+    X(cusparseSpGEMMreuse_compute, cusparseSpGEMMreuse_compute, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, const void *, cusparseSpMatDescr_t, cudaDataType, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t)) \
+    X(cusparseSpGEMMreuse_copy, cusparseSpGEMMreuse_copy, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
+    X(cusparseSpGEMMreuse_nnz, cusparseSpGEMMreuse_nnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *, size_t *, void *, size_t *, void *)) \
+    X(cusparseSpGEMMreuse_workEstimation, cusparseSpGEMMreuse_workEstimation, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstSpMatDescr_t, cusparseSpMatDescr_t, cusparseSpGEMMAlg_t, cusparseSpGEMMDescr_t, size_t *, void *)) \
+    X(cusparseSpMM, cusparseSpMM, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, void *)) \
+    X(cusparseSpMMOp, cusparseSpMMOp, 12000, cusparseStatus_t, (cusparseSpMMOpPlan_t, void *)) \
+    X(cusparseSpMMOp_createPlan, cusparseSpMMOp_createPlan, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseSpMMOpPlan_t *, cusparseOperation_t, cusparseOperation_t, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMOpAlg_t, const void *, size_t, const void *, size_t, const void *, size_t, size_t *)) \
+    X(cusparseSpMMOp_destroyPlan, cusparseSpMMOp_destroyPlan, 12000, cusparseStatus_t, (cusparseSpMMOpPlan_t)) \
+    X(cusparseSpMM_bufferSize, cusparseSpMM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, size_t *)) \
+    X(cusparseSpMM_preprocess, cusparseSpMM_preprocess, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, const void *, cusparseDnMatDescr_t, cudaDataType, cusparseSpMMAlg_t, void *)) \
+    X(cusparseSpMV, cusparseSpMV, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, void *)) \
+    X(cusparseSpMV_bufferSize, cusparseSpMV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, size_t *)) \
+    X(cusparseSpMV_preprocess, cusparseSpMV_preprocess, 12040, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, const void *, cusparseDnVecDescr_t, cudaDataType, cusparseSpMVAlg_t, void *)) \
+    X(cusparseSpMatGetAttribute, cusparseSpMatGetAttribute, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseSpMatAttribute_t, void *, size_t)) \
+    X(cusparseSpMatGetFormat, cusparseSpMatGetFormat, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseFormat_t *)) \
+    X(cusparseSpMatGetIndexBase, cusparseSpMatGetIndexBase, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, cusparseIndexBase_t *)) \
+    X(cusparseSpMatGetSize, cusparseSpMatGetSize, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int64_t *, int64_t *, int64_t *)) \
+    X(cusparseSpMatGetStridedBatch, cusparseSpMatGetStridedBatch, 12000, cusparseStatus_t, (cusparseConstSpMatDescr_t, int *)) \
+    X(cusparseSpMatGetValues, cusparseSpMatGetValues, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void **)) \
+    X(cusparseSpMatSetAttribute, cusparseSpMatSetAttribute, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, cusparseSpMatAttribute_t, void *, size_t)) \
+    X(cusparseSpMatSetValues, cusparseSpMatSetValues, 12000, cusparseStatus_t, (cusparseSpMatDescr_t, void *)) \
+    X(cusparseSpSM_analysis, cusparseSpSM_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t, void *)) \
+    X(cusparseSpSM_bufferSize, cusparseSpSM_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t, size_t *)) \
+    X(cusparseSpSM_createDescr, cusparseSpSM_createDescr, 12000, cusparseStatus_t, (cusparseSpSMDescr_t *)) \
+    X(cusparseSpSM_destroyDescr, cusparseSpSM_destroyDescr, 12000, cusparseStatus_t, (cusparseSpSMDescr_t)) \
+    X(cusparseSpSM_solve, cusparseSpSM_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnMatDescr_t, cusparseDnMatDescr_t, cudaDataType, cusparseSpSMAlg_t, cusparseSpSMDescr_t)) \
+    X(cusparseSpSM_updateMatrix, cusparseSpSM_updateMatrix, 12040, cusparseStatus_t, (cusparseHandle_t, cusparseSpSMDescr_t, void *, cusparseSpSMUpdate_t)) \
+    X(cusparseSpSV_analysis, cusparseSpSV_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t, void *)) \
+    X(cusparseSpSV_bufferSize, cusparseSpSV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t, size_t *)) \
+    X(cusparseSpSV_createDescr, cusparseSpSV_createDescr, 12000, cusparseStatus_t, (cusparseSpSVDescr_t *)) \
+    X(cusparseSpSV_destroyDescr, cusparseSpSV_destroyDescr, 12000, cusparseStatus_t, (cusparseSpSVDescr_t)) \
+    X(cusparseSpSV_solve, cusparseSpSV_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, const void *, cusparseConstSpMatDescr_t, cusparseConstDnVecDescr_t, cusparseDnVecDescr_t, cudaDataType, cusparseSpSVAlg_t, cusparseSpSVDescr_t)) \
+    X(cusparseSpSV_updateMatrix, cusparseSpSV_updateMatrix, 12010, cusparseStatus_t, (cusparseHandle_t, cusparseSpSVDescr_t, void *, cusparseSpSVUpdate_t)) \
+    X(cusparseSpVV, cusparseSpVV, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseConstSpVecDescr_t, cusparseConstDnVecDescr_t, void *, cudaDataType, void *)) \
+    X(cusparseSpVV_bufferSize, cusparseSpVV_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, cusparseConstSpVecDescr_t, cusparseConstDnVecDescr_t, const void *, cudaDataType, size_t *)) \
+    X(cusparseSpVecGet, cusparseSpVecGet, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, int64_t *, int64_t *, void **, void **, cusparseIndexType_t *, cusparseIndexBase_t *, cudaDataType *)) \
+    X(cusparseSpVecGetIndexBase, cusparseSpVecGetIndexBase, 12000, cusparseStatus_t, (cusparseConstSpVecDescr_t, cusparseIndexBase_t *)) \
+    X(cusparseSpVecGetValues, cusparseSpVecGetValues, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, void **)) \
+    X(cusparseSpVecSetValues, cusparseSpVecSetValues, 12000, cusparseStatus_t, (cusparseSpVecDescr_t, void *)) \
+    X(cusparseSparseToDense, cusparseSparseToDense, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpMatDescr_t, cusparseDnMatDescr_t, cusparseSparseToDenseAlg_t, void *)) \
+    X(cusparseSparseToDense_bufferSize, cusparseSparseToDense_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseConstSpMatDescr_t, cusparseDnMatDescr_t, cusparseSparseToDenseAlg_t, size_t *)) \
+    X(cusparseSpruneCsr2csr, cusparseSpruneCsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, float *, const int *, int *, void *)) \
+    X(cusparseSpruneCsr2csrByPercentage, cusparseSpruneCsr2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, float *, const int *, int *, pruneInfo_t, void *)) \
+    X(cusparseSpruneCsr2csrByPercentage_bufferSizeExt, cusparseSpruneCsr2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, const float *, const int *, const int *, pruneInfo_t, size_t *)) \
+    X(cusparseSpruneCsr2csrNnz, cusparseSpruneCsr2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, int *, int *, void *)) \
+    X(cusparseSpruneCsr2csrNnzByPercentage, cusparseSpruneCsr2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
+    X(cusparseSpruneCsr2csr_bufferSizeExt, cusparseSpruneCsr2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const float *, const int *, const int *, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
+    X(cusparseSpruneDense2csr, cusparseSpruneDense2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, float *, const int *, int *, void *)) \
+    X(cusparseSpruneDense2csrByPercentage, cusparseSpruneDense2csrByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, float *, const int *, int *, pruneInfo_t, void *)) \
+    X(cusparseSpruneDense2csrByPercentage_bufferSizeExt, cusparseSpruneDense2csrByPercentage_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, const float *, const int *, const int *, pruneInfo_t, size_t *)) \
+    X(cusparseSpruneDense2csrNnz, cusparseSpruneDense2csrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, int *, int *, void *)) \
+    X(cusparseSpruneDense2csrNnzByPercentage, cusparseSpruneDense2csrNnzByPercentage, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, float, const cusparseMatDescr_t, int *, int *, pruneInfo_t, void *)) \
+    X(cusparseSpruneDense2csr_bufferSizeExt, cusparseSpruneDense2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const float *, int, const float *, const cusparseMatDescr_t, const float *, const int *, const int *, size_t *)) \
+    X(cusparseXbsric02_zeroPivot, cusparseXbsric02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsric02Info_t, int *)) \
+    X(cusparseXbsrilu02_zeroPivot, cusparseXbsrilu02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int *)) \
+    X(cusparseXbsrsm2_zeroPivot, cusparseXbsrsm2_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrsm2Info_t, int *)) \
+    X(cusparseXbsrsv2_zeroPivot, cusparseXbsrsv2_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, bsrsv2Info_t, int *)) \
+    X(cusparseXcoo2csr, cusparseXcoo2csr, 12000, cusparseStatus_t, (cusparseHandle_t, const int *, int, int, int *, cusparseIndexBase_t)) \
+    X(cusparseXcoosortByColumn, cusparseXcoosortByColumn, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, int *, int *, int *, void *)) \
+    X(cusparseXcoosortByRow, cusparseXcoosortByRow, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, int *, int *, int *, void *)) \
+    X(cusparseXcoosort_bufferSizeExt, cusparseXcoosort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
+    X(cusparseXcscsort, cusparseXcscsort, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const int *, int *, int *, void *)) \
+    X(cusparseXcscsort_bufferSizeExt, cusparseXcscsort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
+    X(cusparseXcsr2bsrNnz, cusparseXcsr2bsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const int *, const int *, int, const cusparseMatDescr_t, int *, int *)) \
+    X(cusparseXcsr2coo, cusparseXcsr2coo, 12000, cusparseStatus_t, (cusparseHandle_t, const int *, int, int, int *, cusparseIndexBase_t)) \
+    X(cusparseXcsr2gebsrNnz, cusparseXcsr2gebsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const int *, const int *, const cusparseMatDescr_t, int *, int, int, int *, void *)) \
+    X(cusparseXcsrgeam2Nnz, cusparseXcsrgeam2Nnz, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, int, const int *, const int *, const cusparseMatDescr_t, int, const int *, const int *, const cusparseMatDescr_t, int *, int *, void *)) \
+    X(cusparseXcsric02_zeroPivot, cusparseXcsric02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, csric02Info_t, int *)) \
+    X(cusparseXcsrilu02_zeroPivot, cusparseXcsrilu02_zeroPivot, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int *)) \
+    X(cusparseXcsrsort, cusparseXcsrsort, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, const int *, int *, int *, void *)) \
+    X(cusparseXcsrsort_bufferSizeExt, cusparseXcsrsort_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const int *, const int *, size_t *)) \
+    X(cusparseXgebsr2gebsrNnz, cusparseXgebsr2gebsrNnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const int *, const int *, int, int, const cusparseMatDescr_t, int *, int, int, int *, void *)) \
+    X(cusparseZbsr2csr, cusparseZbsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
+    X(cusparseZbsric02, cusparseZbsric02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsric02_analysis, cusparseZbsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsric02_bufferSize, cusparseZbsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsric02Info_t, int *)) \
+    X(cusparseZbsrilu02, cusparseZbsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrilu02_analysis, cusparseZbsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrilu02_bufferSize, cusparseZbsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrilu02Info_t, int *)) \
+    X(cusparseZbsrilu02_numericBoost, cusparseZbsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, bsrilu02Info_t, int, double *, cuDoubleComplex *)) \
+    X(cusparseZbsrmm, cusparseZbsrmm, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const int, const cuDoubleComplex *, const int, const cuDoubleComplex *, cuDoubleComplex *, int)) \
+    X(cusparseZbsrmv, cusparseZbsrmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusparseZbsrsm2_analysis, cusparseZbsrsm2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrsm2_bufferSize, cusparseZbsrsm2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, int *)) \
+    X(cusparseZbsrsm2_solve, cusparseZbsrsm2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, cusparseOperation_t, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsm2Info_t, const cuDoubleComplex *, int, cuDoubleComplex *, int, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrsv2_analysis, cusparseZbsrsv2_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrsv2_bufferSize, cusparseZbsrsv2_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, int *)) \
+    X(cusparseZbsrsv2_solve, cusparseZbsrsv2_solve, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, bsrsv2Info_t, const cuDoubleComplex *, cuDoubleComplex *, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZbsrxmv, cusparseZbsrxmv, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, cusparseOperation_t, int, int, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const int *, const int *, int, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *)) \
+    X(cusparseZcsr2bsr, cusparseZcsr2bsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
+    X(cusparseZcsr2csr_compress, cusparseZcsr2csr_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, const int *, cuDoubleComplex *, int *, int *, cuDoubleComplex)) \
+    X(cusparseZcsr2csru, cusparseZcsr2csru, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseZcsr2gebsr, cusparseZcsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, int, int, void *)) \
+    X(cusparseZcsr2gebsr_bufferSize, cusparseZcsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, int *)) \
+    X(cusparseZcsrcolor, cusparseZcsrcolor, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, const double *, int *, int *, int *, const cusparseColorInfo_t)) \
+    X(cusparseZcsrgeam2, cusparseZcsrgeam2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, void *)) \
+    X(cusparseZcsrgeam2_bufferSizeExt, cusparseZcsrgeam2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cuDoubleComplex *, const cusparseMatDescr_t, int, const cuDoubleComplex *, const int *, const int *, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, size_t *)) \
+    X(cusparseZcsric02, cusparseZcsric02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZcsric02_analysis, cusparseZcsric02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csric02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZcsric02_bufferSize, cusparseZcsric02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csric02Info_t, int *)) \
+    X(cusparseZcsrilu02, cusparseZcsrilu02, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZcsrilu02_analysis, cusparseZcsrilu02_analysis, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, csrilu02Info_t, cusparseSolvePolicy_t, void *)) \
+    X(cusparseZcsrilu02_bufferSize, cusparseZcsrilu02_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, const int *, csrilu02Info_t, int *)) \
+    X(cusparseZcsrilu02_numericBoost, cusparseZcsrilu02_numericBoost, 12000, cusparseStatus_t, (cusparseHandle_t, csrilu02Info_t, int, double *, cuDoubleComplex *)) \
+    X(cusparseZcsru2csr, cusparseZcsru2csr, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cusparseMatDescr_t, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, void *)) \
+    X(cusparseZcsru2csr_bufferSizeExt, cusparseZcsru2csr_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, cuDoubleComplex *, const int *, int *, csru2csrInfo_t, size_t *)) \
+    X(cusparseZgebsr2csr, cusparseZgebsr2csr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *)) \
+    X(cusparseZgebsr2gebsc, cusparseZgebsr2gebsc, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuDoubleComplex *, const int *, const int *, int, int, cuDoubleComplex *, int *, int *, cusparseAction_t, cusparseIndexBase_t, void *)) \
+    X(cusparseZgebsr2gebsc_bufferSize, cusparseZgebsr2gebsc_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, int, const cuDoubleComplex *, const int *, const int *, int, int, int *)) \
+    X(cusparseZgebsr2gebsr, cusparseZgebsr2gebsr, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, const cusparseMatDescr_t, cuDoubleComplex *, int *, int *, int, int, void *)) \
+    X(cusparseZgebsr2gebsr_bufferSize, cusparseZgebsr2gebsr_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, const int *, int, int, int, int, int *)) \
+    X(cusparseZgemvi, cusparseZgemvi, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, int, int, const cuDoubleComplex *, const int *, const cuDoubleComplex *, cuDoubleComplex *, cusparseIndexBase_t, void *)) \
+    X(cusparseZgemvi_bufferSize, cusparseZgemvi_bufferSize, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseOperation_t, int, int, int, int *)) \
+    X(cusparseZgpsvInterleavedBatch, cusparseZgpsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
+    X(cusparseZgpsvInterleavedBatch_bufferSizeExt, cusparseZgpsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
+    X(cusparseZgtsv2, cusparseZgtsv2, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
+    X(cusparseZgtsv2StridedBatch, cusparseZgtsv2StridedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, int, void *)) \
+    X(cusparseZgtsv2StridedBatch_bufferSizeExt, cusparseZgtsv2StridedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, int, size_t *)) \
+    X(cusparseZgtsv2_bufferSizeExt, cusparseZgtsv2_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
+    X(cusparseZgtsv2_nopivot, cusparseZgtsv2_nopivot, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
+    X(cusparseZgtsv2_nopivot_bufferSizeExt, cusparseZgtsv2_nopivot_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
+    X(cusparseZgtsvInterleavedBatch, cusparseZgtsvInterleavedBatch, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, cuDoubleComplex *, int, void *)) \
+    X(cusparseZgtsvInterleavedBatch_bufferSizeExt, cusparseZgtsvInterleavedBatch_bufferSizeExt, 12000, cusparseStatus_t, (cusparseHandle_t, int, int, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, const cuDoubleComplex *, int, size_t *)) \
+    X(cusparseZnnz, cusparseZnnz, 12000, cusparseStatus_t, (cusparseHandle_t, cusparseDirection_t, int, int, const cusparseMatDescr_t, const cuDoubleComplex *, int, int *, int *)) \
+    X(cusparseZnnz_compress, cusparseZnnz_compress, 12000, cusparseStatus_t, (cusparseHandle_t, int, const cusparseMatDescr_t, const cuDoubleComplex *, const int *, int *, int *, cuDoubleComplex)) \
     /* end of CUDALOAD_CUSPARSE_API */
 #define CUDALOAD_CUSPARSE_API_COUNT 411
 

@@ -8,23 +8,25 @@
 
 #include <nvJitLink.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_NVJITLINK_API(X) \
-    X(__nvJitLinkAddData_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *)) \
-    X(__nvJitLinkAddFile_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, nvJitLinkInputType, const char *)) \
-    X(__nvJitLinkComplete_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle)) \
-    X(__nvJitLinkCreate_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle *, uint32_t, const char *const *)) \
-    X(__nvJitLinkDestroy_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle *)) \
-    X(__nvJitLinkGetErrorLogSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
-    X(__nvJitLinkGetErrorLog_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
-    X(__nvJitLinkGetInfoLogSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
-    X(__nvJitLinkGetInfoLog_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
-    X(__nvJitLinkGetLinkedCubinSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
-    X(__nvJitLinkGetLinkedCubin_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, void *)) \
-    X(__nvJitLinkGetLinkedPtxSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
-    X(__nvJitLinkGetLinkedPtx_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
-    X(nvJitLinkVersion, 12030, nvJitLinkResult, (unsigned int *, unsigned int *)) \
+    X(__nvJitLinkAddData_13_0, __nvJitLinkAddData_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *)) \
+    X(__nvJitLinkAddFile_13_0, __nvJitLinkAddFile_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, nvJitLinkInputType, const char *)) \
+    X(__nvJitLinkComplete_13_0, __nvJitLinkComplete_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle)) \
+    X(__nvJitLinkCreate_13_0, __nvJitLinkCreate_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle *, uint32_t, const char *const *)) \
+    X(__nvJitLinkDestroy_13_0, __nvJitLinkDestroy_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle *)) \
+    X(__nvJitLinkGetErrorLogSize_13_0, __nvJitLinkGetErrorLogSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
+    X(__nvJitLinkGetErrorLog_13_0, __nvJitLinkGetErrorLog_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
+    X(__nvJitLinkGetInfoLogSize_13_0, __nvJitLinkGetInfoLogSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
+    X(__nvJitLinkGetInfoLog_13_0, __nvJitLinkGetInfoLog_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
+    X(__nvJitLinkGetLinkedCubinSize_13_0, __nvJitLinkGetLinkedCubinSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
+    X(__nvJitLinkGetLinkedCubin_13_0, __nvJitLinkGetLinkedCubin_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, void *)) \
+    X(__nvJitLinkGetLinkedPtxSize_13_0, __nvJitLinkGetLinkedPtxSize_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, size_t *)) \
+    X(__nvJitLinkGetLinkedPtx_13_0, __nvJitLinkGetLinkedPtx_13_0, 13000, nvJitLinkResult, (nvJitLinkHandle, char *)) \
+    X(nvJitLinkVersion, nvJitLinkVersion, 12030, nvJitLinkResult, (unsigned int *, unsigned int *)) \
     /* end of CUDALOAD_NVJITLINK_API */
 #define CUDALOAD_NVJITLINK_API_COUNT 14
 

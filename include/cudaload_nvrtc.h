@@ -8,33 +8,35 @@
 
 #include <nvrtc.h>
 
-/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA
+/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
+ * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
+ * since: the first CUDA
  * release that exports it (from the CUDA 12 wheels scanned, else this toolkit's), e.g. 12040 = 12.4. */
 #define CUDALOAD_NVRTC_API(X) \
-    X(nvrtcAddNameExpression, 12000, nvrtcResult, (nvrtcProgram, const char *const)) \
-    X(nvrtcCompileProgram, 12000, nvrtcResult, (nvrtcProgram, int, const char *const *)) \
-    X(nvrtcCreateProgram, 12000, nvrtcResult, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
-    X(nvrtcDestroyProgram, 12000, nvrtcResult, (nvrtcProgram *)) \
-    X(nvrtcGetCUBIN, 12000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetCUBINSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetErrorString, 12000, const char *, (nvrtcResult)) \
-    X(nvrtcGetLTOIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetLTOIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetLoweredName, 12000, nvrtcResult, (nvrtcProgram, const char *const, const char **)) \
-    X(nvrtcGetNumSupportedArchs, 12000, nvrtcResult, (int *)) \
-    X(nvrtcGetOptiXIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetOptiXIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetPCHCreateStatus, 12080, nvrtcResult, (nvrtcProgram)) \
-    X(nvrtcGetPCHHeapSize, 12080, nvrtcResult, (size_t *)) \
-    X(nvrtcGetPCHHeapSizeRequired, 12080, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetPTX, 12000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetPTXSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetProgramLog, 12000, nvrtcResult, (nvrtcProgram, char *)) \
-    X(nvrtcGetProgramLogSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
-    X(nvrtcGetSupportedArchs, 12000, nvrtcResult, (int *)) \
-    X(nvrtcSetFlowCallback, 12080, nvrtcResult, (nvrtcProgram, int (*)(void *, void *), void *)) \
-    X(nvrtcSetPCHHeapSize, 12080, nvrtcResult, (size_t)) \
-    X(nvrtcVersion, 12000, nvrtcResult, (int *, int *)) \
+    X(nvrtcAddNameExpression, nvrtcAddNameExpression, 12000, nvrtcResult, (nvrtcProgram, const char *const)) \
+    X(nvrtcCompileProgram, nvrtcCompileProgram, 12000, nvrtcResult, (nvrtcProgram, int, const char *const *)) \
+    X(nvrtcCreateProgram, nvrtcCreateProgram, 12000, nvrtcResult, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(nvrtcDestroyProgram, nvrtcDestroyProgram, 12000, nvrtcResult, (nvrtcProgram *)) \
+    X(nvrtcGetCUBIN, nvrtcGetCUBIN, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetCUBINSize, nvrtcGetCUBINSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetErrorString, nvrtcGetErrorString, 12000, const char *, (nvrtcResult)) \
+    X(nvrtcGetLTOIR, nvrtcGetLTOIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetLTOIRSize, nvrtcGetLTOIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetLoweredName, nvrtcGetLoweredName, 12000, nvrtcResult, (nvrtcProgram, const char *const, const char **)) \
+    X(nvrtcGetNumSupportedArchs, nvrtcGetNumSupportedArchs, 12000, nvrtcResult, (int *)) \
+    X(nvrtcGetOptiXIR, nvrtcGetOptiXIR, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetOptiXIRSize, nvrtcGetOptiXIRSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetPCHCreateStatus, nvrtcGetPCHCreateStatus, 12080, nvrtcResult, (nvrtcProgram)) \
+    X(nvrtcGetPCHHeapSize, nvrtcGetPCHHeapSize, 12080, nvrtcResult, (size_t *)) \
+    X(nvrtcGetPCHHeapSizeRequired, nvrtcGetPCHHeapSizeRequired, 12080, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetPTX, nvrtcGetPTX, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetPTXSize, nvrtcGetPTXSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetProgramLog, nvrtcGetProgramLog, 12000, nvrtcResult, (nvrtcProgram, char *)) \
+    X(nvrtcGetProgramLogSize, nvrtcGetProgramLogSize, 12000, nvrtcResult, (nvrtcProgram, size_t *)) \
+    X(nvrtcGetSupportedArchs, nvrtcGetSupportedArchs, 12000, nvrtcResult, (int *)) \
+    X(nvrtcSetFlowCallback, nvrtcSetFlowCallback, 12080, nvrtcResult, (nvrtcProgram, int (*)(void *, void *), void *)) \
+    X(nvrtcSetPCHHeapSize, nvrtcSetPCHHeapSize, 12080, nvrtcResult, (size_t)) \
+    X(nvrtcVersion, nvrtcVersion, 12000, nvrtcResult, (int *, int *)) \
     /* end of CUDALOAD_NVRTC_API */
 #define CUDALOAD_NVRTC_API_COUNT 24
 

@@ -37,7 +37,7 @@ typedef struct cl_table_desc {
 
 #define CL_HIST_DESC(req, name) \
     {CUDALOAD_SYMBOL_NAME(name), #name, req, 0, offsetof(CL_T, name), offsetof(CL_T, has.name)},
-#define CL_GEN_DESC(m, since, ret, params) {#m, #m, 0, since, offsetof(CL_T, m), offsetof(CL_T, has.m)},
+#define CL_GEN_DESC(m, sym, since, ret, params) {#sym, #m, 0, since, offsetof(CL_T, m), offsetof(CL_T, has.m)},
 #include "api_symbols.inc"
 
 #define CL_N_TABLES (sizeof cl_table_descs / sizeof cl_table_descs[0])

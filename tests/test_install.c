@@ -75,6 +75,17 @@ static void test_installed_files(void **state) {
     assert_int_equal(sh(&out, "test -f \"$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --variable=cudaincludedir cudaload)/cuda.h\"", prefix), 0);
     assert_int_equal(sh(&out, "printf '#include <cudaload_tables.h>\\nint main(void){return cudaload_cudart()!=0;}\\n' | "
                               "cc -std=c11 -x c -fsyntax-only $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload) - 2>&1", prefix), 0);
+    /* every generated table header, with the tables header, as a file compiled with or without
+     * per-thread default streams sees them (the members must not collide after the CUDA
+     * headers' renaming macros) */
+    const char *modes[] = {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"};
+    for (int m = 0; m < 2; m++) {
+        int st = sh(&out, "cd '%s/include' && for h in cudaload_*.h; do printf '#include <%%s>\\n#include <cudaload_tables.h>\\n"
+                          "int main(void){return cudaload_cudart()!=0;}\\n' $h | cc -std=c11 -x c -fsyntax-only -Wall -Werror "
+                          "-Wno-deprecated-declarations %s $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload) - 2>&1 "
+                          "|| echo \"^ $h\"; done", prefix, modes[m], prefix);
+        if (st != 0 || out[0]) fail_msg("a table header does not compile (%s):\n%s", modes[m], out);
+    }
 }
 
 static void test_exports_and_no_cuda_needed(void **state) {

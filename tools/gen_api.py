@@ -165,6 +165,12 @@ class Entry:
         self.fn_canon = cursor.type.get_canonical().spelling
         self.variadic = cursor.type.kind == ci.TypeKind.FUNCTIONPROTO and cursor.type.is_function_variadic()
         self.since = 0
+        # The table member: the name, except for a per-thread-stream variant, whose suffix moves
+        # to the front (cudaMemcpyAsync_ptsz -> ptsz_cudaMemcpyAsync). A file compiled with
+        # CUDA_API_PER_THREAD_DEFAULT_STREAM sees cudaMemcpyAsync expanded to
+        # cudaMemcpyAsync_ptsz: a member of that name would then be declared twice.
+        m = re.match(r"^(.*)_(ptsz|ptds)$", name)
+        self.member = "%s_%s" % (m.group(2), m.group(1)) if m else name
 
     def param_list(self):
         return "(%s)" % (", ".join(self.params) if self.params else "void")
@@ -217,18 +223,18 @@ def historic_members(name):
 def pfn_version(entry, parsed):
     """The cuGetProcAddress version of a driver entry: the PFN_<base>_v<N>[_ptsz] typedef whose
     function type is the entry's (cudaTypedefs.h); 0 when none matches."""
-    base = re.sub(r"(_v\d+)?(_pt[sd]z)?$", "", entry.name)
-    pt = re.search(r"_pt[sd]z$", entry.name)
+    base = re.sub(r"(_v\d+)?(_pt(?:sz|ds))?$", "", entry.name)
+    pt = re.search(r"_pt(?:sz|ds)$", entry.name)
     cands = []
     for tname, canon in parsed.pfn.items():
-        m = re.match(r"^PFN_%s_v(\d+)(_pt[sd]z)?$" % re.escape(base), tname)
+        m = re.match(r"^PFN_%s_v(\d+)(_pt(?:sz|ds))?$" % re.escape(base), tname)
         if m and bool(m.group(2)) == bool(pt) and canon == entry.fn_canon:
             cands.append(int(m.group(1)))
     if len(cands) == 1:
         return cands[0]
     if len(cands) > 1:
         # identical prototypes across versions: the suffix tells which (no suffix = the first)
-        vm = re.search(r"_v(\d+)(_pt[sd]z)?$", entry.name)
+        vm = re.search(r"_v(\d+)(_pt(?:sz|ds))?$", entry.name)
         k = int(vm.group(1)) - 1 if vm else 0
         cands.sort()
         return cands[min(k, len(cands) - 1)]
@@ -299,13 +305,15 @@ class Library:
              "#ifndef CUDALOAD_%s_GEN_H" % self.upper, "#define CUDALOAD_%s_GEN_H" % self.upper, "",
              '#include "cudaload.h"', ""]
         o += ["#include <%s>" % h for h in self.headers]
-        o += ["", "/* X(member, since, return type, (parameter types)), one per function. since: the first CUDA",
+        o += ["", "/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the",
+              " * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.",
+              " * since: the first CUDA",
               " * release that exports it (%s), e.g. 12040 = 12.4. */" % (
                   "the version of its ABI, which cuGetProcAddress is asked for" if self.driver_like else
                   "from the CUDA 12 wheels scanned, else this toolkit's"),
               "#define CUDALOAD_%s_API(X) \\" % self.upper]
         for e in self.table:
-            o.append("    X(%s, %d, %s, %s) \\" % (e.name, e.since, e.ret, e.param_list()))
+            o.append("    X(%s, %s, %d, %s, %s) \\" % (e.member, e.name, e.since, e.ret, e.param_list()))
         o.append("    /* end of CUDALOAD_%s_API */" % self.upper)
         o.append("#define CUDALOAD_%s_API_COUNT %d" % (self.upper, len(self.table)))
         if self.historic is None:
@@ -364,9 +372,9 @@ class Library:
             else:
                 T = "cudaload_%s_table" % table
                 if fv is None:
-                    o.append("    CL_STUB_VOID(cl_stub_%s, %s, %s, %s);" % (self.id, T, e.name, e.args()))
+                    o.append("    CL_STUB_VOID(cl_stub_%s, %s, %s, %s);" % (self.id, T, e.member, e.args()))
                 else:
-                    o.append("    CL_STUB(cl_stub_%s, %s, %s, %s, %s, %s);" % (self.id, T, e.name, e.args(), fv[0], fv[1]))
+                    o.append("    CL_STUB(cl_stub_%s, %s, %s, %s, %s, %s);" % (self.id, T, e.member, e.args(), fv[0], fv[1]))
             o.append("}")
         if not older:
             o.append("CUDALOAD_TABLE_END_")

@@ -416,11 +416,11 @@ CL_STUB_EXPORT CUresult cuEventRecordWithFlags(CUevent a0, CUstream a1, unsigned
 }
 CUresult cuEventRecordWithFlags_ptsz(CUevent a0, CUstream a1, unsigned int a2);
 CL_STUB_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent a0, CUstream a1, unsigned int a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuEventRecordWithFlags_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuEventRecordWithFlags, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuEventRecord_ptsz(CUevent a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuEventRecord_ptsz(CUevent a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuEventRecord_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuEventRecord, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuEventSynchronize(CUevent a0);
 CL_STUB_EXPORT CUresult cuEventSynchronize(CUevent a0) {
@@ -700,7 +700,7 @@ CL_STUB_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *a0, CUgraph a1
 }
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *a0, CUgraph a1, CUDA_GRAPH_INSTANTIATE_PARAMS *a2);
 CL_STUB_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *a0, CUgraph a1, CUDA_GRAPH_INSTANTIATE_PARAMS *a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuGraphInstantiateWithParams_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuGraphInstantiateWithParams, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode a0, CUgraphNode a1);
 CL_STUB_EXPORT CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode a0, CUgraphNode a1) {
@@ -728,7 +728,7 @@ CL_STUB_EXPORT CUresult cuGraphLaunch(CUgraphExec a0, CUstream a1) {
 }
 CUresult cuGraphLaunch_ptsz(CUgraphExec a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuGraphLaunch_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuGraphLaunch, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuGraphMemAllocNodeGetParams(CUgraphNode a0, CUDA_MEM_ALLOC_NODE_PARAMS *a1);
 CL_STUB_EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode a0, CUDA_MEM_ALLOC_NODE_PARAMS *a1) {
@@ -800,7 +800,7 @@ CL_STUB_EXPORT CUresult cuGraphUpload(CUgraphExec a0, CUstream a1) {
 }
 CUresult cuGraphUpload_ptsz(CUgraphExec a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuGraphUpload_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuGraphUpload, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuGraphicsMapResources(unsigned int a0, CUgraphicsResource *a1, CUstream a2);
 CL_STUB_EXPORT CUresult cuGraphicsMapResources(unsigned int a0, CUgraphicsResource *a1, CUstream a2) {
@@ -808,7 +808,7 @@ CL_STUB_EXPORT CUresult cuGraphicsMapResources(unsigned int a0, CUgraphicsResour
 }
 CUresult cuGraphicsMapResources_ptsz(unsigned int a0, CUgraphicsResource *a1, CUstream a2);
 CL_STUB_EXPORT CUresult cuGraphicsMapResources_ptsz(unsigned int a0, CUgraphicsResource *a1, CUstream a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuGraphicsMapResources_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuGraphicsMapResources, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *a0, CUgraphicsResource a1);
 CL_STUB_EXPORT CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *a0, CUgraphicsResource a1) {
@@ -832,7 +832,7 @@ CL_STUB_EXPORT CUresult cuGraphicsUnmapResources(unsigned int a0, CUgraphicsReso
 }
 CUresult cuGraphicsUnmapResources_ptsz(unsigned int a0, CUgraphicsResource *a1, CUstream a2);
 CL_STUB_EXPORT CUresult cuGraphicsUnmapResources_ptsz(unsigned int a0, CUgraphicsResource *a1, CUstream a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuGraphicsUnmapResources_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuGraphicsUnmapResources, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuGraphicsUnregisterResource(CUgraphicsResource a0);
 CL_STUB_EXPORT CUresult cuGraphicsUnregisterResource(CUgraphicsResource a0) {
@@ -936,7 +936,7 @@ CL_STUB_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS 
 }
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, CUstream a8, void **a9);
 CL_STUB_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, CUstream a8, void **a9) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuLaunchCooperativeKernel_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuLaunchGrid(CUfunction a0, int a1, int a2);
 CL_STUB_EXPORT CUresult cuLaunchGrid(CUfunction a0, int a1, int a2) {
@@ -952,7 +952,7 @@ CL_STUB_EXPORT CUresult cuLaunchHostFunc(CUstream a0, CUhostFn a1, void *a2) {
 }
 CUresult cuLaunchHostFunc_ptsz(CUstream a0, CUhostFn a1, void *a2);
 CL_STUB_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream a0, CUhostFn a1, void *a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuLaunchHostFunc_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuLaunchHostFunc, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *a0, CUfunction a1, void **a2, void **a3);
 CL_STUB_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *a0, CUfunction a1, void **a2, void **a3) {
@@ -960,11 +960,11 @@ CL_STUB_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *a0, CUfunction a1
 }
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *a0, CUfunction a1, void **a2, void **a3);
 CL_STUB_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *a0, CUfunction a1, void **a2, void **a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuLaunchKernelEx_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuLaunchKernelEx, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuLaunchKernel_ptsz(CUfunction a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, CUstream a8, void **a9, void **a10);
 CL_STUB_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, CUstream a8, void **a9, void **a10) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuLaunchKernel_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuLaunchKernel, (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuLibraryEnumerateKernels(CUkernel *a0, unsigned int a1, CUlibrary a2);
 CL_STUB_EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *a0, unsigned int a1, CUlibrary a2) {
@@ -1064,7 +1064,7 @@ CL_STUB_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *a0, size_t a1, CUstream a2)
 }
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *a0, size_t a1, CUstream a2);
 CL_STUB_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *a0, size_t a1, CUstream a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemAllocAsync_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemAllocAsync, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *a0, size_t a1, CUmemoryPool a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *a0, size_t a1, CUmemoryPool a2, CUstream a3) {
@@ -1072,7 +1072,7 @@ CL_STUB_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *a0, size_t a1, CUme
 }
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *a0, size_t a1, CUmemoryPool a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *a0, size_t a1, CUmemoryPool a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemAllocFromPoolAsync_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemAllocFromPoolAsync, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemAllocHost_v2(void **a0, size_t a1);
 CL_STUB_EXPORT CUresult cuMemAllocHost_v2(void **a0, size_t a1) {
@@ -1096,7 +1096,7 @@ CL_STUB_EXPORT CUresult cuMemBatchDecompressAsync(CUmemDecompressParams *a0, siz
 }
 CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams *a0, size_t a1, unsigned int a2, size_t *a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams *a0, size_t a1, unsigned int a2, size_t *a3, CUstream a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemBatchDecompressAsync_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemBatchDecompressAsync, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemCreate(CUmemGenericAllocationHandle *a0, size_t a1, const CUmemAllocationProp *a2, unsigned long long a3);
 CL_STUB_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *a0, size_t a1, const CUmemAllocationProp *a2, unsigned long long a3) {
@@ -1108,7 +1108,7 @@ CL_STUB_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *a0, size_
 }
 CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7);
 CL_STUB_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemDiscardAndPrefetchBatchAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemDiscardBatchAsync(CUdeviceptr *a0, size_t *a1, size_t a2, unsigned long long a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr *a0, size_t *a1, size_t a2, unsigned long long a3, CUstream a4) {
@@ -1116,7 +1116,7 @@ CL_STUB_EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr *a0, size_t *a1, size
 }
 CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, unsigned long long a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, unsigned long long a3, CUstream a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemDiscardBatchAsync_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemDiscardBatchAsync, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemExportToShareableHandle(void *a0, CUmemGenericAllocationHandle a1, CUmemAllocationHandleType a2, unsigned long long a3);
 CL_STUB_EXPORT CUresult cuMemExportToShareableHandle(void *a0, CUmemGenericAllocationHandle a1, CUmemAllocationHandleType a2, unsigned long long a3) {
@@ -1128,7 +1128,7 @@ CL_STUB_EXPORT CUresult cuMemFreeAsync(CUdeviceptr a0, CUstream a1) {
 }
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemFreeAsync_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemFreeAsync, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemFreeHost(void *a0);
 CL_STUB_EXPORT CUresult cuMemFreeHost(void *a0) {
@@ -1204,7 +1204,7 @@ CL_STUB_EXPORT CUresult cuMemMapArrayAsync(CUarrayMapInfo *a0, unsigned int a1, 
 }
 CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo *a0, unsigned int a1, CUstream a2);
 CL_STUB_EXPORT CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo *a0, unsigned int a1, CUstream a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemMapArrayAsync_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemMapArrayAsync, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemPoolCreate(CUmemoryPool *a0, const CUmemPoolProps *a1);
 CL_STUB_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *a0, const CUmemPoolProps *a1) {
@@ -1256,7 +1256,7 @@ CL_STUB_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr a0, size_t a1, CUmemLo
 }
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr a0, size_t a1, CUmemLocation a2, unsigned int a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr a0, size_t a1, CUmemLocation a2, unsigned int a3, CUstream a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemPrefetchAsync_v2_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemPrefetchAsync_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemPrefetchBatchAsync(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7);
 CL_STUB_EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7) {
@@ -1264,7 +1264,7 @@ CL_STUB_EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr *a0, size_t *a1, siz
 }
 CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7);
 CL_STUB_EXPORT CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *a0, size_t *a1, size_t a2, CUmemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, CUstream a7) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemPrefetchBatchAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemRangeGetAttribute(void *a0, size_t a1, CUmem_range_attribute a2, CUdeviceptr a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemRangeGetAttribute(void *a0, size_t a1, CUmem_range_attribute a2, CUdeviceptr a3, size_t a4) {
@@ -1304,7 +1304,7 @@ CL_STUB_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *a0, CUstream a1)
 }
 CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy2DAsync_v2_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpy2DAsync_v2, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *a0) {
@@ -1312,7 +1312,7 @@ CL_STUB_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *a0) {
 }
 CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy2DUnaligned_v2_ptds, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpy2DUnaligned_v2, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *a0) {
@@ -1320,7 +1320,7 @@ CL_STUB_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *a0) {
 }
 CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy2D_v2_ptds, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpy2D_v2, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *a0, CUstream a1) {
@@ -1328,7 +1328,7 @@ CL_STUB_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *a0, CUstream a1)
 }
 CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy3DAsync_v2_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpy3DAsync_v2, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy3DBatchAsync_v2(size_t a0, CUDA_MEMCPY3D_BATCH_OP *a1, unsigned long long a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t a0, CUDA_MEMCPY3D_BATCH_OP *a1, unsigned long long a2, CUstream a3) {
@@ -1336,7 +1336,7 @@ CL_STUB_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t a0, CUDA_MEMCPY3D_BATCH_O
 }
 CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t a0, CUDA_MEMCPY3D_BATCH_OP *a1, unsigned long long a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t a0, CUDA_MEMCPY3D_BATCH_OP *a1, unsigned long long a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy3DBatchAsync_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpy3DBatchAsync_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *a0);
 CL_STUB_EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *a0) {
@@ -1348,11 +1348,11 @@ CL_STUB_EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *a0, CUstre
 }
 CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy3DPeerAsync_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpy3DPeerAsync, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *a0);
 CL_STUB_EXPORT CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy3DPeer_ptds, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpy3DPeer, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *a0) {
@@ -1360,7 +1360,7 @@ CL_STUB_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *a0) {
 }
 CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *a0);
 CL_STUB_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy3D_v2_ptds, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpy3D_v2, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyAsync(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyAsync(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3) {
@@ -1368,7 +1368,7 @@ CL_STUB_EXPORT CUresult cuMemcpyAsync(CUdeviceptr a0, CUdeviceptr a1, size_t a2,
 }
 CUresult cuMemcpyAsync_ptsz(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyAsync_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyAsync, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyAtoA_v2(CUarray a0, size_t a1, CUarray a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemcpyAtoA_v2(CUarray a0, size_t a1, CUarray a2, size_t a3, size_t a4) {
@@ -1376,7 +1376,7 @@ CL_STUB_EXPORT CUresult cuMemcpyAtoA_v2(CUarray a0, size_t a1, CUarray a2, size_
 }
 CUresult cuMemcpyAtoA_v2_ptds(CUarray a0, size_t a1, CUarray a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemcpyAtoA_v2_ptds(CUarray a0, size_t a1, CUarray a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyAtoA_v2_ptds, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyAtoA_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyAtoD_v2(CUdeviceptr a0, CUarray a1, size_t a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyAtoD_v2(CUdeviceptr a0, CUarray a1, size_t a2, size_t a3) {
@@ -1384,7 +1384,7 @@ CL_STUB_EXPORT CUresult cuMemcpyAtoD_v2(CUdeviceptr a0, CUarray a1, size_t a2, s
 }
 CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr a0, CUarray a1, size_t a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr a0, CUarray a1, size_t a2, size_t a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyAtoD_v2_ptds, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyAtoD_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyAtoHAsync_v2(void *a0, CUarray a1, size_t a2, size_t a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemcpyAtoHAsync_v2(void *a0, CUarray a1, size_t a2, size_t a3, CUstream a4) {
@@ -1392,7 +1392,7 @@ CL_STUB_EXPORT CUresult cuMemcpyAtoHAsync_v2(void *a0, CUarray a1, size_t a2, si
 }
 CUresult cuMemcpyAtoHAsync_v2_ptsz(void *a0, CUarray a1, size_t a2, size_t a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemcpyAtoHAsync_v2_ptsz(void *a0, CUarray a1, size_t a2, size_t a3, CUstream a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyAtoHAsync_v2_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyAtoHAsync_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyAtoH_v2(void *a0, CUarray a1, size_t a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyAtoH_v2(void *a0, CUarray a1, size_t a2, size_t a3) {
@@ -1400,7 +1400,7 @@ CL_STUB_EXPORT CUresult cuMemcpyAtoH_v2(void *a0, CUarray a1, size_t a2, size_t 
 }
 CUresult cuMemcpyAtoH_v2_ptds(void *a0, CUarray a1, size_t a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyAtoH_v2_ptds(void *a0, CUarray a1, size_t a2, size_t a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyAtoH_v2_ptds, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyAtoH_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *a0, CUdeviceptr *a1, size_t *a2, size_t a3, CUmemcpyAttributes *a4, size_t *a5, size_t a6, CUstream a7);
 CL_STUB_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *a0, CUdeviceptr *a1, size_t *a2, size_t a3, CUmemcpyAttributes *a4, size_t *a5, size_t a6, CUstream a7) {
@@ -1408,7 +1408,7 @@ CL_STUB_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *a0, CUdeviceptr *a1, 
 }
 CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *a0, CUdeviceptr *a1, size_t *a2, size_t a3, CUmemcpyAttributes *a4, size_t *a5, size_t a6, CUstream a7);
 CL_STUB_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *a0, CUdeviceptr *a1, size_t *a2, size_t a3, CUmemcpyAttributes *a4, size_t *a5, size_t a6, CUstream a7) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyBatchAsync_v2_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyBatchAsync_v2, (a0, a1, a2, a3, a4, a5, a6, a7), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyDtoA_v2(CUarray a0, size_t a1, CUdeviceptr a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoA_v2(CUarray a0, size_t a1, CUdeviceptr a2, size_t a3) {
@@ -1416,7 +1416,7 @@ CL_STUB_EXPORT CUresult cuMemcpyDtoA_v2(CUarray a0, size_t a1, CUdeviceptr a2, s
 }
 CUresult cuMemcpyDtoA_v2_ptds(CUarray a0, size_t a1, CUdeviceptr a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoA_v2_ptds(CUarray a0, size_t a1, CUdeviceptr a2, size_t a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyDtoA_v2_ptds, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyDtoA_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3) {
@@ -1424,7 +1424,7 @@ CL_STUB_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a0, CUdeviceptr a1, siz
 }
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr a0, CUdeviceptr a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyDtoDAsync_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyDtoDAsync_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr a0, CUdeviceptr a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr a0, CUdeviceptr a1, size_t a2) {
@@ -1432,7 +1432,7 @@ CL_STUB_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr a0, CUdeviceptr a1, size_t a
 }
 CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr a0, CUdeviceptr a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr a0, CUdeviceptr a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyDtoD_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyDtoD_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyDtoHAsync_v2(void *a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *a0, CUdeviceptr a1, size_t a2, CUstream a3) {
@@ -1440,7 +1440,7 @@ CL_STUB_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *a0, CUdeviceptr a1, size_t a2
 }
 CUresult cuMemcpyDtoHAsync_v2_ptsz(void *a0, CUdeviceptr a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *a0, CUdeviceptr a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyDtoHAsync_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyDtoHAsync_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyDtoH_v2(void *a0, CUdeviceptr a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyDtoH_v2(void *a0, CUdeviceptr a1, size_t a2) {
@@ -1448,7 +1448,7 @@ CL_STUB_EXPORT CUresult cuMemcpyDtoH_v2(void *a0, CUdeviceptr a1, size_t a2) {
 }
 CUresult cuMemcpyDtoH_v2_ptds(void *a0, CUdeviceptr a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *a0, CUdeviceptr a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyDtoH_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyDtoH_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyHtoAAsync_v2(CUarray a0, size_t a1, const void *a2, size_t a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray a0, size_t a1, const void *a2, size_t a3, CUstream a4) {
@@ -1456,7 +1456,7 @@ CL_STUB_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray a0, size_t a1, const void *
 }
 CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray a0, size_t a1, const void *a2, size_t a3, CUstream a4);
 CL_STUB_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray a0, size_t a1, const void *a2, size_t a3, CUstream a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyHtoAAsync_v2_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyHtoAAsync_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyHtoA_v2(CUarray a0, size_t a1, const void *a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyHtoA_v2(CUarray a0, size_t a1, const void *a2, size_t a3) {
@@ -1464,7 +1464,7 @@ CL_STUB_EXPORT CUresult cuMemcpyHtoA_v2(CUarray a0, size_t a1, const void *a2, s
 }
 CUresult cuMemcpyHtoA_v2_ptds(CUarray a0, size_t a1, const void *a2, size_t a3);
 CL_STUB_EXPORT CUresult cuMemcpyHtoA_v2_ptds(CUarray a0, size_t a1, const void *a2, size_t a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyHtoA_v2_ptds, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyHtoA_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr a0, const void *a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr a0, const void *a1, size_t a2, CUstream a3) {
@@ -1472,7 +1472,7 @@ CL_STUB_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr a0, const void *a1, siz
 }
 CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr a0, const void *a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr a0, const void *a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyHtoDAsync_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyHtoDAsync_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr a0, const void *a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr a0, const void *a1, size_t a2) {
@@ -1480,7 +1480,7 @@ CL_STUB_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr a0, const void *a1, size_t a
 }
 CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr a0, const void *a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr a0, const void *a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyHtoD_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyHtoD_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyPeer(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemcpyPeer(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4) {
@@ -1492,15 +1492,15 @@ CL_STUB_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr a0, CUcontext a1, CUdevice
 }
 CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4, CUstream a5) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyPeerAsync_ptsz, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemcpyPeerAsync, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpyPeer_ptds(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemcpyPeer_ptds(CUdeviceptr a0, CUcontext a1, CUdeviceptr a2, CUcontext a3, size_t a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpyPeer_ptds, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpyPeer, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemcpy_ptds(CUdeviceptr a0, CUdeviceptr a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr a0, CUdeviceptr a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemcpy_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemcpy, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD16Async(CUdeviceptr a0, unsigned short a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD16Async(CUdeviceptr a0, unsigned short a1, size_t a2, CUstream a3) {
@@ -1508,7 +1508,7 @@ CL_STUB_EXPORT CUresult cuMemsetD16Async(CUdeviceptr a0, unsigned short a1, size
 }
 CUresult cuMemsetD16Async_ptsz(CUdeviceptr a0, unsigned short a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr a0, unsigned short a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD16Async_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD16Async, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD16_v2(CUdeviceptr a0, unsigned short a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr a0, unsigned short a1, size_t a2) {
@@ -1516,7 +1516,7 @@ CL_STUB_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr a0, unsigned short a1, size_t
 }
 CUresult cuMemsetD16_v2_ptds(CUdeviceptr a0, unsigned short a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr a0, unsigned short a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD16_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD16_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D16Async(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4, CUstream a5) {
@@ -1524,7 +1524,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr a0, size_t a1, unsigned s
 }
 CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4, CUstream a5) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D16Async_ptsz, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD2D16Async, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D16_v2(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4) {
@@ -1532,7 +1532,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr a0, size_t a1, unsigned sho
 }
 CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr a0, size_t a1, unsigned short a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D16_v2_ptds, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD2D16_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D32Async(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4, CUstream a5) {
@@ -1540,7 +1540,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr a0, size_t a1, unsigned i
 }
 CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4, CUstream a5) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D32Async_ptsz, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD2D32Async, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D32_v2(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4) {
@@ -1548,7 +1548,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr a0, size_t a1, unsigned int
 }
 CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr a0, size_t a1, unsigned int a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D32_v2_ptds, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD2D32_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D8Async(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4, CUstream a5) {
@@ -1556,7 +1556,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr a0, size_t a1, unsigned ch
 }
 CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4, CUstream a5);
 CL_STUB_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4, CUstream a5) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D8Async_ptsz, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD2D8Async, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD2D8_v2(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4) {
@@ -1564,7 +1564,7 @@ CL_STUB_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr a0, size_t a1, unsigned char
 }
 CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4);
 CL_STUB_EXPORT CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr a0, size_t a1, unsigned char a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD2D8_v2_ptds, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD2D8_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD32Async(CUdeviceptr a0, unsigned int a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD32Async(CUdeviceptr a0, unsigned int a1, size_t a2, CUstream a3) {
@@ -1572,7 +1572,7 @@ CL_STUB_EXPORT CUresult cuMemsetD32Async(CUdeviceptr a0, unsigned int a1, size_t
 }
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr a0, unsigned int a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr a0, unsigned int a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD32Async_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD32Async, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD32_v2(CUdeviceptr a0, unsigned int a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr a0, unsigned int a1, size_t a2) {
@@ -1580,7 +1580,7 @@ CL_STUB_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr a0, unsigned int a1, size_t a
 }
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr a0, unsigned int a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr a0, unsigned int a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD32_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD32_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD8Async(CUdeviceptr a0, unsigned char a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD8Async(CUdeviceptr a0, unsigned char a1, size_t a2, CUstream a3) {
@@ -1588,7 +1588,7 @@ CL_STUB_EXPORT CUresult cuMemsetD8Async(CUdeviceptr a0, unsigned char a1, size_t
 }
 CUresult cuMemsetD8Async_ptsz(CUdeviceptr a0, unsigned char a1, size_t a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr a0, unsigned char a1, size_t a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD8Async_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuMemsetD8Async, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMemsetD8_v2(CUdeviceptr a0, unsigned char a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr a0, unsigned char a1, size_t a2) {
@@ -1596,7 +1596,7 @@ CL_STUB_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr a0, unsigned char a1, size_t a
 }
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr a0, unsigned char a1, size_t a2);
 CL_STUB_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr a0, unsigned char a1, size_t a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuMemsetD8_v2_ptds, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptds_cuMemsetD8_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *a0, const CUDA_ARRAY3D_DESCRIPTOR *a1, unsigned int a2);
 CL_STUB_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *a0, const CUDA_ARRAY3D_DESCRIPTOR *a1, unsigned int a2) {
@@ -1756,7 +1756,7 @@ CL_STUB_EXPORT CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphor
 }
 CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *a0, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *a1, unsigned int a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *a0, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *a1, unsigned int a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuSignalExternalSemaphoresAsync_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuSignalExternalSemaphoresAsync, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamAddCallback(CUstream a0, CUstreamCallback a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamAddCallback(CUstream a0, CUstreamCallback a1, void *a2, unsigned int a3) {
@@ -1764,7 +1764,7 @@ CL_STUB_EXPORT CUresult cuStreamAddCallback(CUstream a0, CUstreamCallback a1, vo
 }
 CUresult cuStreamAddCallback_ptsz(CUstream a0, CUstreamCallback a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream a0, CUstreamCallback a1, void *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamAddCallback_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamAddCallback, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamAttachMemAsync(CUstream a0, CUdeviceptr a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamAttachMemAsync(CUstream a0, CUdeviceptr a1, size_t a2, unsigned int a3) {
@@ -1772,7 +1772,7 @@ CL_STUB_EXPORT CUresult cuStreamAttachMemAsync(CUstream a0, CUdeviceptr a1, size
 }
 CUresult cuStreamAttachMemAsync_ptsz(CUstream a0, CUdeviceptr a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamAttachMemAsync_ptsz(CUstream a0, CUdeviceptr a1, size_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamAttachMemAsync_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamAttachMemAsync, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamBatchMemOp_v2(CUstream a0, unsigned int a1, CUstreamBatchMemOpParams *a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream a0, unsigned int a1, CUstreamBatchMemOpParams *a2, unsigned int a3) {
@@ -1780,7 +1780,7 @@ CL_STUB_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream a0, unsigned int a1, CUst
 }
 CUresult cuStreamBatchMemOp_v2_ptsz(CUstream a0, unsigned int a1, CUstreamBatchMemOpParams *a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream a0, unsigned int a1, CUstreamBatchMemOpParams *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamBatchMemOp_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamBatchMemOp_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamBeginCaptureToGraph(CUstream a0, CUgraph a1, const CUgraphNode *a2, const CUgraphEdgeData *a3, size_t a4, CUstreamCaptureMode a5);
 CL_STUB_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream a0, CUgraph a1, const CUgraphNode *a2, const CUgraphEdgeData *a3, size_t a4, CUstreamCaptureMode a5) {
@@ -1788,7 +1788,7 @@ CL_STUB_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream a0, CUgraph a1, con
 }
 CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream a0, CUgraph a1, const CUgraphNode *a2, const CUgraphEdgeData *a3, size_t a4, CUstreamCaptureMode a5);
 CL_STUB_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream a0, CUgraph a1, const CUgraphNode *a2, const CUgraphEdgeData *a3, size_t a4, CUstreamCaptureMode a5) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamBeginCaptureToGraph_ptsz, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamBeginCapture_v2(CUstream a0, CUstreamCaptureMode a1);
 CL_STUB_EXPORT CUresult cuStreamBeginCapture_v2(CUstream a0, CUstreamCaptureMode a1) {
@@ -1796,7 +1796,7 @@ CL_STUB_EXPORT CUresult cuStreamBeginCapture_v2(CUstream a0, CUstreamCaptureMode
 }
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream a0, CUstreamCaptureMode a1);
 CL_STUB_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream a0, CUstreamCaptureMode a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamBeginCapture_v2_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamBeginCapture_v2, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamCopyAttributes(CUstream a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuStreamCopyAttributes(CUstream a0, CUstream a1) {
@@ -1804,7 +1804,7 @@ CL_STUB_EXPORT CUresult cuStreamCopyAttributes(CUstream a0, CUstream a1) {
 }
 CUresult cuStreamCopyAttributes_ptsz(CUstream a0, CUstream a1);
 CL_STUB_EXPORT CUresult cuStreamCopyAttributes_ptsz(CUstream a0, CUstream a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamCopyAttributes_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamCopyAttributes, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamCreate(CUstream *a0, unsigned int a1);
 CL_STUB_EXPORT CUresult cuStreamCreate(CUstream *a0, unsigned int a1) {
@@ -1824,7 +1824,7 @@ CL_STUB_EXPORT CUresult cuStreamEndCapture(CUstream a0, CUgraph *a1) {
 }
 CUresult cuStreamEndCapture_ptsz(CUstream a0, CUgraph *a1);
 CL_STUB_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream a0, CUgraph *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamEndCapture_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamEndCapture, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetAttribute(CUstream a0, CUstreamAttrID a1, CUstreamAttrValue *a2);
 CL_STUB_EXPORT CUresult cuStreamGetAttribute(CUstream a0, CUstreamAttrID a1, CUstreamAttrValue *a2) {
@@ -1832,7 +1832,7 @@ CL_STUB_EXPORT CUresult cuStreamGetAttribute(CUstream a0, CUstreamAttrID a1, CUs
 }
 CUresult cuStreamGetAttribute_ptsz(CUstream a0, CUstreamAttrID a1, CUstreamAttrValue *a2);
 CL_STUB_EXPORT CUresult cuStreamGetAttribute_ptsz(CUstream a0, CUstreamAttrID a1, CUstreamAttrValue *a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetAttribute_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetAttribute, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetCaptureInfo_v3(CUstream a0, CUstreamCaptureStatus *a1, cuuint64_t *a2, CUgraph *a3, const CUgraphNode **a4, const CUgraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream a0, CUstreamCaptureStatus *a1, cuuint64_t *a2, CUgraph *a3, const CUgraphNode **a4, const CUgraphEdgeData **a5, size_t *a6) {
@@ -1840,7 +1840,7 @@ CL_STUB_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream a0, CUstreamCaptureSt
 }
 CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream a0, CUstreamCaptureStatus *a1, cuuint64_t *a2, CUgraph *a3, const CUgraphNode **a4, const CUgraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream a0, CUstreamCaptureStatus *a1, cuuint64_t *a2, CUgraph *a3, const CUgraphNode **a4, const CUgraphEdgeData **a5, size_t *a6) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetCaptureInfo_v3_ptsz, (a0, a1, a2, a3, a4, a5, a6), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetCaptureInfo_v3, (a0, a1, a2, a3, a4, a5, a6), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetCtx(CUstream a0, CUcontext *a1);
 CL_STUB_EXPORT CUresult cuStreamGetCtx(CUstream a0, CUcontext *a1) {
@@ -1848,7 +1848,7 @@ CL_STUB_EXPORT CUresult cuStreamGetCtx(CUstream a0, CUcontext *a1) {
 }
 CUresult cuStreamGetCtx_ptsz(CUstream a0, CUcontext *a1);
 CL_STUB_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream a0, CUcontext *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetCtx_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetCtx, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetCtx_v2(CUstream a0, CUcontext *a1, CUgreenCtx *a2);
 CL_STUB_EXPORT CUresult cuStreamGetCtx_v2(CUstream a0, CUcontext *a1, CUgreenCtx *a2) {
@@ -1856,7 +1856,7 @@ CL_STUB_EXPORT CUresult cuStreamGetCtx_v2(CUstream a0, CUcontext *a1, CUgreenCtx
 }
 CUresult cuStreamGetCtx_v2_ptsz(CUstream a0, CUcontext *a1, CUgreenCtx *a2);
 CL_STUB_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream a0, CUcontext *a1, CUgreenCtx *a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetCtx_v2_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetCtx_v2, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetDevice(CUstream a0, CUdevice *a1);
 CL_STUB_EXPORT CUresult cuStreamGetDevice(CUstream a0, CUdevice *a1) {
@@ -1864,7 +1864,7 @@ CL_STUB_EXPORT CUresult cuStreamGetDevice(CUstream a0, CUdevice *a1) {
 }
 CUresult cuStreamGetDevice_ptsz(CUstream a0, CUdevice *a1);
 CL_STUB_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream a0, CUdevice *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetDevice_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetDevice, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetFlags(CUstream a0, unsigned int *a1);
 CL_STUB_EXPORT CUresult cuStreamGetFlags(CUstream a0, unsigned int *a1) {
@@ -1872,7 +1872,7 @@ CL_STUB_EXPORT CUresult cuStreamGetFlags(CUstream a0, unsigned int *a1) {
 }
 CUresult cuStreamGetFlags_ptsz(CUstream a0, unsigned int *a1);
 CL_STUB_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream a0, unsigned int *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetFlags_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetFlags, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetGreenCtx(CUstream a0, CUgreenCtx *a1);
 CL_STUB_EXPORT CUresult cuStreamGetGreenCtx(CUstream a0, CUgreenCtx *a1) {
@@ -1884,7 +1884,7 @@ CL_STUB_EXPORT CUresult cuStreamGetId(CUstream a0, unsigned long long *a1) {
 }
 CUresult cuStreamGetId_ptsz(CUstream a0, unsigned long long *a1);
 CL_STUB_EXPORT CUresult cuStreamGetId_ptsz(CUstream a0, unsigned long long *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetId_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetId, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamGetPriority(CUstream a0, int *a1);
 CL_STUB_EXPORT CUresult cuStreamGetPriority(CUstream a0, int *a1) {
@@ -1892,7 +1892,7 @@ CL_STUB_EXPORT CUresult cuStreamGetPriority(CUstream a0, int *a1) {
 }
 CUresult cuStreamGetPriority_ptsz(CUstream a0, int *a1);
 CL_STUB_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream a0, int *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamGetPriority_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamGetPriority, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamIsCapturing(CUstream a0, CUstreamCaptureStatus *a1);
 CL_STUB_EXPORT CUresult cuStreamIsCapturing(CUstream a0, CUstreamCaptureStatus *a1) {
@@ -1900,7 +1900,7 @@ CL_STUB_EXPORT CUresult cuStreamIsCapturing(CUstream a0, CUstreamCaptureStatus *
 }
 CUresult cuStreamIsCapturing_ptsz(CUstream a0, CUstreamCaptureStatus *a1);
 CL_STUB_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream a0, CUstreamCaptureStatus *a1) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamIsCapturing_ptsz, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamIsCapturing, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamQuery(CUstream a0);
 CL_STUB_EXPORT CUresult cuStreamQuery(CUstream a0) {
@@ -1908,7 +1908,7 @@ CL_STUB_EXPORT CUresult cuStreamQuery(CUstream a0) {
 }
 CUresult cuStreamQuery_ptsz(CUstream a0);
 CL_STUB_EXPORT CUresult cuStreamQuery_ptsz(CUstream a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamQuery_ptsz, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamQuery, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamSetAttribute(CUstream a0, CUstreamAttrID a1, const CUstreamAttrValue *a2);
 CL_STUB_EXPORT CUresult cuStreamSetAttribute(CUstream a0, CUstreamAttrID a1, const CUstreamAttrValue *a2) {
@@ -1916,7 +1916,7 @@ CL_STUB_EXPORT CUresult cuStreamSetAttribute(CUstream a0, CUstreamAttrID a1, con
 }
 CUresult cuStreamSetAttribute_ptsz(CUstream a0, CUstreamAttrID a1, const CUstreamAttrValue *a2);
 CL_STUB_EXPORT CUresult cuStreamSetAttribute_ptsz(CUstream a0, CUstreamAttrID a1, const CUstreamAttrValue *a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamSetAttribute_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamSetAttribute, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamSynchronize(CUstream a0);
 CL_STUB_EXPORT CUresult cuStreamSynchronize(CUstream a0) {
@@ -1924,7 +1924,7 @@ CL_STUB_EXPORT CUresult cuStreamSynchronize(CUstream a0) {
 }
 CUresult cuStreamSynchronize_ptsz(CUstream a0);
 CL_STUB_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream a0) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamSynchronize_ptsz, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamSynchronize, (a0), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamUpdateCaptureDependencies_v2(CUstream a0, CUgraphNode *a1, const CUgraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream a0, CUgraphNode *a1, const CUgraphEdgeData *a2, size_t a3, unsigned int a4) {
@@ -1932,7 +1932,7 @@ CL_STUB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream a0, CUgrap
 }
 CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream a0, CUgraphNode *a1, const CUgraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream a0, CUgraphNode *a1, const CUgraphEdgeData *a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamUpdateCaptureDependencies_v2_ptsz, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamUpdateCaptureDependencies_v2, (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamWaitEvent(CUstream a0, CUevent a1, unsigned int a2);
 CL_STUB_EXPORT CUresult cuStreamWaitEvent(CUstream a0, CUevent a1, unsigned int a2) {
@@ -1940,7 +1940,7 @@ CL_STUB_EXPORT CUresult cuStreamWaitEvent(CUstream a0, CUevent a1, unsigned int 
 }
 CUresult cuStreamWaitEvent_ptsz(CUstream a0, CUevent a1, unsigned int a2);
 CL_STUB_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream a0, CUevent a1, unsigned int a2) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamWaitEvent_ptsz, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamWaitEvent, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamWaitValue32_v2(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWaitValue32_v2(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3) {
@@ -1948,7 +1948,7 @@ CL_STUB_EXPORT CUresult cuStreamWaitValue32_v2(CUstream a0, CUdeviceptr a1, cuui
 }
 CUresult cuStreamWaitValue32_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamWaitValue32_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamWaitValue32_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamWaitValue64_v2(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWaitValue64_v2(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3) {
@@ -1956,7 +1956,7 @@ CL_STUB_EXPORT CUresult cuStreamWaitValue64_v2(CUstream a0, CUdeviceptr a1, cuui
 }
 CUresult cuStreamWaitValue64_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWaitValue64_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamWaitValue64_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamWaitValue64_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamWriteValue32_v2(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWriteValue32_v2(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3) {
@@ -1964,7 +1964,7 @@ CL_STUB_EXPORT CUresult cuStreamWriteValue32_v2(CUstream a0, CUdeviceptr a1, cuu
 }
 CUresult cuStreamWriteValue32_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint32_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamWriteValue32_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamWriteValue32_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuStreamWriteValue64_v2(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWriteValue64_v2(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3) {
@@ -1972,7 +1972,7 @@ CL_STUB_EXPORT CUresult cuStreamWriteValue64_v2(CUstream a0, CUdeviceptr a1, cuu
 }
 CUresult cuStreamWriteValue64_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3);
 CL_STUB_EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream a0, CUdeviceptr a1, cuuint64_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuStreamWriteValue64_v2_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuStreamWriteValue64_v2, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUresult cuSurfObjectCreate(CUsurfObject *a0, const CUDA_RESOURCE_DESC *a1);
 CL_STUB_EXPORT CUresult cuSurfObjectCreate(CUsurfObject *a0, const CUDA_RESOURCE_DESC *a1) {
@@ -2160,6 +2160,6 @@ CL_STUB_EXPORT CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore 
 }
 CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *a0, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *a1, unsigned int a2, CUstream a3);
 CL_STUB_EXPORT CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *a0, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *a1, unsigned int a2, CUstream a3) {
-    CL_STUB(cl_stub_cuda, cudaload_driver_table, cuWaitExternalSemaphoresAsync_ptsz, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
+    CL_STUB(cl_stub_cuda, cudaload_driver_table, ptsz_cuWaitExternalSemaphoresAsync, (a0, a1, a2, a3), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED);
 }
 CUDALOAD_TABLE_END_

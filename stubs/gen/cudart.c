@@ -292,11 +292,11 @@ CL_STUB_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t a0, cudaStream_t
 }
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t a0, cudaStream_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t a0, cudaStream_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventRecordWithFlags_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecordWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventRecord_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecord, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaExternalMemoryGetMappedBuffer(void **a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryBufferDesc *a2);
 CL_STUB_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryBufferDesc *a2) {
@@ -316,7 +316,7 @@ CL_STUB_EXPORT cudaError_t cudaFreeAsync(void *a0, cudaStream_t a1) {
 }
 cudaError_t cudaFreeAsync_ptsz(void *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaFreeAsync_ptsz(void *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFreeAsync_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaFreeAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaFreeHost(void *a0);
 CL_STUB_EXPORT cudaError_t cudaFreeHost(void *a0) {
@@ -372,11 +372,11 @@ CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *a0, void
 }
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPointByVersion_ptsz, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPointByVersion, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPoint_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPoint, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaGetExportTable(const void **a0, const cudaUUID_t *a1);
 CL_STUB_EXPORT cudaError_t cudaGetExportTable(const void **a0, const cudaUUID_t *a1) {
@@ -644,7 +644,7 @@ CL_STUB_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *a0, c
 }
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiateWithParams_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphInstantiateWithParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t a0, cudaGraphNode_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t a0, cudaGraphNode_t a1) {
@@ -672,7 +672,7 @@ CL_STUB_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t a0, cudaStream_t a1) 
 }
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphLaunch_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphLaunch, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t a0, struct cudaMemAllocNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t a0, struct cudaMemAllocNodeParams *a1) {
@@ -756,7 +756,7 @@ CL_STUB_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t a0, cudaStream_t a1) 
 }
 cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphUpload_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphUpload, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaGraphicsMapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphicsMapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2) {
@@ -848,7 +848,7 @@ CL_STUB_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *a0, dim3 a1, 
 }
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchCooperativeKernel_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t a0, cudaHostFn_t a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t a0, cudaHostFn_t a1, void *a2) {
@@ -856,7 +856,7 @@ CL_STUB_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t a0, cudaHostFn_t a1, 
 }
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t a0, cudaHostFn_t a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t a0, cudaHostFn_t a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchHostFunc_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchHostFunc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaLaunchKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
@@ -868,11 +868,11 @@ CL_STUB_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *a0, con
 }
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *a0, const void *a1, void **a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *a0, const void *a1, void **a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernelExC_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernelExC, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaLaunchKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernel_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *a0, unsigned int a1, cudaLibrary_t a2);
 CL_STUB_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *a0, unsigned int a1, cudaLibrary_t a2) {
@@ -948,7 +948,7 @@ CL_STUB_EXPORT cudaError_t cudaMallocAsync(void **a0, size_t a1, cudaStream_t a2
 }
 cudaError_t cudaMallocAsync_ptsz(void **a0, size_t a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaMallocAsync_ptsz(void **a0, size_t a1, cudaStream_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocAsync_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocAsync, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMallocFromPoolAsync(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMallocFromPoolAsync(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3) {
@@ -956,7 +956,7 @@ CL_STUB_EXPORT cudaError_t cudaMallocFromPoolAsync(void **a0, size_t a1, cudaMem
 }
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocFromPoolAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocFromPoolAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMallocHost(void **a0, size_t a1);
 CL_STUB_EXPORT cudaError_t cudaMallocHost(void **a0, size_t a1) {
@@ -984,7 +984,7 @@ CL_STUB_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **a0, size_t
 }
 cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardAndPrefetchBatchAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemDiscardBatchAsync(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4) {
@@ -992,7 +992,7 @@ CL_STUB_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **a0, size_t *a1, size_
 }
 cudaError_t cudaMemDiscardBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardBatchAsync_ptsz, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardBatchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2);
 CL_STUB_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2) {
@@ -1048,7 +1048,7 @@ CL_STUB_EXPORT cudaError_t cudaMemPrefetchAsync(const void *a0, size_t a1, struc
 }
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchAsync_ptsz, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
@@ -1056,7 +1056,7 @@ CL_STUB_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **a0, size_t *a1, size
 }
 cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchBatchAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemRangeGetAttribute(void *a0, size_t a1, enum cudaMemRangeAttribute a2, const void *a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemRangeGetAttribute(void *a0, size_t a1, enum cudaMemRangeAttribute a2, const void *a3, size_t a4) {
@@ -1080,7 +1080,7 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t a0, size_t a1, s
 }
 cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DArrayToArray_ptds, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2DAsync(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DAsync(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7) {
@@ -1088,7 +1088,7 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy2DAsync(void *a0, size_t a1, const void *a2
 }
 cudaError_t cudaMemcpy2DAsync_ptsz(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2DFromArray(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArray(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
@@ -1100,11 +1100,11 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *a0, size_t a1, cudaA
 }
 cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArrayAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2DFromArray_ptds(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArray_ptds(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArray_ptds, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DFromArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2DToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
@@ -1116,15 +1116,15 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t a0, size_t a1, s
 }
 cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArrayAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DToArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArray_ptds, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy2D_ptds(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2D_ptds(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2D_ptds, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2D, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *a0) {
@@ -1136,7 +1136,7 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *a0,
 }
 cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DAsync_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy3DBatchAsync(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3) {
@@ -1144,7 +1144,7 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t a0, struct cudaMemcpy3D
 }
 cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DBatchAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DBatchAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *a0) {
@@ -1156,15 +1156,15 @@ CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerPa
 }
 cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeerAsync_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DPeerAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeer_ptds, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3DPeer, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3D_ptds, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3D, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
@@ -1172,11 +1172,11 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t a0, size_t a1, siz
 }
 cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyArrayToArray_ptds, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyAsync_ptsz(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyAsync_ptsz, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyBatchAsync(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7) {
@@ -1184,7 +1184,7 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *a0, const void *con
 }
 cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyBatchAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyFromArray(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArray(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
@@ -1196,11 +1196,11 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyFromArrayAsync(void *a0, cudaArray_const_t 
 }
 cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArrayAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyFromArray_ptds(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArray_ptds(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArray_ptds, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyFromSymbol(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbol(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
@@ -1212,11 +1212,11 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *a0, const void *a1, s
 }
 cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbolAsync_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyFromSymbol_ptds(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbol_ptds, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyPeer(void *a0, int a1, const void *a2, int a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyPeer(void *a0, int a1, const void *a2, int a3, size_t a4) {
@@ -1236,11 +1236,11 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyToArrayAsync(cudaArray_t a0, size_t a1, siz
 }
 cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArrayAsync_ptsz, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArray_ptds, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyToSymbol(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbol(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
@@ -1252,15 +1252,15 @@ CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *a0, const void *a
 }
 cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbolAsync_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpyToSymbol_ptds(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbol_ptds, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemcpy_ptds(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy_ptds(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy_ptds, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemset(void *a0, int a1, size_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemset(void *a0, int a1, size_t a2) {
@@ -1276,11 +1276,11 @@ CL_STUB_EXPORT cudaError_t cudaMemset2DAsync(void *a0, size_t a1, int a2, size_t
 }
 cudaError_t cudaMemset2DAsync_ptsz(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset2DAsync_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset2DAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemset2D_ptds(void *a0, size_t a1, int a2, size_t a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemset2D_ptds(void *a0, size_t a1, int a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset2D_ptds, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset2D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemset3D(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2);
 CL_STUB_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2) {
@@ -1292,19 +1292,19 @@ CL_STUB_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr a0, int a1, s
 }
 cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset3DAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset3DAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2);
 CL_STUB_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset3D_ptds, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset3D, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemsetAsync_ptsz(void *a0, int a1, size_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *a0, int a1, size_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemsetAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemsetAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMemset_ptds(void *a0, int a1, size_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemset_ptds(void *a0, int a1, size_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset_ptds, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaMipmappedArray_t a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaMipmappedArray_t a1, int a2) {
@@ -1360,7 +1360,7 @@ CL_STUB_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalS
 }
 cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaSignalExternalSemaphoresAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaSignalExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamAddCallback(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3) {
@@ -1368,7 +1368,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t a0, cudaStreamCall
 }
 cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamAddCallback_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAddCallback, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t a0, void *a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t a0, void *a1, size_t a2, unsigned int a3) {
@@ -1376,7 +1376,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t a0, void *a1, s
 }
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t a0, void *a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t a0, void *a1, size_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamAttachMemAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAttachMemAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t a0, enum cudaStreamCaptureMode a1);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t a0, enum cudaStreamCaptureMode a1) {
@@ -1388,11 +1388,11 @@ CL_STUB_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t a0, cudaGr
 }
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCaptureToGraph_ptsz, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t a0, enum cudaStreamCaptureMode a1);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t a0, enum cudaStreamCaptureMode a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCapture_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamCopyAttributes(cudaStream_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t a0, cudaStream_t a1) {
@@ -1400,7 +1400,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t a0, cudaStream_
 }
 cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamCopyAttributes_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *a0, unsigned int a1) {
@@ -1416,7 +1416,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t a0, cudaGraph_t *a1
 }
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t a0, cudaGraph_t *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t a0, cudaGraph_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamEndCapture_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamEndCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2) {
@@ -1424,7 +1424,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t a0, cudaLaunchAtt
 }
 cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetAttribute_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6) {
@@ -1432,7 +1432,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t a0, enum cudaSt
 }
 cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetCaptureInfo_ptsz, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetCaptureInfo, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetDevice(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t a0, int *a1) {
@@ -1440,7 +1440,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t a0, int *a1) {
 }
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetDevice_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetFlags(cudaStream_t a0, unsigned int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t a0, unsigned int *a1) {
@@ -1448,7 +1448,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t a0, unsigned int *a1)
 }
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t a0, unsigned int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t a0, unsigned int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetFlags_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetId(cudaStream_t a0, unsigned long long *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetId(cudaStream_t a0, unsigned long long *a1) {
@@ -1456,7 +1456,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetId(cudaStream_t a0, unsigned long long *
 }
 cudaError_t cudaStreamGetId_ptsz(cudaStream_t a0, unsigned long long *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t a0, unsigned long long *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetId_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamGetPriority(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t a0, int *a1) {
@@ -1464,7 +1464,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t a0, int *a1) {
 }
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetPriority_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetPriority, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamIsCapturing(cudaStream_t a0, enum cudaStreamCaptureStatus *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t a0, enum cudaStreamCaptureStatus *a1) {
@@ -1472,7 +1472,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t a0, enum cudaStrea
 }
 cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamIsCapturing_ptsz, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamIsCapturing, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamQuery(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamQuery(cudaStream_t a0) {
@@ -1480,7 +1480,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamQuery(cudaStream_t a0) {
 }
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamQuery_ptsz, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamSetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2) {
@@ -1488,11 +1488,11 @@ CL_STUB_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t a0, cudaLaunchAtt
 }
 cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamSetAttribute_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamSynchronize_ptsz, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4) {
@@ -1500,7 +1500,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t a0, 
 }
 cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamUpdateCaptureDependencies_ptsz, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamUpdateCaptureDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t a0, cudaEvent_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t a0, cudaEvent_t a1, unsigned int a2) {
@@ -1508,7 +1508,7 @@ CL_STUB_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t a0, cudaEvent_t a1, 
 }
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t a0, cudaEvent_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t a0, cudaEvent_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamWaitEvent_ptsz, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamWaitEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *a0);
 CL_STUB_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *a0) {
@@ -1532,6 +1532,6 @@ CL_STUB_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSem
 }
 cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaWaitExternalSemaphoresAsync_ptsz, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaWaitExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
 }
 CUDALOAD_TABLE_END_

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tests/gpu/stubs-run.sh OUTDIR -- the stubs on a GPU machine (docs/stubs.md), in one go:
+#   build: make all (the stubs), the stub test programs, the stub benchmarks, an install of
+#     libcudaload and examples/c/vecadd through it;
+#   stub_prog: an nvcc program (-cudart none) whose kernel, registered before main, runs and
+#     gives the right values, the runtime found through CUDALOAD_PATH (the torch venv's wheels);
+#   vecadd: examples/c's plain CUDA program (kernel + cuBLAS), unchanged, on the stubs;
+#   torch: after `import torch`, a stub-linked module loaded into the same python: one copy of
+#     libcudart in /proc/self/maps, the same runtime version as torch's;
+#   samples: NVIDIA cuda-samples built on the stubs (tests/gpu/samples-run.sh), when their
+#     sources were fetched here into build/samples/src (tests/gpu/samples-fetch.sh);
+#   bench: bench/run-stubs.sh (stub vs direct, per call).
+# Each step's log goes to OUTDIR; the summary to OUTDIR/summary.txt. cmocka may come from
+# .devdeps/ (for make check-gpu, run by device-run.sh, not here).
+set -u
+out=${1:?usage: stubs-run.sh OUTDIR}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.."
+top=$PWD
+PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=python3
+site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+libdir=$site/nvidia/cu13/lib
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+fails=0
+step() { local name=$1; shift; echo "=== $name: $*"; { time "$@"; } > "$out/$name.txt" 2>&1; local rc=$?; echo "rc=$rc" >> "$out/$name.txt"; tail -4 "$out/$name.txt"; [ $rc = 0 ] || fails=$((fails + 1)); return $rc; }
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv
+    echo "site: $site"; ls "$libdir"
+    $NVCC --version | tail -1
+} > "$out/env.txt" 2>&1
+step build make -j16 all build/tests/stub_prog build/tests/stub_module_a.so bench-bins BENCH_CUDART_DIR="$libdir"
+step install make -s install PREFIX="$top/build/stub-prefix"
+step vecadd-build env PKG_CONFIG_PATH="$top/build/stub-prefix/lib/pkgconfig" make -s -C examples/c vecadd NVCC="$NVCC"
+step needed sh -c "readelf -d build/tests/stub_prog examples/c/vecadd build/bench/bench_stubs | grep -E 'NEEDED|File:'; \
+  ! readelf -d build/tests/stub_prog examples/c/vecadd build/bench/bench_stubs | grep NEEDED | grep -E 'libcu[bdfrs]|libnv'"
+step stub_prog env CUDALOAD_PATH="$libdir" sh -c 'build/tests/stub_prog && build/tests/stub_prog | grep -qx kernel_ok=256'
+step vecadd env CUDALOAD_PATH="$libdir" examples/c/vecadd
+step torch env STUB_MODULE="$top/build/tests/stub_module_a.so" "$PY" -c '
+import ctypes, os, torch
+x = torch.ones(4, device="cuda"); torch.cuda.synchronize()
+m = ctypes.CDLL(os.environ["STUB_MODULE"])
+m.module_cudart_path.restype = ctypes.c_char_p
+v = m.module_runtime_version()
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "libcudart.so" in l]
+copies = sorted(set(os.path.realpath(p) for p in maps))
+print("torch", torch.__version__, "cuda", torch.version.cuda)
+print("module runtime version", v, "from", m.module_cudart_path().decode())
+print("libcudart copies mapped:", copies)
+tv = torch.version.cuda.split(".")
+assert v == int(tv[0]) * 1000 + int(tv[1]) * 10, (v, torch.version.cuda)
+assert len(copies) == 1 and os.path.realpath(m.module_cudart_path().decode()) == copies[0], copies
+print("ok: one libcudart, shared with torch")
+'
+if [ -d build/samples/src ]; then
+    step samples tests/gpu/samples-run.sh build/samples/src build/stubs build/libcudaload.a "$out/samples"
+fi
+step bench env STUB_BENCH_LIBDIR="$libdir" bench/run-stubs.sh --out "$out/bench-stubs.txt"
+echo "failed steps: $fails" | tee "$out/summary.txt"
+grep -h "^rc=\|^===" "$out"/*.txt >> "$out/summary.txt" 2>/dev/null
+exit $((fails > 0))
