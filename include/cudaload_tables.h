@@ -15,6 +15,10 @@
  * symbol looked up is the expanded name too (stringized through a second macro level), so
  * t->cublasSgemm(...) calls the right ABI exactly as a directly linked call would.
  *
+ * Since 0.3 each table also holds every other function its library exports and its headers
+ * declare, from the generated lists of include/cudaload_<lib>.h (tools/gen_api.py): after the
+ * 0.2 members and flags, so code built against 0.2 keeps its offsets. docs/api.md.
+ *
  * The tables are zeroed before they are filled and never change after: read them freely
  * from any thread once the accessor returned non-NULL.
  */

@@ -491,7 +491,11 @@ void *cudaload_handle(cudaload_lib lib) {
 cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol) {
     cl_lock();
     const char *name = cl_row_at((size_t)lib) ? cl_row_at((size_t)lib)->name : "?";
-    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded)
+    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && g.lib[lib].major && g.lib[lib].major != CL_HEADERS_MAJOR)
+        cl_set_errorf("%s: the loaded %s (%s) is CUDA %d's; built with CUDA %d's headers, only the calls whose ABI is the "
+                      "same in both go through", symbol ? symbol : "?", name, g.lib[lib].path ? g.lib[lib].path : "?",
+                      g.lib[lib].major, CL_HEADERS_MAJOR);
+    else if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded)
         cl_set_errorf("%s: not exported by the loaded %s (%s, version %d): a newer release has it", symbol ? symbol : "?",
                       name, g.lib[lib].path ? g.lib[lib].path : "?", g.lib[lib].version);
     else

@@ -159,6 +159,12 @@ char *cl_elf_file_soname(const char *path);
 cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why);
 /* Clears lib's table (a candidate was rejected after resolve). */
 void cl_resolve_clear(cudaload_lib lib);
+/* The CUDA major of the headers the generated lists come from (and libcudaload was built with). */
+#define CL_HEADERS_MAJOR (CUDART_VERSION / 1000)
+/* Leaves only the 0.2 entries of lib's table (their ABI is the same in CUDA 12 and 13): for a copy
+ * of another CUDA major than the headers', whose other prototypes may differ (CUDA 12's
+ * cudaGetDeviceProperties fills the pre-12 struct). */
+void cl_resolve_keep_stable(cudaload_lib lib);
 size_t cl_symbol_count(cudaload_lib lib);
 int cl_symbol_info(cudaload_lib lib, size_t i, const char **name, int *required, int *present);
 int cl_symbol_present(cudaload_lib lib, const char *name);

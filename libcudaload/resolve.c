@@ -23,6 +23,7 @@ typedef struct cl_symbol {
     const char *macro_name; /* the name in the list, e.g. "cublasSgemm" */
     int required;
     int since;              /* the first release with it; the driver: the version of its ABI */
+    int generated;          /* 1: from the generated lists (0: the 0.2 lists) */
     size_t fn_offset;
     size_t has_offset;
 } cl_symbol;
@@ -36,8 +37,8 @@ typedef struct cl_table_desc {
 } cl_table_desc;
 
 #define CL_HIST_DESC(req, name) \
-    {CUDALOAD_SYMBOL_NAME(name), #name, req, 0, offsetof(CL_T, name), offsetof(CL_T, has.name)},
-#define CL_GEN_DESC(m, sym, since, ret, params) {#sym, #m, 0, since, offsetof(CL_T, m), offsetof(CL_T, has.m)},
+    {CUDALOAD_SYMBOL_NAME(name), #name, req, 0, 0, offsetof(CL_T, name), offsetof(CL_T, has.name)},
+#define CL_GEN_DESC(m, sym, since, ret, params) {#sym, #m, 0, since, 1, offsetof(CL_T, m), offsetof(CL_T, has.m)},
 #include "api_symbols.inc"
 
 #define CL_N_TABLES (sizeof cl_table_descs / sizeof cl_table_descs[0])
@@ -124,6 +125,20 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
     cl_debug("  resolved %zu of %zu symbols (%zu through cuGetProcAddress; %zu optional absent)",
              t->count - missing_optional, t->count, by_proc, missing_optional);
     return CUDALOAD_OK;
+}
+
+void cl_resolve_keep_stable(cudaload_lib lib) {
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t) return;
+    size_t cleared = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const cl_symbol *s = &t->symbols[i];
+        if (!s->generated) continue;
+        cleared += ((unsigned char *)t->table)[s->has_offset];
+        memset((char *)t->table + s->fn_offset, 0, sizeof(void *));
+        ((unsigned char *)t->table)[s->has_offset] = 0;
+    }
+    cl_debug("  another CUDA major than the headers' (%d): %zu generated entries left NULL", CL_HEADERS_MAJOR, cleared);
 }
 
 void cl_resolve_clear(cudaload_lib lib) {

@@ -181,6 +181,8 @@ static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *versi
     }
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) cl_resolve_clear((cudaload_lib)lib);
+    /* the generated entries carry the headers' prototypes: kept for the headers' major only */
+    else if (*major && *major != CL_HEADERS_MAJOR) cl_resolve_keep_stable((cudaload_lib)lib);
     return st;
 }
 

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cudaload.h"
+#include "cudaload_tables.h"
 #include "harness.h"
 
 static char build[PATH_MAX];
@@ -212,6 +212,33 @@ static void test_tables_resolve_in_the_toolkit(void **state) {
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A copy of another CUDA major than the headers' (CUDA 12's runtime from its wheel): the 0.2
+ * entries (the same ABI in 12 and 13) are filled, the generated ones stay NULL (CUDA 12's
+ * cudaGetDeviceProperties fills the pre-12 struct: a call through CUDA 13's prototype would
+ * overrun it). */
+static void test_other_major_keeps_only_stable_entries(void **state) {
+    (void)state;
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    const char *site = th_fixture_env("VENV_CU12_SITE");
+    pid_t pid = fork();
+    if (pid == 0) {
+        cudaload_options o = th_opts(&site, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+        setenv("CUDALOAD_CUDA_MAJOR", "12", 1);
+        cudaload_init(&o);
+        const cudaload_cudart_table *t = cudaload_cudart();
+        if (!t) _exit(30);
+        int v = 0;
+        if (!t->cudaRuntimeGetVersion || t->cudaRuntimeGetVersion(&v) != 0 || v / 1000 != 12) _exit(31);
+        if (!t->has.cudaMalloc || !t->cudaMemcpy) _exit(32);                         /* 0.2 entries */
+        if (t->cudaGetDeviceProperties || t->has.cudaGetDeviceProperties || t->cudaMemset) _exit(33); /* generated */
+        _exit(cudaload_has_symbol(CUDALOAD_LIB_CUDART, "cudaMemset") ? 34 : 0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_cuda_dt_needed),
@@ -220,6 +247,7 @@ int main(void) {
         cmocka_unit_test(test_registrations_replayed_after_late_init),
         cmocka_unit_test(test_two_modules_beside_the_real_runtime),
         cmocka_unit_test(test_tables_resolve_in_the_toolkit),
+        cmocka_unit_test(test_other_major_keeps_only_stable_entries),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
