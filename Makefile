@@ -235,13 +235,18 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # plain C cuBLAS program, two modules embedding the cudart stub, and (with nvcc) a CUDA program
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
-STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(if $(NVCC),$(B)/tests/stub_prog)
+STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
+                 $(if $(NVCC),$(B)/tests/stub_prog)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
 $(B)/tests/stub_module_%.so: tests/stubs/stub_module.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -fvisibility=hidden -Iinclude -isystem $(CUDA_INC) -o $@ $< \
 	  $(B)/stubs/libcudaload-cudart.a $(STUB_CORE) -Wl,--exclude-libs,ALL
+# linked to the real runtime by SONAME, no RPATH: the "preload" mode's extension
+$(B)/tests/preload_module.so: tests/stubs/preload_module.c | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -fvisibility=hidden -isystem $(CUDA_INC) -o $@ $< \
+	  -L$(CUDA_HOME)/lib64 -l:libcudart.so.13
 ifneq ($(NVCC),)
 $(B)/tests/stub_prog: tests/stubs/stub_prog.cu $(STUB_A) $(STATIC) | $(B)/tests
 	$(NVCC) -cudart none -O2 -arch=sm_$(KERNEL_PTX) -Iinclude -o $@ $< $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)

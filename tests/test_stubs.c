@@ -239,6 +239,49 @@ static void test_other_major_keeps_only_stable_entries(void **state) {
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* The preload mode: a module with DT_NEEDED libcudart.so.13 and no RPATH loads after libcudaload
+ * took a runtime from a wheel tree, and the dynamic loader binds it to that copy (matched by
+ * SONAME), not to the one its cache lists (the toolkit's, on this machine): one copy mapped. */
+static void test_preload_mode(void **state) {
+    (void)state;
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    const char *root = th_fixture("toolkit-cu13-wheel");
+    char module[PATH_MAX + 64];
+    snprintf(module, sizeof module, "%s/tests/preload_module.so", build);
+    char out[4096];
+    assert_int_equal(sh(out, sizeof out, "readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH'", module), 0);
+    assert_non_null(strstr(out, "[libcudart.so.13]"));
+    assert_null(strstr(out, "PATH"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        cudaload_options o = th_opts(&root, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+        cudaload_init(&o);
+        cudaload_library_info info = {.size = sizeof info};
+        if (cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) != CUDALOAD_OK || !info.loaded || !strstr(info.path, root))
+            _exit(40);
+        void *h = dlopen(module, RTLD_NOW | RTLD_LOCAL);
+        if (!h) _exit(41);
+        int (*ver)(void) = (int (*)(void))dlsym(h, "preload_runtime_version");
+        if (!ver || ver() / 1000 != 13) _exit(42);
+        /* every libcudart mapped is the wheel tree's */
+        FILE *m = fopen("/proc/self/maps", "r");
+        char line[PATH_MAX + 256];
+        int copies = 0, others = 0;
+        while (m && fgets(line, sizeof line, m)) {
+            char *p = strstr(line, "libcudart.so");
+            if (!p) continue;
+            copies++;
+            if (!strstr(line, root)) others++;
+        }
+        if (m) fclose(m);
+        _exit(copies > 0 && others == 0 ? 0 : 43);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_cuda_dt_needed),
@@ -248,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_two_modules_beside_the_real_runtime),
         cmocka_unit_test(test_tables_resolve_in_the_toolkit),
         cmocka_unit_test(test_other_major_keeps_only_stable_entries),
+        cmocka_unit_test(test_preload_mode),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
