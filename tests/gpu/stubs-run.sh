@@ -7,8 +7,9 @@
 #   vecadd: examples/c's plain CUDA program (kernel + cuBLAS), unchanged, on the stubs;
 #   torch: after `import torch`, a stub-linked module loaded into the same python: one copy of
 #     libcudart in /proc/self/maps, the same runtime version as torch's;
-#   samples: NVIDIA cuda-samples built on the stubs (tests/gpu/samples-run.sh), when their
-#     sources were fetched here into build/samples/src (tests/gpu/samples-fetch.sh);
+#   samples: NVIDIA cuda-samples vectorAdd, simpleCUBLAS, simpleCUFFT built unchanged on the
+#     stubs (tests/gpu/samples.sh run), when their sources were fetched into build/samples/src
+#     (tests/gpu/samples.sh fetch, where there is network; carried to the GPU machine);
 #   bench: bench/run-stubs.sh (stub vs direct, per call).
 # Each step's log goes to OUTDIR; the summary to OUTDIR/summary.txt. cmocka may come from
 # .devdeps/ (for make check-gpu, run by device-run.sh, not here).
@@ -53,7 +54,7 @@ assert len(copies) == 1 and os.path.realpath(m.module_cudart_path().decode()) ==
 print("ok: one libcudart, shared with torch")
 '
 if [ -d build/samples/src ]; then
-    step samples tests/gpu/samples-run.sh build/samples/src build/stubs build/libcudaload.a "$out/samples"
+    step samples env CUDALOAD_PATH="$libdir" tests/gpu/samples.sh run build/samples/src "$out/samples"
 fi
 step bench env STUB_BENCH_LIBDIR="$libdir" bench/run-stubs.sh --out "$out/bench-stubs.txt"
 echo "failed steps: $fails" | tee "$out/summary.txt"
