@@ -3,7 +3,7 @@
 The whole path a packager takes, for real: `make install` libcudaload into a temporary
 prefix; build the example's wheel with pip, its flags from `pkg-config --cflags --libs
 --static cudaload`; check the extension (no CUDA DT_NEEDED, no RPATH/RUNPATH, only PyInit_*
-exported, libcudaload embedded and local); `auditwheel show` and `auditwheel repair` (no
+exported, libcudaload and its cudart and cuFFT stubs embedded and local, the nvcc kernel in it); `auditwheel show` and `auditwheel repair` (no
 --exclude); install it into a fresh venv beside the CUDA wheels from PyPI and check that
 libcudaload took cudart (and cuBLAS) from that venv's site-packages/nvidia, with the system
 and CUDA_HOME scoped out. Without a GPU, saxpy() must raise the documented NO_DRIVER error;
@@ -121,6 +121,10 @@ def test_extension_exports_only_pyinit_and_embeds_libcudaload(extension):
     st = sh(["readelf", "-sW", extension]).stdout
     rows = [line.split() for line in st.splitlines() if line.split()[-1:] == ["cudaload_init"]]
     assert rows and all(r[3] == "FUNC" and r[4] == "LOCAL" and r[6] != "UND" for r in rows), rows
+    # so are the stubs (cudart's, with nvcc's registration entry points, and cuFFT's), defined in it
+    for sym in ("cudaMalloc", "__cudaRegisterFatBinary", "cufftPlan1d", "cufftExecC2C"):
+        rows = [line.split() for line in st.splitlines() if line.split()[-1:] == [sym]]
+        assert rows and all(r[4] == "LOCAL" and r[6] != "UND" for r in rows), (sym, rows)
 
 
 def auditwheel_cmd():
@@ -193,6 +197,19 @@ SCRIPT = textwrap.dedent(r"""
         out["sample"] = [y[0], y[1], y[n - 1], want[0], want[1], want[n - 1]]
     except saxpy_demo.CudaloadError as e:
         out["error"] = {"status": e.status, "message": str(e), "is_runtime_error": isinstance(e, RuntimeError)}
+    # the module's own nvcc kernel and its cuFFT call, both through libcudaload's stubs
+    s = array.array("f", [1, 2, 3, 4])
+    try:
+        saxpy_demo.scale(2.0, s)
+        out["scaled"] = list(s)
+    except saxpy_demo.CudaloadError as e:
+        out["scale_error"] = {"status": e.status, "message": str(e)}
+    import math
+    f = array.array("f", (math.sin(i * 0.1) + 0.25 * (i % 5) for i in range(1000)))
+    try:
+        out["fft_max_err"] = saxpy_demo.fft_roundtrip(f)
+    except saxpy_demo.CudaloadError as e:
+        out["fft_error"] = {"status": e.status, "message": str(e)}
     print(json.dumps(out))
 """)
 
@@ -218,6 +235,8 @@ def check_numbers(out):
     assert "error" not in out, out.get("error")
     assert out["backend"] in ("bundled", "cublas"), out
     assert out["max_rel_err"] <= 1e-6, out
+    assert "scale_error" not in out and out["scaled"] == [2.0, 4.0, 6.0, 8.0], out
+    assert "fft_error" not in out and out["fft_max_err"] < 1e-5, out
 
 
 @pytest.fixture(scope="module")
@@ -277,6 +296,12 @@ def test_fresh_venv_takes_cuda_from_its_wheels(venv, tmp_path):
         assert err["message"].startswith("CUDALOAD_ERROR_NO_DRIVER: libcudaload init failed: "), err
         assert "CUDA driver (libcuda.so.1) not found" in err["message"], err
         assert "fix: install the NVIDIA driver" in err["message"], err
+        # the stubs: the runtime's own answer without a driver (cudaErrorInsufficientDriver, 35);
+        # no cuFFT in this venv and the system scoped out: cuFFT's own code (CUFFT_SETUP_FAILED, 7)
+        assert out["scale_error"]["status"] == "CUDALOAD_ERROR_CUDA", out["scale_error"]
+        assert "CUDA runtime error 35" in out["scale_error"]["message"], out["scale_error"]
+        assert out["fft_error"]["status"] == "CUDALOAD_ERROR_CUDA", out["fft_error"]
+        assert "(cuFFT error 7)" in out["fft_error"]["message"], out["fft_error"]
     else:
         has_gpu, why = gpu_present()
         if not has_gpu:

@@ -23,6 +23,10 @@
 
 #include <cudaload_tables.h>
 
+#include <cufft.h>
+
+#include "_kernels.h"
+
 static PyObject *CudaloadError;
 
 /* The outcome of the first _init(): libcudaload keeps it for the process; the message is
@@ -196,6 +200,54 @@ out:
     return result;
 }
 
+/* Raises CudaloadError for a failed call of _kernels.cu. The stubs' own codes (the library could
+ * not be loaded: cudaErrorSharedObjectInitFailed 303, CUFFT_SETUP_FAILED) come with libcudaload's
+ * report of why. */
+static PyObject *raise_kernel_error(const demo_error *e, const char *why) {
+    int load_failed = (strcmp(e->library, "CUDA runtime") == 0 && e->code == cudaErrorSharedObjectInitFailed) ||
+                      (strcmp(e->library, "cuFFT") == 0 && e->code == CUFFT_SETUP_FAILED);
+    const char *name = strcmp(e->library, "CUDA runtime") == 0 ? demo_cuda_error_name(e->code) : "";
+    PyObject *m = PyUnicode_FromFormat("%s failed (%s error %d%s%s)%s%s", e->step, e->library, e->code, name[0] ? ": " : "",
+                                       name, load_failed ? "\n" : "", load_failed && why ? why : "");
+    if (m) {
+        raise_status(CUDALOAD_ERROR_CUDA, PyUnicode_AsUTF8(m));
+        Py_DECREF(m);
+    }
+    return NULL;
+}
+
+static PyObject *py_scale(PyObject *self, PyObject *args) {
+    (void)self;
+    float a;
+    PyObject *xo;
+    if (!PyArg_ParseTuple(args, "fO:scale", &a, &xo)) return NULL;
+    Py_buffer x;
+    if (get_floats(xo, &x, 1, "x") < 0) return NULL;
+    demo_error e = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = demo_scale(a, (float *)x.buf, (long long)(x.len / 4), &e);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&x);
+    if (rc != 0) return raise_kernel_error(&e, cudaload_last_error());
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_fft_roundtrip(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer x;
+    if (get_floats(arg, &x, 0, "x") < 0) return NULL;
+    demo_error e = {0};
+    double max_err = 0.0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = demo_fft_roundtrip((const float *)x.buf, (long long)(x.len / 4), &max_err, &e);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&x);
+    if (rc != 0) return raise_kernel_error(&e, cudaload_last_error());
+    return PyFloat_FromDouble(max_err);
+}
+
 /* d[key] = value (a new reference, stolen); -1 on error. */
 static int put(PyObject *d, const char *key, PyObject *value) {
     if (!value) return -1;
@@ -270,6 +322,11 @@ static PyMethodDef methods[] = {
      "saxpy(a, x, y) -> backend: y[:] = a * x + y on the GPU for float32 buffers (array.array('f')).\n"
      "Returns the backend that ran ('bundled' or 'cublas'). Raises CudaloadError (with .status)\n"
      "when libcudaload found no usable CUDA, or a CUDA call failed."},
+    {"scale", py_scale, METH_VARARGS,
+     "scale(a, x) -> None: x[:] *= a on the GPU, by a kernel of this module (nvcc, linked through libcudaload's "
+     "stubs)."},
+    {"fft_roundtrip", py_fft_roundtrip, METH_O,
+     "fft_roundtrip(x) -> max error of cuFFT's forward + inverse C2C transform of x (float32), scaled by 1/n."},
     {"library_info", (PyCFunction)(void (*)(void))py_library_info, METH_VARARGS | METH_KEYWORDS,
      "library_info(load_cublas=True) -> dict: for 'cuda', 'cudart', 'cublasLt', 'cublas': status, path,\n"
      "soname, source, version, major, candidates (cudaload_get_library_info)."},
