@@ -282,6 +282,39 @@ static void test_preload_mode(void **state) {
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Every function the toolkit's copy of a library exports is defined by its shared stub, or is
+ * named in docs/api-coverage.md's list of what is left out (with the reason there): nm -D of
+ * both, against the list, independently of the generator. */
+static void test_stubs_cover_every_export(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) skip();
+    char out[65536];
+    /* row name, stub id, the toolkit's file (the driver: its link stub) */
+    static const char *const libs[][3] = {
+        {"cuda", "cuda", "stubs/libcuda.so"}, {"cudart", "cudart", "libcudart.so.13"},
+        {"cublasLt", "cublaslt", "libcublasLt.so.13"}, {"cublas", "cublas", "libcublas.so.13"},
+        {"nvrtc", "nvrtc", "libnvrtc.so.13"}, {"nvJitLink", "nvjitlink", "libnvJitLink.so.13"},
+        {"cufft", "cufft", "libcufft.so.12"}, {"curand", "curand", "libcurand.so.10"},
+        {"cusparse", "cusparse", "libcusparse.so.12"}, {"cusolver", "cusolver", "libcusolver.so.12"}};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        char real[PATH_MAX];
+        snprintf(real, sizeof real, "%s/lib64/%s", cuda_home, libs[i][2]);
+        if (access(real, R_OK) != 0) continue;
+        char tmp[PATH_MAX + 32];
+        snprintf(tmp, sizeof tmp, "%s/stub-cover", build);
+        int st = sh(out, sizeof out,
+                    "mkdir -p '%s' && cd '%s' && "
+                    "nm -D --defined-only '%s' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > real && "
+                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{print $3}' | sort -u > stub && "
+                    "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
+                    "| sort -u > left; comm -23 real stub | comm -23 - left",
+                    tmp, tmp, real, build, libs[i][1], libs[i][0], top);
+        assert_int_equal(st, 0);
+        if (out[0]) fail_msg("%s: exported by %s, not in its stub nor listed as left out:\n%s", libs[i][0], real, out);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_cuda_dt_needed),
@@ -292,6 +325,7 @@ int main(void) {
         cmocka_unit_test(test_tables_resolve_in_the_toolkit),
         cmocka_unit_test(test_other_major_keeps_only_stable_entries),
         cmocka_unit_test(test_preload_mode),
+        cmocka_unit_test(test_stubs_cover_every_export),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

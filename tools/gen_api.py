@@ -220,6 +220,14 @@ def historic_members(name):
     return re.findall(r"X\(\s*[01]\s*,\s*(\w+)\s*\)", m.group(1))
 
 
+def hand_written(lib_id):
+    """The functions a library's hand-written stub core defines (stubs/<lib>_core.c)."""
+    path = os.path.join(TOP, "stubs", "%s_core.c" % lib_id)
+    if not os.path.exists(path):
+        return set()
+    return set(re.findall(r"^CL_STUB_EXPORT [^;{]*?\b(\w+)\([^;]*?\) \{", open(path).read(), re.M | re.S))
+
+
 def pfn_version(entry, parsed):
     """The cuGetProcAddress version of a driver entry: the PFN_<base>_v<N>[_ptsz] typedef whose
     function type is the entry's (cudaTypedefs.h); 0 when none matches."""
@@ -293,8 +301,10 @@ class Library:
         for name in sorted(self.exports - set(self.entries)):
             if name in self.parsed_main.inline:
                 self.left[name] = "defined inline by the header over a versioned export, which the stub has"
+            elif name in hand_written(self.id):
+                self.left[name] = "nvcc's registration and launch entry points: stubs/%s_core.c, by hand" % self.id
             elif name.startswith(HAND_WRITTEN_PREFIX):
-                self.left[name] = "nvcc's registration and launch entry points: stubs/cudart_core.c, by hand"
+                self.left[name] = "internal entry points no header declares (unknown prototype; nvcc's code does not call them)"
             else:
                 self.left[name] = "declared by no header parsed (%s)" % " ".join(headers + self.older_headers)
 
@@ -426,17 +436,19 @@ def coverage(libs):
     o = ["| library | exports (toolkit file) | in the table | stub only (older ABI/API) | by hand | left out |",
          "|---|---|---|---|---|---|"]
     for l in libs:
-        hand = sum(1 for r in l.left.values() if r.startswith("nvcc"))
+        hand = sum(1 for r in l.left.values() if r.startswith("nvcc's"))
         o.append("| %s | %d (`%s`) | %d | %d | %d | %d |" % (
             l.name, len(l.exports), os.path.basename(l.file), len(l.table) + len(l.historic_entries), len(l.older), hand,
             len(l.left) - hand))
     o.append("")
     for l in libs:
-        left = {n: r for n, r in l.left.items() if not r.startswith("nvcc")}
-        if left:
-            o.append("**%s**, left out: %s." % (l.name, ", ".join("`%s`" % n for n in sorted(left))))
-            o.append("Reason: %s." % sorted(set(left.values()))[0] if len(set(left.values())) == 1 else
-                     "Reasons: %s." % "; ".join(sorted(set(left.values()))))
+        by_reason = {}
+        for n, r in sorted(l.left.items()):
+            if not r.startswith("nvcc's"):
+                by_reason.setdefault(r, []).append(n)
+        for r, names in sorted(by_reason.items()):
+            o.append("**%s**, left out: %s." % (l.name, ", ".join("`%s`" % n for n in names)))
+            o.append("Why: %s." % r)
             o.append("")
     return "\n".join(o)
 
