@@ -7,6 +7,9 @@
 #   vecadd: examples/c's plain CUDA program (kernel + cuBLAS), unchanged, on the stubs;
 #   torch: after `import torch`, a stub-linked module loaded into the same python: one copy of
 #     libcudart in /proc/self/maps, the same runtime version as torch's;
+#   example: examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
+#     imported after torch: one copy of each library mapped, results equal to torch's
+#     (tests/gpu/example_after_torch.py);
 #   samples: NVIDIA cuda-samples vectorAdd, simpleCUBLAS, simpleCUFFT built unchanged on the
 #     stubs (tests/gpu/samples.sh run), when their sources were fetched into build/samples/src
 #     (tests/gpu/samples.sh fetch, where there is network; carried to the GPU machine);
@@ -53,6 +56,12 @@ assert v == int(tv[0]) * 1000 + int(tv[1]) * 10, (v, torch.version.cuda)
 assert len(copies) == 1 and os.path.realpath(m.module_cudart_path().decode()) == copies[0], copies
 print("ok: one libcudart, shared with torch")
 '
+# the example extension (a kernel and cuFFT through the stubs), built here and imported after torch
+step example-build sh -c "rm -rf build/example-whl build/example-src build/example-target && cp -r examples/python-extension build/example-src && \
+  PKG_CONFIG_PATH='$top/build/stub-prefix/lib/pkgconfig' CUDA_HOME=/usr/local/cuda '$PY' -m pip wheel --no-deps \
+  --no-build-isolation --no-index --disable-pip-version-check -w build/example-whl build/example-src && \
+  '$PY' -m pip install -q --no-deps --no-index --disable-pip-version-check --target build/example-target build/example-whl/*.whl"
+step example-after-torch env PYTHONPATH="$top/build/example-target" "$PY" tests/gpu/example_after_torch.py
 if [ -d build/samples/src ]; then
     step samples env CUDALOAD_PATH="$libdir" tests/gpu/samples.sh run build/samples/src "$out/samples"
 fi
