@@ -222,36 +222,34 @@ CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *ho
     cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
 }
 
-CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-                                      int ext, size_t size, int constant, int global);
-CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-                                      int ext, size_t size, int constant, int global) {
-    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_VAR) : NULL;
+/* A variable (plain or managed): its arguments kept for the replay, or passed on when live. */
+static void cl_keep_var(cl_op_kind kind, void **handle, const char *host, char *device, const char *name, int ext,
+                        size_t size, int constant, int global) {
+    cl_reg_op *op = handle ? cl_op(kind) : NULL;
     if (!op) return;
-    op->host = hostVar;
-    op->device = deviceAddress;
-    op->name = deviceName;
+    op->host = host;
+    op->device = device;
+    op->name = name;
     op->ext = ext;
     op->size = size;
     op->constant = constant;
     op->global = global;
-    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+    cl_keep_or_call((cl_fatbin *)handle, op);
+}
+
+CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
+                                      int ext, size_t size, int constant, int global);
+CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
+                                      int ext, size_t size, int constant, int global) {
+    cl_keep_var(CL_OP_VAR, fatCubinHandle, hostVar, deviceAddress, deviceName, ext, size, constant, global);
 }
 
 CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                                              const char *deviceName, int ext, size_t size, int constant, int global);
 CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                                              const char *deviceName, int ext, size_t size, int constant, int global) {
-    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_MANAGED_VAR) : NULL;
-    if (!op) return;
-    op->host = (const char *)hostVarPtrAddress;
-    op->device = deviceAddress;
-    op->name = deviceName;
-    op->ext = ext;
-    op->size = size;
-    op->constant = constant;
-    op->global = global;
-    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+    cl_keep_var(CL_OP_MANAGED_VAR, fatCubinHandle, (const char *)hostVarPtrAddress, deviceAddress, deviceName, ext, size,
+                constant, global);
 }
 
 CL_STUB_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle);

@@ -25,6 +25,21 @@
 
 static char build[PATH_MAX];
 static const char *cuda_home = "/usr/local/cuda";
+/* what a test hands to its forked child (in_child) */
+static const char *child_a, *child_b;
+
+/* Runs child() in a forked process (each needs a fresh libcudaload) and asserts it exited 0;
+ * its exit code says which of its checks failed. */
+static void in_child(int (*child)(void)) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(child());
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 
 static int sh(char *out, size_t n, const char *fmt, ...) {
     char cmd[8192];
@@ -51,6 +66,27 @@ static int have(const char *prog) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/tests/%s", build, prog);
     return access(p, X_OK) == 0;
+}
+
+static int two_modules_child(void) {
+    /* a framework's real libcudart first, as torch loads it; then two stub-linked modules */
+    void *rt = dlopen(child_a, RTLD_NOW | RTLD_GLOBAL);
+    char a[PATH_MAX + 64], b[PATH_MAX + 64];
+    snprintf(a, sizeof a, "%s/tests/stub_module_a.so", build);
+    snprintf(b, sizeof b, "%s/tests/stub_module_b.so", build);
+    void *ha = dlopen(a, RTLD_NOW | RTLD_LOCAL), *hb = dlopen(b, RTLD_NOW | RTLD_LOCAL);
+    if (!rt || !ha || !hb) return 10;
+    int (*va)(void) = (int (*)(void))dlsym(ha, "module_runtime_version");
+    int (*vb)(void) = (int (*)(void))dlsym(hb, "module_runtime_version");
+    const char *(*pa)(void) = (const char *(*)(void))dlsym(ha, "module_cudart_path");
+    const char *(*pb)(void) = (const char *(*)(void))dlsym(hb, "module_cudart_path");
+    if (!va || !vb || !pa || !pb) return 11;
+    if (va() != 13000 || vb() != 13000) return 12;
+    char rp[PATH_MAX];
+    if (!realpath(child_a, rp) || !pa() || !pb() || strcmp(pa(), rp) != 0 || strcmp(pb(), rp) != 0) return 13;
+    /* the stubs did not replace the runtime's symbols for anyone else */
+    if (dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion") != dlsym(rt, "cudaRuntimeGetVersion")) return 14;
+    return 0;
 }
 
 static int setup(void **state) {
@@ -144,72 +180,59 @@ static void test_two_modules_beside_the_real_runtime(void **state) {
     /* the modules export their own functions only: no cuda* symbol interposes on the runtime */
     assert_int_equal(sh(out, sizeof out, "nm -D --defined-only '%s/tests/stub_module_a.so' | awk '{print $3}' | sort", build), 0);
     assert_string_equal(out, "module_cudart_path\nmodule_runtime_version\n");
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* a framework's real libcudart first, as torch loads it; then two stub-linked modules */
-        void *rt = dlopen(real, RTLD_NOW | RTLD_GLOBAL);
-        char a[PATH_MAX + 64], b[PATH_MAX + 64];
-        snprintf(a, sizeof a, "%s/tests/stub_module_a.so", build);
-        snprintf(b, sizeof b, "%s/tests/stub_module_b.so", build);
-        void *ha = dlopen(a, RTLD_NOW | RTLD_LOCAL), *hb = dlopen(b, RTLD_NOW | RTLD_LOCAL);
-        if (!rt || !ha || !hb) _exit(10);
-        int (*va)(void) = (int (*)(void))dlsym(ha, "module_runtime_version");
-        int (*vb)(void) = (int (*)(void))dlsym(hb, "module_runtime_version");
-        const char *(*pa)(void) = (const char *(*)(void))dlsym(ha, "module_cudart_path");
-        const char *(*pb)(void) = (const char *(*)(void))dlsym(hb, "module_cudart_path");
-        if (!va || !vb || !pa || !pb) _exit(11);
-        if (va() != 13000 || vb() != 13000) _exit(12);
-        char rp[PATH_MAX];
-        if (!realpath(real, rp) || !pa() || !pb() || strcmp(pa(), rp) != 0 || strcmp(pb(), rp) != 0) _exit(13);
-        /* the stubs did not replace the runtime's symbols for anyone else */
-        if (dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion") != dlsym(rt, "cudaRuntimeGetVersion")) _exit(14);
-        _exit(0);
+    child_a = real;
+    in_child(two_modules_child);
+}
+
+static int tables_child(void) {
+    setenv("CUDALOAD_SOURCES", "cuda_home", 1);
+    setenv("CUDA_HOME", cuda_home, 1);
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    if (cudaload_init(&o) != CUDALOAD_OK) return 20;
+    size_t tables = 0;
+    for (size_t lib = 0; lib < cudaload_library_count(); lib++) {
+        cudaload_catalogue_info c = {.size = sizeof c};
+        if (cudaload_catalogue_entry((cudaload_lib)lib, &c) != CUDALOAD_OK || !c.api_headers || c.driver_like) continue;
+        if (cudaload_load_library((cudaload_lib)lib) != CUDALOAD_OK) {
+            fprintf(stderr, "%s: %s\n", c.name, cudaload_last_error());
+            return 21;
+        }
+        const char *name;
+        int req, present;
+        size_t n = cudaload_symbol_at((cudaload_lib)lib, 0, &name, &req, &present);
+        if (n < 10) return 22;
+        for (size_t i = 0; i < n; i++) {
+            cudaload_symbol_at((cudaload_lib)lib, i, &name, &req, &present);
+            if (!present) {
+                fprintf(stderr, "%s: %s not resolved\n", c.name, name);
+                return 23;
+            }
+        }
+        tables++;
     }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    return tables >= 9 ? 0 : 24;
 }
 
 /* Every entry of every generated table resolves in the toolkit's own copy of its library (the
  * headers the tables come from): the lists name real exports, with the right names. */
 static void test_tables_resolve_in_the_toolkit(void **state) {
     (void)state;
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("CUDALOAD_SOURCES", "cuda_home", 1);
-        setenv("CUDA_HOME", cuda_home, 1);
-        cudaload_options o;
-        cudaload_options_init(&o);
-        o.flags = CUDALOAD_FLAG_DRIVER_OPTIONAL;
-        if (cudaload_init(&o) != CUDALOAD_OK) _exit(20);
-        size_t tables = 0;
-        for (size_t lib = 0; lib < cudaload_library_count(); lib++) {
-            cudaload_catalogue_info c = {.size = sizeof c};
-            if (cudaload_catalogue_entry((cudaload_lib)lib, &c) != CUDALOAD_OK || !c.api_headers || c.driver_like) continue;
-            if (cudaload_load_library((cudaload_lib)lib) != CUDALOAD_OK) {
-                fprintf(stderr, "%s: %s\n", c.name, cudaload_last_error());
-                _exit(21);
-            }
-            const char *name;
-            int req, present;
-            size_t n = cudaload_symbol_at((cudaload_lib)lib, 0, &name, &req, &present);
-            if (n < 10) _exit(22);
-            for (size_t i = 0; i < n; i++) {
-                cudaload_symbol_at((cudaload_lib)lib, i, &name, &req, &present);
-                if (!present) {
-                    fprintf(stderr, "%s: %s not resolved\n", c.name, name);
-                    _exit(23);
-                }
-            }
-            tables++;
-        }
-        _exit(tables >= 9 ? 0 : 24);
-    }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    in_child(tables_child);
+}
+
+static int other_major_child(void) {
+    cudaload_options o = th_opts(&child_a, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+    setenv("CUDALOAD_CUDA_MAJOR", "12", 1);
+    cudaload_init(&o);
+    const cudaload_cudart_table *t = cudaload_cudart();
+    if (!t) return 30;
+    int v = 0;
+    if (!t->cudaRuntimeGetVersion || t->cudaRuntimeGetVersion(&v) != 0 || v / 1000 != 12) return 31;
+    if (!t->has.cudaMalloc || !t->cudaMemcpy) return 32;                         /* 0.2 entries */
+    if (t->cudaGetDeviceProperties || t->has.cudaGetDeviceProperties || t->cudaMemset) return 33; /* generated */
+    return cudaload_has_symbol(CUDALOAD_LIB_CUDART, "cudaMemset") ? 34 : 0;
 }
 
 /* A copy of another CUDA major than the headers' (CUDA 12's runtime from its wheel): the 0.2
@@ -219,24 +242,32 @@ static void test_tables_resolve_in_the_toolkit(void **state) {
 static void test_other_major_keeps_only_stable_entries(void **state) {
     (void)state;
     if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
-    const char *site = th_fixture_env("VENV_CU12_SITE");
-    pid_t pid = fork();
-    if (pid == 0) {
-        cudaload_options o = th_opts(&site, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
-        setenv("CUDALOAD_CUDA_MAJOR", "12", 1);
-        cudaload_init(&o);
-        const cudaload_cudart_table *t = cudaload_cudart();
-        if (!t) _exit(30);
-        int v = 0;
-        if (!t->cudaRuntimeGetVersion || t->cudaRuntimeGetVersion(&v) != 0 || v / 1000 != 12) _exit(31);
-        if (!t->has.cudaMalloc || !t->cudaMemcpy) _exit(32);                         /* 0.2 entries */
-        if (t->cudaGetDeviceProperties || t->has.cudaGetDeviceProperties || t->cudaMemset) _exit(33); /* generated */
-        _exit(cudaload_has_symbol(CUDALOAD_LIB_CUDART, "cudaMemset") ? 34 : 0);
+    child_a = th_fixture_env("VENV_CU12_SITE");
+    in_child(other_major_child);
+}
+
+static int preload_child(void) {
+    cudaload_options o = th_opts(&child_a, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
+    cudaload_init(&o);
+    cudaload_library_info info = {.size = sizeof info};
+    if (cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) != CUDALOAD_OK || !info.loaded || !strstr(info.path, child_a))
+        return 40;
+    void *h = dlopen(child_b, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return 41;
+    int (*ver)(void) = (int (*)(void))dlsym(h, "preload_runtime_version");
+    if (!ver || ver() / 1000 != 13) return 42;
+    /* every libcudart mapped is the wheel tree's */
+    FILE *m = fopen("/proc/self/maps", "r");
+    char line[PATH_MAX + 256];
+    int copies = 0, others = 0;
+    while (m && fgets(line, sizeof line, m)) {
+        char *p = strstr(line, "libcudart.so");
+        if (!p) continue;
+        copies++;
+        if (!strstr(line, child_a)) others++;
     }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    if (m) fclose(m);
+    return copies > 0 && others == 0 ? 0 : 43;
 }
 
 /* The preload mode: a module with DT_NEEDED libcudart.so.13 and no RPATH loads after libcudaload
@@ -252,34 +283,9 @@ static void test_preload_mode(void **state) {
     assert_int_equal(sh(out, sizeof out, "readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH'", module), 0);
     assert_non_null(strstr(out, "[libcudart.so.13]"));
     assert_null(strstr(out, "PATH"));
-    pid_t pid = fork();
-    if (pid == 0) {
-        cudaload_options o = th_opts(&root, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
-        cudaload_init(&o);
-        cudaload_library_info info = {.size = sizeof info};
-        if (cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) != CUDALOAD_OK || !info.loaded || !strstr(info.path, root))
-            _exit(40);
-        void *h = dlopen(module, RTLD_NOW | RTLD_LOCAL);
-        if (!h) _exit(41);
-        int (*ver)(void) = (int (*)(void))dlsym(h, "preload_runtime_version");
-        if (!ver || ver() / 1000 != 13) _exit(42);
-        /* every libcudart mapped is the wheel tree's */
-        FILE *m = fopen("/proc/self/maps", "r");
-        char line[PATH_MAX + 256];
-        int copies = 0, others = 0;
-        while (m && fgets(line, sizeof line, m)) {
-            char *p = strstr(line, "libcudart.so");
-            if (!p) continue;
-            copies++;
-            if (!strstr(line, root)) others++;
-        }
-        if (m) fclose(m);
-        _exit(copies > 0 && others == 0 ? 0 : 43);
-    }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    child_a = root;
+    child_b = module;
+    in_child(preload_child);
 }
 
 /* Every function the toolkit's copy of a library exports is defined by its shared stub, or is

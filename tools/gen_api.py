@@ -255,6 +255,7 @@ class Library:
         self.name = row["name"]
         self.id = ident(self.name)
         self.upper = self.id.upper()
+        self.table_id = HISTORIC.get(self.name, self.id).lower()  # cudaload_<table_id>_table, cudaload_<table_id>()
         self.file = library_file(row, lib_dir)
         self.exports = exports(self.file)
         headers = row["api_headers"].split()
@@ -344,7 +345,7 @@ class Library:
     # ---- stubs/gen/<lib>.c and <lib>_older.c ----
     def stub(self, older):
         entries = self.older if older else self.historic_entries + self.table
-        table = HISTORIC.get(self.name, self.id).lower()
+        table = self.table_id
         o = ["/* %s */" % GEN,
              "/* The %s stub%s: each function %s exports, with its exact prototype, forwarding to the" % (
                  self.name, " (older ABIs and APIs)" if older else "", os.path.basename(self.file)),
@@ -399,7 +400,7 @@ def rows_inc(libs):
          '#include "cudaload_tables.h"']
     o += ['#include "cudaload_%s.h"' % l.id for l in libs if l.historic is None]
     o.append("#define CL_API_ROWS(X) \\")
-    o += ['    X("%s", %s) \\' % (l.name, HISTORIC.get(l.name, l.id).lower()) for l in libs]
+    o += ['    X("%s", %s) \\' % (l.name, l.table_id) for l in libs]
     o.append("    /* end */")
     o.append("#define CL_API_NEW_ROWS(X) \\")
     o += ['    X("%s", %s) \\' % (l.name, l.id) for l in libs if l.historic is None]
@@ -414,7 +415,7 @@ def symbols_inc(libs):
          "/* Included by resolve.c only: CL_HIST_DESC(required, name) and CL_GEN_DESC(member, since, ...)",
          " * read CL_T, the table type. */"]
     for l in libs:
-        t = HISTORIC.get(l.name, l.id).lower()
+        t = l.table_id
         o.append("#define CL_T cudaload_%s_table" % t)
         o.append("static const cl_symbol cl_symbols_%s[] = {" % t)
         if l.historic is not None:
@@ -424,7 +425,7 @@ def symbols_inc(libs):
         o.append("#undef CL_T")
     o.append("static const cl_table_desc cl_table_descs[] = {")
     for l in libs:
-        t = HISTORIC.get(l.name, l.id).lower()
+        t = l.table_id
         o.append('    {"%s", cl_symbols_%s, sizeof cl_symbols_%s / sizeof(cl_symbol), &cl_ctx.tables.%s, sizeof cl_ctx.tables.%s},'
                  % (l.name, t, t, t, t))
     o.append("};")
