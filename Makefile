@@ -235,11 +235,14 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # plain C cuBLAS program, two modules embedding the cudart stub, and (with nvcc) a CUDA program
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
-STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
+STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
                  $(if $(NVCC),$(B)/tests/stub_prog)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
+$(B)/tests/stub_threads: tests/stubs/stub_threads.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
+	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-curand.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
 $(B)/tests/stub_module_%.so: tests/stubs/stub_module.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -fvisibility=hidden -Iinclude -isystem $(CUDA_INC) -o $@ $< \
 	  $(B)/stubs/libcudaload-cudart.a $(STUB_CORE) -Wl,--exclude-libs,ALL
@@ -302,7 +305,7 @@ check-python: test-deps py-testenv
 
 SAN_B   := $(B)/sanitize
 SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk
+SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk test_stubs
 check-sanitize: test-deps
 	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
 	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1 $(SAN_B)/fake/launch/libcuda.so.1
@@ -317,7 +320,7 @@ check-sanitize: test-deps
 # not start threads after a multi-threaded fork, and none does). Every process writes its
 # reports to $(TSAN_B)/reports, which tests/run-tests.sh scans: any report fails the target.
 TSAN_B     := $(B)/tsan
-TSAN_TESTS := test_search test_kernels test_faults
+TSAN_TESTS := test_search test_kernels test_faults test_stubs
 check-tsan: test-deps
 	$(MAKE) B=$(TSAN_B) NVCC= CC="$(CC) -fsanitize=thread" CFLAGS="-O1 -g" $(TSAN_TESTS:%=$(TSAN_B)/tests/%) \
 	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1 $(TSAN_B)/fake/launch/libcuda.so.1

@@ -70,6 +70,12 @@ typedef struct cl_fatbin {
 } cl_fatbin;
 
 static pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A leaf lock (nothing else is taken or called while it is held): taken around fork so that a
+ * child never starts with it held by a thread it does not have. */
+static pthread_once_t cl_reg_atfork_once = PTHREAD_ONCE_INIT;
+static void cl_reg_fork_prepare(void) { pthread_mutex_lock(&cl_reg_lock); }
+static void cl_reg_fork_done(void) { pthread_mutex_unlock(&cl_reg_lock); }
+static void cl_reg_atfork_register(void) { pthread_atfork(cl_reg_fork_prepare, cl_reg_fork_done, cl_reg_fork_done); }
 static cl_fatbin *cl_fatbins, **cl_fatbins_tail = &cl_fatbins;
 static int cl_runtime_live;  /* the runtime is loaded: new fatbinaries register at once */
 
@@ -164,6 +170,7 @@ static int cl_runtime_ready(void) {
 
 CL_STUB_EXPORT void **__cudaRegisterFatBinary(void *fatCubin);
 CL_STUB_EXPORT void **__cudaRegisterFatBinary(void *fatCubin) {
+    pthread_once(&cl_reg_atfork_once, cl_reg_atfork_register);
     cl_fatbin *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->fatbin = fatCubin;

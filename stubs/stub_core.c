@@ -15,10 +15,40 @@
 
 static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork() while another thread is inside a first load would leave the child's copy of the lock
+ * held: the handler takes it around fork. A fork from foreign code run under the lock by this very
+ * thread (a constructor dlopen runs) must not wait for itself: then the handler leaves it. */
+static pthread_once_t cl_stub_atfork_once = PTHREAD_ONCE_INIT;
+static _Thread_local int cl_stub_lock_held_here;
+static _Thread_local int cl_stub_fork_skipped;
+static void cl_stub_fork_prepare(void) {
+    if (cl_stub_lock_held_here) {
+        cl_stub_fork_skipped = 1;
+        return;
+    }
+    pthread_mutex_lock(&cl_stub_lock);
+}
+static void cl_stub_fork_done(void) {
+    if (cl_stub_fork_skipped) {
+        cl_stub_fork_skipped = 0;
+        return;
+    }
+    pthread_mutex_unlock(&cl_stub_lock);
+}
+static void cl_stub_atfork_register(void) {
+    /* A first load holds this lock, then takes libcudaload's. Prepare handlers run in the reverse
+     * order of registration: libcudaload's is registered first (its first lock does it), so at
+     * fork this lock too is taken before libcudaload's. */
+    (void)cudaload_is_initialized();
+    pthread_atfork(cl_stub_fork_prepare, cl_stub_fork_done, cl_stub_fork_done);
+}
+
 const void *cl_stub_load(cl_stub_lib *s) {
     const void *t = atomic_load_explicit(&s->ready, memory_order_acquire);
     if (t) return t;
+    pthread_once(&cl_stub_atfork_once, cl_stub_atfork_register);
     pthread_mutex_lock(&cl_stub_lock);
+    cl_stub_lock_held_here = 1;
     t = atomic_load_explicit(&s->ready, memory_order_acquire);
     if (!t) {
         /* Default options, unless the program initialized libcudaload itself (then its options,
@@ -33,6 +63,7 @@ const void *cl_stub_load(cl_stub_lib *s) {
             atomic_store_explicit(&s->ready, t, memory_order_release);
         }
     }
+    cl_stub_lock_held_here = 0;
     pthread_mutex_unlock(&cl_stub_lock);
     return t;
 }
