@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "stub.h"
 
+#include "cudaload_stubs.h"
 #include "cudaload_tables.h"
 
 #include <dlfcn.h>
@@ -70,8 +71,12 @@ typedef struct cl_fatbin {
 } cl_fatbin;
 
 static pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A leaf lock (nothing else is taken or called while it is held): taken around fork so that a
- * child never starts with it held by a thread it does not have. */
+/* Taken around fork so that a child never starts with it held by a thread it does not have.
+ * Nothing else is taken or called while it is held, but the replay takes it under the stubs'
+ * lock: its handler is registered at the first registration, before any first load registers
+ * the stubs' handler, so at fork it is taken after the stubs' lock (prepare handlers run in
+ * reverse order). A module registering its first kernels after the runtime loaded never
+ * replays, so the order does not matter then. */
 static pthread_once_t cl_reg_atfork_once = PTHREAD_ONCE_INIT;
 static void cl_reg_fork_prepare(void) { pthread_mutex_lock(&cl_reg_lock); }
 static void cl_reg_fork_done(void) { pthread_mutex_unlock(&cl_reg_lock); }
@@ -334,8 +339,7 @@ CL_STUB_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gri
     return cl_fns.launch_kernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream);
 }
 
-/* The registrations kept and replayed so far (tests and the probe): kept = not yet in a runtime. */
-CL_STUB_EXPORT void cudaload_stub_registrations(size_t *fatbins, size_t *kept_fatbins);
+/* The registrations kept and replayed so far (include/cudaload_stubs.h). */
 CL_STUB_EXPORT void cudaload_stub_registrations(size_t *fatbins, size_t *kept_fatbins) {
     size_t n = 0, k = 0;
     pthread_mutex_lock(&cl_reg_lock);

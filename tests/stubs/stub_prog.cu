@@ -8,8 +8,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 #include "cudaload.h"
-
-extern "C" void cudaload_stub_registrations(size_t *fatbins, size_t *kept);
+#include "cudaload_stubs.h"
 
 __global__ void add_one(float *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
