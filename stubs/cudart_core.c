@@ -202,16 +202,18 @@ static void cl_keep_or_call(cl_fatbin *r, cl_reg_op *op) {
     cl_replay_ops(r, op);
 }
 
-static cl_reg_op *cl_op(cl_op_kind kind) {
-    cl_reg_op *op = calloc(1, sizeof *op);
-    if (op) op->kind = kind;
-    return op;
+/* Keeps a copy of one registration call for the replay, or passes it on when its fatbinary is live. */
+static void cl_keep(void **handle, cl_reg_op op) {
+    cl_reg_op *p = handle ? malloc(sizeof *p) : NULL;
+    if (!p) return;
+    *p = op;
+    p->next = NULL;
+    cl_keep_or_call((cl_fatbin *)handle, p);
 }
 
 CL_STUB_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 CL_STUB_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) {
-    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_END) : NULL;
-    if (op) cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
+    cl_keep(fatCubinHandle, (cl_reg_op){.kind = CL_OP_END});
 }
 
 CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
@@ -220,48 +222,26 @@ CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *ho
 CL_STUB_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
                                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
                                            dim3 *bDim, dim3 *gDim, int *wSize) {
-    cl_reg_op *op = fatCubinHandle ? cl_op(CL_OP_FUNCTION) : NULL;
-    if (!op) return;
-    op->host = hostFun;
-    op->device = deviceFun;
-    op->name = deviceName;
-    op->thread_limit = thread_limit;
-    op->tid = tid;
-    op->bid = bid;
-    op->bdim = bDim;
-    op->gdim = gDim;
-    op->wsize = wSize;
-    cl_keep_or_call((cl_fatbin *)fatCubinHandle, op);
-}
-
-/* A variable (plain or managed): its arguments kept for the replay, or passed on when live. */
-static void cl_keep_var(cl_op_kind kind, void **handle, const char *host, char *device, const char *name, int ext,
-                        size_t size, int constant, int global) {
-    cl_reg_op *op = handle ? cl_op(kind) : NULL;
-    if (!op) return;
-    op->host = host;
-    op->device = device;
-    op->name = name;
-    op->ext = ext;
-    op->size = size;
-    op->constant = constant;
-    op->global = global;
-    cl_keep_or_call((cl_fatbin *)handle, op);
+    cl_keep(fatCubinHandle, (cl_reg_op){.kind = CL_OP_FUNCTION, .host = hostFun, .device = deviceFun, .name = deviceName,
+                                        .thread_limit = thread_limit, .tid = tid, .bid = bid, .bdim = bDim, .gdim = gDim,
+                                        .wsize = wSize});
 }
 
 CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
                                       int ext, size_t size, int constant, int global);
 CL_STUB_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
                                       int ext, size_t size, int constant, int global) {
-    cl_keep_var(CL_OP_VAR, fatCubinHandle, hostVar, deviceAddress, deviceName, ext, size, constant, global);
+    cl_keep(fatCubinHandle, (cl_reg_op){.kind = CL_OP_VAR, .host = hostVar, .device = deviceAddress, .name = deviceName,
+                                        .ext = ext, .size = size, .constant = constant, .global = global});
 }
 
 CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                                              const char *deviceName, int ext, size_t size, int constant, int global);
 CL_STUB_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                                              const char *deviceName, int ext, size_t size, int constant, int global) {
-    cl_keep_var(CL_OP_MANAGED_VAR, fatCubinHandle, (const char *)hostVarPtrAddress, deviceAddress, deviceName, ext, size,
-                constant, global);
+    cl_keep(fatCubinHandle, (cl_reg_op){.kind = CL_OP_MANAGED_VAR, .host = (const char *)hostVarPtrAddress,
+                                        .device = deviceAddress, .name = deviceName, .ext = ext, .size = size,
+                                        .constant = constant, .global = global});
 }
 
 CL_STUB_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle);

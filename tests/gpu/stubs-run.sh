@@ -13,7 +13,7 @@
 #   samples: NVIDIA cuda-samples vectorAdd, simpleCUBLAS, simpleCUFFT built unchanged on the
 #     stubs (tests/gpu/samples.sh run), when their sources were fetched into build/samples/src
 #     (tests/gpu/samples.sh fetch, where there is network; carried to the GPU machine);
-#   bench: bench/run-stubs.sh (stub vs direct, per call).
+#   bench: bench/run-stubs.sh (stub vs direct, per call); STUBS_BENCH=0 leaves it out.
 # Each step's log goes to OUTDIR; the summary to OUTDIR/summary.txt. cmocka may come from
 # .devdeps/ (for make check-gpu, run by device-run.sh, not here).
 set -u
@@ -65,7 +65,7 @@ step example-after-torch env PYTHONPATH="$top/build/example-target" "$PY" tests/
 if [ -d build/samples/src ]; then
     step samples env CUDALOAD_PATH="$libdir" tests/gpu/samples.sh run build/samples/src "$out/samples"
 fi
-step bench env STUB_BENCH_LIBDIR="$libdir" bench/run-stubs.sh --out "$out/bench-stubs.txt"
+[ "${STUBS_BENCH:-1}" = 0 ] || step bench env STUB_BENCH_LIBDIR="$libdir" bench/run-stubs.sh --out "$out/bench-stubs.txt"
 echo "failed steps: $fails" | tee "$out/summary.txt"
 grep -h "^rc=\|^===" "$out"/*.txt >> "$out/summary.txt" 2>/dev/null
 exit $((fails > 0))
