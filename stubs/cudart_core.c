@@ -73,14 +73,15 @@ typedef struct cl_fatbin {
 static pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Taken around fork so that a child never starts with it held by a thread it does not have.
  * Nothing else is taken or called while it is held, but the replay takes it under the stubs'
- * lock: its handler is registered at the first registration, before any first load registers
- * the stubs' handler, so at fork it is taken after the stubs' lock (prepare handlers run in
- * reverse order). A module registering its first kernels after the runtime loaded never
- * replays, so the order does not matter then. */
+ * lock: its handler is registered before the stubs' one (here at the first registration, or by
+ * stub_core.c's cl_stub_inner_atfork), so at fork it is taken after the stubs' lock (prepare
+ * handlers run in reverse order). */
 static pthread_once_t cl_reg_atfork_once = PTHREAD_ONCE_INIT;
 static void cl_reg_fork_prepare(void) { pthread_mutex_lock(&cl_reg_lock); }
 static void cl_reg_fork_done(void) { pthread_mutex_unlock(&cl_reg_lock); }
 static void cl_reg_atfork_register(void) { pthread_atfork(cl_reg_fork_prepare, cl_reg_fork_done, cl_reg_fork_done); }
+void cl_stub_inner_atfork(void);
+void cl_stub_inner_atfork(void) { pthread_once(&cl_reg_atfork_once, cl_reg_atfork_register); }
 static cl_fatbin *cl_fatbins, **cl_fatbins_tail = &cl_fatbins;
 static int cl_runtime_live;  /* the runtime is loaded: new fatbinaries register at once */
 

@@ -35,11 +35,15 @@ static void cl_stub_fork_done(void) {
     }
     pthread_mutex_unlock(&cl_stub_lock);
 }
+/* The locks a first load takes under this one register their fork handlers here first, when
+ * their file is linked in (cudart_core.c: the registrations' lock). */
+extern void cl_stub_inner_atfork(void) __attribute__((weak));
 static void cl_stub_atfork_register(void) {
-    /* A first load holds this lock, then takes libcudaload's. Prepare handlers run in the reverse
-     * order of registration: libcudaload's is registered first (its first lock does it), so at
-     * fork this lock too is taken before libcudaload's. */
+    /* A first load holds this lock, then takes libcudaload's (and, for cudart, the registrations').
+     * Prepare handlers run in the reverse order of registration: those are registered first
+     * (libcudaload's by its first lock), so at fork this lock is taken before them. */
     (void)cudaload_is_initialized();
+    if (cl_stub_inner_atfork) cl_stub_inner_atfork();
     pthread_atfork(cl_stub_fork_prepare, cl_stub_fork_done, cl_stub_fork_done);
 }
 
