@@ -3,7 +3,7 @@
 # Everything CUDA is dlopen'ed at run time: nothing here links a CUDA library. The CUDA
 # headers are needed at build time only, for the real prototypes of the function tables.
 
-VERSION    := 0.2.0
+VERSION    := 0.3.0
 SOMAJOR    := 0
 CC         ?= cc
 PREFIX     ?= /usr/local
@@ -108,7 +108,8 @@ help:
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
-	@echo "  make install      install lib, headers, the stubs, pkg-config file and cudaload-probe under"
+	@echo "  make install      install lib, headers, the stubs, pkg-config files (cudaload, cudaload-static,"
+	@echo "                    cudaload-<lib> per stub), the CMake package (lib/cmake/cudaload) and cudaload-probe under"
 	@echo "                    DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) (LIBDIR=$(LIBDIR))"
 	@echo "  make uninstall    remove what install put there"
 	@echo "  make clean        remove $(B)/"
@@ -423,12 +424,23 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
+	  libcudaload/cudaload-static.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc
+	install -d $(DESTDIR)$(LIBDIR)/cmake/cudaload
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
+	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$$(realpath -m --relative-to=$(LIBDIR)/cmake/cudaload $(PREFIX)/include)|" \
+	  cmake/cudaloadConfig.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
+	  cmake/cudaloadConfigVersion.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so \
 	  $(DESTDIR)$(LIBDIR)/libcudaload.a $(DESTDIR)$(PREFIX)/include/cudaload.h \
 	  $(DESTDIR)$(PREFIX)/include/cudaload_tables.h $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc \
 	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake
+	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \
 	  $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc; done
 

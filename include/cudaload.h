@@ -32,9 +32,9 @@ extern "C" {
 #endif
 
 #define CUDALOAD_VERSION_MAJOR 0
-#define CUDALOAD_VERSION_MINOR 2
+#define CUDALOAD_VERSION_MINOR 3
 #define CUDALOAD_VERSION_PATCH 0
-#define CUDALOAD_VERSION_STRING "0.2.0"
+#define CUDALOAD_VERSION_STRING "0.3.0"
 
 /* Status codes. Stable numbers: they are part of the ABI. */
 typedef enum cudaload_status {

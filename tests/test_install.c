@@ -152,6 +152,64 @@ static void test_cuda_program_on_stubs(void **state) {
     sh(&out, "rm -f '%s/examples/c/vecadd'", top);
 }
 
+/* tests/cmake: a CMake project with find_package(cudaload CONFIG) and the imported targets
+ * (shared, static, a stub), against the install and against a copy of it moved elsewhere (the
+ * package is relocatable). */
+static int cmake_build(const char **out, const char *pfx, const char *bdir) {
+    return sh(out, "rm -rf '%s' && cmake -S '%s/tests/cmake' -B '%s' -DCMAKE_PREFIX_PATH='%s' >/dev/null 2>&1 && "
+                   "cmake --build '%s' 2>&1", bdir, top, bdir, pfx, bdir);
+}
+
+static void test_cmake_package(void **state) {
+    (void)state;
+    const char *out;
+    if (sh(&out, "command -v cmake") != 0) skip();
+    char bdir[PATH_MAX + 32], moved[PATH_MAX + 32];
+    snprintf(bdir, sizeof bdir, "%s/cmake-build", build);
+    snprintf(moved, sizeof moved, "%s/install-moved", build);
+    if (cmake_build(&out, prefix, bdir) != 0) fail_msg("the CMake consumer did not build:\n%s", out);
+    assert_int_equal(sh(&out, "readelf -d '%s/use_shared' | grep NEEDED", bdir), 0);
+    assert_non_null(strstr(out, "[libcudaload.so.0]"));
+    assert_int_equal(sh(&out, "readelf -d '%s/use_static' '%s/use_stub' | grep NEEDED", bdir, bdir), 0);
+    if (strstr(out, "libcudaload") || strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("DT_NEEDED:\n%s", out);
+    assert_int_equal(sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_shared'",
+                        prefix, bdir), 0);
+    assert_non_null(strstr(out, "version=" CUDALOAD_VERSION_STRING "\n"));
+    assert_non_null(strstr(out, "cudart_status=0\ncudart_version=13000\n"));
+    assert_int_equal(sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_stub'", bdir), 0);
+    assert_non_null(strstr(out, "runtime_err=0\nruntime_version=13000\n"));
+    /* relocatable: the same install, moved, found and linked from its new place */
+    assert_int_equal(sh(&out, "rm -rf '%s' && cp -a '%s' '%s'", moved, prefix, moved), 0);
+    if (cmake_build(&out, moved, bdir) != 0) fail_msg("the CMake consumer did not build against the moved install:\n%s", out);
+    assert_int_equal(sh(&out, "cat '%s'/CMakeFiles/use_static.dir/link.txt", bdir), 0);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "%s/lib/libcudaload.a", moved);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_static'", bdir), 0);
+    assert_non_null(strstr(out, "cudart_status=0\n"));
+    sh(&out, "rm -rf '%s' '%s'", moved, bdir);
+}
+
+/* README's "Use from C" program, as printed there: built through pkg-config with an rpath to
+ * the prefix, run without a GPU it finds the toolkit's runtime and cuFFT and exits 0. */
+static void test_readme_snippet(void **state) {
+    (void)state;
+    const char *out;
+    char src[PATH_MAX + 32], exe[PATH_MAX + 32];
+    snprintf(src, sizeof src, "%s/readme-app.c", build);
+    snprintf(exe, sizeof exe, "%s/readme-app", build);
+    assert_int_equal(sh(&out, "awk '/^## Use from C/{f=1} f&&/^```c/{c=1;next} c&&/^```/{exit} c' '%s/README.md' > '%s' && "
+                              "grep -c main '%s'", top, src, src), 0);
+    int st = sh(&out, "cc -std=c11 -Wall -Wextra -Werror '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs "
+                      "cudaload) -Wl,-rpath,'%s/lib' -o '%s' 2>&1", src, prefix, prefix, exe);
+    if (st != 0) fail_msg("README's C program does not build:\n%s", out);
+    st = sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", exe);
+    if (st != 0) fail_msg("README's C program exited %d:\n%s", st, out);
+    assert_non_null(strstr(out, "CUDA runtime 13.0, init: CUDALOAD_OK\n"));
+    assert_non_null(strstr(out, "cuFFT 12"));
+    sh(&out, "rm -f '%s' '%s'", src, exe);
+}
+
 static void test_example_through_pkg_config(void **state) {
     (void)state;
     const char *out;
@@ -233,6 +291,8 @@ int main(void) {
         cmocka_unit_test(test_exports_and_no_cuda_needed),
         cmocka_unit_test(test_stub_through_pkg_config),
         cmocka_unit_test(test_cuda_program_on_stubs),
+        cmocka_unit_test(test_cmake_package),
+        cmocka_unit_test(test_readme_snippet),
         cmocka_unit_test(test_example_through_pkg_config),
         cmocka_unit_test(test_uninstall),
     };

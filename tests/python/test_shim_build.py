@@ -50,7 +50,7 @@ def test_wheel_contents_and_size(shim_wheel):
     assert not [n for n in names if n.endswith((".c", ".h", ".a", ".o"))], names
     if sys.version_info >= (3, 11):
         assert "-cp311-abi3-" in shim_wheel.name, shim_wheel.name
-    meta = zipfile.ZipFile(shim_wheel).read("cudaload-0.2.0.dist-info/METADATA").decode()
+    meta = zipfile.ZipFile(shim_wheel).read("cudaload-0.3.0.dist-info/METADATA").decode()
     extras = re.findall(r"^Requires-Dist: (.*)$", meta, re.M)
     assert 'nvidia-cuda-runtime-cu12; extra == "cu12"' in extras, extras
     assert 'nvidia-cublas-cu12; extra == "cu12"' in extras, extras
@@ -127,7 +127,7 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     with tarfile.open(sdists[0]) as t:
         names = t.getnames()
         t.extractall(tmp_path / "x")
-    top = "cudaload-0.2.0/"
+    top = "cudaload-0.3.0/"
     for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/_arrays.c",
               "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
@@ -138,7 +138,7 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     assert "probe_report.c" in probe_files and "probe_json.c" in probe_files, probe_files
     for f in probe_files:
         assert top + "libcudaload-src/tools/" + f in names, (f, names)
-    src = tmp_path / "x" / "cudaload-0.2.0"
+    src = tmp_path / "x" / "cudaload-0.3.0"
     dist = tmp_path / "dist"
     env = dict(os.environ, CUDALOAD_NVCC="", CUDALOAD_BUILD_BASE=str(tmp_path / "wb"))
     env.pop("CUDALOAD_SOURCE_DIR", None)

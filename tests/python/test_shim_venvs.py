@@ -174,7 +174,7 @@ def test_python_m_cudaload(venv_bare, venv_cu13):
     env = clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
     bare = sh([venv_bare / "bin" / "python", "-m", "cudaload"], env=env, check=False, cwd=build_dir())
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "libcudaload 0.2.0: python -m cudaload" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
+    assert "libcudaload 0.3.0: python -m cudaload" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
     # commands a Python user has: this interpreter's pip, python -m cudaload; never cudaload-probe
     flat = " ".join(bare.stdout.split())
     assert "fix: %s -m pip install" % (venv_bare / "bin" / "python") in flat, bare.stdout

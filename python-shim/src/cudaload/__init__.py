@@ -26,7 +26,7 @@ import sys as _sys
 
 from . import _cudaload
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
            "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
