@@ -19,9 +19,15 @@ CMOCKA_CFLAGS ?=
 CMOCKA_LIBS   ?= -lcmocka
 
 B          := build
+# HIDDEN_API=1: the API of libcudaload.a and of the stub archives is hidden in the objects
+# (CUDALOAD_API_HIDDEN), for the development tree the Python package ships (make dev-tree).
+# Use its own B: make does not rebuild objects when only flags change.
+HIDDEN_API ?=
+API_VIS    := $(if $(HIDDEN_API),-DCUDALOAD_API_HIDDEN)
+STRIP      ?= strip
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS     ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
 LIBS       := -ldl -lpthread
 
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
@@ -66,7 +72,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -162,7 +168,7 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 # Each is the generated stubs/gen/<lib>.c (+ <lib>_older.c), the shared stubs/stub_core.c and
 # the library's hand-written core where it has one (stubs/cudart_core.c: nvcc's registrations).
 STUB_IDS    := $(sort $(basename $(notdir $(filter-out %_older.c,$(wildcard stubs/gen/*.c)))))
-STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Istubs \
+STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
 STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
 STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so)
@@ -409,6 +415,15 @@ bench: all bench-bins
 
 # ---- install ----
 
+# the CMake package into $(1): the include dir relative to it $(2), the CUDA headers $(3)
+define cmake_package
+	install -d $(1)
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
+	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$(2)|" cmake/cudaloadConfig.cmake.in > $(1)/cudaloadConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
+	  cmake/cudaloadConfigVersion.cmake.in > $(1)/cudaloadConfigVersion.cmake
+endef
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(SO_REAL) $(DESTDIR)$(LIBDIR)/
@@ -426,12 +441,28 @@ install: all
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload-static.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc
-	install -d $(DESTDIR)$(LIBDIR)/cmake/cudaload
-	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
-	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$$(realpath -m --relative-to=$(LIBDIR)/cmake/cudaload $(PREFIX)/include)|" \
-	  cmake/cudaloadConfig.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake
-	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
-	  cmake/cudaloadConfigVersion.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake
+	$(call cmake_package,$(DESTDIR)$(LIBDIR)/cmake/cudaload,$$(realpath -m --relative-to=$(LIBDIR)/cmake/cudaload $(PREFIX)/include),$(abspath $(CUDA_INC)))
+
+# ---- the development tree the Python package ships (python-shim/setup.py runs it, with
+# HIDDEN_API=1 and its own B): DEVDIR/include (the public headers), DEVDIR/lib (libcudaload.a
+# and the stub archives, debug info stripped), DEVDIR/lib/pkgconfig (cudaload.pc naming the
+# archive, cudaload-<lib>.pc; every path relative to the .pc file) and DEVDIR/lib/cmake/cudaload.
+# No shared library and no CUDA headers: the CMake package defines only the static targets, and
+# the table headers take cuda.h from the builder's toolkit (nvcc adds it; docs/python.md).
+dev-tree: $(STATIC) $(STUB_A)
+	@test -n "$(DEVDIR)" || { echo "make dev-tree: set DEVDIR=<dir>"; exit 2; }
+	rm -rf $(DEVDIR)/include $(DEVDIR)/lib
+	install -d $(DEVDIR)/include $(DEVDIR)/lib/pkgconfig
+	install -m 0644 include/cudaload.h include/cudaload_tables.h $(API_HEADERS) $(DEVDIR)/include/
+	for a in $(STATIC) $(STUB_A); do $(STRIP) --strip-debug -o $(DEVDIR)/lib/$$(basename $$a) $$a || exit 1; done
+	for f in cudaload cudaload-static; do \
+	  sed -e 's|@PREFIX@|$${pcfiledir}/../..|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e '/^cudaincludedir=/d' -e 's| -I$${cudaincludedir}||' -e "s|^Name: .*|Name: $$f|" \
+	    libcudaload/cudaload-static.pc.in > $(DEVDIR)/lib/pkgconfig/$$f.pc || exit 1; done
+	for s in $(STUB_IDS); do \
+	  sed -e 's|@PREFIX@|$${pcfiledir}/../..|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' -e "s|@LIB@|$$s|g" \
+	    libcudaload/cudaload-stub.pc.in > $(DEVDIR)/lib/pkgconfig/cudaload-$$s.pc || exit 1; done
+	$(call cmake_package,$(DEVDIR)/lib/cmake/cudaload,../../../include,)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SO_REAL)) $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libcudaload.so \

@@ -25,7 +25,12 @@
 extern "C" {
 #endif
 
-#if defined(__GNUC__)
+#if defined(CUDALOAD_API_HIDDEN) && defined(__GNUC__)
+/* The archive the Python package ships for extension builders (make HIDDEN_API=1): its API
+ * is hidden in the object files, so a module that links it exports none of it (the linker
+ * keeps the most restrictive visibility of a symbol's declarations and definition). */
+#define CUDALOAD_API __attribute__((visibility("hidden")))
+#elif defined(__GNUC__)
 #define CUDALOAD_API __attribute__((visibility("default")))
 #else
 #define CUDALOAD_API

@@ -32,7 +32,9 @@ VENDORED = HERE / "libcudaload-src"
 # What the build needs of the repository (the sdist copies exactly this): the library, and the
 # probe's report (tools/probe_*.c, .h: gather, diagnose, self-test, render), which the
 # extension compiles in.
-LIB_FILES = ["Makefile", "include", "libcudaload", "kernels"]
+# The stubs and the CMake/pkg-config templates: the wheel ships them for extension builders
+# (make dev-tree).
+LIB_FILES = ["Makefile", "include", "libcudaload", "kernels", "stubs", "cmake"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 # SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
@@ -94,8 +96,13 @@ class BuildExt(build_ext):
         root = library_root()
         inc = cuda_include()
         libdir = Path(self.build_temp).resolve() / "libcudaload"
-        cmd = [os.environ.get("MAKE", "make"), "-C", str(root), "B=%s" % libdir, "CUDA_INC=%s" % inc, "CFLAGS=-O2",
-               str(libdir / "libcudaload.a")]
+        # For extension builders (cudaload as a build requirement, docs/python.md): the package
+        # carries the headers, libcudaload.a and the stub archives (their API hidden:
+        # HIDDEN_API=1), pkg-config modules and the CMake package, under cudaload/include and
+        # cudaload/lib (get_include(), get_library_dir()). The module links the same archive.
+        devdir = Path(self.build_lib).resolve() / "cudaload"
+        cmd = [os.environ.get("MAKE", "make"), "-C", str(root), "-j%d" % (os.cpu_count() or 2), "B=%s" % libdir,
+               "CUDA_INC=%s" % inc, "CFLAGS=-O2", "HIDDEN_API=1", "DEVDIR=%s" % devdir, "dev-tree"]
         nv = nvcc()
         cmd.insert(-1, "NVCC=%s" % (nv or ""))
         if nv:

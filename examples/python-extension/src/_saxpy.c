@@ -203,12 +203,17 @@ out:
 /* Raises CudaloadError for a failed call of _kernels.cu. The stubs' own codes (the library could
  * not be loaded: cudaErrorSharedObjectInitFailed 303, CUFFT_SETUP_FAILED) come with libcudaload's
  * report of why. */
-static PyObject *raise_kernel_error(const demo_error *e, const char *why) {
+static PyObject *raise_kernel_error(const demo_error *e) {
     int load_failed = (strcmp(e->library, "CUDA runtime") == 0 && e->code == cudaErrorSharedObjectInitFailed) ||
                       (strcmp(e->library, "cuFFT") == 0 && e->code == CUFFT_SETUP_FAILED);
-    const char *name = strcmp(e->library, "CUDA runtime") == 0 ? demo_cuda_error_name(e->code) : "";
+    /* why the library did not load, copied first: cudaload_last_error() is the calling thread's
+     * last failure, and the name lookup below goes through the runtime's stub, which retries the
+     * load and would replace it. No name lookup when the runtime is what failed to load. */
+    char why[2048] = "";
+    if (load_failed) snprintf(why, sizeof why, "%s", cudaload_last_error());
+    const char *name = strcmp(e->library, "CUDA runtime") == 0 && !load_failed ? demo_cuda_error_name(e->code) : "";
     PyObject *m = PyUnicode_FromFormat("%s failed (%s error %d%s%s)%s%s", e->step, e->library, e->code, name[0] ? ": " : "",
-                                       name, load_failed ? "\n" : "", load_failed && why ? why : "");
+                                       name, why[0] ? "\n" : "", why);
     if (m) {
         raise_status(CUDALOAD_ERROR_CUDA, PyUnicode_AsUTF8(m));
         Py_DECREF(m);
@@ -229,7 +234,7 @@ static PyObject *py_scale(PyObject *self, PyObject *args) {
     rc = demo_scale(a, (float *)x.buf, (long long)(x.len / 4), &e);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&x);
-    if (rc != 0) return raise_kernel_error(&e, cudaload_last_error());
+    if (rc != 0) return raise_kernel_error(&e);
     Py_RETURN_NONE;
 }
 
@@ -244,7 +249,7 @@ static PyObject *py_fft_roundtrip(PyObject *self, PyObject *arg) {
     rc = demo_fft_roundtrip((const float *)x.buf, (long long)(x.len / 4), &max_err, &e);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&x);
-    if (rc != 0) return raise_kernel_error(&e, cudaload_last_error());
+    if (rc != 0) return raise_kernel_error(&e);
     return PyFloat_FromDouble(max_err);
 }
 

@@ -28,6 +28,7 @@ from . import _cudaload
 
 __version__ = "0.3.0"
 __all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
+           "get_include", "get_library_dir", "get_cmake_dir", "get_pkgconfig_dir",
            "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
            "KernelsUnavailableError", "CudaError"]
@@ -123,6 +124,45 @@ def _raise(err):
 
 
 # ---- init at import ------------------------------------------------------------------------------
+
+
+# ---- for extension builders: cudaload as a build requirement (docs/python.md) -------------------
+# The package carries libcudaload's public headers, libcudaload.a and the stub archives (their
+# API hidden), pkg-config modules and the CMake package; `python -m cudaload --cflags` etc.
+
+
+def _dev_dir(*parts):
+    path = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), *parts)
+    if not _os.path.isdir(path):  # a build without the development tree (setup.py's dev-tree step)
+        raise FileNotFoundError("cudaload %s: %s is missing from this installation" % (__version__, path))
+    return path
+
+
+def get_include():
+    """The directory of cudaload.h, cudaload_tables.h, cudaload_stubs.h and the table headers
+    (cudaload_cudart.h, ...). The table headers include the CUDA headers (cuda.h, ...), which
+    come from the builder's toolkit: nvcc adds them, a C compiler needs -I<toolkit>/include."""
+    return _dev_dir("include")
+
+
+def get_library_dir():
+    """The directory of libcudaload.a and the stub archives libcudaload-<lib>.a (cudart, cufft,
+    cublas, ...: docs/stubs.md), position independent, their API hidden: a module that links
+    them exports none of it. Link a stub before libcudaload.a, then -ldl -lpthread."""
+    return _dev_dir("lib")
+
+
+def get_cmake_dir():
+    """The directory of cudaloadConfig.cmake: CMAKE_PREFIX_PATH or cudaload_DIR for
+    find_package(cudaload CONFIG) (targets cudaload::static, cudaload::stub_<lib>).
+    scikit-build-core finds it by itself (the package's cmake.prefix entry point)."""
+    return _dev_dir("lib", "cmake", "cudaload")
+
+
+def get_pkgconfig_dir():
+    """The directory of cudaload.pc (the archive) and cudaload-<lib>.pc (a stub and the
+    archive): PKG_CONFIG_PATH. Every path in them is relative to the .pc file."""
+    return _dev_dir("lib", "pkgconfig")
 
 
 def search_roots():

@@ -3,9 +3,15 @@ cudaload-probe's, from the same C code), with this interpreter's package directo
 search roots. Exit code: the probe's (0 ok, 1 library missing, 2 no driver or no device,
 3 self-test failed, 4 usage error: an unknown argument, or an invalid CUDALOAD_* value, whose
 reason goes to stderr as cudaload-probe writes it). Its fix lines name this interpreter's
-commands (`<python> -m pip install`, `python -m cudaload`)."""
+commands (`<python> -m pip install`, `python -m cudaload`).
+
+For extension builders (cudaload as a build requirement, docs/python.md), as pybind11's and
+nanobind's: --cflags (-I<include>), --libs[=STUB,...] (the stub archives named, then
+libcudaload.a, -ldl -lpthread), --cmakedir, --pkgconfigdir. They print the flags or the
+directory on one line and exit 0 (4 for an unknown stub name); the report is not made."""
 import argparse
 import os
+import shlex
 import sys
 
 import cudaload
@@ -22,7 +28,16 @@ def main(argv=None):
                  "from this interpreter, and why (docs/probe.md).")
     ap.add_argument("--json", action="store_true", help="the report as JSON (schema: docs/probe.md)")
     ap.add_argument("--no-selftest", action="store_true", help="skip the SAXPY/SGEMM self-test on the GPU")
+    build = ap.add_argument_group("for extension builders")
+    build.add_argument("--cflags", action="store_true", help="the compiler flags: -I<dir of cudaload.h>")
+    build.add_argument("--libs", nargs="?", const="", metavar="STUB,...",
+                       help="the link flags: the stub archives named (cudart, cufft, ...; docs/stubs.md), "
+                            "libcudaload.a, -ldl -lpthread")
+    build.add_argument("--cmakedir", action="store_true", help="the directory of cudaloadConfig.cmake")
+    build.add_argument("--pkgconfigdir", action="store_true", help="the directory of cudaload.pc")
     args = ap.parse_args(argv)
+    if args.cflags or args.libs is not None or args.cmakedir or args.pkgconfigdir:
+        return _build_flags(ap, args)
     status = cudaload._cudaload._status_name(cudaload._init_status)[0]
     if status in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION"):
         # a bad CUDALOAD_* value: nothing was searched; as cudaload-probe, the reason on stderr, exit 4
@@ -33,6 +48,29 @@ def main(argv=None):
     sys.stdout.write(text + ("\n" if args.json else ""))
     sys.stdout.flush()
     return code
+
+
+def _build_flags(ap, args):
+    out = []
+    if args.cmakedir:
+        out.append(shlex.quote(cudaload.get_cmake_dir()))
+    if args.pkgconfigdir:
+        out.append(shlex.quote(cudaload.get_pkgconfig_dir()))
+    if args.cflags:
+        out.append("-I" + shlex.quote(cudaload.get_include()))
+    if args.libs is not None:
+        libdir = cudaload.get_library_dir()
+        stubs = [s.strip() for s in args.libs.split(",") if s.strip()]
+        have = sorted(f[len("libcudaload-"):-2] for f in os.listdir(libdir) if f.startswith("libcudaload-") and f.endswith(".a"))
+        unknown = [s for s in stubs if s not in have]
+        if unknown:
+            sys.stderr.write("%s: no stub for %s (the stubs: %s)\n" % (ap.prog, ", ".join(unknown), ", ".join(have)))
+            return 4
+        # a stub before the archive it calls into (static link order)
+        archives = ["libcudaload-%s.a" % s for s in stubs] + ["libcudaload.a"]
+        out += [shlex.quote(os.path.join(libdir, a)) for a in archives] + ["-ldl", "-lpthread"]
+    sys.stdout.write(" ".join(out) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
