@@ -36,7 +36,9 @@ if ! CUDALOAD_BUILD_BASE=$b/python/setuptools "$py" -m pip install --no-build-is
 fi
 echo "device-run: python-shim built and installed into $target in $((SECONDS - start)) s"
 
-export PYTHONPATH=$target${PYTHONPATH:+:$PYTHONPATH} CUDALOAD_TEST_BUILD=$b
+# no network here: the example extension builds without isolation, with the cudaload just
+# installed (on PYTHONPATH) and this interpreter's setuptools
+export PYTHONPATH=$target${PYTHONPATH:+:$PYTHONPATH} CUDALOAD_TEST_BUILD=$b CUDALOAD_TEST_NO_BUILD_ISOLATION=1
 "$py" -m cudaload > "$log/probe.txt" 2>&1; echo "python -m cudaload: exit $?" | tee -a "$log/probe.txt"
 "$py" -m cudaload --json --no-selftest > "$log/probe.json" 2>&1
 "$py" -m pytest tests/python -k gpu -v -rs -p no:cacheprovider 2>&1 | tee "$log/pytest-gpu.txt"

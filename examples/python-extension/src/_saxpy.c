@@ -1,6 +1,6 @@
 /*
- * _saxpy.c -- a third-party Python extension module that embeds libcudaload (libcudaload.a,
- * linked through pkg-config with -Wl,--exclude-libs,ALL: see setup.py).
+ * _saxpy.c -- a third-party Python extension module that embeds libcudaload (libcudaload.a
+ * from the cudaload package, a build requirement: see setup.py).
  *
  * It links no CUDA library and carries no rpath. At import, saxpy_demo/__init__.py passes
  * the directories Python imports from (site-packages, sys.path) to _init(), which hands
