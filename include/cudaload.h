@@ -155,7 +155,9 @@ typedef struct cudaload_options {
     X(UNSEARCHABLE, 18)        /* a directory on the way cannot be searched (text: it) */            \
     X(DRIVER_LOADED, 19)       /* a second driver cannot be loaded (text: the loaded one) */         \
     X(STUB_LIBRARY, 20)        /* the toolkit's link stub, not a driver (text: the error) */         \
-    X(DRIVER_FAILED, 21)       /* the driver's version call failed (text: the error) */
+    X(DRIVER_FAILED, 21)       /* the driver's version call failed (text: the error) */            \
+    X(NOT_PRESENT, 22)         /* a place the driver may live has no such file */                   \
+    X(STUB_DIR, 23)            /* in a stubs/ directory: the toolkit's link stubs, never opened */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,

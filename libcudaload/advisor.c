@@ -81,6 +81,10 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
                       d->value);
         break;
     case CUDALOAD_REASON_DRIVER_FAILED: cl_buf_printf(out, "cuDriverGetVersion failed: %s (%d)", t, d->value); break;
+    case CUDALOAD_REASON_NOT_PRESENT: cl_buf_printf(out, "not there"); break;
+    case CUDALOAD_REASON_STUB_DIR:
+        cl_buf_printf(out, "skipped: in a stubs/ directory, the toolkit's link stubs (never a driver); not opened");
+        break;
     case CUDALOAD_REASON_COUNT_: break;
     }
 }

@@ -36,12 +36,18 @@
 #define NPP_FLAVORS(n) CTK("lib" n ".so.13", "nvidia-npp", "lib" n ".so.12", "npp", "nvidia-npp-cu12", 0, 0)
 #define NPP(n) {.name = n, .flavor = NPP_FLAVORS(n), .deps = {"nppc"}, .header = "npp.h"}
 
+/* Where the driver and NVML live when the dynamic loader does not list them, tried in this order
+ * after its search: NixOS (no ld.so.cache entry: /run/opengl-driver/lib), WSL2 (the Windows
+ * driver's Linux libraries: /usr/lib/wsl/lib), and containers whose runtime mounts the driver
+ * at /usr/local/nvidia/lib64 and relies on an LD_LIBRARY_PATH a program may not inherit. */
+#define CL_DRIVER_DIRS "/run/opengl-driver/lib /usr/lib/wsl/lib /usr/local/nvidia/lib64"
+
 static const cl_row cl_rows[] = {
     /* ---- the historic four (ids 0..3 = CUDALOAD_LIB_DRIVER .. CUDALOAD_LIB_CUBLAS) ---- */
     {.name = "cuda", .env_alias = "CUDALOAD_DRIVER_PATH", .option_name = "options.driver_path",
      .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT, .flavor = {FL(0, "libcuda.so.1", NULL, NULL, NULL, 0)},
      .version_kind = CL_VERSION_CUDA, .version_fn = "cuDriverGetVersion", .header = "cuda.h",
-     .api = {.headers = "cuda.h cudaProfiler.h", .per_thread = 1, .older_abis = 1},
+     .system_dirs = CL_DRIVER_DIRS, .api = {.headers = "cuda.h cudaProfiler.h", .per_thread = 1, .older_abis = 1},
      .note = "the driver: never from wheels, never the unversioned libcuda.so (the toolkit's link stub)"},
     {.name = "cudart", .option_name = "options.cudart_path", .flags = CL_ROW_AT_INIT,
      .flavor = CTK("libcudart.so.13", "nvidia-cuda-runtime", "libcudart.so.12", "cuda_runtime", "nvidia-cuda-runtime-cu12", 0, 0),
@@ -58,7 +64,7 @@ static const cl_row cl_rows[] = {
 
     /* ---- appended in 0.2 ---- */
     {.name = "nvml", .flags = CL_ROW_DRIVER_LIKE, .flavor = {FL(0, "libnvidia-ml.so.1", NULL, NULL, NULL, 0)},
-     .header = "nvml.h", .note = "installed with the driver; its version calls need nvmlInit, never called while searching"},
+     .system_dirs = CL_DRIVER_DIRS, .header = "nvml.h", .note = "installed with the driver; its version calls need nvmlInit, never called while searching"},
     /* JIT compilation and linking */
     {.name = "nvrtc", .flavor = CTK("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0),
      .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvrtcVersion", .header = "nvrtc.h", .api = {.headers = "nvrtc.h"},

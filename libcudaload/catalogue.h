@@ -67,6 +67,8 @@ typedef struct cl_row {
     unsigned flags;               /* CL_ROW_* */
     cl_flavor flavor[CL_MAX_FLAVORS]; /* newest CUDA major first */
     const char *prefix_dir;       /* an extra directory under a conda / CUDA_HOME prefix, or NULL */
+    const char *system_dirs;      /* driver-like rows: directories tried, in order, after the dynamic
+                                     loader's search, space-separated (CUDALOAD_DRIVER_DIRS replaces them) */
     const char *deps[CL_MAX_DEPS];      /* loaded first, from the same root: it fails without them */
     const char *opt_deps[CL_MAX_DEPS];  /* loaded first when there (it dlopens them itself) */
     cl_version_kind version_kind;

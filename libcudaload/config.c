@@ -250,6 +250,14 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
                                             &cfg->n_override_dirs, err)) != CUDALOAD_OK)
         return st;
 
+    /* the driver's places after the dynamic loader's search (the rows' system_dirs) */
+    if (use_env && (v = getenv("CUDALOAD_DRIVER_DIRS")) && v[0]) {
+        if ((st = cl_parse_dir_list("CUDALOAD_DRIVER_DIRS", v, &cfg->driver_dirs, &cfg->n_driver_dirs, err)) !=
+            CUDALOAD_OK)
+            return st;
+        cfg->driver_dirs_set = 1;
+    }
+
     if ((st = cl_parse_files(&o, cfg, use_env, err)) != CUDALOAD_OK) return st;
 
     cfg->cuda_major = 0;
@@ -290,8 +298,10 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
 void cl_config_free(cl_config *cfg) {
     for (size_t i = 0; i < cfg->n_caller_roots; i++) free(cfg->caller_roots[i]);
     for (size_t i = 0; i < cfg->n_override_dirs; i++) free(cfg->override_dirs[i]);
+    for (size_t i = 0; i < cfg->n_driver_dirs; i++) free(cfg->driver_dirs[i]);
     free(cfg->caller_roots);
     free(cfg->override_dirs);
+    free(cfg->driver_dirs);
     for (int i = 0; i < CL_CATALOGUE_MAX; i++) {
         free(cfg->file[i]);
         free(cfg->file_origin[i]);

@@ -67,6 +67,9 @@ typedef struct cl_config {
     size_t n_caller_roots;
     char **override_dirs;    /* CUDALOAD_PATH, options.lib_dirs */
     size_t n_override_dirs;
+    char **driver_dirs;      /* CUDALOAD_DRIVER_DIRS: replaces the driver-like rows' system_dirs */
+    size_t n_driver_dirs;
+    int driver_dirs_set;     /* 1 when CUDALOAD_DRIVER_DIRS was given */
     char *file[CL_CATALOGUE_MAX];            /* exact-file overrides, absolute, by catalogue id */
     char *file_origin[CL_CATALOGUE_MAX];     /* "CUDALOAD_CUDART_PATH" / "options.cudart_path" */
     int cuda_major;          /* 0, 12 or 13 */

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define G cl_ctx
 
@@ -718,29 +719,167 @@ static int cl_try_system(int lib, int major) {
 
 /* ---- driver-like rows: the system only ---- */
 
-/* The driver: a loaded copy, the exact file, or the system's libcuda.so.1. Never from wheels or
- * roots, and never the unversioned libcuda.so (the toolkit's link stub). NVML likewise. */
-static cudaload_status cl_walk_driver_like(int lib) {
-    const cl_row *row = row_of(lib);
+/* Resolves an open driver-like file and, for the driver, asks its version (*version). When it
+ * cannot be used: records the candidate, clears the table and closes the handle (never the
+ * process's loaded copy), and returns why. */
+static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cudaload_source source, int *version) {
+    cl_buf why = {0};
+    cl_why w = {0};
+    *version = 0;
+    cudaload_status st = cl_resolve((cudaload_lib)lib, h, &why);
+    if (st != CUDALOAD_OK) cl_why_set(&w, CUDALOAD_REASON_SYMBOL_MISSING, 0, 0, 0, "%s", cl_buf_str(&why));
+    if (st == CUDALOAD_OK && lib == CUDALOAD_LIB_DRIVER) {
+        const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
+        CUresult r = d->cuDriverGetVersion(version);
+        if (r != CUDA_SUCCESS || *version <= 0) {
+            const char *name = NULL;
+            if (d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+            cl_why_set(&w, r == CUDA_ERROR_STUB_LIBRARY ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED,
+                       0, (int)r, 0, "%s", name ? name : "unknown error");
+            st = CUDALOAD_ERROR_NO_DRIVER;
+        }
+    }
+    if (st != CUDALOAD_OK) {
+        cudaload_status rep = source == CUDALOAD_SOURCE_OVERRIDE ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : st;
+        cl_record(lib, where, source, rep, &w);
+        if (source == CUDALOAD_SOURCE_OVERRIDE)
+            cl_set_note(lib, G.cfg.file_origin[lib], where, G.lib[lib].cands[G.lib[lib].n_cands - 1].reason);
+        cl_resolve_clear((cudaload_lib)lib);
+        if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
+        st = rep;
+    }
+    cl_buf_free(&why);
+    cl_why_free(&w);
+    return st;
+}
+
+/* Keeps a usable driver-like copy (h NULL in find-only mode). */
+static void cl_driver_take(int lib, void *h, const char *where, cudaload_source source, int version) {
     cl_lib_state *ls = &G.lib[lib];
-    const char *soname = row->flavor[0].soname;
-    int is_driver = lib == CUDALOAD_LIB_DRIVER;
-    cudaload_status missing = is_driver ? CUDALOAD_ERROR_NO_DRIVER : CUDALOAD_ERROR_NOT_FOUND;
+    cl_record_code(lib, where, source, CUDALOAD_OK,
+                   !h ? CUDALOAD_REASON_FOUND
+                      : source == CUDALOAD_SOURCE_LOADED ? CUDALOAD_REASON_REUSED : CUDALOAD_REASON_TAKEN, 0);
+    /* the driver's CUDA version is no library major: it does not pin the process's major */
+    cl_take(lib, h, where, row_of(lib)->flavor[0].soname, source, source == CUDALOAD_SOURCE_LOADED, 0, version, -1);
+    if (lib != CUDALOAD_LIB_DRIVER || !h) return;
+    ls->major = version / 1000;
+    G.drv.loaded = 1;
+    G.drv.version = version;
+    G.drv.branch = cl_read_driver_branch();
+    G.drv.branch_major = G.drv.branch ? atoi(G.drv.branch) : 0;
+    cl_debug("driver: CUDA %d.%d (cuDriverGetVersion %d), branch %s, from %s", version / 1000, (version % 1000) / 10,
+             version, G.drv.branch ? G.drv.branch : "unknown", where);
+}
+
+/* Is path's directory called stubs (the toolkit's lib64/stubs, conda's lib/stubs)? */
+static int cl_in_stubs_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash - path < 6) return 0;
+    return strncmp(slash - 6, "/stubs", 6) == 0;
+}
+
+/* One place a driver-like row's file may be: the dynamic loader's search for its SONAME (dir
+ * NULL), or dir/<SONAME>. Recorded as a candidate either way; CUDALOAD_OK when taken. */
+static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status missing) {
+    const char *soname = row_of(lib)->flavor[0].soname;
     char label[128];
     snprintf(label, sizeof label, "%s (system search)", soname);
+    char *path = dir ? cl_path_join(dir, soname) : NULL;
+    char *real = NULL;
+    void *h = NULL;
+    cl_buf why = {0};
+    cl_why w = {0};
+    cudaload_status st = missing;
+    const char *where = dir ? path : label;
+    if (dir && !path) {
+        st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    } else if (dir && access(path, F_OK) != 0) {
+        cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_PRESENT, 0);
+    } else if (dir && cl_open_check_file(path, &why) != CUDALOAD_OK) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, 0, 0, 0, "%s", cl_buf_str(&why));
+        cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+    } else if (cl_find_only()) {
+        real = dir ? realpath(path, NULL) : cl_search_system_path(soname, G.cfg.secure);
+        if (!real) cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
+    } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
+        cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
+        cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+    } else {
+        real = cl_handle_path(h);
+    }
+    if (real) where = real;
+    if ((h || real) && cl_in_stubs_dir(where)) {
+        /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
+        cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_STUB_DIR, 0);
+        if (h) dlclose(h);
+    } else if (h) {
+        int version = 0;
+        st = cl_driver_usable(lib, h, where, CUDALOAD_SOURCE_SYSTEM, &version);
+        if (st == CUDALOAD_OK) cl_driver_take(lib, h, where, CUDALOAD_SOURCE_SYSTEM, version);
+        else if (st != CUDALOAD_ERROR_OUT_OF_MEMORY) st = missing;
+    } else if (real) {
+        cl_driver_take(lib, NULL, where, CUDALOAD_SOURCE_SYSTEM, 0); /* find-only: located, not loaded */
+        st = CUDALOAD_OK;
+    }
+    free(path);
+    free(real);
+    cl_buf_free(&why);
+    cl_why_free(&w);
+    return st;
+}
+
+/* The system's copy of a driver-like row: the dynamic loader's search for its SONAME
+ * (LD_LIBRARY_PATH, ld.so.cache, the default directories), then each directory of the row's
+ * system_dirs (or CUDALOAD_DRIVER_DIRS), in order, until one is usable. A copy that answers as
+ * the toolkit's stub (CUDA_ERROR_STUB_LIBRARY) or fails its version call is closed and the
+ * search goes on: another place may hold the real driver. */
+static cudaload_status cl_driver_from_system(int lib, cudaload_status missing) {
+    cudaload_status st = cl_driver_try(lib, NULL, missing);
+    if (st != missing) return st;
+    if (G.cfg.driver_dirs_set) {
+        for (size_t i = 0; i < G.cfg.n_driver_dirs; i++)
+            if ((st = cl_driver_try(lib, G.cfg.driver_dirs[i], missing)) != missing) return st;
+        return missing;
+    }
+    const char *p = row_of(lib)->system_dirs;
+    while (p && *p) {
+        size_t n = strcspn(p, " ");
+        char dir[256];
+        if (n > 0 && n < sizeof dir) {
+            memcpy(dir, p, n);
+            dir[n] = 0;
+            if ((st = cl_driver_try(lib, dir, missing)) != missing) return st;
+        }
+        p += n;
+        p += strspn(p, " ");
+    }
+    return missing;
+}
+
+/* The driver: a loaded copy, the exact file, or the system's (cl_driver_from_system). Never from
+ * wheels or roots, and never the unversioned libcuda.so (the toolkit's link stub). NVML likewise. */
+static cudaload_status cl_walk_driver_like(int lib) {
+    cl_lib_state *ls = &G.lib[lib];
+    const char *soname = row_of(lib)->flavor[0].soname;
+    int is_driver = lib == CUDALOAD_LIB_DRIVER;
+    cudaload_status missing = is_driver ? CUDALOAD_ERROR_NO_DRIVER : CUDALOAD_ERROR_NOT_FOUND;
+    const char *override = G.cfg.file[lib];
     char *real = NULL;
     void *h = cl_open_loaded(soname, &real);
     cudaload_source source = CUDALOAD_SOURCE_LOADED;
-    const char *override = G.cfg.file[lib];
+    if (!h && !override) {
+        /* the driver is always searched in the system (it never comes from anywhere else); a
+         * driver-like library that is not the driver follows the scope */
+        if (!(G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) && !is_driver) return missing;
+        return cl_driver_from_system(lib, missing);
+    }
     cl_buf why = {0};
     cl_why w = {0};
     cudaload_status st = CUDALOAD_OK;
-    if (h) {
-        if (override) {
-            cl_why_set(&w, CUDALOAD_REASON_DRIVER_LOADED, 0, 0, 0, "%s", real ? real : "?");
-            cl_record(lib, override, CUDALOAD_SOURCE_OVERRIDE, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
-        }
-    } else if (override) {
+    if (h && override) {
+        cl_why_set(&w, CUDALOAD_REASON_DRIVER_LOADED, 0, 0, 0, "%s", real ? real : "?");
+        cl_record(lib, override, CUDALOAD_SOURCE_OVERRIDE, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
+    } else if (!h) {
         source = CUDALOAD_SOURCE_OVERRIDE;
         real = cl_strdup(override);
         st = cl_open_check_file(override, &why);
@@ -752,86 +891,18 @@ static cudaload_status cl_walk_driver_like(int lib) {
             cl_why_set(&w, h ? CUDALOAD_REASON_FILE_UNUSABLE : CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
             cl_record(lib, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
             cl_set_note(lib, G.cfg.file_origin[lib], override, ls->cands[ls->n_cands - 1].reason);
-            cl_buf_free(&why);
-            cl_why_free(&w);
-            free(real);
-            return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
-        }
-    } else if (!(G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) && !is_driver) {
-        /* the driver is always searched in the system (it never comes from anywhere else); a
-         * driver-like library that is not the driver follows the scope */
-        return missing;
-    } else {
-        source = CUDALOAD_SOURCE_SYSTEM;
-        if (cl_find_only()) {
-            real = cl_search_system_path(soname, G.cfg.secure);
-            if (!real) {
-                cl_record_code(lib, label, source, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
-                return missing;
-            }
-        } else {
-            h = cl_open_path(soname, &why);
-            if (!h) {
-                cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
-                cl_record(lib, label, source, missing, &w);
-                cl_buf_free(&why);
-                cl_why_free(&w);
-                return missing;
-            }
-            real = cl_handle_path(h);
+            st = CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
         }
     }
     const char *where = real ? real : soname;
-    if (cl_find_only() && !h) {
-        cl_record_code(lib, where, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, 0);
-        cl_take(lib, NULL, where, soname, source, 0, 0, 0, -1);
-        free(real);
-        cl_why_free(&w);
-        return CUDALOAD_OK;
-    }
-    st = cl_resolve((cudaload_lib)lib, h, &why);
-    if (st != CUDALOAD_OK) cl_why_set(&w, CUDALOAD_REASON_SYMBOL_MISSING, 0, 0, 0, "%s", cl_buf_str(&why));
     int version = 0;
-    if (st == CUDALOAD_OK && is_driver) {
-        const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
-        CUresult r = d->cuDriverGetVersion(&version);
-        if (r != CUDA_SUCCESS || version <= 0) {
-            const char *name = NULL;
-            if (d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
-            cl_why_set(&w, r == 34 ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED, 0, (int)r, 0, "%s",
-                       name ? name : "unknown error");
-            st = CUDALOAD_ERROR_NO_DRIVER;
-            cl_resolve_clear(CUDALOAD_LIB_DRIVER);
-        }
-    }
-    if (st != CUDALOAD_OK) {
-        cudaload_status rep = source == CUDALOAD_SOURCE_OVERRIDE ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : st;
-        cl_record(lib, where, source, rep, &w);
-        if (source == CUDALOAD_SOURCE_OVERRIDE)
-            cl_set_note(lib, G.cfg.file_origin[lib], where, ls->cands[ls->n_cands - 1].reason);
-        if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
-        cl_buf_free(&why);
-        cl_why_free(&w);
-        free(real);
-        return rep;
-    }
-    cl_record_code(lib, where, source, CUDALOAD_OK,
-                   source == CUDALOAD_SOURCE_LOADED ? CUDALOAD_REASON_REUSED : CUDALOAD_REASON_TAKEN, 0);
-    /* the driver's CUDA version is no library major: it does not pin the process's major */
-    cl_take(lib, h, where, soname, source, source == CUDALOAD_SOURCE_LOADED, 0, version, -1);
-    if (is_driver) ls->major = version / 1000;
-    if (is_driver) {
-        G.drv.loaded = 1;
-        G.drv.version = version;
-        G.drv.branch = cl_read_driver_branch();
-        G.drv.branch_major = G.drv.branch ? atoi(G.drv.branch) : 0;
-        cl_debug("driver: CUDA %d.%d (cuDriverGetVersion %d), branch %s", version / 1000, (version % 1000) / 10, version,
-                 G.drv.branch ? G.drv.branch : "unknown");
-    }
+    if (st == CUDALOAD_OK && !h) cl_driver_take(lib, NULL, where, source, 0); /* find-only: the exact file checked */
+    else if (st == CUDALOAD_OK && (st = cl_driver_usable(lib, h, where, source, &version)) == CUDALOAD_OK)
+        cl_driver_take(lib, h, where, source, version);
     cl_buf_free(&why);
     cl_why_free(&w);
     free(real);
-    return CUDALOAD_OK;
+    return st;
 }
 
 /* ---- the walk ---- */

@@ -393,6 +393,42 @@ static void test_conda_and_cuda_home(void **state) {
     done(&o);
 }
 
+/* The toolkit's stubs on LD_LIBRARY_PATH (numba#9732, nixpkgs#310234): the dynamic loader
+ * hands libcudaload the link stub, which is rejected unopened (STUB_DIR), and the search goes on
+ * to the driver's places (CUDALOAD_DRIVER_DIRS standing for /run/opengl-driver/lib), where the
+ * fake driver is taken. */
+static void test_stubs_on_ld_library_path(void **state) {
+    (void)state;
+    char sys[PATH_MAX];
+    if (th_loader_resolves("libcuda.so.1", sys, sizeof sys)) {
+        print_message("skipped: this machine's dynamic loader finds %s\n", sys);
+        skip();
+    }
+    char *top = th_tmpdir(), stubs[PATH_MAX], nix[PATH_MAX], src[PATH_MAX], dst[PATH_MAX + 16];
+    snprintf(stubs, sizeof stubs, "%s/cuda/lib64/stubs", top);
+    snprintf(nix, sizeof nix, "%s/run/opengl-driver/lib", top);
+    th_mkdirs(stubs);
+    th_mkdirs(nix);
+    snprintf(src, sizeof src, "%s/stubs/libcuda.so", th_fixture_env("CUDA_TOOLKIT_LIB"));
+    snprintf(dst, sizeof dst, "%s/libcuda.so.1", stubs);
+    th_copy(src, dst);
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(dst, sizeof dst, "%s/libcuda.so.1", nix);
+    th_copy(src, dst);
+    char llp[PATH_MAX + 32], dirs[PATH_MAX + 32];
+    snprintf(llp, sizeof llp, "LD_LIBRARY_PATH=%s", stubs);
+    snprintf(dirs, sizeof dirs, "CUDALOAD_DRIVER_DIRS=%s", nix);
+    const char *env[] = {llp, dirs, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--no-selftest", NULL};
+    run_out o;
+    run_probe(&o, env, args);
+    ASSERT_JQ(&o, "[c[\"reason_code\"] for c in d[\"libraries\"][\"cuda\"][\"candidates\"]]", "[\"STUB_DIR\", \"TAKEN\"]");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"candidates\"][0][\"path\"].endswith(\"/cuda/lib64/stubs/libcuda.so.1\")", "true");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"path\"].endswith(\"/run/opengl-driver/lib/libcuda.so.1\")", "true");
+    done(&o);
+    free(top);
+}
+
 static void test_ld_library_path_warning(void **state) {
     (void)state;
     char llp[PATH_MAX + 32];
@@ -1181,6 +1217,7 @@ int main(void) {
         cmocka_unit_test(test_already_loaded),
         cmocka_unit_test(test_conda_and_cuda_home),
         cmocka_unit_test(test_ld_library_path_warning),
+        cmocka_unit_test(test_stubs_on_ld_library_path),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),

@@ -367,6 +367,108 @@ static void test_dist_info_tells_the_major(void **state) {
     free(site);
 }
 
+/* ---- the driver's places after the dynamic loader (NixOS, WSL, containers: issue 15) ---- */
+
+typedef struct driver_tree {
+    char *top;
+    char nix[PATH_MAX], wsl[PATH_MAX], stubs[PATH_MAX], container[PATH_MAX], env[4 * PATH_MAX + 64];
+} driver_tree;
+
+/* top/nix: nothing; top/wsl: the toolkit's real link stub as libcuda.so.1 (answers
+ * CUDA_ERROR_STUB_LIBRARY); top/tk/lib64/stubs: the same stub; top/container: the fake driver.
+ * NULL (the test skipped) when ld.so finds a libcuda.so.1 of its own (a GPU machine). */
+static driver_tree *make_driver_tree(void) {
+    char sys[PATH_MAX];
+    if (th_loader_resolves("libcuda.so.1", sys, sizeof sys)) {
+        print_message("skipped: this machine's dynamic loader finds %s before any place tried here\n", sys);
+        return NULL;
+    }
+    char stub[PATH_MAX], fake[PATH_MAX];
+    snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", toolkit);
+    snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    driver_tree *t = calloc(1, sizeof *t);
+    t->top = th_tmpdir();
+    snprintf(t->nix, sizeof t->nix, "%s/run/opengl-driver/lib", t->top);
+    snprintf(t->wsl, sizeof t->wsl, "%s/usr/lib/wsl/lib", t->top);
+    snprintf(t->stubs, sizeof t->stubs, "%s/tk/lib64/stubs", t->top);
+    snprintf(t->container, sizeof t->container, "%s/usr/local/nvidia/lib64", t->top);
+    const char *dirs[] = {t->nix, t->wsl, t->stubs, t->container};
+    for (int i = 0; i < 4; i++) th_mkdirs(dirs[i]);
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/libcuda.so.1", t->wsl);
+    th_copy(stub, p);
+    snprintf(p, sizeof p, "%s/libcuda.so.1", t->stubs);
+    th_copy(stub, p);
+    snprintf(p, sizeof p, "%s/libcuda.so.1", t->container);
+    th_copy(fake, p);
+    return t;
+}
+
+static void free_driver_tree(driver_tree *t) {
+    free(t->top);
+    free(t);
+}
+
+/* The dynamic loader has no libcuda.so.1: each place is tried in order, each attempt is a
+ * candidate with its reason; the stub that answers CUDA_ERROR_STUB_LIBRARY is closed and the
+ * search goes on; a stubs/ directory is never opened; the fake in the last place is taken,
+ * and its version is what the driver reports. */
+static void test_driver_found_after_the_loader_in_order(void **state) {
+    (void)state;
+    driver_tree *t = make_driver_tree();
+    if (!t) skip();
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s:%s:%s:%s", t->nix, t->wsl, t->stubs, t->container);
+    const char *env[] = {t->env, "FAKE_CUDA_VERSION=12080", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, NULL);
+    const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER];
+    assert_int_equal(d->status, CUDALOAD_OK);
+    assert_int_equal(d->version, 12080);
+    assert_int_equal(d->source, CUDALOAD_SOURCE_SYSTEM);
+    assert_non_null(strstr(d->path, "/usr/local/nvidia/lib64/libcuda.so.1"));
+    assert_int_equal(d->n_candidates, 5);
+    const int want_code[] = {CUDALOAD_REASON_DLOPEN_FAILED, CUDALOAD_REASON_NOT_PRESENT, CUDALOAD_REASON_STUB_LIBRARY,
+                             CUDALOAD_REASON_STUB_DIR, CUDALOAD_REASON_TAKEN};
+    const char *want_path[] = {"libcuda.so.1 (system search)", "/run/opengl-driver/lib/libcuda.so.1",
+                               "/usr/lib/wsl/lib/libcuda.so.1", "/tk/lib64/stubs/libcuda.so.1",
+                               "/usr/local/nvidia/lib64/libcuda.so.1"};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(d->cand[i].code, want_code[i]);
+        assert_non_null(strstr(d->cand[i].path, want_path[i]));
+        assert_int_equal(d->cand[i].result, i == 4 ? CUDALOAD_OK : CUDALOAD_ERROR_NO_DRIVER);
+    }
+    assert_int_equal(d->cand[2].value, CUDA_ERROR_STUB_LIBRARY);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1); /* the stub was closed again */
+    th_result_free(r);
+    free_driver_tree(t);
+}
+
+/* Nothing usable anywhere: NO_DRIVER, every place a candidate; a relative directory in
+ * CUDALOAD_DRIVER_DIRS is an invalid option, never a search of the current directory. */
+static void test_driver_nowhere_and_a_bad_list(void **state) {
+    (void)state;
+    driver_tree *t = make_driver_tree();
+    if (!t) skip();
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s:%s", t->nix, t->wsl);
+    const char *env[] = {t->env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, NULL);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_NO_DRIVER);
+    const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER];
+    assert_int_equal(d->n_candidates, 3);
+    assert_int_equal(d->cand[1].code, CUDALOAD_REASON_NOT_PRESENT);
+    assert_int_equal(d->cand[2].code, CUDALOAD_REASON_STUB_LIBRARY);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 0);
+    th_result_free(r);
+    const char *bad[] = {"CUDALOAD_DRIVER_DIRS=usr/lib/wsl/lib", NULL};
+    r = th_result_new();
+    th_run(r, bad, th_init_child, NULL);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_INVALID_OPTION);
+    assert_non_null(strstr(r->error, "CUDALOAD_DRIVER_DIRS"));
+    th_result_free(r);
+    free_driver_tree(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
@@ -377,6 +479,8 @@ int main(void) {
         cmocka_unit_test(test_device_count_retries_transient_errors),
         cmocka_unit_test(test_every_toolkit_library),
         cmocka_unit_test(test_dist_info_tells_the_major),
+        cmocka_unit_test(test_driver_found_after_the_loader_in_order),
+        cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }
