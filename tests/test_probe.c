@@ -784,6 +784,34 @@ static void test_selftest_failure_is_reported(void **state) {
     done(&o);
 }
 
+/* Only the runtime, no cuBLAS anywhere (the H100 with the CUDA 12 runtime wheel alone): the
+ * self-test still runs the bundled kernels (here it fails at the fake driver's cudaMalloc, the
+ * proof it was attempted), the cuBLAS pass does not run, and cuBLAS is reported missing. A build
+ * without the kernels has nothing to run: the self-test is skipped, saying why. */
+static void test_selftest_without_cublas(void **state) {
+    (void)state;
+    char *top = th_tmpdir(), lib[PATH_MAX], src[PATH_MAX], dst[PATH_MAX + 32];
+    snprintf(lib, sizeof lib, "%s/nvidia/cu13/lib", top);
+    th_mkdirs(lib);
+    snprintf(src, sizeof src, "%s/libcudart.so.13", th_fixture_env("CUDA_TOOLKIT_LIB"));
+    snprintf(dst, sizeof dst, "%s/libcudart.so.13", lib);
+    th_copy(src, dst);
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=1", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", top, NULL};
+    run_out o;
+    run_expect(&o, env, args, 1);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"], d[\"libraries\"][\"cublas\"][\"status\"]",
+              "[\"loaded\", \"not_found\"]");
+    if (strcmp(jq(&o, "d[\"kernels\"][\"built\"]"), "true") == 0) {
+        ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"pass\"], d[\"selftest\"][\"cublas\"]", "[false, null]");
+        ASSERT_JQ(&o, "\"cudaMalloc failed\" in d[\"selftest\"][\"saxpy\"][\"error\"]", "true");
+    } else {
+        ASSERT_JQ(&o, "d[\"selftest\"]", "null");
+    }
+    done(&o);
+    free(top);
+}
+
 static void test_usage_errors(void **state) {
     (void)state;
     run_out o;
@@ -1055,8 +1083,9 @@ static void test_json_types(void **state) {
     ASSERT_JQ(&o, "[(x[\"index\"], type(x[\"memory_bytes\"]) is int, x[\"has_sass\"], x[\"kernels\"] in (\"sass\", \"ptx_jit\", \"none\")) "
                   "for x in d[\"devices\"]]", built ? "[[0, true, true, true]]" : "[[0, true, false, true]]");
     ASSERT_JQ(&o, "type(d[\"kernels\"][\"built\"]) is bool and all(type(a) is int for a in d[\"kernels\"][\"sass\"])", "true");
-    ASSERT_JQ(&o, "sorted(d[\"selftest\"]) == [\"saxpy\", \"saxpy_gbps\", \"sgemm\", \"sgemm_tflops\"] and "
-                  "d[\"selftest\"][\"sgemm\"][\"pass\"] is False and d[\"selftest\"][\"saxpy_gbps\"] is None", "true");
+    ASSERT_JQ(&o, "sorted(d[\"selftest\"]) == [\"cublas\", \"saxpy\", \"saxpy_gbps\", \"sgemm\", \"sgemm_tflops\"] and "
+                  "d[\"selftest\"][\"sgemm\"][\"pass\"] is False and d[\"selftest\"][\"saxpy_gbps\"] is None and "
+                  "d[\"selftest\"][\"cublas\"] is None", "true");
     ASSERT_JQ(&o, "any(p.startswith(\"self-test SAXPY: \") for p in d[\"problems\"])", "true");
     ASSERT_JQ(&o, "all(type(v) in (str, type(None)) for v in d[\"environment\"].values()) and "
                   "\"CUDA_VISIBLE_DEVICES\" in d[\"environment\"]", "true");
@@ -1218,6 +1247,7 @@ int main(void) {
         cmocka_unit_test(test_conda_and_cuda_home),
         cmocka_unit_test(test_ld_library_path_warning),
         cmocka_unit_test(test_stubs_on_ld_library_path),
+        cmocka_unit_test(test_selftest_without_cublas),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),

@@ -480,9 +480,10 @@ void probe_diagnose(probe *p) {
                        "driver than this one (CUDA %d.%d); SAXPY and SGEMM fall back to cuBLAS until the NVIDIA driver is "
                        "upgraded", i, p->kinfo.toolkit_version / 1000, p->kinfo.toolkit_version % 1000 / 10, dv / 1000,
                        dv % 1000 / 10);
-    const test_result *t[2] = {&p->saxpy, &p->sgemm};
-    static const char *const tname[2] = {"SAXPY", "SGEMM"};
-    for (int i = 0; p->selftest_attempted && i < 2; i++) {
+    const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
+    static const char *const tname[4] = {"SAXPY", "SGEMM", "SAXPY (cublas)", "SGEMM (cublas)"};
+    for (int i = 0; p->selftest_attempted && i < 4; i++) {
+        if (!t[i]->ran) continue;
         if (t[i]->error[0]) probe_note(p->problems, &p->n_problems, "self-test %s: %s", tname[i], t[i]->error);
         else if (!t[i]->pass)
             probe_note(p->problems, &p->n_problems, "self-test %s: max relative error %.3g exceeds 1e-5 (backend %s)",
@@ -500,7 +501,8 @@ int probe_exit_code_of(const probe *p) {
         return PROBE_EXIT_LIB_MISSING;
     if (LIB(p, CUDALOAD_LIB_DRIVER)->status != CUDALOAD_OK || (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))
         return PROBE_EXIT_NO_GPU;
-    if (p->selftest_attempted && (!p->saxpy.pass || !p->sgemm.pass || p->saxpy.error[0] || p->sgemm.error[0]))
-        return PROBE_EXIT_SELFTEST;
+    const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
+    for (int i = 0; p->selftest_attempted && i < 4; i++)
+        if (t[i]->ran && (!t[i]->pass || t[i]->error[0])) return PROBE_EXIT_SELFTEST;
     return PROBE_EXIT_OK;
 }

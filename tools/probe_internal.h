@@ -114,8 +114,10 @@ struct probe_report {
     relative_var relative[4];
     int n_relative;
     /* the self-test (probe_selftest.c) */
-    test_result saxpy, sgemm;
+    test_result saxpy, sgemm;             /* the backend the process uses (auto: bundled when built) */
+    test_result saxpy_cublas, sgemm_cublas; /* cuBLAS too, when loaded and the first pass ran bundled */
     int selftest_attempted;
+    const char *selftest_skipped;         /* why no self-test ran although a device is there, or NULL */
     /* the diagnosis (probe_diagnose.c) */
     char *warnings[MAX_NOTES];
     int n_warnings;

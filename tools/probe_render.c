@@ -375,9 +375,9 @@ static void text_report(FILE *o, const probe *p, int code) {
 
     if (p->selftest_attempted) {
         heading(o, p, "Self-test");
-        const test_result *t[2] = {&p->saxpy, &p->sgemm};
-        const char *names[2] = {"SAXPY n=2^24", "SGEMM 1024^3"};
-        for (int i = 0; i < 2; i++) {
+        const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
+        const char *names[4] = {"SAXPY n=2^24", "SGEMM 1024^3", "SAXPY n=2^24", "SGEMM 1024^3"};
+        for (int i = 0; i < 4; i++) {
             if (!t[i]->ran) continue;
             if (t[i]->error[0]) {
                 char prefix[64];
@@ -387,8 +387,11 @@ static void text_report(FILE *o, const probe *p, int code) {
             }
             fprintf(o, "  %-13s %s%s%s  max rel err %.2g  %.3f ms  %.0f %s  (%s)\n", names[i],
                    c_on(p, t[i]->pass ? GREEN : RED), t[i]->pass ? "pass" : "FAIL", c_on(p, RESET), t[i]->max_rel_err,
-                   t[i]->ms, t[i]->rate, i == 0 ? "GB/s" : "TFLOP/s", t[i]->backend);
+                   t[i]->ms, t[i]->rate, i % 2 == 0 ? "GB/s" : "TFLOP/s", t[i]->backend);
         }
+    } else if (p->selftest_skipped) {
+        heading(o, p, "Self-test");
+        wrap(o, "  not run: ", 11, p->selftest_skipped);
     }
     if (p->n_warnings) heading(o, p, "Warnings");
     for (int i = 0; i < p->n_warnings; i++) {
@@ -555,6 +558,16 @@ static void json_report(FILE *out, const probe *p, int code) {
         pj_key(&w, "saxpy_gbps"), p->saxpy.error[0] ? pj_null(&w) : pj_double(&w, p->saxpy.rate);
         pj_key(&w, "sgemm"), json_test(&w, &p->sgemm);
         pj_key(&w, "sgemm_tflops"), p->sgemm.error[0] ? pj_null(&w) : pj_double(&w, p->sgemm.rate);
+        /* the cuBLAS pass, when it ran (the first pass was the bundled kernels), else null */
+        pj_key(&w, "cublas");
+        if (!p->saxpy_cublas.ran) {
+            pj_null(&w);
+        } else {
+            pj_begin_object(&w);
+            pj_key(&w, "saxpy"), json_test(&w, &p->saxpy_cublas);
+            pj_key(&w, "sgemm"), json_test(&w, &p->sgemm_cublas);
+            pj_end_object(&w);
+        }
         pj_end_object(&w);
     }
     pj_key(&w, "warnings"), pj_begin_array(&w);

@@ -172,12 +172,26 @@ out:
     free(A), free(B), free(C);
 }
 
+/* The self-test needs the driver, a device and the runtime, whatever cuBLAS's state: the bundled
+ * kernels need nothing else. It runs the backend the process uses (CUDALOAD_BACKEND, else auto:
+ * the bundled kernels when built, else cuBLAS), then, when that was the bundled kernels and
+ * cuBLAS is loaded and CUDALOAD_BACKEND chose nothing, cuBLAS as well. */
 void probe_selftest(probe *p) {
     const cudaload_cudart_table *rt = cudaload_cudart();
-    if (p->selftest && !p->find_only && p->dev_status == CUDALOAD_OK && p->ndev > 0 && rt &&
-        LIB(p, CUDALOAD_LIB_CUBLAS)->status == CUDALOAD_OK) {
-        p->selftest_attempted = 1;
-        selftest_saxpy(rt, &p->saxpy);
-        selftest_sgemm(rt, &p->sgemm);
+    if (!p->selftest || p->find_only || p->dev_status != CUDALOAD_OK || p->ndev < 1 || !rt) return;
+    int cublas = LIB(p, CUDALOAD_LIB_CUBLAS)->status == CUDALOAD_OK;
+    if (!p->kinfo.built && !cublas) {
+        p->selftest_skipped = "nothing to run it with: this libcudaload was built without the bundled kernels "
+                              "(no nvcc) and cuBLAS is not loaded";
+        return;
     }
+    p->selftest_attempted = 1;
+    selftest_saxpy(rt, &p->saxpy);
+    selftest_sgemm(rt, &p->sgemm);
+    const char *chosen = getenv("CUDALOAD_BACKEND");
+    if (!cublas || (chosen && chosen[0]) || !p->saxpy.backend || strcmp(p->saxpy.backend, "bundled") != 0) return;
+    if (cudaload_set_backend(CUDALOAD_BACKEND_CUBLAS) != CUDALOAD_OK) return;
+    selftest_saxpy(rt, &p->saxpy_cublas);
+    selftest_sgemm(rt, &p->sgemm_cublas);
+    cudaload_set_backend(CUDALOAD_BACKEND_AUTO);
 }
