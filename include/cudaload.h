@@ -216,6 +216,13 @@ typedef struct cudaload_library_info {
     /* since 0.2 */
     const cudaload_candidate_detail *details; /* n_candidates entries: each candidate's reason as data */
     const char *env_name;         /* the exact-file variable of this library: "CUDALOAD_CUFFT_PATH" */
+    /* since 0.3 */
+    int cuda_version;             /* the CUDA version the copy belongs to when its version call says it
+                                     (cudart, NVRTC, nvJitLink, nvFatbin: 13050 = 13.5), else 0 */
+    int newer_than_driver;        /* 1: a newer minor of the driver's CUDA major than the driver runs
+                                     (taken anyway: CUDA minor version compatibility). Its calls that
+                                     need the newer minor return cudaErrorCallRequiresNewerDriver (36),
+                                     and PTX from its toolkit does not JIT on this driver */
 } cudaload_library_info;
 
 /* What the catalogue says about a library (cudaload_catalogue_entry). Strings are static. */

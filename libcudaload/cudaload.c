@@ -378,6 +378,10 @@ cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_inf
     full.candidates = ls->cands;
     full.details = ls->details;
     full.env_name = cl_row_at((size_t)lib)->env_alias ? cl_row_at((size_t)lib)->env_alias : cl_row_env_name((size_t)lib);
+    full.cuda_version = ls->status == CUDALOAD_OK ? cl_cuda_version_of(cl_row_at((size_t)lib), ls->version) : 0;
+    /* minor version compatibility: the driver's major, a newer minor than it runs */
+    full.newer_than_driver = full.cuda_version > 0 && g.drv.loaded && g.drv.version > 0 &&
+                             full.cuda_version / 1000 == g.drv.version / 1000 && full.cuda_version > g.drv.version;
     cl_unlock();
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;

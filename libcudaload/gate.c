@@ -26,6 +26,11 @@ int cl_min_branch_for_major(int major) {
     }
 }
 
+int cl_cuda_version_of(const cl_row *row, int version) {
+    if (row->flags & CL_ROW_DRIVER_LIKE) return 0;
+    return row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN ? version : 0;
+}
+
 /* A token of the form D+.D+ or D+.D+.D+ (a driver version such as 580.159.04). */
 static int cl_is_version_token(const char *s, size_t n) {
     int dots = 0;
@@ -116,7 +121,11 @@ cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int 
         cl_why_set(why, CUDALOAD_REASON_DRIVER_TOO_OLD, major, drv->version, major, "%s", drv->branch ? drv->branch : "");
         return CUDALOAD_ERROR_DRIVER_TOO_OLD;
     }
-    if (drv->branch_major > 0 && drv->branch_major < cl_min_branch_for_major(major)) {
+    /* What libcuda says it runs (cuDriverGetVersion) decides, not the kernel module's branch from
+     * /proc: a forward-compatibility libcuda (cuda-compat) runs a newer CUDA than its kernel
+     * module's branch on the GPUs that support it (cuInit says 804 on the others). The branch
+     * decides only when the version is unknown. */
+    if (drv->version <= 0 && drv->branch_major > 0 && drv->branch_major < cl_min_branch_for_major(major)) {
         cl_why_set(why, CUDALOAD_REASON_DRIVER_BRANCH, major, drv->branch_major, cl_min_branch_for_major(major), "%s",
                    drv->branch);
         return CUDALOAD_ERROR_DRIVER_TOO_OLD;

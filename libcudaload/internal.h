@@ -30,6 +30,9 @@ extern const int cl_known_majors[CL_MAX_MAJORS];
 
 /* Minimum Linux driver branch per CUDA major (design notes: 13.x >= 580, 12.x >= 525). */
 int cl_min_branch_for_major(int major);
+/* The CUDA version a copy of row belongs to, from its version (a CUDA-numbered version call:
+ * cudart, NVRTC, nvJitLink, nvFatbin), else 0. */
+int cl_cuda_version_of(const cl_row *row, int version);
 
 /* ---- growable string (errors, traces) ---- */
 typedef struct cl_buf {

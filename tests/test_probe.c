@@ -812,6 +812,32 @@ static void test_selftest_without_cublas(void **state) {
     free(top);
 }
 
+/* Minor version compatibility: the CUDA 13.5 runtime wheel with a driver that runs CUDA 13.0 is
+ * taken, flagged newer_than_driver, and warned about; with a driver for 13.9 it is not. */
+static void test_minor_version_compatibility(void **state) {
+    (void)state;
+    const char *args[] = {"--json", "--no-selftest", "--root", th_fixture_env("VENV_CU13_SITE"), NULL};
+    run_out o;
+    const char *env13[] = {fake_driver, "FAKE_CUDA_VERSION=13000", "CUDALOAD_SOURCES=caller", NULL};
+    run_probe(&o, env13, args);
+    int rt = atoi(jq(&o, "d[\"libraries\"][\"cudart\"][\"version\"]"));
+    if (rt <= 13000) {
+        done(&o);
+        print_message("skipped: the fixture's runtime is CUDA %d, not newer than 13.0\n", rt);
+        skip();
+    }
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"], d[\"libraries\"][\"cudart\"][\"newer_than_driver\"]",
+              "[\"loaded\", true]");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"newer_than_driver\"]", "false");
+    ASSERT_JQ(&o, "len([w for w in d[\"warnings\"] if w.startswith(\"cudart is CUDA 13.\") and \"(36)\" in w])", "1");
+    done(&o);
+    const char *env139[] = {fake_driver, "FAKE_CUDA_VERSION=13090", "CUDALOAD_SOURCES=caller", NULL};
+    run_probe(&o, env139, args);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"newer_than_driver\"]", "false");
+    ASSERT_JQ(&o, "[w for w in d[\"warnings\"] if \"(36)\" in w]", "[]");
+    done(&o);
+}
+
 static void test_usage_errors(void **state) {
     (void)state;
     run_out o;
@@ -1066,7 +1092,7 @@ static void test_json_types(void **state) {
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
     ASSERT_JQ(&o, "all(set(d[\"libraries\"][k]) == {\"status\", \"status_code\", \"soname\", \"major\", \"source\", "
-                  "\"already_loaded\", \"branch\", \"path\", \"version\", \"candidates\", \"fixes\"} "
+                  "\"already_loaded\", \"branch\", \"path\", \"version\", \"newer_than_driver\", \"candidates\", \"fixes\"} "
                   "for k in (\"cuda\", \"cudart\", \"cublasLt\", \"cublas\"))", "true");
     ASSERT_JQ(&o, "[type(d[\"libraries\"][k][\"major\"]) is int and d[\"libraries\"][k][\"fixes\"] == [] "
                   "for k in (\"cudart\", \"cublasLt\", \"cublas\")]", "[true, true, true]");
@@ -1248,6 +1274,7 @@ int main(void) {
         cmocka_unit_test(test_ld_library_path_warning),
         cmocka_unit_test(test_stubs_on_ld_library_path),
         cmocka_unit_test(test_selftest_without_cublas),
+        cmocka_unit_test(test_minor_version_compatibility),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),

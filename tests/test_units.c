@@ -219,7 +219,9 @@ static void test_gate_major(void **state) {
     cl_driver_facts none = {0};
     cl_driver_facts d124 = {.loaded = 1, .version = 12040, .branch = "550.54.15", .branch_major = 550};
     cl_driver_facts d130 = {.loaded = 1, .version = 13000, .branch = "580.159.04", .branch_major = 580};
-    cl_driver_facts odd = {.loaded = 1, .version = 13000, .branch = "575.1", .branch_major = 575};
+    /* a forward-compatibility libcuda: CUDA 13.0 on a 575 kernel module (cuda-compat) */
+    cl_driver_facts compat = {.loaded = 1, .version = 13000, .branch = "575.1", .branch_major = 575};
+    cl_driver_facts odd = {.loaded = 1, .version = 0, .branch = "575.1", .branch_major = 575};
     assert_int_equal(cl_gate_major(&none, 0, 13, &why), CUDALOAD_OK);
     assert_int_equal(cl_gate_major(&d130, 0, 13, &why), CUDALOAD_OK);
     assert_int_equal(cl_gate_major(&d130, 0, 12, &why), CUDALOAD_OK);
@@ -230,6 +232,8 @@ static void test_gate_major(void **state) {
     assert_int_equal(why.major, 13);
     assert_int_equal(why.value, 12040);
     assert_string_equal(cl_buf_str(&why.text), "550.54.15");
+    /* cuDriverGetVersion decides, not the /proc branch; the branch only when the version is unknown */
+    assert_int_equal(cl_gate_major(&compat, 0, 13, &why), CUDALOAD_OK);
     assert_int_equal(cl_gate_major(&odd, 0, 13, &why), CUDALOAD_ERROR_DRIVER_TOO_OLD);
     assert_int_equal(why.reason, CUDALOAD_REASON_DRIVER_BRANCH);
     assert_int_equal(why.needed, 580);

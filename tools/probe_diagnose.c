@@ -480,6 +480,23 @@ void probe_diagnose(probe *p) {
                        "driver than this one (CUDA %d.%d); SAXPY and SGEMM fall back to cuBLAS until the NVIDIA driver is "
                        "upgraded", i, p->kinfo.toolkit_version / 1000, p->kinfo.toolkit_version % 1000 / 10, dv / 1000,
                        dv % 1000 / 10);
+    /* minor version compatibility: taken, with what does not work said, and how to align them */
+    for (size_t i = 0; i < p->n_libs; i++) {
+        const cudaload_library_info *l = LIB(p, i);
+        if (l->status != CUDALOAD_OK || !l->newer_than_driver) continue;
+        int cv = l->cuda_version;
+        cudaload_catalogue_info c = {.size = sizeof c};
+        const char *pkg = cudaload_catalogue_entry(l->lib, &c) == CUDALOAD_OK && c.n_majors > 0 && c.majors[0] == cv / 1000
+                              ? c.pip_packages[0]
+                              : NULL;
+        char pin[160] = "";
+        if (pkg) snprintf(pin, sizeof pin, ", or take the driver's minor: `pip install '%s==%d.%d.*'`", pkg, dv / 1000, dv % 1000 / 10);
+        probe_note(p->warnings, &p->n_warnings, "%s is CUDA %d.%d, newer than this driver's CUDA %d.%d (cuDriverGetVersion %d): it "
+                   "runs under minor version compatibility, but its calls that need %d.%d return "
+                   "cudaErrorCallRequiresNewerDriver (36) and PTX built by a CUDA %d.%d toolkit does not JIT here; upgrade the "
+                   "NVIDIA driver to one for CUDA %d.%d%s", l->name, cv / 1000, cv % 1000 / 10, dv / 1000, dv % 1000 / 10, dv,
+                   cv / 1000, cv % 1000 / 10, cv / 1000, cv % 1000 / 10, cv / 1000, cv % 1000 / 10, pin);
+    }
     const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
     static const char *const tname[4] = {"SAXPY", "SGEMM", "SAXPY (cublas)", "SGEMM (cublas)"};
     for (int i = 0; p->selftest_attempted && i < 4; i++) {

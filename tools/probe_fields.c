@@ -94,6 +94,10 @@ static const char *show_source(const probe_lib *l, size_t k, char *b, size_t n) 
     snprintf(b, n, ", from %s", cudaload_source_name(l->info.source));
     return b;
 }
+static probe_value get_newer_than_driver(const probe_lib *l, size_t k, char *b, size_t n) {
+    (void)k, (void)b, (void)n;
+    return v_bool(ok(l) && l->info.newer_than_driver);
+}
 static probe_value get_already_loaded(const probe_lib *l, size_t k, char *b, size_t n) {
     (void)k, (void)b, (void)n;
     return v_bool(l->info.already_loaded);
@@ -290,6 +294,8 @@ const probe_field probe_lib_fields[] = {
     {"branch", get_branch, NULL, PROBE_TEXT_HEAD, 0, 0, show_branch},
     {"path", get_path, NULL, PROBE_TEXT_LINE, 1, 0, show_path},
     {"version", get_version, NULL, PROBE_TEXT_LINE, 0, 0, show_version},
+    /* minor version compatibility: the text says it under Warnings, with what fails */
+    {"newer_than_driver", get_newer_than_driver, NULL, PROBE_TEXT_NONE, 0, 0, NULL},
     {"candidates", get_candidates, candidate_fields, PROBE_TEXT_ITEMS, 0, 0, show_candidates},
     {"fixes", get_fixes, fix_fields, PROBE_TEXT_NONE, 0, 0, NULL},
     {NULL, NULL, NULL, PROBE_TEXT_NONE, 0, 0, NULL},
