@@ -59,7 +59,9 @@ typedef enum cudaload_status {
     CUDALOAD_ERROR_NOT_ATTEMPTED = 13,    /* the library was not searched (not asked for yet, find-only) */
     CUDALOAD_ERROR_KERNELS_NOT_BUILT = 14, /* libcudaload was built without nvcc: no bundled kernels */
     CUDALOAD_ERROR_NO_KERNEL_IMAGE = 15,  /* no SASS for this GPU and its PTX cannot be JIT-compiled */
-    CUDALOAD_STATUS_COUNT_ = 16
+    CUDALOAD_ERROR_BELOW_FLOOR = 16,      /* copies exist, but only of versions below the floor stated
+                                             (CUDALOAD_MIN_<NAME>, options.min_versions) */
+    CUDALOAD_STATUS_COUNT_ = 17
 } cudaload_status;
 
 /* A library of the catalogue (docs/catalogue.md), by id. The ids of the catalogue's first four
@@ -129,6 +131,12 @@ typedef struct cudaload_options {
      * CUDALOAD_<NAME>_PATH, e.g. "cufft=/opt/x/libcufft.so.12"); the four fields above win */
     const char *const *lib_paths;
     size_t n_lib_paths;
+    /* since 0.3: version floors, as "name=13.1" strings (like CUDALOAD_MIN_<NAME>, which wins): a
+     * copy of that catalogue library below the version is skipped (BELOW_FLOOR) and the search
+     * goes on. The version is the library's own: "cuda=13.0" (the driver's CUDA version),
+     * "cudart=13.1", "cublas=13.1.0", "cudnn=9.10" */
+    const char *const *min_versions;
+    size_t n_min_versions;
 } cudaload_options;
 
 /* Why a candidate was taken or skipped: the code, rendered to text once (cudaload_candidate's
@@ -157,7 +165,9 @@ typedef struct cudaload_options {
     X(STUB_LIBRARY, 20)        /* the toolkit's link stub, not a driver (text: the error) */         \
     X(DRIVER_FAILED, 21)       /* the driver's version call failed (text: the error) */            \
     X(NOT_PRESENT, 22)         /* a place the driver may live has no such file */                   \
-    X(STUB_DIR, 23)            /* in a stubs/ directory: the toolkit's link stubs, never opened */
+    X(STUB_DIR, 23)            /* in a stubs/ directory: the toolkit's link stubs, never opened */  \
+    X(BELOW_FLOOR, 24)         /* version value below the floor needed, both major*10000+minor*100+patch
+                                  (text: the variable or option that set it) */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,

@@ -82,11 +82,24 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
         break;
     case CUDALOAD_REASON_DRIVER_FAILED: cl_buf_printf(out, "cuDriverGetVersion failed: %s (%d)", t, d->value); break;
     case CUDALOAD_REASON_NOT_PRESENT: cl_buf_printf(out, "not there"); break;
+    case CUDALOAD_REASON_BELOW_FLOOR: {
+        /* value and needed as major*10000 + minor*100 + patch (cl_version_triplet): X.Y, or X.Y.Z */
+        char have[32], need[32];
+        cl_version_text(d->value, have, sizeof have);
+        cl_version_text(d->needed, need, sizeof need);
+        cl_buf_printf(out, "version %s is below the minimum %s (%s)", have, need, t);
+        break;
+    }
     case CUDALOAD_REASON_STUB_DIR:
         cl_buf_printf(out, "skipped: in a stubs/ directory, the toolkit's link stubs (never a driver); not opened");
         break;
     case CUDALOAD_REASON_COUNT_: break;
     }
+}
+
+void cl_version_text(int triplet, char *out, size_t n) {
+    if (triplet % 100) snprintf(out, n, "%d.%d.%d", triplet / 10000, triplet / 100 % 100, triplet % 100);
+    else snprintf(out, n, "%d.%d", triplet / 10000, triplet / 100 % 100);
 }
 
 /* ---- fixes ---- */
@@ -153,6 +166,15 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
         fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_CHECK_SETTING, 0, 0, NULL,
                                   G.cfg.file_origin[lib] ? G.cfg.file_origin[lib] : cl_row_env_name((size_t)lib)};
         break;
+    case CUDALOAD_ERROR_BELOW_FLOOR:
+        /* a newer copy: the driver from NVIDIA, a library from its wheel at the floor or later */
+        if (lib == CUDALOAD_LIB_DRIVER)
+            fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_UPGRADE_DRIVER, G.cfg.floor[lib] / 1000,
+                                      cl_min_branch_for_major(G.cfg.floor[lib] / 1000), NULL, NULL};
+        else if (G.cfg.floor_req[lib])
+            fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_PIP_INSTALL, G.cfg.floor_major[lib], 0,
+                                      G.cfg.floor_req[lib], NULL};
+        break;
     default: break;
     }
     return n;
@@ -175,6 +197,9 @@ static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
         if (G.lib[lib].status == CUDALOAD_ERROR_DRIVER_TOO_OLD)
             cl_buf_printf(b, "  fix: install the CUDA %d wheels (pip install %s), which this driver (CUDA %d.%d) runs\n",
                           f->major, f->packages, dv / 1000, (dv % 1000) / 10);
+        else if (G.lib[lib].status == CUDALOAD_ERROR_BELOW_FLOOR)
+            cl_buf_printf(b, "  fix: pip install '%s' (CUDA %d), which meets %s\n", f->packages, f->major,
+                          G.cfg.floor_origin[lib]);
         else
             cl_buf_printf(b, "  fix: pip install %s (CUDA %d)\n", f->packages, f->major);
         break;

@@ -177,6 +177,102 @@ static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *
     return CUDALOAD_OK;
 }
 
+/* A floor "X.Y" or "X.Y.Z" in row's version units (catalogue.h): CUDA-numbered versions
+ * (cudaRuntimeGetVersion, nvrtcVersion) are X*1000 + Y*10 and take no patch level; the others
+ * X*10000 + Y*100 + Z. A row whose version libcudaload does not read cannot have one. */
+static cudaload_status cl_parse_floor(const char *what, const cl_row *row, const char *text, int *floor, cl_buf *err) {
+    unsigned x = 0, y = 0, z = 0;
+    int used = 0, parts = 0;
+    if (sscanf(text, "%u.%u.%u%n", &x, &y, &z, &used) == 3 && text[used] == 0) parts = 3;
+    else if (sscanf(text, "%u.%u%n", &x, &y, &used) == 2 && text[used] == 0) parts = 2;
+    else if (sscanf(text, "%u%n", &x, &used) == 1 && text[used] == 0) parts = 1;
+    int cuda_numbered = row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN;
+    if (row->version_kind == CL_VERSION_NONE) {
+        cl_buf_printf(err, "%s: libcudaload reads no version of %s, so a minimum cannot be checked", what, row->name);
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    if (!parts || x > 999 || y > 99 || z > 99 || (cuda_numbered && (parts == 3 || y > 9))) {
+        cl_buf_printf(err, "%s: '%.32s' is not a version of %s (%s)", what, text, row->name,
+                      cuda_numbered ? "major.minor, as CUDA writes it: 13.1" : "major.minor[.patch]: 13.1.0");
+        return CUDALOAD_ERROR_INVALID_OPTION;
+    }
+    *floor = cuda_numbered ? (int)(x * 1000 + y * 10) : (int)(x * 10000 + y * 100 + z);
+    return CUDALOAD_OK;
+}
+
+/* The pip requirement that meets row's floor text: the package of the flavor whose major the
+ * floor's major is (the CUDA major, or the library's own for a row numbered on its own). */
+static cudaload_status cl_floor_requirement(cl_config *cfg, size_t lib, const char *text) {
+    const cl_row *row = cl_row_at(lib);
+    unsigned x = (unsigned)atoi(text);
+    free(cfg->floor_req[lib]);
+    cfg->floor_req[lib] = NULL;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f];
+        if (!fl->soname || !fl->pkg || fl->major == 0) continue;
+        int own = fl->lib_major ? fl->lib_major : fl->major;
+        int numbered_by_cuda = row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN;
+        if ((unsigned)(numbered_by_cuda ? fl->major : own) != x) continue;
+        size_t n = strlen(fl->pkg) + strlen(text) + 3;
+        if (!(cfg->floor_req[lib] = malloc(n))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        snprintf(cfg->floor_req[lib], n, "%s>=%s", fl->pkg, text);
+        cfg->floor_major[lib] = fl->major;
+        break;
+    }
+    return CUDALOAD_OK;
+}
+
+/* The floors: CUDALOAD_MIN_<NAME> beats the options' "name=X.Y" entry of the same row. */
+static cudaload_status cl_parse_floors(const cudaload_options *o, cl_config *cfg, int use_env, cl_buf *err) {
+    if (o->n_min_versions && !o->min_versions) {
+        cl_buf_printf(err, "cudaload_options.min_versions is NULL but n_min_versions is %zu", o->n_min_versions);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    const char *text[CL_CATALOGUE_MAX] = {0}, *what[CL_CATALOGUE_MAX] = {0};
+    for (size_t i = 0; i < o->n_min_versions; i++) {
+        const char *e = o->min_versions[i];
+        const char *eq = e ? strchr(e, '=') : NULL;
+        char name[64];
+        if (!eq || (size_t)(eq - e) >= sizeof name || eq == e || !eq[1]) {
+            cl_buf_printf(err, "options.min_versions[%zu]: '%.80s' is not of the form name=version", i, e ? e : "(null)");
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        memcpy(name, e, (size_t)(eq - e));
+        name[eq - e] = 0;
+        int lib = cl_catalogue_find(name);
+        if (lib < 0) {
+            cl_buf_printf(err, "options.min_versions[%zu]: '%s' is not a library of the catalogue", i, name);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+        text[lib] = eq + 1, what[lib] = "options.min_versions";
+    }
+    for (size_t lib = 0; use_env && lib < cl_catalogue_count(); lib++) {
+        char env[96];
+        const char *v;
+        snprintf(env, sizeof env, "CUDALOAD_MIN_%s", cl_row_env_name(lib) + strlen("CUDALOAD_"));
+        env[strlen(env) - strlen("_PATH")] = 0; /* CUDALOAD_MIN_CUDART from CUDALOAD_CUDART_PATH */
+        if ((v = getenv(env)) && v[0]) {
+            text[lib] = v;
+            what[lib] = NULL; /* the variable's name, made below */
+            char *w = strdup(env);
+            if (!w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+            free(cfg->floor_origin[lib]);
+            cfg->floor_origin[lib] = w;
+        }
+    }
+    for (size_t lib = 0; lib < cl_catalogue_count(); lib++) {
+        if (!text[lib]) continue;
+        if (what[lib]) {
+            free(cfg->floor_origin[lib]);
+            if (!(cfg->floor_origin[lib] = strdup(what[lib]))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        }
+        cudaload_status st = cl_parse_floor(cfg->floor_origin[lib], cl_row_at(lib), text[lib], &cfg->floor[lib], err);
+        if (st == CUDALOAD_OK) st = cl_floor_requirement(cfg, lib, text[lib]);
+        if (st != CUDALOAD_OK) return st;
+    }
+    return CUDALOAD_OK;
+}
+
 /* The exact file of each row: the environment (CUDALOAD_<NAME>_PATH, or the row's older name)
  * beats the options (its own field, then lib_paths). */
 static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg, int use_env, cl_buf *err) {
@@ -259,6 +355,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     }
 
     if ((st = cl_parse_files(&o, cfg, use_env, err)) != CUDALOAD_OK) return st;
+    if ((st = cl_parse_floors(&o, cfg, use_env, err)) != CUDALOAD_OK) return st;
 
     cfg->cuda_major = 0;
     if (o.cuda_major != 0) {
@@ -305,6 +402,8 @@ void cl_config_free(cl_config *cfg) {
     for (int i = 0; i < CL_CATALOGUE_MAX; i++) {
         free(cfg->file[i]);
         free(cfg->file_origin[i]);
+        free(cfg->floor_origin[i]);
+        free(cfg->floor_req[i]);
     }
     memset(cfg, 0, sizeof *cfg);
 }

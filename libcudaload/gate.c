@@ -31,6 +31,11 @@ int cl_cuda_version_of(const cl_row *row, int version) {
     return row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN ? version : 0;
 }
 
+int cl_version_triplet(const cl_row *row, int version) {
+    int cuda = row->version_kind == CL_VERSION_CUDA || row->version_kind == CL_VERSION_MAJMIN;
+    return cuda ? version / 1000 * 10000 + version % 1000 / 10 * 100 : version;
+}
+
 /* A token of the form D+.D+ or D+.D+.D+ (a driver version such as 580.159.04). */
 static int cl_is_version_token(const char *s, size_t n) {
     int dots = 0;

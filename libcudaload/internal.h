@@ -33,6 +33,10 @@ int cl_min_branch_for_major(int major);
 /* The CUDA version a copy of row belongs to, from its version (a CUDA-numbered version call:
  * cudart, NVRTC, nvJitLink, nvFatbin), else 0. */
 int cl_cuda_version_of(const cl_row *row, int version);
+/* A version of row in one numbering for every row: major*10000 + minor*100 + patch (CUDA's
+ * 13010 becomes 130100), and that written as "13.1" or "9.10.2" (advisor.c). */
+int cl_version_triplet(const cl_row *row, int version);
+void cl_version_text(int triplet, char *out, size_t n);
 
 /* ---- growable string (errors, traces) ---- */
 typedef struct cl_buf {
@@ -75,6 +79,10 @@ typedef struct cl_config {
     int driver_dirs_set;     /* 1 when CUDALOAD_DRIVER_DIRS was given */
     char *file[CL_CATALOGUE_MAX];            /* exact-file overrides, absolute, by catalogue id */
     char *file_origin[CL_CATALOGUE_MAX];     /* "CUDALOAD_CUDART_PATH" / "options.cudart_path" */
+    int floor[CL_CATALOGUE_MAX];             /* minimum version in the row's units (13010), 0: none */
+    char *floor_origin[CL_CATALOGUE_MAX];    /* "CUDALOAD_MIN_CUDART" / "options.min_versions" */
+    char *floor_req[CL_CATALOGUE_MAX];       /* the pip requirement that meets it ("nvidia-cuda-runtime>=13.1"), or NULL */
+    int floor_major[CL_CATALOGUE_MAX];       /* the CUDA major of that requirement's package */
     int cuda_major;          /* 0, 12 or 13 */
     unsigned sources;        /* mask of CUDALOAD_SOURCE_BIT()s */
     unsigned flags;

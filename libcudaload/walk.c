@@ -180,6 +180,12 @@ static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *versi
             st = cl_major_check(lib, *major, w);
         }
     }
+    if (st == CUDALOAD_OK && G.cfg.floor[lib] && *version < G.cfg.floor[lib]) {
+        /* below the caller's floor: closed, and the search goes on to another copy */
+        cl_why_set(w, CUDALOAD_REASON_BELOW_FLOOR, *major, cl_version_triplet(row, *version),
+                   cl_version_triplet(row, G.cfg.floor[lib]), "%s", G.cfg.floor_origin[lib]);
+        st = CUDALOAD_ERROR_BELOW_FLOOR;
+    }
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) cl_resolve_clear((cudaload_lib)lib);
     /* the generated entries carry the headers' prototypes: kept for the headers' major only */
@@ -737,6 +743,10 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
             cl_why_set(&w, r == CUDA_ERROR_STUB_LIBRARY ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED,
                        0, (int)r, 0, "%s", name ? name : "unknown error");
             st = CUDALOAD_ERROR_NO_DRIVER;
+        } else if (G.cfg.floor[lib] && *version < G.cfg.floor[lib]) {
+            cl_why_set(&w, CUDALOAD_REASON_BELOW_FLOOR, 0, cl_version_triplet(row_of(lib), *version),
+                       cl_version_triplet(row_of(lib), G.cfg.floor[lib]), "%s", G.cfg.floor_origin[lib]);
+            st = CUDALOAD_ERROR_BELOW_FLOOR;
         }
     }
     if (st != CUDALOAD_OK) {
@@ -816,7 +826,7 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
         int version = 0;
         st = cl_driver_usable(lib, h, where, CUDALOAD_SOURCE_SYSTEM, &version);
         if (st == CUDALOAD_OK) cl_driver_take(lib, h, where, CUDALOAD_SOURCE_SYSTEM, version);
-        else if (st != CUDALOAD_ERROR_OUT_OF_MEMORY) st = missing;
+        else if (st != CUDALOAD_ERROR_OUT_OF_MEMORY) st = missing; /* the candidate says why; go on */
     } else if (real) {
         cl_driver_take(lib, NULL, where, CUDALOAD_SOURCE_SYSTEM, 0); /* find-only: located, not loaded */
         st = CUDALOAD_OK;
@@ -826,6 +836,13 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     cl_buf_free(&why);
     cl_why_free(&w);
     return st;
+}
+
+/* No usable copy: BELOW_FLOOR when a copy was found too old for the caller's floor, else missing. */
+static cudaload_status cl_driver_missing(int lib, cudaload_status missing) {
+    for (size_t i = 0; i < G.lib[lib].n_cands; i++)
+        if (G.lib[lib].cands[i].result == CUDALOAD_ERROR_BELOW_FLOOR) return CUDALOAD_ERROR_BELOW_FLOOR;
+    return missing;
 }
 
 /* The system's copy of a driver-like row: the dynamic loader's search for its SONAME
@@ -839,7 +856,7 @@ static cudaload_status cl_driver_from_system(int lib, cudaload_status missing) {
     if (G.cfg.driver_dirs_set) {
         for (size_t i = 0; i < G.cfg.n_driver_dirs; i++)
             if ((st = cl_driver_try(lib, G.cfg.driver_dirs[i], missing)) != missing) return st;
-        return missing;
+        return cl_driver_missing(lib, missing);
     }
     const char *p = row_of(lib)->system_dirs;
     while (p && *p) {
@@ -853,7 +870,7 @@ static cudaload_status cl_driver_from_system(int lib, cudaload_status missing) {
         p += n;
         p += strspn(p, " ");
     }
-    return missing;
+    return cl_driver_missing(lib, missing);
 }
 
 /* The driver: a loaded copy, the exact file, or the system's (cl_driver_from_system). Never from
@@ -911,6 +928,8 @@ static cudaload_status cl_walk_driver_like(int lib) {
 static cudaload_status cl_failure_status(const cl_lib_state *ls) {
     for (size_t i = 0; i < ls->n_cands; i++)
         if (ls->cands[i].result == CUDALOAD_ERROR_DRIVER_TOO_OLD) return CUDALOAD_ERROR_DRIVER_TOO_OLD;
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->cands[i].result == CUDALOAD_ERROR_BELOW_FLOOR) return CUDALOAD_ERROR_BELOW_FLOOR;
     for (size_t i = 0; i < ls->n_cands; i++)
         if (ls->cands[i].result == CUDALOAD_ERROR_MAJOR_MISMATCH) return CUDALOAD_ERROR_MAJOR_MISMATCH;
     return CUDALOAD_ERROR_NOT_FOUND;

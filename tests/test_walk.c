@@ -469,6 +469,95 @@ static void test_driver_nowhere_and_a_bad_list(void **state) {
     free_driver_tree(t);
 }
 
+/* ---- version floors (CUDALOAD_MIN_<NAME>, options.min_versions: issue 15) ---- */
+
+/* The toolkit's runtime (13.0) comes first, the CUDA 13 wheel's (13.5 in the fixtures) second:
+ * a floor of 13.1 skips the first with BELOW_FLOOR and the numbers, and takes the second; from
+ * the options too; the variable beats the option; a floor above both leaves BELOW_FLOOR. */
+static void test_floors(void **state) {
+    (void)state;
+    const char *roots[] = {toolkit, th_fixture_env("VENV_CU13_SITE")};
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=13090", "CUDALOAD_MIN_CUDART=13.1", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    const th_lib *rt = &r->lib[CUDALOAD_LIB_CUDART];
+    if (rt->status == CUDALOAD_OK && rt->version <= 13010) {
+        print_message("skipped: the fixture's CUDA 13 runtime is %d, not above 13.1\n", rt->version);
+        th_result_free(r);
+        skip();
+    }
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(rt->status, CUDALOAD_OK);
+    assert_true(rt->version > 13010);
+    assert_non_null(strstr(rt->path, "nvidia/cu13/lib/libcudart.so.13"));
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, toolkit, CUDALOAD_ERROR_BELOW_FLOOR, CUDALOAD_REASON_BELOW_FLOOR));
+    const th_cand *c = &rt->cand[0];
+    assert_int_equal(c->value, 130000); /* 13.0 and 13.1, as major*10000 + minor*100 + patch */
+    assert_int_equal(c->needed, 130100);
+    assert_string_equal(c->text, "CUDALOAD_MIN_CUDART");
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1); /* the one below the floor was closed */
+    th_result_free(r);
+
+    /* the same from the options; the variable wins over them */
+    const char *floors[] = {"cudart=13.1"};
+    o.min_versions = floors, o.n_min_versions = 1;
+    const char *env2[] = {driver_env, "FAKE_CUDA_VERSION=13090", NULL};
+    r = th_result_new();
+    th_run(r, env2, th_init_child, &o);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, toolkit, CUDALOAD_ERROR_BELOW_FLOOR, CUDALOAD_REASON_BELOW_FLOOR));
+    assert_string_equal(r->lib[CUDALOAD_LIB_CUDART].cand[0].text, "options.min_versions");
+    th_result_free(r);
+    const char *env3[] = {driver_env, "FAKE_CUDA_VERSION=13090", "CUDALOAD_MIN_CUDART=13.0", NULL};
+    r = th_result_new();
+    th_run(r, env3, th_init_child, &o);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_OK);
+    assert_non_null(strstr(r->lib[CUDALOAD_LIB_CUDART].path, toolkit));
+    th_result_free(r);
+
+    /* above every copy: BELOW_FLOOR, each candidate saying so */
+    const char *env4[] = {driver_env, "FAKE_CUDA_VERSION=13090", "CUDALOAD_MIN_CUDART=13.9", NULL};
+    o.n_min_versions = 0;
+    r = th_result_new();
+    th_run(r, env4, th_init_child, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_BELOW_FLOOR);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].status, CUDALOAD_ERROR_BELOW_FLOOR);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 2);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 0);
+    th_result_free(r);
+}
+
+/* The driver's floor is its CUDA version; values that are no version of the row, and a row
+ * libcudaload reads no version of, are invalid options. */
+static void test_floor_driver_and_bad_values(void **state) {
+    (void)state;
+    const char *env[] = {driver_env, "FAKE_CUDA_VERSION=12080", "CUDALOAD_MIN_CUDA=13.0", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, NULL);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE); /* the exact file */
+    assert_true(find_code(r, CUDALOAD_LIB_DRIVER, "libcuda.so.1", CUDALOAD_ERROR_OVERRIDE_UNUSABLE,
+                          CUDALOAD_REASON_BELOW_FLOOR));
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].cand[0].value, 120800);
+    th_result_free(r);
+    const char *bad[][2] = {{"CUDALOAD_MIN_CUDART=13.1.2", NULL}, {"CUDALOAD_MIN_CUDART=thirteen", NULL},
+                            {"CUDALOAD_MIN_NVML=12.0", NULL}, {"CUDALOAD_MIN_CUBLAS=13.1.0.4", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = th_result_new();
+        th_run(r, bad[i], th_init_child, NULL);
+        assert_int_equal(r->init_status, CUDALOAD_ERROR_INVALID_OPTION);
+        assert_non_null(strstr(r->error, "CUDALOAD_MIN_"));
+        th_result_free(r);
+    }
+    cudaload_options o = th_opts(NULL, 0, 0, 0);
+    const char *unknown[] = {"cudartx=13.1"};
+    o.min_versions = unknown, o.n_min_versions = 1;
+    r = th_result_new();
+    th_run(r, NULL, th_init_child, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_INVALID_OPTION);
+    th_result_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
@@ -481,6 +570,8 @@ int main(void) {
         cmocka_unit_test(test_dist_info_tells_the_major),
         cmocka_unit_test(test_driver_found_after_the_loader_in_order),
         cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
+        cmocka_unit_test(test_floors),
+        cmocka_unit_test(test_floor_driver_and_bad_values),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }

@@ -41,6 +41,10 @@ void probe_note(char **list, int *n, const char *fmt, ...) {
  * version is the CUDA version: the runtime's and cuBLAS's wheels (nvidia-cuda-runtime 13.0.96,
  * nvidia-cublas 13.1.0.3). cuFFT's (12.x in CUDA 13) and the -cuNN wheels are not pinned. */
 void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n) {
+    if (strpbrk(package, "<>=")) { /* a requirement already (a floor's "nvidia-cudnn-cu13>=9.10") */
+        snprintf(out, n, "%s", package);
+        return;
+    }
     size_t len = strlen(package), d = len;
     while (d > 0 && package[d - 1] >= '0' && package[d - 1] <= '9') d--;
     int suffixed = d < len && d >= 3 && strncmp(package + d - 3, "-cu", 3) == 0;
@@ -62,13 +66,14 @@ static void add_word(char *reqs, size_t n, const char *req) {
     snprintf(reqs + len, n - len, "%s%s", len ? " " : "", req);
 }
 
-/* The requirements as shell words: quoted where pip's * would be a glob ("nvidia-cublas==13.*"). */
+/* The requirements as shell words: quoted where pip's * would be a glob ("nvidia-cublas==13.*")
+ * or > < a redirection ("nvidia-cuda-runtime>=13.1"). */
 static void shell_words(const char *reqs, char *out, size_t n) {
     size_t len = 0;
     out[0] = 0;
     for (const char *s = reqs; *s;) {
         size_t w = strcspn(s, " ");
-        int q = memchr(s, '*', w) != NULL;
+        int q = memchr(s, '*', w) || memchr(s, '>', w) || memchr(s, '<', w);
         len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s%.*s%s", len ? " " : "", q ? "\"" : "", (int)w, s,
                                 q ? "\"" : "");
         s += w;

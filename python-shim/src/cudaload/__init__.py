@@ -56,7 +56,8 @@ class LibraryNotFoundError(CudaLoadError):
 
 class LibraryUnusableError(CudaLoadError):
     """A library was found but cannot be used: an override names an unusable file, a
-    required symbol is missing, or cuBLAS is of another CUDA major than the runtime."""
+    required symbol is missing, cuBLAS is of another CUDA major than the runtime, or every
+    copy is below the minimum version asked for (CUDALOAD_MIN_<NAME>)."""
 
 
 class DriverTooOldError(CudaLoadError):
@@ -84,6 +85,7 @@ _CLASSES = {
     "CUDALOAD_ERROR_OVERRIDE_UNUSABLE": LibraryUnusableError,
     "CUDALOAD_ERROR_SYMBOL_MISSING": LibraryUnusableError,
     "CUDALOAD_ERROR_MAJOR_MISMATCH": LibraryUnusableError,
+    "CUDALOAD_ERROR_BELOW_FLOOR": LibraryUnusableError,
     "CUDALOAD_ERROR_NO_DRIVER": NoDriverError,
     "CUDALOAD_ERROR_DRIVER_TOO_OLD": DriverTooOldError,
     "CUDALOAD_ERROR_NO_DEVICE": NoDeviceError,
