@@ -73,12 +73,38 @@ char *cl_parse_proc_driver_version(const char *text, size_t n) {
 }
 
 /* NVML fallback: only reached when /proc/driver/nvidia/version is absent. */
-static char *cl_branch_from_nvml(void) {
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        dlerror();
-        return NULL;
+/* NVML, from the catalogue's nvml row: beside the driver taken first (the driver's directory holds
+ * both on every install: /usr/lib/wsl/lib, /run/opengl-driver/lib, a container's mount), then by
+ * its SONAME, then the row's system_dirs. NULL when none opens. */
+static void *cl_open_nvml(const char *driver_path) {
+    int lib = cl_catalogue_find("nvml");
+    const cl_row *row = lib >= 0 ? cl_row_at((size_t)lib) : NULL;
+    if (!row) return NULL;
+    const char *soname = row->flavor[0].soname;
+    char path[4096];
+    void *h = NULL;
+    const char *slash = driver_path ? strrchr(driver_path, '/') : NULL;
+    if (slash && (size_t)(slash - driver_path) + strlen(soname) + 2 < sizeof path) {
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - driver_path), driver_path, soname);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
+    if (!h) h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    for (const char *p = row->system_dirs; !h && p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n + strlen(soname) + 2 < sizeof path) {
+            snprintf(path, sizeof path, "%.*s/%s", (int)n, p, soname);
+            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        }
+        p += n;
+        p += strspn(p, " ");
+    }
+    if (!h) dlerror();
+    return h;
+}
+
+static char *cl_branch_from_nvml(const char *driver_path) {
+    void *h = cl_open_nvml(driver_path);
+    if (!h) return NULL;
     typedef int (*init_fn)(void);
     typedef int (*version_fn)(char *, unsigned int);
     init_fn init, shutdown;
@@ -101,7 +127,7 @@ out:
     return branch;
 }
 
-char *cl_read_driver_branch(void) {
+char *cl_read_driver_branch(const char *driver_path) {
     int fd = open("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char buf[1024];
@@ -112,7 +138,7 @@ char *cl_read_driver_branch(void) {
             if (b) return b;
         }
     }
-    return cl_branch_from_nvml();
+    return cl_branch_from_nvml(driver_path);
 }
 
 cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, cl_why *why) {

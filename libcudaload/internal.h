@@ -196,8 +196,9 @@ typedef struct cl_driver_facts {
 /* Parses the driver branch out of /proc/driver/nvidia/version text. Pure. Returns a
  * malloc'd "580.159.04" or NULL. */
 char *cl_parse_proc_driver_version(const char *text, size_t n);
-/* Reads the branch from /proc/driver/nvidia/version, else NVML; malloc'd or NULL. */
-char *cl_read_driver_branch(void);
+/* Reads the branch from /proc/driver/nvidia/version, else NVML (the catalogue's nvml row: beside
+ * the driver at driver_path first, then its SONAME and system_dirs); malloc'd or NULL. */
+char *cl_read_driver_branch(const char *driver_path);
 /* Decides whether a runtime major may be used with the driver and the wanted major.
  * Returns OK, DRIVER_TOO_OLD or MAJOR_MISMATCH with the reason in *why. */
 cudaload_status cl_gate_major(const cl_driver_facts *drv, int wanted_major, int major, struct cl_why *why);

@@ -775,7 +775,7 @@ static void cl_driver_take(int lib, void *h, const char *where, cudaload_source 
     ls->major = version / 1000;
     G.drv.loaded = 1;
     G.drv.version = version;
-    G.drv.branch = cl_read_driver_branch();
+    G.drv.branch = cl_read_driver_branch(where);
     G.drv.branch_major = G.drv.branch ? atoi(G.drv.branch) : 0;
     cl_debug("driver: CUDA %d.%d (cuDriverGetVersion %d), branch %s, from %s", version / 1000, (version % 1000) / 10,
              version, G.drv.branch ? G.drv.branch : "unknown", where);

@@ -469,6 +469,36 @@ static void test_driver_nowhere_and_a_bad_list(void **state) {
     free_driver_tree(t);
 }
 
+/* No /proc/driver/nvidia/version (a container, WSL): the branch comes from NVML beside the
+ * driver taken (the fake, copied as libnvidia-ml.so.1 into the driver's directory), not from
+ * the loader's search, which has no NVML here. Without that copy: no branch. */
+static void test_branch_from_nvml_beside_the_driver(void **state) {
+    (void)state;
+    if (access("/proc/driver/nvidia/version", F_OK) == 0) {
+        print_message("skipped: this machine has /proc/driver/nvidia/version\n");
+        skip();
+    }
+    driver_tree *t = make_driver_tree();
+    if (!t) skip();
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    const char *env[] = {t->env, "FAKE_NVML_DRIVER_VERSION=580.82.07", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, NULL);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_OK);
+    assert_string_equal(r->lib[CUDALOAD_LIB_DRIVER].branch, "");
+    th_result_free(r);
+    char src[PATH_MAX], dst[PATH_MAX + 32];
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(dst, sizeof dst, "%s/libnvidia-ml.so.1", t->container);
+    th_copy(src, dst);
+    r = th_result_new();
+    th_run(r, env, th_init_child, NULL);
+    assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_OK);
+    assert_string_equal(r->lib[CUDALOAD_LIB_DRIVER].branch, "580.82.07");
+    th_result_free(r);
+    free_driver_tree(t);
+}
+
 /* ---- version floors (CUDALOAD_MIN_<NAME>, options.min_versions: issue 15) ---- */
 
 /* The toolkit's runtime (13.0) comes first, the CUDA 13 wheel's (13.5 in the fixtures) second:
@@ -570,6 +600,7 @@ int main(void) {
         cmocka_unit_test(test_dist_info_tells_the_major),
         cmocka_unit_test(test_driver_found_after_the_loader_in_order),
         cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
+        cmocka_unit_test(test_branch_from_nvml_beside_the_driver),
         cmocka_unit_test(test_floors),
         cmocka_unit_test(test_floor_driver_and_bad_values),
     };

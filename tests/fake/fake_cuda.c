@@ -53,6 +53,11 @@
  * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
  * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
  * devices); -1 for an unknown name.
+ *
+ * NVML, for the branch libcudaload reads where /proc/driver/nvidia/version is not there
+ * (containers, WSL): every build also exports nvmlInit_v2, nvmlShutdown and
+ * nvmlSystemGetDriverVersion, so a copy named libnvidia-ml.so.1 stands for the driver's NVML.
+ *   FAKE_NVML_DRIVER_VERSION   the branch nvmlSystemGetDriverVersion gives (default 580.65.06)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
@@ -382,3 +387,17 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
     return CUDA_SUCCESS;
 }
 #endif
+
+/* ---- NVML: the three calls libcudaload makes for the driver branch ---- */
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+int nvmlSystemGetDriverVersion(char *version, unsigned int length);
+int nvmlInit_v2(void) { return 0; }
+int nvmlShutdown(void) { return 0; }
+int nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+    const char *v = getenv("FAKE_NVML_DRIVER_VERSION");
+    if (!v || !v[0]) v = "580.65.06";
+    if (!version || length <= strlen(v)) return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+    strcpy(version, v);
+    return 0;
+}
