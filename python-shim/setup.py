@@ -15,9 +15,20 @@ Environment:
                          this nvcc has, plus any newer major it has that they do not cover)
   CUDALOAD_SOURCE_DIR    the libcudaload source tree to build from
   CUDALOAD_BUILD_BASE    setuptools' build directory (default: build)
-  MAKE, CC               as usual
+  CUDALOAD_ZIG           0: build with the system's C compiler instead of zig (below)
+  MAKE, CC               as usual; CC set: that compiler, not zig
+
+The C compiler: zig's (the ziglang package, a build requirement) targeting glibc 2.28, for the
+library, the archives and the module, unless CC is set or CUDALOAD_ZIG=0: the wheel then needs
+only glibc 2.28 (manylinux_2_28: RHEL/Rocky 8, Ubuntu 20.04) whatever the build machine's is,
+with no container. zig compiles against that glibc's headers and links against stubs of its
+libraries (dlopen from libdl.so.2, stat through libc_nonshared's wrapper), which an explicit
+.symver list cannot do (stat has no symbol before 2.33) and an older sysroot would need
+installing. Without ziglang the system compiler is used and the wheel needs its glibc
+(docs/python.md, "Why zig").
 """
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -56,6 +67,26 @@ def library_root():
 def probe_files(root, suffix):
     """The probe's report, tools/probe_*.c (or .h), as the Makefile's PROBE_SRC takes them."""
     return sorted((root / "tools").glob("probe_*" + suffix))
+
+
+# The oldest glibc the wheel runs on (manylinux_2_28), when zig compiles it.
+ZIG_GLIBC = "2.28"
+
+
+def zig_cc():
+    """zig's C compiler targeting ZIG_GLIBC, as an argv; None when CC is set, CUDALOAD_ZIG=0, or the
+    ziglang package is missing (then the system's compiler builds it, for its own glibc)."""
+    if os.environ.get("CC") or os.environ.get("CUDALOAD_ZIG") == "0":
+        return None
+    try:
+        import ziglang
+    except ImportError:
+        print("cudaload: ziglang is not installed: building with the system's C compiler; the wheel needs this "
+              "machine's glibc (pip install ziglang for a manylinux_2_28 one)", flush=True)
+        return None
+    zig = os.path.join(os.path.dirname(ziglang.__file__), "zig" + (".exe" if os.name == "nt" else ""))
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine())
+    return [zig, "cc", "-target", "%s-linux-gnu.%s" % (arch, ZIG_GLIBC)]
 
 
 def nvcc():
@@ -107,8 +138,9 @@ class BuildExt(build_ext):
         cmd.insert(-1, "NVCC=%s" % (nv or ""))
         if nv:
             cmd.insert(-1, "KERNEL_ARCHS=%s" % " ".join(kernel_archs(nv)))
-        if os.environ.get("CC"):
-            cmd.insert(-1, "CC=%s" % os.environ["CC"])
+        zig = zig_cc()
+        if os.environ.get("CC") or zig:
+            cmd.insert(-1, "CC=%s" % (os.environ.get("CC") or " ".join(zig)))
         print("cudaload: building libcudaload: %s" % " ".join(cmd), flush=True)
         subprocess.check_call(cmd)
         ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c")]
@@ -121,6 +153,9 @@ class BuildExt(build_ext):
         ext.depends = list(ext.depends) + [str(libdir / "libcudaload.a")] + [str(f) for f in probe_files(root, ".h")]
         # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
         self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
+        if zig:  # the module compiled and linked by zig too, the interpreter's flags kept
+            self.compiler.set_executables(compiler_so=zig + self.compiler.compiler_so[1:],
+                                          linker_so=zig + self.compiler.linker_so[1:])
         super().build_extension(ext)
 
 
@@ -149,10 +184,10 @@ ext = Extension(
     define_macros=[("Py_LIMITED_API", "0x030B0000")] if LIMITED_API else [],
     py_limited_api=LIMITED_API,
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wextra", "-O2"],
-    # libcudaload.a's objects are hidden already; --exclude-libs keeps anything of an archive
-    # out of the dynamic symbol table: the module exports PyInit__cudaload only. -s: no debug
-    # info (the wheel stays small; the kernels' fatbin is most of it).
-    extra_link_args=["-Wl,--exclude-libs,ALL", "-s"],
+    # libcudaload.a's API is hidden in its objects (make HIDDEN_API=1): the module exports
+    # PyInit__cudaload only, with no --exclude-libs (which zig's linker does not take). -s: no
+    # debug info (the wheel stays small; the kernels' fatbin is most of it).
+    extra_link_args=["-s"],
     libraries=["dl", "pthread", "m"],
 )
 

@@ -205,11 +205,29 @@ def nvcc_path():
     return cand if os.access(cand, os.X_OK) else shutil.which("nvcc")
 
 
+def zig_cc_wrapper():
+    """A script running zig's C compiler (the ziglang package of this interpreter) for glibc 2.28,
+    or None without ziglang: the templates built with it are manylinux_2_28 wheels, as a
+    project's release build would make them (docs/python.md, "Why zig")."""
+    try:
+        import ziglang
+    except ImportError:
+        return None
+    zig = os.path.join(os.path.dirname(ziglang.__file__), "zig")
+    path = build_dir() / "zigcc-2.28"
+    text = '#!/bin/sh\nexec "%s" cc -target x86_64-linux-gnu.2.28 "$@"\n' % zig
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+        path.chmod(0o755)
+    return str(path)
+
+
 def build_template(src, shim_wheel, out):
     """`pip wheel` of the template in src, into out; returns the wheel. As its users build it:
     build isolation, the build requirements (setuptools, scikit-build-core, meson-python,
     pkgconf, ...) from the registry, and cudaload from shim_wheel's directory (--find-links: it
-    is not on the registry). nvcc from CUDA_HOME (default /usr/local/cuda) or PATH.
+    is not on the registry). nvcc from CUDA_HOME (default /usr/local/cuda) or PATH; the C
+    compiler zig's for glibc 2.28 when ziglang is there (zig_cc_wrapper), as CC.
     CUDALOAD_TEST_NO_BUILD_ISOLATION=1 (the GPU machine: no network) builds without isolation:
     the running interpreter must have the build backend, and cudaload on its path."""
     nvcc = nvcc_path()
@@ -225,6 +243,9 @@ def build_template(src, shim_wheel, out):
         cmd.insert(4, "--no-build-isolation")
     home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
     env = dict(os.environ, CUDA_HOME=home, PATH=os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", ""))
+    zcc = zig_cc_wrapper()
+    if zcc:  # every backend takes CC (setuptools also LDSHARED for the link)
+        env.update(CC=zcc, LDSHARED=zcc + " -shared")
     sh(cmd, env=env, timeout=1800)
     wheels = list((tmp / "dist").glob("*.whl"))
     assert len(wheels) == 1, wheels
@@ -256,14 +277,22 @@ def auditwheel_cmd():
 
 
 def auditwheel_show_and_repair(wheel, tmp_path):
-    """`auditwheel show` gives a manylinux tag and names no CUDA library; `auditwheel repair`
-    with no --exclude keeps that tag and grafts nothing. Returns the tag."""
+    """`auditwheel show` gives a manylinux tag of glibc 2.28 or lower (every versioned glibc
+    symbol of every ELF file too) and names no CUDA library; `auditwheel repair` with no
+    --exclude keeps that tag and grafts nothing. Returns the tag."""
     stem = wheel.name.split("-")[0]
     aw = auditwheel_cmd()
     show = sh([*aw, "show", wheel])
     text = " ".join((show.stdout + show.stderr).split())
-    m = re.search(r'is consistent with the following platform tag: "(manylinux_\d+_\d+_x86_64)"', text)
+    m = re.search(r'is consistent with the following platform tag: "(manylinux_(\d+)_(\d+)_x86_64)"', text)
     assert m, text
+    # manylinux_2_28 or lower: the glibc of RHEL/Rocky 8 (zig builds for 2.28: docs/python.md)
+    assert (int(m.group(2)), int(m.group(3))) <= (2, 28), text
+    with zipfile.ZipFile(wheel) as z:
+        for so in [n for n in z.namelist() if n.endswith(".so")]:
+            z.extract(so, tmp_path / "elf")
+            versions = set(re.findall(r"GLIBC_(\d+)\.(\d+)", sh(["objdump", "-T", tmp_path / "elf" / so]).stdout))
+            assert max((int(a), int(b)) for a, b in versions) <= (2, 28), (so, sorted(versions))
     # no CUDA library is referenced, so nothing needs --exclude and nothing is grafted
     assert "libcud" not in text and "libcublas" not in text, text
     # repair, no --exclude. With --patcher none (auditwheel 6.8 has it) it fails if any ELF file
