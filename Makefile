@@ -72,7 +72,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -83,7 +83,7 @@ help:
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
-	@echo "                    check-tsan, check-valgrind and check-python;"
+	@echo "                    check-tsan, check-valgrind, check-python and check-oldglibc;"
 	@echo "                    no GPU needed"
 	@echo "  make generate     regenerate the typed tables and the stubs from the CUDA headers and the"
 	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
@@ -100,6 +100,9 @@ help:
 	@echo "                    the package as a build requirement, and the three extension templates"
 	@echo "                    (examples/python-extension, -cmake, -meson) built by pip wheel from the registry;"
 	@echo "                    pytest on tests/python in a venv made at $(B)/python/testenv"
+	@echo "  make check-oldglibc  the wheels on an older glibc: a Debian bullseye root (debootstrap, glibc 2.31),"
+	@echo "                    the sdist built there by zig for glibc 2.28, installed and run; a probe built here"
+	@echo "                    by zig run there (root and network; skipped with the reason otherwise)"
 	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    compute-sanitizer memcheck (skipped with a reason without a GPU)"
@@ -286,6 +289,7 @@ check: test-deps
 	$(MAKE) check-tsan
 	$(MAKE) check-valgrind
 	$(MAKE) check-python
+	$(MAKE) check-oldglibc
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels
@@ -308,6 +312,13 @@ py-testenv:
 	  echo "check-python: making $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
 	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 	    --upgrade $(PY_TEST_PKGS) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
+# ---- the wheels on an older glibc (tests/oldglibc/run.sh): a Debian bullseye root (glibc 2.31)
+# made by debootstrap, cached in $(B)/oldglibc; the sdist built there by zig for glibc 2.28, its
+# wheel installed and run there, and a probe built here by zig run there. Skips, saying why,
+# without root, debootstrap or the network.
+check-oldglibc: py-testenv
+	tests/oldglibc/run.sh $(abspath $(B)) $(abspath $(PY_TESTENV))/bin/python
+
 check-python: test-deps py-testenv
 	$(MAKE) all $(B)/fake/libcuda.so.1
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDA_INC=$(CUDA_INC) CUDA_HOME=$(CUDA_HOME) \

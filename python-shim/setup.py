@@ -32,6 +32,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -71,6 +72,7 @@ def probe_files(root, suffix):
 
 # The oldest glibc the wheel runs on (manylinux_2_28), when zig compiles it.
 ZIG_GLIBC = "2.28"
+ZIG_LD_UNSUPPORTED = ("-Wl,-Bsymbolic-functions",)
 
 
 def zig_cc():
@@ -87,6 +89,27 @@ def zig_cc():
     zig = os.path.join(os.path.dirname(ziglang.__file__), "zig" + (".exe" if os.name == "nt" else ""))
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine())
     return [zig, "cc", "-target", "%s-linux-gnu.%s" % (arch, ZIG_GLIBC)]
+
+
+def multiarch_python_include(tmp):
+    """The system headers an older Python.h pulls in from /usr/include, which zig does not search
+    (its own glibc headers stand in for the system's): Debian's <x86_64-linux-gnu/python3.9/
+    pyconfig.h>, and <crypt.h> (libxcrypt's, not glibc's) before Python 3.11. A directory holding
+    links to just those gives them without the system's libc headers; empty when none is needed."""
+    d = tmp.resolve() / "python-include-extras"
+    links = []
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch and os.path.isdir(os.path.join("/usr/include", multiarch)):
+        links.append((multiarch, os.path.join("/usr/include", multiarch)))
+    if sysconfig.get_config_var("HAVE_CRYPT_H") and sys.version_info < (3, 11) and os.path.isfile("/usr/include/crypt.h"):
+        links.append(("crypt.h", "/usr/include/crypt.h"))
+    if not links:
+        return []
+    d.mkdir(parents=True, exist_ok=True)
+    for name, target in links:
+        if not (d / name).exists():
+            (d / name).symlink_to(target)
+    return [str(d)]
 
 
 def nvcc():
@@ -154,8 +177,12 @@ class BuildExt(build_ext):
         # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
         self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
         if zig:  # the module compiled and linked by zig too, the interpreter's flags kept
+            # (less the GNU ld flags zig's linker rejects: Debian's Python links with
+            # -Bsymbolic-functions, an optimisation a module exporting one function does not need)
             self.compiler.set_executables(compiler_so=zig + self.compiler.compiler_so[1:],
-                                          linker_so=zig + self.compiler.linker_so[1:])
+                                          linker_so=zig + [a for a in self.compiler.linker_so[1:]
+                                                           if a not in ZIG_LD_UNSUPPORTED])
+            ext.include_dirs = list(ext.include_dirs) + multiarch_python_include(Path(self.build_temp))
         super().build_extension(ext)
 
 
