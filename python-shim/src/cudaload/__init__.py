@@ -266,33 +266,13 @@ def last_backend():
     return {v: k for k, v in _BACKENDS.items()}[_cudaload._last_backend()]
 
 
-def _stream_handle(stream):
-    """stream= as an int handle: an int, or an object with .cuda_stream (torch) or .ptr
-    (cupy), or the __cuda_stream__ protocol. None: the arrays' own stream, else the legacy
-    default stream."""
-    if stream is None or isinstance(stream, int):
-        return stream
-    if hasattr(stream, "__cuda_stream__"):
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr", "handle"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    raise TypeError("stream must be an int handle or a stream object (torch.cuda.Stream, cupy.cuda.Stream), not %s"
-                    % type(stream).__name__)
-
-
-def saxpy(a, x, y, *, stream=None):
-    """y = a*x + y, in place, on float32 arrays of one shape (contiguous).
-
-    Host buffers (numpy, array.array('f'), any buffer-protocol object; torch CPU tensors via
-    DLPack) are copied to the GPU and back. CUDA arrays (__cuda_array_interface__ or DLPack:
-    torch, cupy, numba) are used in place, on `stream` when given, else on the stream their
-    __cuda_array_interface__ names, else the legacy default stream. Returns y."""
-    try:
-        _cudaload._saxpy(float(a), x, y, _stream_handle(stream))
-    except _cudaload.StatusError as e:
-        _raise(e)
-    return y
+# saxpy and sgemm are the extension's own functions (no Python frame per call): a plain CUDA
+# torch.Tensor is read through its C methods, anything else by __cuda_array_interface__, the
+# buffer protocol or DLPack (_arrays.c). Off the fast path they call back here: _raise for a
+# failure (the documented exception, with its fixes), _sgemm_out for sgemm(out=None).
+saxpy = _cudaload.saxpy
+sgemm = _cudaload.sgemm
+_stream_handle = _cudaload._stream_handle  # stream= as they read it (an int handle, a stream object)
 
 
 def _shape(obj):
@@ -336,22 +316,14 @@ def _is_buffer(obj):
         return False
 
 
-def sgemm(a, b, out=None, alpha=1.0, beta=0.0, *, stream=None):
-    """out = alpha * a @ b + beta * out, float32 matrices: a (m, k), b (k, n), out (m, n).
+def _sgemm_out(a, b, beta):
+    """sgemm(out=None): a new (m, n) float32 array of a's kind."""
+    if beta != 0:
+        raise ValueError("sgemm: beta != 0 reads out: pass out=")
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) != 2 or len(sb) != 2:
+        raise ValueError("sgemm: a and b must be matrices (2-D), got shapes %s and %s" % (sa, sb))
+    return _new_like(a, sa[0], sb[1])
 
-    Row-major (C-contiguous) operands, or column-major (Fortran order, e.g. a.T), rows or
-    columns possibly padded. out=None allocates out (numpy for host operands, else torch or
-    cupy like a) and needs beta == 0. Host and CUDA operands, streams: as for saxpy.
-    Returns out."""
-    if out is None:
-        if beta != 0:
-            raise ValueError("sgemm: beta != 0 reads out: pass out=")
-        sa, sb = _shape(a), _shape(b)
-        if len(sa) != 2 or len(sb) != 2:
-            raise ValueError("sgemm: a and b must be matrices (2-D), got shapes %s and %s" % (sa, sb))
-        out = _new_like(a, sa[0], sb[1])
-    try:
-        _cudaload._sgemm(a, b, out, float(alpha), float(beta), _stream_handle(stream))
-    except _cudaload.StatusError as e:
-        _raise(e)
-    return out
+
+_cudaload._set_hooks(_raise, _sgemm_out)

@@ -267,9 +267,107 @@ static int from_dlpack(operand *o, PyObject *obj, PyObject *devfn, uintptr_t con
     return 0;
 }
 
-/* Describes obj: __cuda_array_interface__ first (cupy, torch, numba), then the buffer
- * protocol (numpy, array.array), then DLPack (torch CPU tensors, JAX, ...). */
+/* ---- torch tensors, read directly ----
+ * torch's __cuda_array_interface__ is Python code that builds a dict (several microseconds a
+ * call), and the pointer query it leaves to us (cudaPointerGetAttributes) another one. A plain
+ * CUDA float32 torch.Tensor (the type itself, not a subclass, which may override anything
+ * through __torch_function__) is read through its own C methods instead: the same facts as
+ * its interface (version 2: no stream), plus its device. Anything else, and any tensor the
+ * interface would refuse (requires_grad, sparse) or we would (dtype, dimensions), takes the
+ * general path, which gives the same answers and errors as before. */
+static PyTypeObject *torch_tensor; /* torch.Tensor, once seen */
+static PyObject *torch_float32;
+static PyTypeObject *not_torch[8]; /* types seen that are not torch.Tensor */
+static int n_not_torch;
+static PyObject *s_is_cuda, *s_requires_grad, *s_is_sparse, *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_get_device;
+
+static int type_is(PyTypeObject *t, const char *module, const char *qualname) {
+    PyObject *m = PyObject_GetAttrString((PyObject *)t, "__module__");
+    PyObject *q = m ? PyObject_GetAttrString((PyObject *)t, "__qualname__") : NULL;
+    int r = m && q && PyUnicode_Check(m) && PyUnicode_Check(q) && PyUnicode_CompareWithASCIIString(m, module) == 0 &&
+            PyUnicode_CompareWithASCIIString(q, qualname) == 0;
+    Py_XDECREF(m), Py_XDECREF(q);
+    PyErr_Clear();
+    return r;
+}
+
+static int is_torch_tensor(PyObject *obj) {
+    PyTypeObject *t = Py_TYPE(obj);
+    if (torch_tensor) return t == torch_tensor;
+    for (int i = 0; i < n_not_torch; i++)
+        if (not_torch[i] == t) return 0;
+    if (!type_is(t, "torch", "Tensor")) {
+        if (n_not_torch < 8) not_torch[n_not_torch++] = (PyTypeObject *)Py_NewRef((PyObject *)t);
+        return 0;
+    }
+    PyObject *torch = PyImport_ImportModule("torch"); /* imported already: its tensor is here */
+    PyObject *f32 = torch ? PyObject_GetAttrString(torch, "float32") : NULL;
+    Py_XDECREF(torch);
+    static const char *names[] = {"is_cuda", "requires_grad", "is_sparse", "dtype", "shape", "stride", "data_ptr",
+                                  "get_device"};
+    PyObject **slots[] = {&s_is_cuda, &s_requires_grad, &s_is_sparse, &s_dtype, &s_shape, &s_stride, &s_data_ptr,
+                          &s_get_device};
+    for (int i = 0; f32 && i < 8; i++)
+        if (!*slots[i] && !(*slots[i] = PyUnicode_InternFromString(names[i]))) Py_CLEAR(f32);
+    if (!f32) {
+        PyErr_Clear();
+        return 0;
+    }
+    torch_float32 = f32;
+    torch_tensor = (PyTypeObject *)Py_NewRef((PyObject *)t);
+    return 1;
+}
+
+/* An attribute's truth: 1, 0, or -1 (error cleared: the general path asks again). */
+static int attr_true(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    int r = v ? PyObject_IsTrue(v) : -1;
+    Py_XDECREF(v);
+    if (r < 0) PyErr_Clear();
+    return r;
+}
+
+/* 1 when o was filled from the tensor, 0 for the general path (nothing set, no error). */
+static int from_torch(operand *o, PyObject *obj) {
+    if (attr_true(obj, s_is_cuda) != 1 || attr_true(obj, s_requires_grad) != 0 || attr_true(obj, s_is_sparse) != 0)
+        return 0;
+    PyObject *dtype = PyObject_GetAttr(obj, s_dtype);
+    int f32 = dtype == torch_float32;
+    Py_XDECREF(dtype);
+    PyObject *shape = f32 ? PyObject_GetAttr(obj, s_shape) : NULL;
+    PyObject *stride = shape ? PyObject_CallMethodObjArgs(obj, s_stride, NULL) : NULL;
+    PyObject *ptr = stride ? PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL) : NULL;
+    PyObject *dev = ptr ? PyObject_CallMethodObjArgs(obj, s_get_device, NULL) : NULL;
+    int ok = dev && PyTuple_Check(shape) && PyTuple_Check(stride) && PyTuple_Size(shape) == PyTuple_Size(stride) &&
+             PyTuple_Size(shape) <= MAX_DIMS;
+    if (ok) {
+        o->ndim = (int)PyTuple_Size(shape);
+        for (int i = 0; ok && i < o->ndim; i++) {
+            o->shape[i] = PyLong_AsLongLong(PyTuple_GetItem(shape, i));
+            o->strides[i] = PyLong_AsLongLong(PyTuple_GetItem(stride, i));
+            ok = !PyErr_Occurred();
+        }
+        o->ptr = ok ? (char *)PyLong_AsVoidPtr(ptr) : NULL;
+        o->device = ok ? (int)PyLong_AsLong(dev) : -2;
+        ok = ok && !PyErr_Occurred() && o->device >= 0;
+    }
+    Py_XDECREF(shape), Py_XDECREF(stride), Py_XDECREF(ptr), Py_XDECREF(dev);
+    if (!ok) {
+        PyErr_Clear();
+        memset(o->shape, 0, sizeof o->shape);
+        o->ndim = 0, o->ptr = NULL, o->device = 0;
+        return 0;
+    }
+    if (arr_numel(o) == 0) o->ptr = NULL, o->device = -2; /* as its interface: no pointer, no device */
+    o->readonly = 0;
+    return 1;
+}
+
+/* Describes obj: a plain CUDA torch tensor directly (above); then __cuda_array_interface__
+ * (cupy, torch, numba), then the buffer protocol (numpy, array.array), then DLPack (torch CPU
+ * tensors, JAX, ...). */
 static int operand_get(operand *o, PyObject *obj, uintptr_t consumer_stream) {
+    if (is_torch_tensor(obj) && from_torch(o, obj)) return 0;
     PyObject *cai, *devfn = NULL;
     if (get_optional_attr(obj, "__cuda_array_interface__", &cai) < 0) return -1;
     if (cai) {
@@ -457,10 +555,44 @@ cudaError_t arr_copy_out(call *c, const cudaload_cudart_table *rt, long long ext
     return e;
 }
 
+/* stream=: None (not given), an int handle, or a stream object: the __cuda_stream__ protocol
+ * ((version, handle)), else its cuda_stream (torch), ptr (cupy) or handle attribute. */
 int arr_parse_stream(PyObject *obj, uintptr_t *stream, int *has) {
     *has = 0;
     if (obj == Py_None) return 0;
-    *stream = (uintptr_t)PyLong_AsVoidPtr(obj);
+    PyObject *h = NULL;
+    if (PyLong_Check(obj)) {
+        h = Py_NewRef(obj);
+    } else {
+        PyObject *fn;
+        if (get_optional_attr(obj, "__cuda_stream__", &fn) < 0) return -1;
+        if (fn) {
+            PyObject *t = PyObject_CallNoArgs(fn);
+            Py_DECREF(fn);
+            if (!t) return -1;
+            if (PyTuple_Check(t) && PyTuple_Size(t) == 2) h = Py_NewRef(PyTuple_GetItem(t, 1));
+            Py_DECREF(t);
+            if (!h) {
+                PyErr_SetString(PyExc_TypeError, "stream.__cuda_stream__() must return (version, handle)");
+                return -1;
+            }
+        }
+        static const char *attrs[] = {"cuda_stream", "ptr", "handle"};
+        for (int i = 0; !h && i < 3; i++)
+            if (get_optional_attr(obj, attrs[i], &h) < 0) return -1;
+        if (!h) {
+            PyObject *tn = type_name(obj);
+            PyErr_Format(PyExc_TypeError, "stream must be an int handle or a stream object (torch.cuda.Stream, "
+                         "cupy.cuda.Stream), not %U", tn);
+            Py_XDECREF(tn);
+            return -1;
+        }
+    }
+    PyObject *i = PyNumber_Index(h);
+    Py_DECREF(h);
+    if (!i) return -1;
+    *stream = (uintptr_t)PyLong_AsVoidPtr(i);
+    Py_DECREF(i);
     if (PyErr_Occurred()) return -1;
     *has = 1;
     return 0;

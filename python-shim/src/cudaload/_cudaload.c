@@ -104,7 +104,13 @@ PyObject *shim_cuda_error(const cudaload_cudart_table *rt, const char *what, cud
 }
 
 /* The runtime and a device, or the exception that says what is missing. */
+/* ready()'s answer once it was yes: the libraries stay loaded and the devices there, so the
+ * checks run until the first call that passes them, and not on every call after it. */
+static const cudaload_cudart_table *_Atomic ready_table;
+
 static const cudaload_cudart_table *ready(void) {
+    const cudaload_cudart_table *cached = ready_table;
+    if (cached) return cached;
     if (!init_done) return (void)status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called"),
                            NULL;
     if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
@@ -122,6 +128,7 @@ static const cudaload_cudart_table *ready(void) {
     if (st != CUDALOAD_OK) return (void)status_error(st, cudaload_last_error()), NULL;
     const cudaload_cudart_table *t = cudaload_cudart();
     if (!t) return (void)status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "no CUDA runtime table"), NULL;
+    if (count > 0) ready_table = t; /* no device: asked again next time (cudaload_device_count says why) */
     return t;
 }
 
@@ -141,11 +148,9 @@ static PyObject *call_result(const cudaload_cudart_table *rt, const char *what, 
     return Py_NewRef(Py_None);
 }
 
-static PyObject *py_saxpy(PyObject *self, PyObject *args) {
-    (void)self;
-    double a;
-    PyObject *objs[2], *stream_obj;
-    if (!PyArg_ParseTuple(args, "dOOO", &a, &objs[0], &objs[1], &stream_obj)) return NULL;
+/* y = a*x + y: None, or NULL with the exception (a StatusError for libcudaload's failures). */
+static PyObject *do_saxpy(double a, PyObject *x_obj, PyObject *y_obj, PyObject *stream_obj) {
+    PyObject *objs[2] = {x_obj, y_obj};
     uintptr_t stream = 0;
     int has_stream;
     if (arr_parse_stream(stream_obj, &stream, &has_stream) < 0) return NULL;
@@ -199,11 +204,10 @@ out:
     return arr_call_end(&c, rt, prev, ret);
 }
 
-static PyObject *py_sgemm(PyObject *self, PyObject *args) {
-    (void)self;
-    double alpha, beta;
-    PyObject *objs[3], *stream_obj;
-    if (!PyArg_ParseTuple(args, "OOOddO", &objs[0], &objs[1], &objs[2], &alpha, &beta, &stream_obj)) return NULL;
+/* out = alpha*a@b + beta*out: None, or NULL with the exception. */
+static PyObject *do_sgemm(PyObject *a_obj, PyObject *b_obj, PyObject *out_obj, double alpha, double beta,
+                          PyObject *stream_obj) {
+    PyObject *objs[3] = {a_obj, b_obj, out_obj};
     uintptr_t stream = 0;
     int has_stream;
     if (arr_parse_stream(stream_obj, &stream, &has_stream) < 0) return NULL;
@@ -278,6 +282,82 @@ static PyObject *py_sgemm(PyObject *self, PyObject *args) {
     ret = call_result(rt, what, e, st);
 out:
     return arr_call_end(&c, rt, prev, ret);
+}
+
+/* ---- the public calls: cudaload.saxpy and cudaload.sgemm themselves ---- */
+
+/* Set by the package at import (_set_hooks): raise_hook(StatusError) raises the documented
+ * exception (CudaLoadError's subclasses, with the fixes); sgemm_out(a, b, beta) allocates out
+ * for sgemm(out=None). Both run only off the fast path: a failure, or an allocation. */
+static PyObject *raise_hook, *sgemm_out_hook;
+
+/* A StatusError set: replaced by the package's exception for it. Returns NULL. */
+static PyObject *mapped_error(void) {
+    if (!raise_hook || !PyErr_ExceptionMatches(StatusError)) return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *r = value ? PyObject_CallFunctionObjArgs(raise_hook, value, NULL) : NULL;
+    Py_XDECREF(r); /* the hook raises: r is NULL with its exception set */
+    Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
+    if (r && !PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "cudaload: the error hook raised nothing");
+    return NULL;
+}
+
+static PyObject *py_set_hooks(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *r, *o;
+    if (!PyArg_ParseTuple(args, "OO", &r, &o)) return NULL;
+    Py_XDECREF(raise_hook);
+    Py_XDECREF(sgemm_out_hook);
+    raise_hook = Py_NewRef(r);
+    sgemm_out_hook = Py_NewRef(o);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_saxpy(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kw[] = {"a", "x", "y", "stream", NULL};
+    double a;
+    PyObject *x, *y, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "dOO|$O:saxpy", kw, &a, &x, &y, &stream)) return NULL;
+    PyObject *r = do_saxpy(a, x, y, stream);
+    if (!r) return mapped_error();
+    Py_DECREF(r);
+    return Py_NewRef(y);
+}
+
+static PyObject *py_sgemm(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kw[] = {"a", "b", "out", "alpha", "beta", "stream", NULL};
+    double alpha = 1.0, beta = 0.0;
+    PyObject *a, *b, *out = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|Odd$O:sgemm", kw, &a, &b, &out, &alpha, &beta, &stream))
+        return NULL;
+    if (out == Py_None) { /* allocated by the package: numpy, torch or cupy, like a */
+        PyObject *pbeta = PyFloat_FromDouble(beta);
+        out = pbeta && sgemm_out_hook ? PyObject_CallFunctionObjArgs(sgemm_out_hook, a, b, pbeta, NULL) : NULL;
+        Py_XDECREF(pbeta);
+        if (!out) return NULL;
+    } else {
+        Py_INCREF(out);
+    }
+    PyObject *r = do_sgemm(a, b, out, alpha, beta, stream);
+    if (!r) {
+        Py_DECREF(out);
+        return mapped_error();
+    }
+    Py_DECREF(r);
+    return out;
+}
+
+static PyObject *py_stream_handle(PyObject *self, PyObject *arg) {
+    (void)self;
+    uintptr_t stream = 0;
+    int has = 0;
+    if (arr_parse_stream(arg, &stream, &has) < 0) return NULL;
+    if (!has) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong((unsigned long long)stream);
 }
 
 /* ---- init, report, knobs ---- */
@@ -592,8 +672,22 @@ static PyMethodDef methods[] = {
     {"_init", py_init, METH_VARARGS, "_init(roots) -> (status, message): cudaload_init() once, with these caller roots"},
     {"_report", py_report, METH_VARARGS,
      "_report(json, selftest, color, python=None) -> (text, exit_code): the probe's report (for python's commands)"},
-    {"_saxpy", py_saxpy, METH_VARARGS, "_saxpy(a, x, y, stream): y = a*x + y in place"},
-    {"_sgemm", py_sgemm, METH_VARARGS, "_sgemm(a, b, out, alpha, beta, stream): out = alpha*a@b + beta*out in place"},
+    {"saxpy", (PyCFunction)(void (*)(void))py_saxpy, METH_VARARGS | METH_KEYWORDS,
+     "saxpy($module, /, a, x, y, *, stream=None)\n--\n\n"
+     "y = a*x + y, in place, on float32 arrays of one shape (contiguous). Returns y.\n\n"
+     "Host buffers (numpy, array.array('f'), any buffer-protocol object; torch CPU tensors via\n"
+     "DLPack) are copied to the GPU and back. CUDA arrays (torch tensors directly; others by\n"
+     "__cuda_array_interface__ or DLPack: cupy, numba) are used in place, on `stream` when given\n"
+     "(an int handle, or a torch/cupy stream object), else on the stream their\n"
+     "__cuda_array_interface__ names, else the legacy default stream."},
+    {"sgemm", (PyCFunction)(void (*)(void))py_sgemm, METH_VARARGS | METH_KEYWORDS,
+     "sgemm($module, /, a, b, out=None, alpha=1.0, beta=0.0, *, stream=None)\n--\n\n"
+     "out = alpha * a @ b + beta * out, float32 matrices: a (m, k), b (k, n), out (m, n). Returns out.\n\n"
+     "Row-major (C-contiguous) operands, or column-major (Fortran order, e.g. a.T), rows or\n"
+     "columns possibly padded. out=None allocates out (numpy for host operands, else torch or\n"
+     "cupy like a) and needs beta == 0. Host and CUDA operands, streams: as for saxpy."},
+    {"_set_hooks", py_set_hooks, METH_VARARGS, "_set_hooks(raise_hook, sgemm_out): the package's error mapping, out=None"},
+    {"_stream_handle", py_stream_handle, METH_O, "_stream_handle(stream) -> int | None: stream= as saxpy reads it"},
     {"_set_backend", py_set_backend, METH_VARARGS, "_set_backend(int): cudaload_set_backend()"},
     {"_last_backend", py_last_backend, METH_NOARGS, "the backend the calling thread's last SAXPY/SGEMM used"},
     {"_library", py_library, METH_VARARGS, "_library(name) -> dict: the library's fields, as in the probe's JSON"},
