@@ -104,6 +104,7 @@ help:
 	@echo "                    the sdist built there by zig for glibc 2.28, installed and run; a probe built here"
 	@echo "                    by zig run there (root and network; skipped with the reason otherwise)"
 	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
+	@echo "  bench/python_calls.py   cudaload.saxpy/sgemm per call against torch's own (GPU machine, the package installed)"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    compute-sanitizer memcheck (skipped with a reason without a GPU)"
 	@echo "  make check-sanitize  the CPU tests built with AddressSanitizer + UndefinedBehaviorSanitizer"
