@@ -167,7 +167,14 @@ typedef struct cudaload_options {
     X(NOT_PRESENT, 22)         /* a place the driver may live has no such file */                   \
     X(STUB_DIR, 23)            /* in a stubs/ directory: the toolkit's link stubs, never opened */  \
     X(BELOW_FLOOR, 24)         /* version value below the floor needed, both major*10000+minor*100+patch
-                                  (text: the variable or option that set it) */
+                                  (text: the variable or option that set it) */                        \
+    X(COMPAT_NOT_NEWER, 25)    /* a forward-compatibility libcuda (text: its version) not newer than the
+                                  kernel module: it would fail with 803 */                              \
+    X(COMPAT_NOT_NEEDED, 26)   /* a forward-compatibility libcuda (text: its version) the runtime does
+                                  not need: the driver runs CUDA value, the runtime needs needed */     \
+    X(COMPAT_AVAILABLE, 27)    /* a forward-compatibility libcuda (text: its version) newer than the
+                                  kernel module, for a runtime that needs CUDA needed: not taken by
+                                  itself (804 on GPUs without forward compatibility) */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,

@@ -82,6 +82,21 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
         break;
     case CUDALOAD_REASON_DRIVER_FAILED: cl_buf_printf(out, "cuDriverGetVersion failed: %s (%d)", t, d->value); break;
     case CUDALOAD_REASON_NOT_PRESENT: cl_buf_printf(out, "not there"); break;
+    case CUDALOAD_REASON_COMPAT_NOT_NEWER:
+        cl_buf_printf(out, "skipped: a forward-compatibility libcuda %s, not newer than the kernel module's %s: "
+                           "it would fail with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)", t, G.drv.branch ? G.drv.branch : "?");
+        break;
+    case CUDALOAD_REASON_COMPAT_NOT_NEEDED:
+        cl_buf_printf(out, "not needed: a forward-compatibility libcuda %s, but the driver runs CUDA %d.%d and the runtime "
+                           "needs %d.%d", t, d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10);
+        break;
+    case CUDALOAD_REASON_COMPAT_AVAILABLE:
+        cl_buf_printf(out, "not taken by itself: a forward-compatibility libcuda %s, newer than the kernel module's %s, for "
+                           "the runtime's CUDA %d.%d (the driver runs %d.%d); use it with CUDALOAD_DRIVER_PATH set to this "
+                           "file, on a GPU that supports forward compatibility (others fail with "
+                           "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)", t, G.drv.branch ? G.drv.branch : "?",
+                      d->needed / 1000, d->needed % 1000 / 10, d->value / 1000, d->value % 1000 / 10);
+        break;
     case CUDALOAD_REASON_BELOW_FLOOR: {
         /* value and needed as major*10000 + minor*100 + patch (cl_version_triplet): X.Y, or X.Y.Z */
         char have[32], need[32];

@@ -114,6 +114,7 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
     }
     if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
         blas = cl_walk(CUDALOAD_LIB_CUBLAS);
+    cl_note_compat(); /* what the runtime found tells whether a cuda-compat copy would help */
     /* a missing driver is reported first (it explains a too-old or absent runtime), unless the
      * caller said it can live without one */
     int drv_fatal = drv != CUDALOAD_OK && !(drv == CUDALOAD_ERROR_NO_DRIVER && (g.cfg.flags & CUDALOAD_FLAG_DRIVER_OPTIONAL));

@@ -308,6 +308,9 @@ void cl_unlock(void);
 /* ---- the walk (walk.c): one library, under the context's lock ---- */
 /* Searches lib (dependencies first) and ends its step: status, message, table published. */
 cudaload_status cl_walk(int lib);
+/* Records the machine's forward-compatibility libcuda copies as the driver's candidates, each
+ * with why it is not the one running (walk.c); after init's walk. */
+void cl_note_compat(void);
 /* Test seam: when set, called with a candidate's path between its file check and its dlopen
  * (a test swaps the file there to prove the same-inode check). NULL in normal use. */
 extern void (*cl_test_before_dlopen)(const char *path);

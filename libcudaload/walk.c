@@ -922,6 +922,75 @@ static cudaload_status cl_walk_driver_like(int lib) {
     return st;
 }
 
+/* ---- forward compatibility (cuda-compat) ---- */
+
+/* The CUDA version the runtime needs from the driver: the one taken's, else the newest major
+ * skipped because the driver is too old; 0 when there is no runtime to go by. */
+static int cl_runtime_need(void) {
+    const cl_lib_state *rt = &G.lib[CUDALOAD_LIB_CUDART];
+    if (rt->status == CUDALOAD_OK) return cl_cuda_version_of(row_of(CUDALOAD_LIB_CUDART), rt->version);
+    int need = 0;
+    for (size_t i = 0; i < rt->n_cands; i++)
+        if (rt->details[i].reason == CUDALOAD_REASON_DRIVER_TOO_OLD && rt->details[i].major * 1000 > need)
+            need = rt->details[i].major * 1000;
+    return need;
+}
+
+/* The forward-compatibility libcuda copies on this machine, each recorded as a candidate of the
+ * driver with why it is not what runs: $CUDA_HOME/compat (and compat/lib, as older NGC images
+ * lay it out), /usr/local/cuda/compat, and $CONDA_PREFIX/cuda-compat (conda's cuda-compat
+ * package). Such a copy runs a newer CUDA than its kernel module's branch only on GPUs that
+ * support forward compatibility (804 elsewhere), and fails (803) when it is not newer than the
+ * kernel module: it is never taken by itself, only through CUDALOAD_DRIVER_PATH. Called after
+ * init's walk, with the driver loaded (its branch is the kernel module's). */
+void cl_note_compat(void) {
+    if (!G.drv.loaded || G.lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK) return;
+    const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
+    if (!home || home[0] != '/') home = cl_config_env(&G.cfg, "CUDA_PATH");
+    const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
+    char dirs[5][4096];
+    cudaload_source src[5];
+    int n = 0;
+    if (home && home[0] == '/') {
+        snprintf(dirs[n], sizeof dirs[n], "%s/compat", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
+        snprintf(dirs[n], sizeof dirs[n], "%s/compat/lib", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
+    }
+    snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
+    snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat/lib"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
+    if (conda && conda[0] == '/') snprintf(dirs[n], sizeof dirs[n], "%s/cuda-compat", conda), src[n++] = CUDALOAD_SOURCE_CONDA;
+    char *seen[5] = {0};
+    int n_seen = 0, need = cl_runtime_need();
+    char *in_use = realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "", NULL);
+    for (int i = 0; i < n; i++) {
+        char path[4096 + 16];
+        snprintf(path, sizeof path, "%.4095s/libcuda.so.1", dirs[i]);
+        char *real = realpath(path, NULL);
+        int dup = !real || (in_use && strcmp(real, in_use) == 0);
+        for (int k = 0; real && !dup && k < n_seen; k++) dup = strcmp(seen[k], real) == 0;
+        if (dup) {
+            free(real);
+            continue;
+        }
+        seen[n_seen++] = real;
+        /* its version is in its file name: libcuda.so.580.95.05 */
+        const char *base = strrchr(real, '/');
+        const char *ver = base && strncmp(base + 1, "libcuda.so.", 11) == 0 ? base + 12 : "?";
+        int major = atoi(ver);
+        cl_why w = {0};
+        if (major > 0 && G.drv.branch_major > 0 && major <= G.drv.branch_major)
+            cl_why_set(&w, CUDALOAD_REASON_COMPAT_NOT_NEWER, 0, major, G.drv.branch_major, "%s", ver);
+        else if (need && need <= G.drv.version)
+            cl_why_set(&w, CUDALOAD_REASON_COMPAT_NOT_NEEDED, 0, G.drv.version, need, "%s", ver);
+        else
+            cl_why_set(&w, CUDALOAD_REASON_COMPAT_AVAILABLE, 0, G.drv.version, need, "%s", ver);
+        cl_record(CUDALOAD_LIB_DRIVER, real, src[i], CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
+        cl_debug("cuda-compat %s: %s", real, cudaload_reason_name(w.reason));
+        cl_why_free(&w);
+    }
+    for (int k = 0; k < n_seen; k++) free(seen[k]);
+    free(in_use);
+}
+
 /* ---- the walk ---- */
 
 /* The status for a library none of whose candidates was taken: the most telling reason. */

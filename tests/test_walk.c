@@ -426,7 +426,10 @@ static void test_driver_found_after_the_loader_in_order(void **state) {
     assert_int_equal(d->version, 12080);
     assert_int_equal(d->source, CUDALOAD_SOURCE_SYSTEM);
     assert_non_null(strstr(d->path, "/usr/local/nvidia/lib64/libcuda.so.1"));
-    assert_int_equal(d->n_candidates, 5);
+    /* then, where the machine has one, its /usr/local/cuda/compat copy, never taken */
+    assert_true(d->n_candidates >= 5);
+    for (int i = 5; i < d->n_candidates && i < TH_MAX_CANDS; i++)
+        assert_int_equal(d->cand[i].result, CUDALOAD_ERROR_NOT_ATTEMPTED);
     const int want_code[] = {CUDALOAD_REASON_DLOPEN_FAILED, CUDALOAD_REASON_NOT_PRESENT, CUDALOAD_REASON_STUB_LIBRARY,
                              CUDALOAD_REASON_STUB_DIR, CUDALOAD_REASON_TAKEN};
     const char *want_path[] = {"libcuda.so.1 (system search)", "/run/opengl-driver/lib/libcuda.so.1",
@@ -496,6 +499,67 @@ static void test_branch_from_nvml_beside_the_driver(void **state) {
     assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_OK);
     assert_string_equal(r->lib[CUDALOAD_LIB_DRIVER].branch, "580.82.07");
     th_result_free(r);
+    free_driver_tree(t);
+}
+
+/* cuda-compat: a forward-compatibility libcuda under $CUDA_HOME/compat is seen, never taken by
+ * itself, and recorded with why: not newer than the kernel module (803), not needed (the driver
+ * runs the runtime's CUDA), or available for a runtime the driver does not run (opt in with
+ * CUDALOAD_DRIVER_PATH; 804 on GPUs without forward compatibility). The kernel module's branch
+ * comes from the fake NVML beside the fake driver (no /proc here). */
+static void test_compat_seen_never_taken(void **state) {
+    (void)state;
+    if (access("/proc/driver/nvidia/version", F_OK) == 0) {
+        print_message("skipped: this machine has /proc/driver/nvidia/version\n");
+        skip();
+    }
+    driver_tree *t = make_driver_tree();
+    if (!t) skip();
+    char src[PATH_MAX], dst[PATH_MAX + 64], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16];
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(dst, sizeof dst, "%s/libnvidia-ml.so.1", t->container);
+    th_copy(src, dst);
+    snprintf(home, sizeof home, "%s/cuda", t->top);
+    snprintf(compat, sizeof compat, "%s/compat", home);
+    th_mkdirs(compat);
+    snprintf(env_home, sizeof env_home, "CUDA_HOME=%s", home);
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    const char *roots[] = {th_fixture_env("VENV_CU13_SITE")};
+    struct {
+        const char *version;   /* the compat copy's */
+        const char *sources;   /* where cudart comes from */
+        int code;
+    } compat_cases[] = {
+        {"575.51.03", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEWER},   /* older branch than 580.82.07 */
+        {"580.95.05", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEWER},   /* same branch (the H100's) */
+        {"590.10.01", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEEDED},  /* the toolkit's 13.0 runtime */
+        {"590.10.01", "caller", CUDALOAD_REASON_COMPAT_AVAILABLE},             /* the wheel's 13.5 runtime */
+    };
+    for (size_t i = 0; i < sizeof compat_cases / sizeof compat_cases[0]; i++) {
+        char file[PATH_MAX + 64], link[PATH_MAX + 32], srcs[64];
+        snprintf(link, sizeof link, "%s/libcuda.so.1", compat);
+        unlink(link);
+        snprintf(file, sizeof file, "%s/libcuda.so.%s", compat, compat_cases[i].version);
+        th_copy(src, file);
+        th_symlink(file, link);
+        snprintf(srcs, sizeof srcs, "CUDALOAD_SOURCES=%s", compat_cases[i].sources);
+        const char *env[] = {t->env, env_home, srcs, "FAKE_NVML_DRIVER_VERSION=580.82.07", "FAKE_CUDA_VERSION=13000", NULL};
+        cudaload_options o = th_opts(roots, 1, 0, 0);
+        th_result *r = th_result_new();
+        th_run(r, env, th_init_child, strcmp(compat_cases[i].sources, "caller") == 0 ? &o : NULL);
+        const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER];
+        assert_int_equal(d->status, CUDALOAD_OK);
+        assert_non_null(strstr(d->path, t->container)); /* the system's driver runs, never the compat copy */
+        assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_ERROR_NOT_ATTEMPTED, compat_cases[i].code));
+        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1);
+        if (compat_cases[i].code == CUDALOAD_REASON_COMPAT_AVAILABLE) {
+            const th_cand *c = &d->cand[d->n_candidates - 1];
+            assert_int_equal(c->value, 13000);
+            assert_true(c->needed > 13000); /* the wheel's runtime */
+        }
+        th_result_free(r);
+        unlink(file);
+    }
     free_driver_tree(t);
 }
 
@@ -601,6 +665,7 @@ int main(void) {
         cmocka_unit_test(test_driver_found_after_the_loader_in_order),
         cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
         cmocka_unit_test(test_branch_from_nvml_beside_the_driver),
+        cmocka_unit_test(test_compat_seen_never_taken),
         cmocka_unit_test(test_floors),
         cmocka_unit_test(test_floor_driver_and_bad_values),
     };
