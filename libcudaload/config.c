@@ -143,6 +143,26 @@ static const char *cl_opt_file(const cudaload_options *o, size_t lib) {
     }
 }
 
+/* Entry i of an options list of "name=value" strings (what: "options.lib_paths"): the catalogue
+ * id of name, and *value; -1 with the reason in err when it is not of that form (form: how to
+ * write it), or name is no library of the catalogue. */
+static int cl_named_entry(const char *what, size_t i, const char *e, const char *form, const char **value, cl_buf *err) {
+    const char *eq = e ? strchr(e, '=') : NULL;
+    char name[64];
+    if (!eq || (size_t)(eq - e) >= sizeof name || eq == e) {
+        cl_buf_printf(err, "%s[%zu]: '%.80s' is not of the form %s", what, i, e ? e : "(null)", form);
+        return -1;
+    }
+    memcpy(name, e, (size_t)(eq - e));
+    name[eq - e] = 0;
+    int lib = cl_catalogue_find(name);
+    if (lib < 0)
+        cl_buf_printf(err, "%s[%zu]: '%s' is not a library of the catalogue (cudaload-probe --all lists them)", what, i,
+                      name);
+    *value = eq + 1;
+    return lib;
+}
+
 /* options.lib_paths: "name=/abs/path" entries; an unknown name or a missing '=' is an error. */
 static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *cfg, cl_buf *err) {
     if (o->n_lib_paths && !o->lib_paths) {
@@ -150,27 +170,15 @@ static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     for (size_t i = 0; i < o->n_lib_paths; i++) {
-        const char *e = o->lib_paths[i];
-        const char *eq = e ? strchr(e, '=') : NULL;
-        char name[64];
-        if (!eq || (size_t)(eq - e) >= sizeof name || eq == e) {
-            cl_buf_printf(err, "options.lib_paths[%zu]: '%.80s' is not of the form name=/absolute/path", i, e ? e : "(null)");
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-        memcpy(name, e, (size_t)(eq - e));
-        name[eq - e] = 0;
-        int lib = cl_catalogue_find(name);
-        if (lib < 0) {
-            cl_buf_printf(err, "options.lib_paths[%zu]: '%s' is not a library of the catalogue (cudaload-probe --all "
-                               "lists them)", i, name);
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-        if (!eq[1]) continue;
-        cudaload_status st = cl_check_path("options.lib_paths", eq + 1, err);
+        const char *path;
+        int lib = cl_named_entry("options.lib_paths", i, o->lib_paths[i], "name=/absolute/path", &path, err);
+        if (lib < 0) return CUDALOAD_ERROR_INVALID_OPTION;
+        if (!path[0]) continue; /* "cufft=": no exact file for that row */
+        cudaload_status st = cl_check_path("options.lib_paths", path, err);
         if (st != CUDALOAD_OK) return st;
         free(cfg->file[lib]);
         free(cfg->file_origin[lib]);
-        cfg->file[lib] = strdup(eq + 1);
+        cfg->file[lib] = strdup(path);
         cfg->file_origin[lib] = strdup("options.lib_paths");
         if (!cfg->file[lib] || !cfg->file_origin[lib]) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     }
@@ -230,21 +238,10 @@ static cudaload_status cl_parse_floors(const cudaload_options *o, cl_config *cfg
     }
     const char *text[CL_CATALOGUE_MAX] = {0}, *what[CL_CATALOGUE_MAX] = {0};
     for (size_t i = 0; i < o->n_min_versions; i++) {
-        const char *e = o->min_versions[i];
-        const char *eq = e ? strchr(e, '=') : NULL;
-        char name[64];
-        if (!eq || (size_t)(eq - e) >= sizeof name || eq == e || !eq[1]) {
-            cl_buf_printf(err, "options.min_versions[%zu]: '%.80s' is not of the form name=version", i, e ? e : "(null)");
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-        memcpy(name, e, (size_t)(eq - e));
-        name[eq - e] = 0;
-        int lib = cl_catalogue_find(name);
-        if (lib < 0) {
-            cl_buf_printf(err, "options.min_versions[%zu]: '%s' is not a library of the catalogue", i, name);
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-        text[lib] = eq + 1, what[lib] = "options.min_versions";
+        const char *version;
+        int lib = cl_named_entry("options.min_versions", i, o->min_versions[i], "name=version", &version, err);
+        if (lib < 0) return CUDALOAD_ERROR_INVALID_OPTION;
+        text[lib] = version, what[lib] = "options.min_versions";
     }
     for (size_t lib = 0; use_env && lib < cl_catalogue_count(); lib++) {
         char env[96];

@@ -472,16 +472,28 @@ static void test_driver_nowhere_and_a_bad_list(void **state) {
     free_driver_tree(t);
 }
 
+/* The tests that read the branch from the fake NVML need /proc/driver/nvidia/version absent
+ * (its branch comes first): 1 when it is, else the test is to skip. */
+static int no_proc_driver_version(void) {
+    if (access("/proc/driver/nvidia/version", F_OK) != 0) return 1;
+    print_message("skipped: this machine has /proc/driver/nvidia/version\n");
+    return 0;
+}
+
+/* The fake, copied as libnvidia-ml.so.1 beside the tree's driver. */
+static void add_nvml(const driver_tree *t) {
+    char src[PATH_MAX], dst[PATH_MAX + 32];
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(dst, sizeof dst, "%s/libnvidia-ml.so.1", t->container);
+    th_copy(src, dst);
+}
+
 /* No /proc/driver/nvidia/version (a container, WSL): the branch comes from NVML beside the
  * driver taken (the fake, copied as libnvidia-ml.so.1 into the driver's directory), not from
  * the loader's search, which has no NVML here. Without that copy: no branch. */
 static void test_branch_from_nvml_beside_the_driver(void **state) {
     (void)state;
-    if (access("/proc/driver/nvidia/version", F_OK) == 0) {
-        print_message("skipped: this machine has /proc/driver/nvidia/version\n");
-        skip();
-    }
-    driver_tree *t = make_driver_tree();
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
     if (!t) skip();
     snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
     const char *env[] = {t->env, "FAKE_NVML_DRIVER_VERSION=580.82.07", NULL};
@@ -490,10 +502,7 @@ static void test_branch_from_nvml_beside_the_driver(void **state) {
     assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_OK);
     assert_string_equal(r->lib[CUDALOAD_LIB_DRIVER].branch, "");
     th_result_free(r);
-    char src[PATH_MAX], dst[PATH_MAX + 32];
-    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
-    snprintf(dst, sizeof dst, "%s/libnvidia-ml.so.1", t->container);
-    th_copy(src, dst);
+    add_nvml(t);
     r = th_result_new();
     th_run(r, env, th_init_child, NULL);
     assert_int_equal(r->lib[CUDALOAD_LIB_DRIVER].status, CUDALOAD_OK);
@@ -509,16 +518,11 @@ static void test_branch_from_nvml_beside_the_driver(void **state) {
  * comes from the fake NVML beside the fake driver (no /proc here). */
 static void test_compat_seen_never_taken(void **state) {
     (void)state;
-    if (access("/proc/driver/nvidia/version", F_OK) == 0) {
-        print_message("skipped: this machine has /proc/driver/nvidia/version\n");
-        skip();
-    }
-    driver_tree *t = make_driver_tree();
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
     if (!t) skip();
-    char src[PATH_MAX], dst[PATH_MAX + 64], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16];
+    add_nvml(t);
+    char src[PATH_MAX], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16];
     snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
-    snprintf(dst, sizeof dst, "%s/libnvidia-ml.so.1", t->container);
-    th_copy(src, dst);
     snprintf(home, sizeof home, "%s/cuda", t->top);
     snprintf(compat, sizeof compat, "%s/compat", home);
     th_mkdirs(compat);
