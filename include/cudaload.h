@@ -426,6 +426,12 @@ CUDALOAD_API cudaload_status cudaload_driver_version(int *version);
  *  driver's error name. Not called by cudaload_init(), which stays cheap. */
 CUDALOAD_API cudaload_status cudaload_device_count(int *count);
 
+/** The CUresult of the driver's cuInit/cuDeviceGetCount when cudaload_device_count() failed
+ *  with CUDALOAD_ERROR_CUDA (803: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, the libcuda does not match
+ *  the kernel module; 804: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, a forward-compatibility
+ *  libcuda on a GPU without it), else 0. Since 0.3. */
+CUDALOAD_API int cudaload_device_cu_result(void);
+
 /** Returns 1 when the named symbol of lib was resolved (optional symbols may be absent,
  *  e.g. cudaMemGetDefaultMemPool in a CUDA 12 runtime), 0 when absent or lib not loaded.
  *  The name is the exported one ("cublasSgemm_v2"); the macro name ("cublasSgemm") works too. */

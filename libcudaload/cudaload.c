@@ -440,6 +440,7 @@ cudaload_status cudaload_device_count(int *count) {
                               (g.drv.version % 1000) / 10, r == CUDA_SUCCESS ? "device count 0" : name ? name : "?");
             } else if (r != CUDA_SUCCESS) {
                 g.devices_status = CUDALOAD_ERROR_CUDA;
+                g.devices_cu_result = (int)r;
                 cl_buf_printf(&b, "cuInit/cuDeviceGetCount failed: %s (%d)", name ? name : "unknown error", (int)r);
                 /* a transient error (out of memory, not ready, ...) is not kept: the next call
                  * asks the driver again, as the kernels' preparation does */
@@ -462,6 +463,13 @@ cudaload_status cudaload_device_count(int *count) {
     }
     cl_unlock();
     return st;
+}
+
+int cudaload_device_cu_result(void) {
+    cl_lock();
+    int r = g.devices_done && g.devices_status == CUDALOAD_ERROR_CUDA ? g.devices_cu_result : 0;
+    cl_unlock();
+    return r;
 }
 
 int cudaload_has_symbol(cudaload_lib lib, const char *name) {

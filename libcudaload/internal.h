@@ -288,6 +288,7 @@ typedef struct cl_context {
     char *include_dir[CL_CATALOGUE_MAX]; /* cudaload_include_dir's answers */
     int devices_done;
     cudaload_status devices_status;
+    int devices_cu_result;   /* the CUresult behind a CUDALOAD_ERROR_CUDA devices_status, else 0 */
     int device_count;
     char *devices_error;
     atomic_int table_ready[CL_CATALOGUE_MAX]; /* set (release) once a row's table is final */

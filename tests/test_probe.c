@@ -838,6 +838,20 @@ static void test_minor_version_compatibility(void **state) {
     done(&o);
 }
 
+/* cuInit says 803 (the H100 machine, with its cuda-compat libcuda forced as the driver): the
+ * fix names the libcuda taken and how to take the system's, not the generic device advice. */
+static void test_driver_mismatch_fix(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_INIT_ERROR=803", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--no-selftest", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "[f for f in d[\"fixes\"] if \"nvidia-smi\" in f]", "[]");
+    ASSERT_JQ(&o, "len([f for f in d[\"fixes\"] if d[\"libraries\"][\"cuda\"][\"path\"] in f and "
+                  "\"`unset CUDALOAD_DRIVER_PATH`\" in f])", "1");
+    done(&o);
+}
+
 static void test_usage_errors(void **state) {
     (void)state;
     run_out o;
@@ -1275,6 +1289,7 @@ int main(void) {
         cmocka_unit_test(test_stubs_on_ld_library_path),
         cmocka_unit_test(test_selftest_without_cublas),
         cmocka_unit_test(test_minor_version_compatibility),
+        cmocka_unit_test(test_driver_mismatch_fix),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),

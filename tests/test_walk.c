@@ -196,6 +196,7 @@ static void child_device_count_twice(th_result *r, void *arg) {
     r->user_int[0] = cudaload_device_count(&n);
     r->user_int[1] = cudaload_device_count(&n);
     r->user_int[2] = n;
+    r->user_int[3] = cudaload_device_cu_result();
 }
 
 static void test_device_count_retries_transient_errors(void **state) {
@@ -209,9 +210,17 @@ static void test_device_count_retries_transient_errors(void **state) {
     assert_int_equal(r->user_int[0], CUDALOAD_ERROR_CUDA);
     assert_int_equal(r->user_int[1], CUDALOAD_OK);
     assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->user_int[3], 0); /* the second call succeeded */
     th_run(r, permanent, child_device_count_twice, &o);
     assert_int_equal(r->user_int[0], CUDALOAD_ERROR_CUDA);
     assert_int_equal(r->user_int[1], CUDALOAD_ERROR_CUDA);
+    assert_int_equal(r->user_int[3], 34);
+    /* a libcuda that does not go with the kernel module (a cuda-compat copy of an older branch,
+     * as on the H100 machine): the driver's own code, as data */
+    const char *mismatch[] = {driver_env, "FAKE_CUDA_INIT_ERROR=803", NULL};
+    th_run(r, mismatch, child_device_count_twice, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_CUDA);
+    assert_int_equal(r->user_int[3], CUDA_ERROR_SYSTEM_DRIVER_MISMATCH);
     th_result_free(r);
 }
 

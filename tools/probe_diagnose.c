@@ -14,6 +14,8 @@
 #define _GNU_SOURCE
 #include "probe_internal.h"
 
+#include <cuda.h>
+
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -263,6 +265,23 @@ static void library_fixes(const probe_lib *const *libs, size_t n, const cudaload
 
 /* A driver that shows no device: what to check. */
 static void device_fixes(char **out, int *n_out) {
+    /* the driver's own answer first: a libcuda that does not go with the kernel module */
+    const cudaload_library_info *drv = NULL;
+    cudaload_library_info d = {.size = sizeof d};
+    if (cudaload_get_library_info(CUDALOAD_LIB_DRIVER, &d) == CUDALOAD_OK && d.status == CUDALOAD_OK) drv = &d;
+    int r = cudaload_device_cu_result();
+    if (drv && r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) {
+        probe_note(out, n_out, "the libcuda taken (%s) does not go with the kernel module (%s): a forward-compatibility "
+                   "libcuda (cuda-compat) that is not of a newer branch, or another driver install's; take the "
+                   "system's: `unset %s`, or take the compat directory out of `LD_LIBRARY_PATH`", drv->path,
+                   drv->driver_branch ? drv->driver_branch : "see /proc/driver/nvidia/version", drv->env_name);
+        return;
+    }
+    if (drv && r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
+        probe_note(out, n_out, "this GPU does not run a forward-compatibility libcuda (%s): take the system's driver "
+                   "(`unset %s`) and the CUDA it runs, or upgrade the NVIDIA driver", drv->path, drv->env_name);
+        return;
+    }
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (cvd) probe_note(out, n_out, "CUDA_VISIBLE_DEVICES=%s may hide the GPUs: `unset CUDA_VISIBLE_DEVICES`", cvd);
     probe_note(out, n_out, "check that `nvidia-smi` lists a GPU; in a container, start it with the GPUs exposed "
