@@ -263,3 +263,18 @@ int cl_row_major_of_soname(const cl_row *row, const char *soname) {
         }
     return n == 1 ? found : 0;
 }
+
+int cl_row_next_word(const char **p, char *out, size_t n) {
+    while (*p && **p) {
+        *p += strspn(*p, " ");
+        size_t len = strcspn(*p, " ");
+        const char *w = *p;
+        *p += len;
+        if (len > 0 && len < n) {
+            memcpy(out, w, len);
+            out[len] = 0;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -93,6 +93,9 @@ const cl_flavor *cl_row_flavor(const cl_row *row, int major);
 /* The CUDA major a loaded copy's version says it belongs to; 0 when the version does not
  * tell (no version call, or a library numbered independently of CUDA). */
 int cl_row_major_of_version(const cl_row *row, int version);
+/* The next word of a space-separated row field (system_dirs) into out (size n), *p moved past
+ * it; 0 when there is none left. A word that does not fit is skipped. */
+int cl_row_next_word(const char **p, char *out, size_t n);
 /* The CUDA major a SONAME belongs to when exactly one flavor has it, else 0. */
 int cl_row_major_of_soname(const cl_row *row, const char *soname);
 

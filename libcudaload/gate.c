@@ -89,14 +89,11 @@ static void *cl_open_nvml(const char *driver_path) {
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
     if (!h) h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    for (const char *p = row->system_dirs; !h && p && *p;) {
-        size_t n = strcspn(p, " ");
-        if (n + strlen(soname) + 2 < sizeof path) {
-            snprintf(path, sizeof path, "%.*s/%s", (int)n, p, soname);
-            h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        }
-        p += n;
-        p += strspn(p, " ");
+    const char *p = row->system_dirs;
+    char dir[256];
+    while (!h && cl_row_next_word(&p, dir, sizeof dir)) {
+        snprintf(path, sizeof path, "%s/%s", dir, soname);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
     if (!h) dlerror();
     return h;

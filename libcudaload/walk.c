@@ -154,6 +154,15 @@ static cudaload_status cl_major_gate(int lib, const char *path, cudaload_source 
     return st;
 }
 
+/* The caller's floor for lib (CUDALOAD_MIN_<NAME>, options.min_versions): BELOW_FLOOR with the
+ * reason in w when version is under it, else CUDALOAD_OK. */
+static cudaload_status cl_floor_check(int lib, int major, int version, cl_why *w) {
+    if (!G.cfg.floor[lib] || version >= G.cfg.floor[lib]) return CUDALOAD_OK;
+    cl_why_set(w, CUDALOAD_REASON_BELOW_FLOOR, major, cl_version_triplet(row_of(lib), version),
+               cl_version_triplet(row_of(lib), G.cfg.floor[lib]), "%s", G.cfg.floor_origin[lib]);
+    return CUDALOAD_ERROR_BELOW_FLOOR;
+}
+
 /* Post-open checks of a handle: fill the table, read the version, settle the major (from the
  * name, else from the version) and gate it. *major is updated when the version tells it. */
 static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *version, cl_why *w) {
@@ -180,12 +189,8 @@ static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *versi
             st = cl_major_check(lib, *major, w);
         }
     }
-    if (st == CUDALOAD_OK && G.cfg.floor[lib] && *version < G.cfg.floor[lib]) {
-        /* below the caller's floor: closed, and the search goes on to another copy */
-        cl_why_set(w, CUDALOAD_REASON_BELOW_FLOOR, *major, cl_version_triplet(row, *version),
-                   cl_version_triplet(row, G.cfg.floor[lib]), "%s", G.cfg.floor_origin[lib]);
-        st = CUDALOAD_ERROR_BELOW_FLOOR;
-    }
+    /* below the caller's floor: closed, and the search goes on to another copy */
+    if (st == CUDALOAD_OK) st = cl_floor_check(lib, *major, *version, w);
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) cl_resolve_clear((cudaload_lib)lib);
     /* the generated entries carry the headers' prototypes: kept for the headers' major only */
@@ -743,10 +748,8 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
             cl_why_set(&w, r == CUDA_ERROR_STUB_LIBRARY ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED,
                        0, (int)r, 0, "%s", name ? name : "unknown error");
             st = CUDALOAD_ERROR_NO_DRIVER;
-        } else if (G.cfg.floor[lib] && *version < G.cfg.floor[lib]) {
-            cl_why_set(&w, CUDALOAD_REASON_BELOW_FLOOR, 0, cl_version_triplet(row_of(lib), *version),
-                       cl_version_triplet(row_of(lib), G.cfg.floor[lib]), "%s", G.cfg.floor_origin[lib]);
-            st = CUDALOAD_ERROR_BELOW_FLOOR;
+        } else {
+            st = cl_floor_check(lib, 0, *version, &w);
         }
     }
     if (st != CUDALOAD_OK) {
@@ -859,17 +862,9 @@ static cudaload_status cl_driver_from_system(int lib, cudaload_status missing) {
         return cl_driver_missing(lib, missing);
     }
     const char *p = row_of(lib)->system_dirs;
-    while (p && *p) {
-        size_t n = strcspn(p, " ");
-        char dir[256];
-        if (n > 0 && n < sizeof dir) {
-            memcpy(dir, p, n);
-            dir[n] = 0;
-            if ((st = cl_driver_try(lib, dir, missing)) != missing) return st;
-        }
-        p += n;
-        p += strspn(p, " ");
-    }
+    char dir[256];
+    while (cl_row_next_word(&p, dir, sizeof dir))
+        if ((st = cl_driver_try(lib, dir, missing)) != missing) return st;
     return cl_driver_missing(lib, missing);
 }
 
