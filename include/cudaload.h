@@ -61,7 +61,8 @@ typedef enum cudaload_status {
     CUDALOAD_ERROR_NO_KERNEL_IMAGE = 15,  /* no SASS for this GPU and its PTX cannot be JIT-compiled */
     CUDALOAD_ERROR_BELOW_FLOOR = 16,      /* copies exist, but only of versions below the floor stated
                                              (CUDALOAD_MIN_<NAME>, options.min_versions) */
-    CUDALOAD_STATUS_COUNT_ = 17
+    CUDALOAD_ERROR_DEVICE_MISMATCH = 17,  /* a call's operands (or its stream) are on different devices */
+    CUDALOAD_STATUS_COUNT_ = 18
 } cudaload_status;
 
 /* A library of the catalogue (docs/catalogue.md), by id. The ids of the catalogue's first four
@@ -485,6 +486,7 @@ typedef struct cudaload_kernels_info {
     cudaload_status runnable; /* OK when the bundled kernels can run there; else the reason,
                                  with the text in cudaload_last_error() */
     cudaload_backend last_backend; /* the backend the last call on this thread used */
+    int last_device;          /* (0.3) the device the last call on this thread ran on; -1 if none */
 } cudaload_kernels_info;
 
 /** Sets the backend for later SAXPY/SGEMM calls of the whole process (default AUTO; the
@@ -498,10 +500,15 @@ CUDALOAD_API cudaload_status cudaload_kernels_info_get(int device, cudaload_kern
 
 /**
  * y = a*x + y on n floats in device memory, on stream (a cudaStream_t; NULL = the legacy
- * default stream), asynchronous like any launch. x and y are device pointers on the
- * current device (cudaMalloc, PyTorch, CuPy). n == 0 is a no-op; n < 0 or a NULL pointer
+ * default stream), asynchronous like any launch. n == 0 is a no-op; n < 0 or a NULL pointer
  * is CUDALOAD_ERROR_INVALID_ARGUMENT. Launch errors come back as CUDALOAD_ERROR_CUDA with
  * the CUDA error name. Uses the backend chosen by cudaload_set_backend().
+ *
+ * Which device runs it: the device that owns the pointers (cudaMalloc, PyTorch, CuPy memory on
+ * any device), whatever the current device is. Operands on two devices are
+ * CUDALOAD_ERROR_DEVICE_MISMATCH (no peer access is used). Pointers no single device owns
+ * (managed, host-mapped) follow the runtime's current device (cudaSetDevice). The stream
+ * must belong to that device. docs/api.md, "Which device a call runs on".
  */
 CUDALOAD_API cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, void *stream);
 
@@ -510,8 +517,8 @@ CUDALOAD_API cudaload_status cudaload_saxpy(long long n, float a, const float *x
  * is k x n, C is m x n with leading dimension ldc >= max(1, m); lda >= max(1, rows of A
  * as stored: m for OP_N, k for OP_T), ldb likewise (k for OP_N, n for OP_T). When beta is 0
  * C is not read (NaN in C does not propagate). m, n or k == 0 follows BLAS (k == 0 scales C
- * by beta). Sizes are checked for overflow in 64 bits. Device pointers, stream as for
- * cudaload_saxpy.
+ * by beta). Sizes are checked for overflow in 64 bits. Device pointers, stream and the device
+ * that runs it as for cudaload_saxpy.
  */
 CUDALOAD_API cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long m, long long n,
                                             long long k, float alpha, const float *A, long long lda,

@@ -30,7 +30,7 @@
 
 cl_context cl_ctx = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
-    .kernels = {.mu = PTHREAD_MUTEX_INITIALIZER, .atfork_once = PTHREAD_ONCE_INIT, .backend = CUDALOAD_BACKEND_AUTO},
+    .kernels = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .atfork_once = PTHREAD_ONCE_INIT},
     .error_once = PTHREAD_ONCE_INIT,
 };
 #define g cl_ctx
@@ -412,6 +412,29 @@ cudaload_status cudaload_driver_version(int *version) {
     return st;
 }
 
+/* cuInit and cuDeviceGetCount, asked with no lock held: cuInit is foreign code (it may load
+ * modules, start threads or fork), and two threads asking at once is harmless. */
+static void cl_ask_devices(const cudaload_driver_table *d, int driver_version, int *n, cudaload_status *st, int *cu_result,
+                           cl_buf *why) {
+    CUresult r = d->cuInit(0);
+    *n = 0;
+    if (r == CUDA_SUCCESS) r = d->cuDeviceGetCount(n);
+    const char *name = NULL;
+    if (r != CUDA_SUCCESS && d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+    *cu_result = 0;
+    if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && *n == 0)) {
+        *st = CUDALOAD_ERROR_NO_DEVICE;
+        cl_buf_printf(why, "the CUDA driver (CUDA %d.%d) reports no device: %s", driver_version / 1000,
+                      (driver_version % 1000) / 10, r == CUDA_SUCCESS ? "device count 0" : name ? name : "?");
+    } else if (r != CUDA_SUCCESS) {
+        *st = CUDALOAD_ERROR_CUDA;
+        *cu_result = (int)r;
+        cl_buf_printf(why, "cuInit/cuDeviceGetCount failed: %s (%d)", name ? name : "unknown error", (int)r);
+    } else {
+        *st = CUDALOAD_OK;
+    }
+}
+
 cudaload_status cudaload_device_count(int *count) {
     if (!count) {
         cl_set_error("cudaload_device_count: count is NULL");
@@ -421,38 +444,33 @@ cudaload_status cudaload_device_count(int *count) {
     cl_lock();
     cudaload_status st = cl_need_init();
     if (st == CUDALOAD_OK && !g.devices_done) {
-        g.devices_done = 1;
         cl_buf b = {0};
-        const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
+        cudaload_status found = CUDALOAD_ERROR_NO_DRIVER;
+        int n = 0, cu_result = 0;
         if (!g.drv.loaded) {
-            g.devices_status = CUDALOAD_ERROR_NO_DRIVER;
             cl_buf_printf(&b, "no CUDA driver is loaded, so there is no device\n%s",
                           g.lib[CUDALOAD_LIB_DRIVER].error ? g.lib[CUDALOAD_LIB_DRIVER].error : "");
         } else {
-            CUresult r = d->cuInit(0);
-            int n = 0;
-            if (r == CUDA_SUCCESS) r = d->cuDeviceGetCount(&n);
-            const char *name = NULL;
-            if (r != CUDA_SUCCESS && d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
-            if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && n == 0)) {
-                g.devices_status = CUDALOAD_ERROR_NO_DEVICE;
-                cl_buf_printf(&b, "the CUDA driver (CUDA %d.%d) reports no device: %s", g.drv.version / 1000,
-                              (g.drv.version % 1000) / 10, r == CUDA_SUCCESS ? "device count 0" : name ? name : "?");
-            } else if (r != CUDA_SUCCESS) {
-                g.devices_status = CUDALOAD_ERROR_CUDA;
-                g.devices_cu_result = (int)r;
-                cl_buf_printf(&b, "cuInit/cuDeviceGetCount failed: %s (%d)", name ? name : "unknown error", (int)r);
-                /* a transient error (out of memory, not ready, ...) is not kept: the next call
-                 * asks the driver again, as the kernels' preparation does */
-                if (!cl_cu_permanent(r)) g.devices_done = 0;
-            } else {
-                g.devices_status = CUDALOAD_OK;
-                g.device_count = n;
-            }
+            /* the driver's table is committed once and never changes: usable after unlocking */
+            const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
+            int version = g.drv.version;
+            cl_unlock();
+            cl_ask_devices(d, version, &n, &found, &cu_result, &b);
+            cl_lock();
         }
-        if (g.devices_status != CUDALOAD_OK) {
-            free(g.devices_error); /* a transient failure's message, from an earlier call */
-            g.devices_error = cl_strdup(cl_buf_str(&b));
+        /* another thread may have answered meanwhile: the first answer stays */
+        if (!g.devices_done) {
+            g.devices_done = 1;
+            g.devices_status = found;
+            g.devices_cu_result = cu_result;
+            g.device_count = found == CUDALOAD_OK ? n : 0;
+            /* a transient error (out of memory, not ready, ...) is not kept: the next call
+             * asks the driver again, as the kernels' preparation does */
+            if (found == CUDALOAD_ERROR_CUDA && !cl_cu_permanent((CUresult)cu_result)) g.devices_done = 0;
+            if (found != CUDALOAD_OK) {
+                free(g.devices_error); /* a transient failure's message, from an earlier call */
+                g.devices_error = cl_strdup(cl_buf_str(&b));
+            }
         }
         cl_buf_free(&b);
     }

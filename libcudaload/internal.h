@@ -249,11 +249,15 @@ typedef struct cl_tables {
     } scratch;
 } cl_tables;
 
-/* The bundled kernels on one device (kernels.c). */
+/* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
+ * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
 #define CL_KERNEL_COUNT 10
+#define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
-    int checked; /* status is final: OK, or a permanent failure (cl_cu_permanent) */
+    atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent
+                         failure (cl_cu_permanent); never written again after that */
+    int preparing;    /* a thread is preparing the device; others wait on the kernels' cv */
     cudaload_status status;
     char *error;
     int cc_major, cc_minor, sms;
@@ -261,18 +265,22 @@ typedef struct cl_device_kernels {
     CUcontext ctx;
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
-    /* cuBLAS fallback: one handle per device, used under the lock (a handle's stream is state) */
-    cublasHandle_t blas;
+    /* cuBLAS fallback: handles made on this device and idle. A call takes one out for itself
+     * (a handle's stream is state) and gives it back; up to CL_BLAS_POOL are kept. */
+    cublasHandle_t blas_idle[CL_BLAS_POOL];
+    int n_blas_idle;
 } cl_device_kernels;
 
-/* The launch step's state (kernels.c). Its own lock: a launch must not wait for a search, and
- * the launch path takes it before the loader's (cl_device_prepare calls the loader under it). */
+/* The launch step's state (kernels.c). Its own lock, never held across foreign code: a launch
+ * must not wait for a search; the lock only guards the fields, and it is taken before the
+ * loader's where both are held (cl_backend_now). */
 typedef struct cl_kernels_state {
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* a device's preparation ended */
     pthread_once_t atfork_once;
     cl_device_kernels dev[CL_MAX_DEVICES];
-    cudaload_backend backend;
-    int backend_from_env_done;
+    atomic_int backend; /* the cudaload_backend + 1; 0 until chosen (cudaload_set_backend, else
+                           CUDALOAD_BACKEND as validated by init, read at the first call) */
 } cl_kernels_state;
 
 typedef struct cl_context {
@@ -343,7 +351,7 @@ struct cudaload_cublas_table;
 cudaload_status cl_kernels_cublas(const struct cudaload_cublas_table **out);
 
 /* cudaload_saxpy after its argument checks, on device dev (0 <= dev < 64) instead of the
- * runtime's current device: the path the tests drive with the fake driver, where no real
+ * device the pointers choose: the path the tests drive with the fake driver, where no real
  * runtime can run. */
 cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *x, float *y, void *stream);
 

@@ -61,14 +61,14 @@ static const char *const cl_kernel_names[CL_K_COUNT] = {
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
 #define K cl_ctx.kernels
 static _Thread_local cudaload_backend cl_last_backend = CUDALOAD_BACKEND_AUTO;
+static _Thread_local int cl_last_device = -1;
 
 /* fork() while another thread holds the kernels lock (K.mu) would leave the child's copy
- * locked forever, as for the loader's mutex. K.mu is taken before the loader's lock
- * (cl_device_prepare calls the loader under it), so its handler is registered after the
- * loader's: prepare handlers run in reverse order of registration, so fork takes K.mu first,
- * then the loader's. Foreign code run under this lock (cuInit, cuModuleLoadData, cuBLAS) that forks runs the
- * handler on the thread that holds it: the handler leaves the lock alone then, as the loader's
- * does (cudaload.c). */
+ * locked forever, as for the loader's mutex. Its handler is registered after the loader's:
+ * prepare handlers run in reverse order of registration, so fork takes K.mu first, then the
+ * loader's (the order cudaload_kernels_info_get nests them in). No foreign code runs under
+ * K.mu, but a fork from the thread that holds it (a signal handler) must not wait for itself:
+ * the handler leaves the lock alone then, as the loader's does (cudaload.c). */
 static _Thread_local int cl_klock_held_here, cl_kfork_skipped;
 static void cl_klock_prepare(void) {
     if (cl_klock_held_here) {
@@ -77,16 +77,28 @@ static void cl_klock_prepare(void) {
     }
     pthread_mutex_lock(&K.mu);
 }
-static void cl_kunlock_after(void) {
+static void cl_kunlock_parent(void) {
     if (cl_kfork_skipped) {
         cl_kfork_skipped = 0;
         return;
     }
     pthread_mutex_unlock(&K.mu);
 }
+/* The child has only the forking thread: a preparation another thread had under way will
+ * never end there, so it is forgotten (the child's next call prepares the device again),
+ * and nobody waits on the condition variable. */
+static void cl_kunlock_child(void) {
+    if (cl_kfork_skipped) {
+        cl_kfork_skipped = 0;
+        return;
+    }
+    for (int i = 0; i < CL_MAX_DEVICES; i++) K.dev[i].preparing = 0;
+    pthread_cond_init(&K.cv, NULL);
+    pthread_mutex_unlock(&K.mu);
+}
 static void cl_katfork_register(void) {
     cl_atfork_init();
-    pthread_atfork(cl_klock_prepare, cl_kunlock_after, cl_kunlock_after);
+    pthread_atfork(cl_klock_prepare, cl_kunlock_parent, cl_kunlock_child);
 }
 static void cl_klock(void) {
     pthread_once(&K.atfork_once, cl_katfork_register);
@@ -97,27 +109,33 @@ static void cl_kunlock(void) {
     cl_klock_held_here = 0;
     pthread_mutex_unlock(&K.mu);
 }
+static void cl_kwait(void) {
+    cl_klock_held_here = 0;
+    pthread_cond_wait(&K.cv, &K.mu);
+    cl_klock_held_here = 1;
+}
 
 cudaload_status cudaload_set_backend(cudaload_backend backend) {
     if (backend != CUDALOAD_BACKEND_AUTO && backend != CUDALOAD_BACKEND_BUNDLED && backend != CUDALOAD_BACKEND_CUBLAS) {
         cl_set_errorf("cudaload_set_backend: %d is not a backend (0 auto, 1 bundled, 2 cublas)", (int)backend);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_klock();
-    K.backend = backend;
-    K.backend_from_env_done = 1; /* an explicit choice outranks the environment */
-    cl_kunlock();
+    /* an explicit choice outranks the environment: once stored, cl_backend_now never reads it */
+    atomic_store_explicit(&K.backend, (int)backend + 1, memory_order_release);
     return CUDALOAD_OK;
 }
 
-/* CUDALOAD_BACKEND as validated by cudaload_init() (config.c: a bad value fails init with
- * INVALID_OPTION, so it is never silently taken as auto); taken once, unless
- * cudaload_set_backend() chose first. */
-static void cl_backend_from_env(void) {
-    if (K.backend_from_env_done) return;
-    K.backend_from_env_done = 1;
-    int b = cl_config_backend();
-    if (b >= 0) K.backend = (cudaload_backend)b;
+/* The backend of a call: cudaload_set_backend's, else CUDALOAD_BACKEND as validated by
+ * cudaload_init() (config.c: a bad value fails init with INVALID_OPTION, so it is never
+ * silently taken as auto), read once; one atomic load once chosen. */
+static cudaload_backend cl_backend_now(void) {
+    int b = atomic_load_explicit(&K.backend, memory_order_acquire);
+    if (b > 0) return (cudaload_backend)(b - 1);
+    int env = cl_config_backend(), none = 0;
+    b = (env >= 0 ? env : (int)CUDALOAD_BACKEND_AUTO) + 1;
+    /* only if nothing was chosen meanwhile: a cudaload_set_backend() of another thread wins */
+    if (!atomic_compare_exchange_strong(&K.backend, &none, b)) b = none;
+    return (cudaload_backend)(b - 1);
 }
 
 static const char *cl_cu_name(const cudaload_driver_table *d, CUresult r) {
@@ -172,10 +190,15 @@ cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass
     return CUDALOAD_ERROR_NO_KERNEL_IMAGE;
 }
 
-/* The device the caller's pointers live on: the runtime's current device. */
+/* The runtime's current device (cudaSetDevice): where a call runs when no single device owns
+ * its pointers. */
 static cudaload_status cl_current_device(int *dev) {
     const cudaload_cudart_table *rt = cudaload_cudart();
-    if (!rt) return CUDALOAD_ERROR_NOT_INITIALIZED;
+    if (!rt) {
+        cl_set_error("the operands are not device memory of one device and no CUDA runtime is loaded to say which device "
+                     "is current: call cudaload_init() first");
+        return CUDALOAD_ERROR_NOT_INITIALIZED;
+    }
     cudaError_t e = rt->cudaGetDevice(dev);
     if (e != cudaSuccess) {
         cl_set_errorf("cudaGetDevice failed: %s (%d)", rt->cudaGetErrorName(e), (int)e);
@@ -183,25 +206,60 @@ static cudaload_status cl_current_device(int *dev) {
                : e == cudaErrorInsufficientDriver ? CUDALOAD_ERROR_DRIVER_TOO_OLD
                                                   : CUDALOAD_ERROR_CUDA;
     }
-    if (*dev < 0 || *dev >= CL_MAX_DEVICES) {
-        cl_set_errorf("device %d is beyond the %d devices libcudaload tracks", *dev, CL_MAX_DEVICES);
-        return CUDALOAD_ERROR_INVALID_ARGUMENT;
-    }
     return CUDALOAD_OK;
 }
 
+/* The device whose memory p is, or -1: managed memory (any device may use it), host memory
+ * (mapped or not), or a pointer the driver does not know. One driver call, which answers
+ * CUDA_SUCCESS with zeroed attributes for a pointer it does not know. */
+static int cl_pointer_device(const cudaload_driver_table *d, const void *p) {
+    CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    /* each attribute into a zeroed 8-byte slot: the driver writes 1 (bool) or 4 (enum, int) bytes */
+    uint64_t slot[3] = {0, 0, 0};
+    void *data[3] = {&slot[0], &slot[1], &slot[2]};
+    if (d->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return -1;
+    unsigned type;
+    int ordinal;
+    memcpy(&type, &slot[0], sizeof type);
+    memcpy(&ordinal, &slot[2], sizeof ordinal);
+    if (type != CU_MEMORYTYPE_DEVICE || slot[1] != 0) return -1;
+    return ordinal;
+}
 
-/* Gate and load the module on dev. Caller holds the kernels lock (K.mu). The outcome is kept (k->checked)
- * when it is OK or a permanent failure; a transient one (cl_cu_permanent) is reported to
- * this call and the next call prepares the device again. */
-static void cl_device_prepare(int dev) {
-    cl_device_kernels *k = &K.dev[dev];
-    if (k->checked) return;
-    /* a fresh attempt: nothing of a previous, transient failure is kept but the cuBLAS handle */
-    free(k->error);
-    cublasHandle_t blas = k->blas;
-    memset(k, 0, sizeof *k);
-    k->blas = blas;
+/* The device a call runs on: the one that owns its pointers (names: "x", "y", ... for the
+ * message); pointers on two devices are DEVICE_MISMATCH. When none is owned by one device,
+ * or the driver cannot say (no cuPointerGetAttributes), the runtime's current device. */
+static cudaload_status cl_call_device(const char *fn, const void *const *ptrs, const char *const *names, int n, int *dev) {
+    const cudaload_driver_table *d = cudaload_driver();
+    int owner = -1, first = -1;
+    for (int i = 0; d && d->has.cuPointerGetAttributes && i < n; i++) {
+        int on = ptrs[i] ? cl_pointer_device(d, ptrs[i]) : -1;
+        if (on < 0) continue;
+        if (owner < 0) {
+            owner = on, first = i;
+        } else if (on != owner) {
+            cl_set_errorf("%s: %s is on device %d and %s on device %d: a call's operands must be on one device (libcudaload "
+                          "uses no peer access); copy one of them to the other's device",
+                          fn, names[first], owner, names[i], on);
+            return CUDALOAD_ERROR_DEVICE_MISMATCH;
+        }
+    }
+    cudaload_status st = owner >= 0 ? CUDALOAD_OK : cl_current_device(&owner);
+    if (st != CUDALOAD_OK) return st;
+    if (owner >= CL_MAX_DEVICES) {
+        cl_set_errorf("%s: device %d is beyond the %d devices libcudaload tracks", fn, owner, CL_MAX_DEVICES);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    *dev = owner;
+    return CUDALOAD_OK;
+}
+
+/* Gates dev and loads the module there, into *k (a scratch copy, zeroed), with no lock held:
+ * it runs the driver (cuInit, cuModuleLoadData). Returns 1 when the outcome is final (OK, or
+ * a permanent failure); a transient one (cl_cu_permanent) is reported to this call and the
+ * next call prepares the device again. */
+static int cl_device_prepare(int dev, cl_device_kernels *k) {
     int permanent = 1; /* the failures before the CUDA calls depend on nothing that changes */
     cl_buf why = {0};
     const cudaload_driver_table *d = cudaload_driver();
@@ -275,13 +333,68 @@ static void cl_device_prepare(int dev) {
     cl_debug("kernels: device %d sm_%d%d, %s", dev, k->cc_major, k->cc_minor, k->has_sass ? "SASS" : "PTX JIT");
 #endif
 out:
-    k->checked = k->status == CUDALOAD_OK || permanent;
     if (k->status != CUDALOAD_OK) {
         if (!permanent) cl_buf_printf(&why, " (transient: tried again on the next call)");
         k->error = cl_strdup(cl_buf_str(&why));
         cl_debug("kernels: device %d: %s", dev, k->error);
     }
     cl_buf_free(&why);
+    return k->status == CUDALOAD_OK || permanent;
+}
+
+/* dev's kernels, prepared on first use: OK, or the reason they cannot run (its text set).
+ * Lock-free once the outcome is final; else one thread prepares, with no lock held, while the
+ * others asking for the same device wait for its outcome. */
+static cudaload_status cl_device_ready(int dev) {
+    cl_device_kernels *k = &K.dev[dev];
+    if (!atomic_load_explicit(&k->ready, memory_order_acquire)) {
+        cl_klock();
+        while (k->preparing) cl_kwait();
+        if (!atomic_load_explicit(&k->ready, memory_order_relaxed)) {
+            k->preparing = 1;
+            cl_kunlock();
+            cl_device_kernels fresh;
+            memset(&fresh, 0, sizeof fresh);
+            int final = cl_device_prepare(dev, &fresh);
+            cl_klock();
+            /* the outcome replaces a previous, transient one's; the cuBLAS handles stay */
+            free(k->error);
+            k->status = fresh.status, k->error = fresh.error;
+            k->cc_major = fresh.cc_major, k->cc_minor = fresh.cc_minor, k->sms = fresh.sms;
+            k->has_sass = fresh.has_sass, k->would_jit = fresh.would_jit;
+            k->ctx = fresh.ctx, k->module = fresh.module;
+            memcpy(k->fn, fresh.fn, sizeof k->fn);
+            k->preparing = 0;
+            if (final) atomic_store_explicit(&k->ready, 1, memory_order_release);
+            pthread_cond_broadcast(&K.cv);
+            cudaload_status st = k->status;
+            if (st != CUDALOAD_OK) cl_set_error(k->error);
+            cl_kunlock();
+            return st;
+        }
+        cl_kunlock();
+    }
+    if (k->status != CUDALOAD_OK) cl_set_error(k->error);
+    return k->status;
+}
+
+/* Which backend a call takes on dev. */
+static cudaload_status cl_choose(int dev, cudaload_backend *use) {
+    cudaload_backend want = cl_backend_now();
+    if (want == CUDALOAD_BACKEND_CUBLAS) {
+        *use = CUDALOAD_BACKEND_CUBLAS;
+        return CUDALOAD_OK;
+    }
+    cudaload_status st = cl_device_ready(dev);
+    if (st == CUDALOAD_OK) {
+        *use = CUDALOAD_BACKEND_BUNDLED;
+        return CUDALOAD_OK;
+    }
+    if (want == CUDALOAD_BACKEND_BUNDLED) return st;
+    /* AUTO: the bundled kernels cannot run here; cuBLAS can do the same work */
+    cl_debug("kernels: falling back to cuBLAS on device %d: %s", dev, cudaload_last_error());
+    *use = CUDALOAD_BACKEND_CUBLAS;
+    return CUDALOAD_OK;
 }
 
 cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out) {
@@ -303,6 +416,7 @@ cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out
 #endif
     full.device = device;
     full.last_backend = cl_last_backend;
+    full.last_device = cl_last_device;
     full.runnable = CUDALOAD_ERROR_NOT_ATTEMPTED;
     cudaload_status st = CUDALOAD_OK;
     if (device >= CL_MAX_DEVICES) {
@@ -312,48 +426,40 @@ cudaload_status cudaload_kernels_info_get(int device, cudaload_kernels_info *out
         cl_set_error("libcudaload is not initialized: call cudaload_init() first");
         st = CUDALOAD_ERROR_NOT_INITIALIZED;
     } else if (device >= 0) {
-        cl_klock();
-        cl_device_prepare(device);
+        full.runnable = cl_device_ready(device);
+        cl_klock(); /* the fields of a device not ready yet (a transient failure) may change */
         cl_device_kernels *k = &K.dev[device];
         full.cc_major = k->cc_major;
         full.cc_minor = k->cc_minor;
         full.has_sass = k->has_sass;
         full.would_jit = k->would_jit;
-        full.runnable = k->status;
-        if (k->status != CUDALOAD_OK) cl_set_error(k->error);
         cl_kunlock();
     }
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return st;
 }
 
-/* Which backend a call takes on dev; *k is the device's state for the bundled path. */
-static cudaload_status cl_choose(int dev, cudaload_backend *use, cl_device_kernels **k) {
-    cl_klock();
-    cudaload_status st = CUDALOAD_OK;
-    cl_backend_from_env();
-    cudaload_backend want = K.backend;
-    if (want != CUDALOAD_BACKEND_CUBLAS) cl_device_prepare(dev);
-    *k = &K.dev[dev];
-    if (want == CUDALOAD_BACKEND_CUBLAS) {
-        *use = CUDALOAD_BACKEND_CUBLAS;
-    } else if ((*k)->status == CUDALOAD_OK) {
-        *use = CUDALOAD_BACKEND_BUNDLED;
-    } else if (want == CUDALOAD_BACKEND_BUNDLED) {
-        st = (*k)->status;
-        cl_set_error((*k)->error);
-    } else {
-        /* AUTO: the bundled kernels cannot run here; cuBLAS can do the same work */
-        cl_debug("kernels: falling back to cuBLAS on device %d: %s", dev, (*k)->error);
-        *use = CUDALOAD_BACKEND_CUBLAS;
+/* A failed launch on a caller's stream: when the stream is not of dev's primary context (a
+ * stream of another device), DEVICE_MISMATCH says so; else CUDA with the error. Asked only
+ * after a failure, so a launch that works pays nothing for it. */
+static cudaload_status cl_launch_failed(const cudaload_driver_table *d, const cl_device_kernels *k, int dev, int which,
+                                        CUresult r, void *stream) {
+    CUcontext owner = NULL;
+    int special = (uintptr_t)stream <= 2; /* NULL, CU_STREAM_LEGACY (1), CU_STREAM_PER_THREAD (2): any context's */
+    if (!special && d->has.cuStreamGetCtx && d->cuStreamGetCtx((CUstream)stream, &owner) == CUDA_SUCCESS && owner &&
+        owner != k->ctx) {
+        cl_set_errorf("cuLaunchKernel(%s) failed: %s (%d): the stream %p is not of device %d's primary context, where the "
+                      "operands are; use a stream of that device",
+                      cl_kernel_names[which], cl_cu_name(d, r), (int)r, stream, dev);
+        return CUDALOAD_ERROR_DEVICE_MISMATCH;
     }
-    cl_kunlock();
-    return st;
+    cl_set_errorf("cuLaunchKernel(%s) failed: %s (%d)", cl_kernel_names[which], cl_cu_name(d, r), (int)r);
+    return CUDALOAD_ERROR_CUDA;
 }
 
-static cudaload_status cl_launch(cl_device_kernels *k, int which, unsigned gx, unsigned gy, unsigned block, void **args,
-                                 void *stream) {
+static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
     const cudaload_driver_table *d = cudaload_driver();
+    const cl_device_kernels *k = &K.dev[dev]; /* ready: its fields are final */
     CUcontext cur = NULL;
     /* launch in the primary context the module lives in; push it only when the thread's
      * current context is another one (or none) */
@@ -362,22 +468,19 @@ static cudaload_status cl_launch(cl_device_kernels *k, int which, unsigned gx, u
         CUresult p = d->cuCtxPushCurrent(k->ctx);
         if (p != CUDA_SUCCESS) {
             /* not pushed, so nothing to pop; a launch in another context would fail anyway */
-            cl_set_errorf("cuCtxPushCurrent (the primary context, for %s) failed: %s (%d)", cl_kernel_names[which],
-                          cl_cu_name(d, p), (int)p);
+            cl_set_errorf("cuCtxPushCurrent (device %d's primary context, for %s) failed: %s (%d)", dev,
+                          cl_kernel_names[which], cl_cu_name(d, p), (int)p);
             return CUDALOAD_ERROR_CUDA;
         }
         pushed = 1;
     }
     CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL);
+    cudaload_status st = r == CUDA_SUCCESS ? CUDALOAD_OK : cl_launch_failed(d, k, dev, which, r, stream);
     if (pushed) {
         CUcontext popped;
         d->cuCtxPopCurrent(&popped); /* only after the successful push above */
     }
-    if (r != CUDA_SUCCESS) {
-        cl_set_errorf("cuLaunchKernel(%s) failed: %s (%d)", cl_kernel_names[which], cl_cu_name(d, r), (int)r);
-        return CUDALOAD_ERROR_CUDA;
-    }
-    return CUDALOAD_OK;
+    return st;
 }
 
 /* ---- cuBLAS fallback ---- */
@@ -390,21 +493,61 @@ cudaload_status cl_kernels_cublas(const cudaload_cublas_table **out) {
     return *out ? CUDALOAD_OK : CUDALOAD_ERROR_NOT_FOUND; /* not reached: loaded means a table */
 }
 
-static cudaload_status cl_blas_handle(cl_device_kernels *k, void *stream, const cudaload_cublas_table **out) {
+/* cuBLAS runs on the runtime's current device, and ties a handle to the device current when it
+ * is made: dev becomes current for the call; *prev is the device to go back to, or -1. */
+static cudaload_status cl_blas_enter(int dev, int *prev) {
+    const cudaload_cudart_table *rt = cudaload_cudart();
+    int cur = -1;
+    *prev = -1;
+    cudaError_t e = rt ? rt->cudaGetDevice(&cur) : cudaErrorInitializationError;
+    if (e == cudaSuccess && cur != dev && (e = rt->cudaSetDevice(dev)) == cudaSuccess) *prev = cur;
+    if (e != cudaSuccess) {
+        cl_set_errorf("making device %d current for cuBLAS failed: %s (%d)", dev,
+                      rt ? rt->cudaGetErrorName(e) : "no CUDA runtime loaded", (int)e);
+        return CUDALOAD_ERROR_CUDA;
+    }
+    return CUDALOAD_OK;
+}
+
+static void cl_blas_leave(int prev) {
+    if (prev >= 0) cudaload_cudart()->cudaSetDevice(prev);
+}
+
+/* A cuBLAS handle of dev for this call alone, on stream: an idle one, else a new one (dev is
+ * current: cl_blas_enter). No lock is held while cuBLAS runs, and no two threads share a
+ * handle (its stream and workspace are state). */
+static cudaload_status cl_blas_take(int dev, void *stream, const cudaload_cublas_table **out, cublasHandle_t *h) {
     /* the status of loading cuBLAS itself (NOT_FOUND, OVERRIDE_UNUSABLE, MAJOR_MISMATCH, ...),
      * with its message already set by cudaload_load_cublas */
     const cudaload_cublas_table *b = NULL;
     cudaload_status st = cl_kernels_cublas(&b);
     if (st != CUDALOAD_OK) return st;
+    cl_device_kernels *k = &K.dev[dev];
+    *h = NULL;
+    cl_klock();
+    if (k->n_blas_idle > 0) *h = k->blas_idle[--k->n_blas_idle];
+    cl_kunlock();
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    if (!k->blas) s = b->cublasCreate(&k->blas);
-    if (s == CUBLAS_STATUS_SUCCESS) s = b->cublasSetStream(k->blas, (cudaStream_t)stream);
+    if (!*h) s = b->cublasCreate(h);
+    if (s == CUBLAS_STATUS_SUCCESS) s = b->cublasSetStream(*h, (cudaStream_t)stream);
     if (s != CUBLAS_STATUS_SUCCESS) {
-        cl_set_errorf("cuBLAS handle: %s", b->cublasGetStatusName(s));
+        cl_set_errorf("cuBLAS handle on device %d: %s", dev, b->cublasGetStatusName(s));
+        if (*h) b->cublasDestroy(*h);
+        *h = NULL;
         return CUDALOAD_ERROR_CUDA;
     }
     *out = b;
     return CUDALOAD_OK;
+}
+
+/* Back to dev's idle handles; beyond CL_BLAS_POOL of them it is destroyed (dev is current). */
+static void cl_blas_give(int dev, const cudaload_cublas_table *b, cublasHandle_t h) {
+    cl_device_kernels *k = &K.dev[dev];
+    cl_klock();
+    int kept = k->n_blas_idle < CL_BLAS_POOL;
+    if (kept) k->blas_idle[k->n_blas_idle++] = h;
+    cl_kunlock();
+    if (!kept) b->cublasDestroy(h);
 }
 
 static cudaload_status cl_blas_status(const cudaload_cublas_table *b, cublasStatus_t s, const char *what) {
@@ -429,7 +572,9 @@ cudaload_status cudaload_saxpy(long long n, float a, const float *x, float *y, v
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     int dev;
-    cudaload_status st = cl_current_device(&dev);
+    const void *ptrs[] = {x, y};
+    static const char *const names[] = {"x", "y"};
+    cudaload_status st = cl_call_device("cudaload_saxpy", ptrs, names, 2, &dev);
     if (st != CUDALOAD_OK) return st;
     return cl_kernels_saxpy_on(dev, n, a, x, y, stream);
 }
@@ -441,9 +586,9 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     cudaload_backend use = CUDALOAD_BACKEND_AUTO;
-    cl_device_kernels *k;
-    if ((st = cl_choose(dev, &use, &k)) != CUDALOAD_OK) return st;
+    if ((st = cl_choose(dev, &use)) != CUDALOAD_OK) return st;
     cl_last_backend = use;
+    cl_last_device = dev;
     if (use == CUDALOAD_BACKEND_BUNDLED) {
         /* float4 path when both are 16-byte aligned; the scalar kernel does the rest */
         long long n4 = (!cl_misaligned(x, 16) && !cl_misaligned(y, 16)) ? n / 4 : 0;
@@ -456,7 +601,7 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
                 return CUDALOAD_ERROR_INVALID_ARGUMENT;
             }
             void *args[] = {&n4, &a, &x, &y};
-            if ((st = cl_launch(k, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args, stream)) != CUDALOAD_OK)
+            if ((st = cl_launch(dev, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args, stream)) != CUDALOAD_OK)
                 return st;
         }
         long long rest = n - n4 * 4;
@@ -464,21 +609,25 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
             const float *xr = x + n4 * 4;
             float *yr = y + n4 * 4;
             long long blocks = (rest + 255) / 256;
-            if (blocks > (long long)k->sms * 32) blocks = (long long)k->sms * 32;
+            long long sms = K.dev[dev].sms > 0 ? K.dev[dev].sms : 1;
+            if (blocks > sms * 32) blocks = sms * 32;
             void *args[] = {&rest, &a, &xr, &yr};
-            st = cl_launch(k, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
+            st = cl_launch(dev, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
         }
         return st;
     }
-    cl_klock();
     const cudaload_cublas_table *b = NULL;
-    st = cl_blas_handle(k, stream, &b);
-    for (long long done = 0; st == CUDALOAD_OK && done < n;) {
-        int chunk = n - done > INT_MAX ? INT_MAX : (int)(n - done);
-        st = cl_blas_status(b, b->cublasSaxpy(k->blas, chunk, &a, x + done, 1, y + done, 1), "cublasSaxpy_v2");
-        done += chunk;
+    cublasHandle_t h = NULL;
+    int prev = -1;
+    if ((st = cl_blas_enter(dev, &prev)) == CUDALOAD_OK && (st = cl_blas_take(dev, stream, &b, &h)) == CUDALOAD_OK) {
+        for (long long done = 0; st == CUDALOAD_OK && done < n;) {
+            int chunk = n - done > INT_MAX ? INT_MAX : (int)(n - done);
+            st = cl_blas_status(b, b->cublasSaxpy(h, chunk, &a, x + done, 1, y + done, 1), "cublasSaxpy_v2");
+            done += chunk;
+        }
+        cl_blas_give(dev, b, h);
     }
-    cl_kunlock();
+    cl_blas_leave(prev);
     return st;
 }
 
@@ -530,12 +679,15 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     int dev;
-    cudaload_status st = cl_current_device(&dev);
+    /* A and B are not read when uses_ab is 0: their device does not matter then */
+    const void *ptrs[] = {C, uses_ab ? A : NULL, uses_ab ? B : NULL};
+    static const char *const names[] = {"C", "A", "B"};
+    cudaload_status st = cl_call_device("cudaload_sgemm", ptrs, names, 3, &dev);
     if (st != CUDALOAD_OK) return st;
     cudaload_backend use = CUDALOAD_BACKEND_AUTO;
-    cl_device_kernels *kd;
-    if ((st = cl_choose(dev, &use, &kd)) != CUDALOAD_OK) return st;
+    if ((st = cl_choose(dev, &use)) != CUDALOAD_OK) return st;
     cl_last_backend = use;
+    cl_last_device = dev;
     if (use == CUDALOAD_BACKEND_BUNDLED) {
         /* BLAS: with k == 0 or alpha == 0, A and B are not read and C = beta * C */
         int ki = uses_ab ? (int)k : 0;
@@ -546,7 +698,7 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
          * path is slower) and it needs no more waves of blocks than the small one, counting
          * one large wave as two small ones. */
         int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
-        long long sms = kd->sms > 0 ? kd->sms : 1;
+        long long sms = K.dev[dev].sms > 0 ? K.dev[dev].sms : 1;
         long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
         long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
         int big = vec_a && vec_b && 2 * big_waves <= small_waves;
@@ -561,7 +713,7 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
             float *Cj = C + j * ldc;
             int vb = vec_b && !cl_misaligned(Bj, 16);
             void *args[] = {&mi, &nj, &ki, &alpha_eff, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &vec_a, &vb};
-            st = cl_launch(kd, which, (unsigned)((m + tile_m - 1) / tile_m), (unsigned)((nj + tile_n - 1) / tile_n),
+            st = cl_launch(dev, which, (unsigned)((m + tile_m - 1) / tile_m), (unsigned)((nj + tile_n - 1) / tile_n),
                            (unsigned)threads, args, stream);
         }
         return st;
@@ -571,15 +723,17 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
                       ldb, ldc);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_klock();
     const cudaload_cublas_table *b = NULL;
-    st = cl_blas_handle(kd, stream, &b);
-    if (st == CUDALOAD_OK)
+    cublasHandle_t h = NULL;
+    int prev = -1;
+    if ((st = cl_blas_enter(dev, &prev)) == CUDALOAD_OK && (st = cl_blas_take(dev, stream, &b, &h)) == CUDALOAD_OK) {
         st = cl_blas_status(b,
-                            b->cublasSgemm(kd->blas, transa == CUDALOAD_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            b->cublasSgemm(h, transa == CUDALOAD_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N,
                                            transb == CUDALOAD_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha,
                                            A, (int)lda, B, (int)ldb, &beta, C, (int)ldc),
                             "cublasSgemm_v2");
-    cl_kunlock();
+        cl_blas_give(dev, b, h);
+    }
+    cl_blas_leave(prev);
     return st;
 }

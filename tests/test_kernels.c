@@ -359,6 +359,219 @@ static void test_prepare_retries_transient_failures(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_prepare_case(&cases[i]);
 }
 
+/* ---- several devices: the fake driver's three devices of different compute capabilities
+ * (FAKE_CUDA_CC=90,70,130: SASS, none at all, PTX only), its device memory and streams ---- */
+
+#define MULTI_CC "FAKE_CUDA_CC=90,70,130"
+typedef struct fake_mem {
+    void *(*devptr)(int, unsigned long long);
+    void *(*managed)(unsigned long long);
+    void *(*stream)(int);
+    int (*launches_on)(int);
+} fake_mem;
+
+static int fake_mem_get(fake_mem *f) {
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return 0;
+    f->devptr = (void *(*)(int, unsigned long long))dlsym(h, "fake_cuda_devptr");
+    f->managed = (void *(*)(unsigned long long))dlsym(h, "fake_cuda_managed");
+    f->stream = (void *(*)(int))dlsym(h, "fake_cuda_stream");
+    f->launches_on = (int (*)(int))dlsym(h, "fake_cuda_launches_on");
+    dlclose(h); /* still loaded: libcudaload holds it */
+    return f->devptr && f->managed && f->stream && f->launches_on;
+}
+
+static int last_device(void) {
+    cudaload_kernels_info k = {.size = sizeof k};
+    cudaload_kernels_info_get(-1, &k);
+    return k.last_device;
+}
+
+/* Each device's gate, from its own compute capability. */
+static void child_multi_kinfo(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    for (int d = 0; d < 4; d++) {
+        cudaload_kernels_info k = {.size = sizeof k};
+        cudaload_status st = cudaload_kernels_info_get(d, &k);
+        r->user_int[4 * d] = st == CUDALOAD_OK ? (int)k.runnable : (int)st;
+        r->user_int[4 * d + 1] = k.cc_major * 10 + k.cc_minor;
+        r->user_int[4 * d + 2] = k.has_sass;
+        r->user_int[4 * d + 3] = k.would_jit;
+    }
+}
+
+static void test_devices_gated_each(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_multi_kinfo, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    const int want[4][4] = {{CUDALOAD_OK, 90, 1, 0},
+                            {CUDALOAD_ERROR_NO_KERNEL_IMAGE, 70, 0, 0},
+                            {CUDALOAD_OK, 130, 0, 1},
+                            {CUDALOAD_ERROR_CUDA, 0, 0, 0}}; /* no device 3: CUDA_ERROR_INVALID_DEVICE */
+    for (int d = 0; d < 4; d++)
+        for (int i = 0; i < 4; i++)
+            if (u[4 * d + i] != want[d][i])
+                fail_msg("device %d: field %d is %d, want %d (status, cc, sass, jit)", d, i, u[4 * d + i], want[d][i]);
+    th_result_free(r);
+}
+
+/* cudaload_saxpy/sgemm run on the device that owns the pointers, whatever is current. */
+enum { M_ON2, M_DEV2, M_LAUNCH2, M_LAUNCH0, M_MISMATCH, M_MISMATCH_LAUNCHES, M_MANAGED, M_MANAGED_DEV, M_GEMM, M_GEMM_DEV,
+       M_GEMM_MISMATCH, M_GEMM_ALPHA0, M_STREAM_OTHER, M_STREAM_OWN, M_NOIMG, M_N /* the fake's counters agree */ };
+_Static_assert(M_N < 16, "th_result.user_int holds 16");
+
+static void child_multi_calls(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    if (!fake_mem_get(&f)) {
+        snprintf(r->user, sizeof r->user, "the fake driver's memory functions are not there");
+        return;
+    }
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    int n = 0;
+    cudaload_device_count(&n); /* cuInit: a process holding device memory has initialised the driver */
+    int *u = r->user_int;
+    size_t off = 0;
+#define NOTE(i, call)                                                                                          \
+    do {                                                                                                       \
+        u[i] = (call);                                                                                         \
+        if (u[i] != CUDALOAD_OK && off < sizeof r->user)                                                       \
+            off += (size_t)snprintf(r->user + off, sizeof r->user - off, "%d: %s\n", i, cudaload_last_error()); \
+    } while (0)
+    float *x2 = f.devptr(2, 0), *y2 = f.devptr(2, 4096), *x0 = f.devptr(0, 0), *m = f.managed(0);
+    NOTE(M_ON2, cudaload_saxpy(1000, 2.f, x2, y2, NULL));
+    u[M_DEV2] = last_device();
+    u[M_LAUNCH2] = f.launches_on(2);
+    u[M_LAUNCH0] = f.launches_on(0);
+    int before = f.launches_on(0) + f.launches_on(2);
+    NOTE(M_MISMATCH, cudaload_saxpy(1000, 2.f, x0, y2, NULL));
+    u[M_MISMATCH_LAUNCHES] = f.launches_on(0) + f.launches_on(2) - before;
+    NOTE(M_MANAGED, cudaload_saxpy(1000, 2.f, m, y2, NULL)); /* managed memory follows the other operand */
+    u[M_MANAGED_DEV] = last_device();
+    float *A = f.devptr(0, 1 << 20), *B = f.devptr(0, 2 << 20), *C = f.devptr(0, 3 << 20);
+    NOTE(M_GEMM, cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 64, 64, 64, 1.f, A, 64, B, 64, 0.f, C, 64, NULL));
+    u[M_GEMM_DEV] = last_device();
+    float *C2 = f.devptr(2, 3 << 20);
+    NOTE(M_GEMM_MISMATCH, cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_T, 64, 64, 64, 1.f, A, 64, B, 64, 0.f, C2, 64, NULL));
+    /* alpha = 0: A and B are not read, so their device does not matter */
+    NOTE(M_GEMM_ALPHA0, cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 64, 64, 64, 0.f, A, 64, B, 64, 2.f, C2, 64, NULL));
+    NOTE(M_STREAM_OTHER, cudaload_saxpy(1000, 2.f, x2, y2, f.stream(0)));
+    NOTE(M_STREAM_OWN, cudaload_saxpy(1000, 2.f, x2, y2, f.stream(2)));
+    NOTE(M_NOIMG, cudaload_saxpy(1000, 2.f, f.devptr(1, 0), f.devptr(1, 4096), NULL));
+#undef NOTE
+    /* the launches balanced their pushes, and only devices 0 and 2 were loaded, once each */
+    th_result *st = calloc(1, sizeof *st); /* a scratch result: only its user_int is used */
+    if (!st) return;
+    record_launch_stats(st);
+    const int *v = st->user_int;
+    u[M_N] = v[L_PUSH] == v[L_POP] && v[L_POP_UNBALANCED] == 0 && v[L_MODULE_LOAD] == 2;
+    if (!u[M_N] && off < sizeof r->user)
+        snprintf(r->user + off, sizeof r->user - off, "push %d pop %d unbalanced %d module loads %d\n", v[L_PUSH], v[L_POP],
+                 v[L_POP_UNBALANCED], v[L_MODULE_LOAD]);
+    free(st);
+}
+
+static void test_calls_run_where_the_pointers_are(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_multi_calls, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    struct { int i, want; const char *what; } checks[] = {
+        {M_ON2, CUDALOAD_OK, "saxpy on device 2"},
+        {M_DEV2, 2, "it ran on device 2"},
+        {M_LAUNCH2, 1, "one launch on device 2"},
+        {M_LAUNCH0, 0, "none on the current device 0"},
+        {M_MISMATCH, CUDALOAD_ERROR_DEVICE_MISMATCH, "x on 0, y on 2"},
+        {M_MISMATCH_LAUNCHES, 0, "nothing launched for the mismatch"},
+        {M_MANAGED, CUDALOAD_OK, "managed x with y on device 2"},
+        {M_MANAGED_DEV, 2, "ran on y's device"},
+        {M_GEMM, CUDALOAD_OK, "sgemm on device 0"},
+        {M_GEMM_DEV, 0, "it ran on device 0"},
+        {M_GEMM_MISMATCH, CUDALOAD_ERROR_DEVICE_MISMATCH, "A and B on 0, C on 2"},
+        {M_GEMM_ALPHA0, CUDALOAD_OK, "alpha 0: only C's device counts"},
+        {M_STREAM_OTHER, CUDALOAD_ERROR_DEVICE_MISMATCH, "a stream of device 0 for device 2's operands"},
+        {M_STREAM_OWN, CUDALOAD_OK, "device 2's own stream"},
+        {M_NOIMG, CUDALOAD_ERROR_NO_KERNEL_IMAGE, "device 1 (sm_70) has no image, the others still run"},
+        {M_N, 1, "pushes balanced, one module load on each of devices 0 and 2"},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        if (u[checks[i].i] != checks[i].want)
+            fail_msg("%s: got %d (%s), want %d\n%s", checks[i].what, u[checks[i].i],
+                     cudaload_status_name((cudaload_status)u[checks[i].i]), checks[i].want, r->user);
+    th_result_free(r);
+}
+
+/* 16 threads make their first call at once, on three devices (a slow cuDeviceGet widens the
+ * window): each device is prepared exactly once, and every thread gets its device's answer. */
+#define FIRST_THREADS 16
+typedef struct first_call {
+    fake_mem *f;
+    int dev;
+    cudaload_status st;
+    int ran_on;
+} first_call;
+
+static void *thread_first_call(void *arg) {
+    first_call *c = arg;
+    c->st = cudaload_saxpy(4096, 1.f, c->f->devptr(c->dev, 0), c->f->devptr(c->dev, 1 << 20), NULL);
+    c->ran_on = c->st == CUDALOAD_OK ? last_device() : -1;
+    return NULL;
+}
+
+static void child_first_calls(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    if (!fake_mem_get(&f)) return;
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    int n = 0;
+    cudaload_device_count(&n); /* cuInit: a process holding device memory has initialised the driver */
+    first_call c[FIRST_THREADS];
+    pthread_t t[FIRST_THREADS];
+    for (int i = 0; i < FIRST_THREADS; i++) {
+        c[i] = (first_call){&f, i % 3, -1, -1};
+        pthread_create(&t[i], NULL, thread_first_call, &c[i]);
+    }
+    for (int i = 0; i < FIRST_THREADS; i++) pthread_join(t[i], NULL);
+    int built = kernels_built();
+    int bad = 0;
+    for (int i = 0; i < FIRST_THREADS; i++) {
+        cudaload_status want = !built ? CUDALOAD_ERROR_KERNELS_NOT_BUILT
+                               : c[i].dev == 1 ? CUDALOAD_ERROR_NO_KERNEL_IMAGE
+                                               : CUDALOAD_OK;
+        if (c[i].st != want || (want == CUDALOAD_OK && c[i].ran_on != c[i].dev)) bad++;
+    }
+    r->user_int[L_ST1] = bad;
+    r->user_int[L_ST2] = built;
+    r->user_int[L_ST3] = f.launches_on(0) + f.launches_on(2);
+    record_launch_stats(r);
+}
+
+static void test_first_calls_on_many_devices_at_once(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", "FAKE_CUDA_DEVICE_GET_DELAY_MS=50", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_first_calls, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    int built = u[L_ST2];
+    /* 11 threads on devices 0 and 2, one launch each (4096 floats: the vector kernel alone) */
+    if (u[L_ST1] != 0 || u[L_ST3] != (built ? 11 : 0) || u[L_MODULE_LOAD] != (built ? 2 : 0) ||
+        u[L_RETAINED] != (built ? 2 : 0) || u[L_PUSH] != u[L_POP] || u[L_POP_UNBALANCED] != 0)
+        fail_msg("%d threads got a wrong answer; launches %d, module loads %d, retained %d, push %d, pop %d", u[L_ST1],
+                 u[L_ST3], u[L_MODULE_LOAD], u[L_RETAINED], u[L_PUSH], u[L_POP]);
+    th_result_free(r);
+}
+
 /* A library built without nvcc: the gate says so, by name, on a device that could run them. */
 static void test_build_without_kernels(void **state) {
     (void)state;
@@ -460,6 +673,9 @@ int main(void) {
         cmocka_unit_test(test_prepare_retries_transient_failures),
         cmocka_unit_test(test_cublas_fallback_status),
         cmocka_unit_test(test_fork_while_kernels_busy),
+        cmocka_unit_test(test_devices_gated_each),
+        cmocka_unit_test(test_calls_run_where_the_pointers_are),
+        cmocka_unit_test(test_first_calls_on_many_devices_at_once),
     };
     return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
 }

@@ -13,7 +13,9 @@
  *   FAKE_CUDA_VERSION     cuDriverGetVersion's answer (default 13000 = CUDA 13.0)
  *   FAKE_CUDA_DEVICES     device count (default 1); 0 makes cuInit fail with
  *                         CUDA_ERROR_NO_DEVICE (100)
- *   FAKE_CUDA_CC          compute capability as "90" (9.0), "86", "120" or "8.6" (default 90)
+ *   FAKE_CUDA_CC          compute capability as "90" (9.0), "86", "120" or "8.6" (default 90); a
+ *                         comma-separated list gives device i the i-th ("90,70,130"), the last
+ *                         one repeating for the devices beyond it
  *   FAKE_CUDA_INIT_ERROR  a CUresult (int) for cuInit to return; unset or 0: normal behaviour;
  *                         FAKE_CUDA_INIT_ERROR_COUNT > 0 limits it to the first N calls
  *   FAKE_CUDA_DEVICE_GET_DELAY_MS  cuDeviceGet sleeps this long first (a slow driver: lets a
@@ -48,6 +50,15 @@
  *   FAKE_CUDA_RETAIN_ERROR_COUNT, FAKE_CUDA_PUSH_ERROR_COUNT, FAKE_CUDA_MODULE_LOAD_ERROR_COUNT
  *                         only the process's first N calls of that function fail (later ones
  *                         succeed); unset or 0: every call fails while the error is set
+ * Memory and streams, for choosing the device a call runs on (no memory is ever touched):
+ *   device memory of device d is the addresses FAKE_DEVPTR(d) + offset, offset < 2^36
+ *   (fake_cuda_devptr(d, offset) gives one); managed memory is FAKE_MANAGED + offset
+ *   (fake_cuda_managed(offset)); cuPointerGetAttributes answers for them as the real driver
+ *   does (memory type, is-managed, device ordinal), and for any other address CUDA_SUCCESS with
+ *   zeroed attributes (host memory the driver does not know);
+ *   a stream of device d is fake_cuda_stream(d); cuStreamGetCtx gives d's primary context, and
+ *   cuLaunchKernel on it fails with CUDA_ERROR_INVALID_HANDLE unless d's context is current.
+ * Launches are counted per device too: fake_cuda_launches_on(d).
  * What happened is counted per process, and read through the exported
  * int fake_cuda_stat(const char *name) (dlsym on the loaded fake): "retain", "release",
  * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
@@ -62,6 +73,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,12 +90,14 @@ static int device_count(void) {
     return n < 0 ? 0 : n;
 }
 
-/* FAKE_CUDA_CC: "90" -> 9.0, "120" -> 12.0, or "8.6" -> 8.6. */
-static void compute_capability(int *major, int *minor) {
+/* FAKE_CUDA_CC for device dev: "90" -> 9.0, "120" -> 12.0, or "8.6" -> 8.6; the dev-th item of
+ * a comma-separated list (the last one for the devices beyond it). */
+static void compute_capability(int dev, int *major, int *minor) {
     const char *v = getenv("FAKE_CUDA_CC");
     if (!v || !v[0]) v = "90";
-    const char *dot = strchr(v, '.');
-    if (dot) {
+    for (int i = 0; i < dev && strchr(v, ','); i++) v = strchr(v, ',') + 1;
+    const char *dot = strchr(v, '.'), *comma = strchr(v, ',');
+    if (dot && (!comma || dot < comma)) {
         *major = atoi(v);
         *minor = atoi(dot + 1);
     } else {
@@ -166,7 +180,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUd
     if (st != CUDA_SUCCESS) return st;
     if ((int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
     int major, minor;
-    compute_capability(&major, &minor);
+    compute_capability(dev, &major, &minor);
     /* An H100-like device; anything not listed is 0 ("not supported"). */
     switch (attrib) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = major; break;
@@ -374,16 +388,68 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *fn, CUmodule module, const char
     return CUDA_SUCCESS;
 }
 
+/* ---- memory and streams: address ranges standing for device d's memory, managed memory, d's streams ---- */
+#define FAKE_DEVPTR(d) (0x100000000000ULL + ((unsigned long long)(d) << 36))
+#define FAKE_MANAGED 0x200000000000ULL
+#define FAKE_STREAM(d) (0x300000000000ULL + (unsigned long long)(d) * 16)
+void *fake_cuda_devptr(int dev, unsigned long long offset); /* exported for the tests; no header */
+void *fake_cuda_managed(unsigned long long offset);
+void *fake_cuda_stream(int dev);
+int fake_cuda_launches_on(int dev);
+void *fake_cuda_devptr(int dev, unsigned long long offset) { return (void *)(uintptr_t)(FAKE_DEVPTR(dev) + offset); }
+void *fake_cuda_managed(unsigned long long offset) { return (void *)(uintptr_t)(FAKE_MANAGED + offset); }
+void *fake_cuda_stream(int dev) { return (void *)(uintptr_t)FAKE_STREAM(dev); }
+
+/* The device of a fake stream, or -1 (not one: NULL, the legacy or per-thread stream, or junk). */
+static int stream_device(CUstream s) {
+    unsigned long long v = (unsigned long long)(uintptr_t)s;
+    if (v < FAKE_STREAM(0) || v >= FAKE_STREAM(FAKE_MAX_DEVICES) || (v - FAKE_STREAM(0)) % 16) return -1;
+    return (int)((v - FAKE_STREAM(0)) / 16);
+}
+
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr) {
+    if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    unsigned long long p = (unsigned long long)ptr;
+    int dev = -1, managed = 0;
+    if (p >= FAKE_DEVPTR(0) && p < FAKE_DEVPTR(device_count())) dev = (int)((p - FAKE_DEVPTR(0)) >> 36);
+    else if (p >= FAKE_MANAGED && p < FAKE_MANAGED + (1ULL << 36)) dev = 0, managed = 1;
+    for (unsigned int i = 0; i < n; i++) {
+        if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data[i] = dev >= 0 ? CU_MEMORYTYPE_DEVICE : 0; break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned char *)data[i] = (unsigned char)managed; break; /* a bool */
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = dev >= 0 ? dev : -2; break;
+        default: return CUDA_ERROR_INVALID_VALUE; /* libcudaload asks for these three only */
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext *pctx) {
+    int dev = stream_device(stream);
+    if (!pctx || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_HANDLE;
+    *pctx = (CUcontext)(void *)&primary_ctx[dev];
+    return CUDA_SUCCESS;
+}
+
+static atomic_int launches_on[FAKE_MAX_DEVICES];
+int fake_cuda_launches_on(int dev) { return dev >= 0 && dev < FAKE_MAX_DEVICES ? atomic_load(&launches_on[dev]) : -1; }
+
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,
                                 void **extra) {
-    (void)shared, (void)stream, (void)params, (void)extra;
+    (void)shared, (void)params, (void)extra;
     if (f != (CUfunction)(void *)&function_token || !gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
     if (!ctx_depth) {
         atomic_fetch_add(&stats[S_LAUNCH_NO_CONTEXT], 1);
         return CUDA_ERROR_INVALID_CONTEXT;
     }
+    char *cur = (char *)(void *)ctx_stack[ctx_depth - 1];
+    int dev = (int)(cur - primary_ctx), sdev = stream_device(stream);
+    if (sdev >= 0 && sdev != dev) return CUDA_ERROR_INVALID_HANDLE; /* a stream of another context */
     atomic_fetch_add(&stats[S_LAUNCH], 1);
+    atomic_fetch_add(&launches_on[dev], 1);
     return CUDA_SUCCESS;
 }
 #endif
