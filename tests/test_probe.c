@@ -775,7 +775,7 @@ static void test_selftest_failure_is_reported(void **state) {
     run_out o;
     run_expect(&o, env, args, 3);
     ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"pass\"]", "false");
-    ASSERT_JQ(&o, "\"cudaMalloc failed\" in d[\"selftest\"][\"saxpy\"][\"error\"]", "true");
+    ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"error\"].startswith(\"cudaSetDevice(0) failed\")", "true");
     ASSERT_JQ(&o, "d[\"devices\"][0][\"compute_capability\"]", "[9, 0]");
     done(&o);
     const char *args2[] = {"--no-selftest", "--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
@@ -784,8 +784,28 @@ static void test_selftest_failure_is_reported(void **state) {
     done(&o);
 }
 
+/* Three devices of different compute capabilities (the fake driver's): each listed with its
+ * own kernels' coverage and PCI bus id, and the self-test attempted on each (here each fails at
+ * the runtime's cudaSetDevice, which the fake driver cannot serve: the proof it was run there), exit 3. */
+static void test_every_device_listed_and_tested(void **state) {
+    (void)state;
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=3", "FAKE_CUDA_CC=90,70,130", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 3);
+    ASSERT_JQ(&o, "[x[\"compute_capability\"] for x in d[\"devices\"]]", "[[9, 0], [7, 0], [13, 0]]");
+    ASSERT_JQ(&o, "[x[\"pci_bus_id\"] for x in d[\"devices\"]]", "[\"0000:18:00.0\", \"0000:19:00.0\", \"0000:1a:00.0\"]");
+    ASSERT_JQ(&o, "[x[\"has_sass\"] for x in d[\"devices\"]]", "[true, false, false]");
+    ASSERT_JQ(&o, "d[\"devices\"][1][\"kernels_status\"]", "CUDALOAD_ERROR_NO_KERNEL_IMAGE");
+    ASSERT_JQ(&o, "[x[\"selftest\"][\"saxpy\"][\"pass\"] for x in d[\"devices\"]]", "[false, false, false]");
+    ASSERT_JQ(&o, "all(x[\"selftest\"][\"sgemm\"][\"error\"] for x in d[\"devices\"])", "true");
+    ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"] == d[\"devices\"][0][\"selftest\"][\"saxpy\"]", "true");
+    ASSERT_JQ(&o, "sum(\"on device 2\" in x for x in d[\"problems\"])", "2");
+    done(&o);
+}
+
 /* Only the runtime, no cuBLAS anywhere (the H100 with the CUDA 12 runtime wheel alone): the
- * self-test still runs the bundled kernels (here it fails at the fake driver's cudaMalloc, the
+ * self-test still runs the bundled kernels (here it fails at cudaSetDevice under the fake driver, the
  * proof it was attempted), the cuBLAS pass does not run, and cuBLAS is reported missing. A build
  * without the kernels has nothing to run: the self-test is skipped, saying why. */
 static void test_selftest_without_cublas(void **state) {
@@ -804,7 +824,7 @@ static void test_selftest_without_cublas(void **state) {
               "[\"loaded\", \"not_found\"]");
     if (strcmp(jq(&o, "d[\"kernels\"][\"built\"]"), "true") == 0) {
         ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"pass\"], d[\"selftest\"][\"cublas\"]", "[false, null]");
-        ASSERT_JQ(&o, "\"cudaMalloc failed\" in d[\"selftest\"][\"saxpy\"][\"error\"]", "true");
+        ASSERT_JQ(&o, "d[\"selftest\"][\"saxpy\"][\"error\"].startswith(\"cudaSetDevice(0) failed\")", "true");
     } else {
         ASSERT_JQ(&o, "d[\"selftest\"]", "null");
     }
@@ -1295,6 +1315,7 @@ int main(void) {
         cmocka_unit_test(test_nvrtc_reported_when_present),
         cmocka_unit_test(test_writable_library_warned),
         cmocka_unit_test(test_selftest_failure_is_reported),
+        cmocka_unit_test(test_every_device_listed_and_tested),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_cu13_only_with_cu12_driver),
         cmocka_unit_test(test_text_fits_80_columns),

@@ -521,14 +521,17 @@ void probe_diagnose(probe *p) {
                    "NVIDIA driver to one for CUDA %d.%d%s", l->name, cv / 1000, cv % 1000 / 10, dv / 1000, dv % 1000 / 10, dv,
                    cv / 1000, cv % 1000 / 10, cv / 1000, cv % 1000 / 10, cv / 1000, cv % 1000 / 10, pin);
     }
-    const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
-    static const char *const tname[4] = {"SAXPY", "SGEMM", "SAXPY (cublas)", "SGEMM (cublas)"};
-    for (int i = 0; p->selftest_attempted && i < 4; i++) {
-        if (!t[i]->ran) continue;
-        if (t[i]->error[0]) probe_note(p->problems, &p->n_problems, "self-test %s: %s", tname[i], t[i]->error);
-        else if (!t[i]->pass)
-            probe_note(p->problems, &p->n_problems, "self-test %s: max relative error %.3g exceeds 1e-5 (backend %s)",
-                       tname[i], t[i]->max_rel_err, t[i]->backend);
+    for (int i = 0; p->selftest_attempted && i < probe_selftest_count(p); i++) {
+        const char *name;
+        int dev;
+        const test_result *t = probe_selftest_at(p, i, &name, &dev);
+        if (!t->ran) continue;
+        char on[32] = "";
+        if (p->ndev > 1) snprintf(on, sizeof on, " on device %d", dev);
+        if (t->error[0]) probe_note(p->problems, &p->n_problems, "self-test %s%s: %s", name, on, t->error);
+        else if (!t->pass)
+            probe_note(p->problems, &p->n_problems, "self-test %s%s: max relative error %.3g exceeds 1e-5 (backend %s)",
+                       name, on, t->max_rel_err, t->backend);
     }
 }
 
@@ -542,8 +545,9 @@ int probe_exit_code_of(const probe *p) {
         return PROBE_EXIT_LIB_MISSING;
     if (LIB(p, CUDALOAD_LIB_DRIVER)->status != CUDALOAD_OK || (!p->find_only && (p->dev_status != CUDALOAD_OK || p->ndev < 1)))
         return PROBE_EXIT_NO_GPU;
-    const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
-    for (int i = 0; p->selftest_attempted && i < 4; i++)
-        if (t[i]->ran && (!t[i]->pass || t[i]->error[0])) return PROBE_EXIT_SELFTEST;
+    for (int i = 0; p->selftest_attempted && i < probe_selftest_count(p); i++) {
+        const test_result *t = probe_selftest_at(p, i, NULL, NULL);
+        if (t->ran && (!t->pass || t->error[0])) return PROBE_EXIT_SELFTEST;
+    }
     return PROBE_EXIT_OK;
 }

@@ -270,6 +270,8 @@ static void gather_devices(probe *p) {
         if (d->cuDeviceGet(&cu, i) == CUDA_SUCCESS) {
             if (d->cuDeviceGetName(dv->name, sizeof dv->name, cu) != CUDA_SUCCESS) snprintf(dv->name, sizeof dv->name, "?");
             d->cuDeviceTotalMem(&dv->memory, cu);
+            if (!d->has.cuDeviceGetPCIBusId || d->cuDeviceGetPCIBusId(dv->pci_bus_id, sizeof dv->pci_bus_id, cu) != CUDA_SUCCESS)
+                dv->pci_bus_id[0] = 0;
         }
         cudaload_kernels_info k = {.size = sizeof k};
         cudaload_kernels_info_get(i, &k);

@@ -25,21 +25,23 @@
 #define MAX_DEVICES 16
 #define MAX_NOTES 32
 
-typedef struct device {
-    char name[256];
-    int cc_major, cc_minor;
-    size_t memory;
-    int has_sass, would_jit;
-    cudaload_status runnable;
-    char why[512];
-} device;
-
 typedef struct test_result {
     int ran, pass;
     double max_rel_err, ms, rate; /* GB/s or TFLOP/s */
     const char *backend;
     char error[512];
 } test_result;
+
+typedef struct device {
+    char name[256];
+    char pci_bus_id[32]; /* "0000:18:00.0": which physical GPU this ordinal is (CUDA_VISIBLE_DEVICES) */
+    int cc_major, cc_minor;
+    size_t memory;
+    int has_sass, would_jit;
+    cudaload_status runnable;
+    char why[512];
+    test_result saxpy, sgemm; /* the self-test on this device (the backend the process uses) */
+} device;
 
 #define PROBE_MAX_LIBS 128
 #define MAX_LLP 64
@@ -113,8 +115,8 @@ struct probe_report {
     int n_writable;
     relative_var relative[4];
     int n_relative;
-    /* the self-test (probe_selftest.c) */
-    test_result saxpy, sgemm;             /* the backend the process uses (auto: bundled when built) */
+    /* the self-test (probe_selftest.c): on every device, in dev[i].saxpy and .sgemm, with the
+     * backend the process uses (auto: bundled when built); then, on device 0: */
     test_result saxpy_cublas, sgemm_cublas; /* cuBLAS too, when loaded and the first pass ran bundled */
     int selftest_attempted;
     const char *selftest_skipped;         /* why no self-test ran although a device is there, or NULL */
@@ -140,6 +142,10 @@ size_t probe_shell_word(char *out, size_t n, size_t len, const char *s);
 
 /* probe_selftest.c */
 void probe_selftest(probe *p);
+/* The self-test's results in order: SAXPY and SGEMM of each device, then device 0's cuBLAS
+ * pass; *name ("SGEMM (cublas)") and *dev when not NULL. */
+int probe_selftest_count(const probe *p);
+const test_result *probe_selftest_at(const probe *p, int i, const char **name, int *dev);
 
 /* probe_diagnose.c */
 void probe_note(char **list, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -336,7 +336,8 @@ static void text_report(FILE *o, const probe *p, int code) {
     else if (p->dev_status != CUDALOAD_OK) wrap(o, "  none: ", 4, cudaload_status_string(p->dev_status));
     for (int i = 0; i < p->ndev && i < MAX_DEVICES; i++) {
         const device *d = &p->dev[i];
-        fprintf(o, "  %d  %s  sm_%d%d  %.1f GiB\n", i, tx(d->name), d->cc_major, d->cc_minor, (double)d->memory / (1 << 30));
+        fprintf(o, "  %d  %s  sm_%d%d  %.1f GiB%s%s\n", i, tx(d->name), d->cc_major, d->cc_minor,
+                (double)d->memory / (1 << 30), d->pci_bus_id[0] ? "  PCI " : "", tx(d->pci_bus_id));
         if (d->runnable == CUDALOAD_OK && d->has_sass)
             snprintf(buf, sizeof buf, "bundled kernels: SASS for sm_%d%d", d->cc_major, d->cc_minor);
         else if (d->runnable == CUDALOAD_OK)
@@ -375,19 +376,24 @@ static void text_report(FILE *o, const probe *p, int code) {
 
     if (p->selftest_attempted) {
         heading(o, p, "Self-test");
-        const test_result *t[4] = {&p->saxpy, &p->sgemm, &p->saxpy_cublas, &p->sgemm_cublas};
-        const char *names[4] = {"SAXPY n=2^24", "SGEMM 1024^3", "SAXPY n=2^24", "SGEMM 1024^3"};
-        for (int i = 0; i < 4; i++) {
-            if (!t[i]->ran) continue;
-            if (t[i]->error[0]) {
+        for (int i = 0; i < probe_selftest_count(p); i++) {
+            const char *name;
+            int dev;
+            const test_result *t = probe_selftest_at(p, i, &name, &dev);
+            if (!t->ran) continue;
+            int sgemm = strncmp(name, "SGEMM", 5) == 0;
+            const char *label = sgemm ? "SGEMM 1024^3" : "SAXPY n=2^24";
+            if (p->ndev > 1 && i % 2 == 0) fprintf(o, "  device %d%s\n", dev, i >= 2 * p->ndev ? ", cuBLAS" : "");
+            const char *indent = p->ndev > 1 ? "    " : "  ";
+            if (t->error[0]) {
                 char prefix[64];
-                snprintf(prefix, sizeof prefix, "  %-13s %sFAIL%s  ", names[i], c_on(p, RED), c_on(p, RESET));
-                wrap(o, prefix, 22, t[i]->error);
+                snprintf(prefix, sizeof prefix, "%s%-13s %sFAIL%s  ", indent, label, c_on(p, RED), c_on(p, RESET));
+                wrap(o, prefix, 22, t->error);
                 continue;
             }
-            fprintf(o, "  %-13s %s%s%s  max rel err %.2g  %.3f ms  %.0f %s  (%s)\n", names[i],
-                   c_on(p, t[i]->pass ? GREEN : RED), t[i]->pass ? "pass" : "FAIL", c_on(p, RESET), t[i]->max_rel_err,
-                   t[i]->ms, t[i]->rate, i % 2 == 0 ? "GB/s" : "TFLOP/s", t[i]->backend);
+            fprintf(o, "%s%-13s %s%s%s  max rel err %.2g  %.3f ms  %.0f %s  (%s)\n", indent, label,
+                    c_on(p, t->pass ? GREEN : RED), t->pass ? "pass" : "FAIL", c_on(p, RESET), t->max_rel_err, t->ms,
+                    t->rate, sgemm ? "TFLOP/s" : "GB/s", t->backend);
         }
     } else if (p->selftest_skipped) {
         heading(o, p, "Self-test");
@@ -418,6 +424,20 @@ static void json_test(pj_writer *w, const test_result *t) {
     pj_key(w, "max_rel_err"), t->error[0] ? pj_null(w) : pj_double(w, t->max_rel_err);
     pj_key(w, "ms"), t->error[0] ? pj_null(w) : pj_double(w, t->ms);
     pj_key(w, "error"), pj_string(w, t->error[0] ? t->error : NULL);
+    pj_end_object(w);
+}
+
+/* A device's self-test results, as the members of an object. */
+static void json_selftest_fields(pj_writer *w, const device *d) {
+    pj_key(w, "saxpy"), json_test(w, &d->saxpy);
+    pj_key(w, "saxpy_gbps"), d->saxpy.error[0] ? pj_null(w) : pj_double(w, d->saxpy.rate);
+    pj_key(w, "sgemm"), json_test(w, &d->sgemm);
+    pj_key(w, "sgemm_tflops"), d->sgemm.error[0] ? pj_null(w) : pj_double(w, d->sgemm.rate);
+}
+
+static void json_selftest(pj_writer *w, const device *d) {
+    pj_begin_object(w);
+    json_selftest_fields(w, d);
     pj_end_object(w);
 }
 
@@ -510,6 +530,10 @@ static void json_report(FILE *out, const probe *p, int code) {
         pj_key(&w, "would_jit"), pj_bool(&w, d->would_jit);
         pj_key(&w, "kernels_status"), pj_string(&w, cudaload_status_name(d->runnable));
         pj_key(&w, "kernels_reason"), pj_string(&w, d->runnable == CUDALOAD_OK ? NULL : d->why);
+        pj_key(&w, "pci_bus_id"), pj_string(&w, d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+        pj_key(&w, "selftest");
+        if (!d->saxpy.ran) pj_null(&w);
+        else json_selftest(&w, d);
         pj_end_object(&w);
     }
     pj_end_array(&w);
@@ -553,11 +577,9 @@ static void json_report(FILE *out, const probe *p, int code) {
     if (!p->selftest_attempted) {
         pj_null(&w);
     } else {
+        /* device 0's, and its cuBLAS pass; every device's is in "devices" */
         pj_begin_object(&w);
-        pj_key(&w, "saxpy"), json_test(&w, &p->saxpy);
-        pj_key(&w, "saxpy_gbps"), p->saxpy.error[0] ? pj_null(&w) : pj_double(&w, p->saxpy.rate);
-        pj_key(&w, "sgemm"), json_test(&w, &p->sgemm);
-        pj_key(&w, "sgemm_tflops"), p->sgemm.error[0] ? pj_null(&w) : pj_double(&w, p->sgemm.rate);
+        json_selftest_fields(&w, &p->dev[0]);
         /* the cuBLAS pass, when it ran (the first pass was the bundled kernels), else null */
         pj_key(&w, "cublas");
         if (!p->saxpy_cublas.ran) {

@@ -173,9 +173,10 @@ out:
 }
 
 /* The self-test needs the driver, a device and the runtime, whatever cuBLAS's state: the bundled
- * kernels need nothing else. It runs the backend the process uses (CUDALOAD_BACKEND, else auto:
- * the bundled kernels when built, else cuBLAS), then, when that was the bundled kernels and
- * cuBLAS is loaded and CUDALOAD_BACKEND chose nothing, cuBLAS as well. */
+ * kernels need nothing else. On every device (its memory from cudaMalloc with it current; the
+ * calls run where the memory is) it runs the backend the process uses (CUDALOAD_BACKEND, else
+ * auto: the bundled kernels when built, else cuBLAS); then, on device 0, when that was the
+ * bundled kernels and cuBLAS is loaded and CUDALOAD_BACKEND chose nothing, cuBLAS as well. */
 void probe_selftest(probe *p) {
     const cudaload_cudart_table *rt = cudaload_cudart();
     if (!p->selftest || p->find_only || p->dev_status != CUDALOAD_OK || p->ndev < 1 || !rt) return;
@@ -186,12 +187,40 @@ void probe_selftest(probe *p) {
         return;
     }
     p->selftest_attempted = 1;
-    selftest_saxpy(rt, &p->saxpy);
-    selftest_sgemm(rt, &p->sgemm);
+    int current = 0;
+    if (rt->cudaGetDevice(&current) != cudaSuccess) current = 0;
+    for (int i = 0; i < p->ndev && i < MAX_DEVICES; i++) {
+        cudaError_t e = rt->cudaSetDevice(i);
+        if (e != cudaSuccess) { /* the device's tests cannot run: each says why */
+            test_result *t = &p->dev[i].saxpy;
+            t->ran = 1;
+            snprintf(t->error, sizeof t->error, "cudaSetDevice(%d) failed: %s (%s)", i, rt->cudaGetErrorName(e),
+                     rt->cudaGetErrorString(e));
+            p->dev[i].sgemm = *t;
+            continue;
+        }
+        selftest_saxpy(rt, &p->dev[i].saxpy);
+        selftest_sgemm(rt, &p->dev[i].sgemm);
+    }
     const char *chosen = getenv("CUDALOAD_BACKEND");
-    if (!cublas || (chosen && chosen[0]) || !p->saxpy.backend || strcmp(p->saxpy.backend, "bundled") != 0) return;
-    if (cudaload_set_backend(CUDALOAD_BACKEND_CUBLAS) != CUDALOAD_OK) return;
-    selftest_saxpy(rt, &p->saxpy_cublas);
-    selftest_sgemm(rt, &p->sgemm_cublas);
-    cudaload_set_backend(CUDALOAD_BACKEND_AUTO);
+    const test_result *first = &p->dev[0].saxpy;
+    if (cublas && !(chosen && chosen[0]) && first->backend && strcmp(first->backend, "bundled") == 0 &&
+        rt->cudaSetDevice(0) == cudaSuccess && cudaload_set_backend(CUDALOAD_BACKEND_CUBLAS) == CUDALOAD_OK) {
+        selftest_saxpy(rt, &p->saxpy_cublas);
+        selftest_sgemm(rt, &p->sgemm_cublas);
+        cudaload_set_backend(CUDALOAD_BACKEND_AUTO);
+    }
+    rt->cudaSetDevice(current);
+}
+
+int probe_selftest_count(const probe *p) { return 2 * (p->ndev < MAX_DEVICES ? p->ndev : MAX_DEVICES) + 2; }
+
+const test_result *probe_selftest_at(const probe *p, int i, const char **name, int *dev) {
+    int ndev = p->ndev < MAX_DEVICES ? p->ndev : MAX_DEVICES;
+    int cublas = i >= 2 * ndev;
+    int d = cublas ? 0 : i / 2, sgemm = i % 2;
+    if (name) *name = sgemm ? (cublas ? "SGEMM (cublas)" : "SGEMM") : (cublas ? "SAXPY (cublas)" : "SAXPY");
+    if (dev) *dev = d;
+    if (cublas) return sgemm ? &p->sgemm_cublas : &p->saxpy_cublas;
+    return sgemm ? &p->dev[d].sgemm : &p->dev[d].saxpy;
 }

@@ -74,6 +74,7 @@
 #include <cuda.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +217,15 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUd
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *value = 1; break;
     default: *value = 0; break; /* COMPUTE_MODE 0 = default, INTEGRATED 0, TCC_DRIVER 0, ... */
     }
+    return CUDA_SUCCESS;
+}
+
+/* "0000:18:00.0" for device 0, 0x19 for device 1, ...: as the PCI_BUS_ID attribute */
+CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice dev) {
+    if (len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    CUresult st = check_device(id, dev);
+    if (st != CUDA_SUCCESS) return st;
+    snprintf(id, (size_t)len, "0000:%02x:00.0", 0x18 + dev);
     return CUDA_SUCCESS;
 }
 
