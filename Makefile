@@ -293,7 +293,7 @@ check: test-deps
 	$(MAKE) check-oldglibc
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
-GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels
+GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels $(B)/tests/gpu_multi
 check-gpu: all $(GPU_TEST_BIN)
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
 

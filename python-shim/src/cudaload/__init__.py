@@ -114,7 +114,8 @@ def _raise(err):
     """StatusError(status, detail, library) from the extension -> the documented exception."""
     code, detail, lib = (tuple(err.args) + (None, None))[:3]
     name, what = _cudaload._status_name(code)
-    if name in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION"):
+    # the caller's arguments (operands or a stream of two devices included): ValueError
+    if name in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION", "CUDALOAD_ERROR_DEVICE_MISMATCH"):
         raise ValueError("%s: %s" % (what, detail)) from None
     fixes = _fixes_for(name, lib)
     msg = "%s (%s)\n%s" % (what, name, detail)
