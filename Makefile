@@ -116,7 +116,7 @@ help:
 	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang and"
 	@echo "                    libclang-rt; inputs up to FUZZ_MAX_LEN=4096 bytes); docs/reliability.md"
 	@echo "  make bench-bins   build the benchmark programs only ($(B)/bench/bench_init, bench_call,"
-	@echo "                    bench_call_direct, bench_kernels), without running them"
+	@echo "                    bench_call_direct, bench_kernels, bench_launch), without running them"
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
@@ -400,7 +400,7 @@ fuzz: $(FUZZ_BIN)
 
 
 bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels \
-            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct)
+            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct $(B)/bench/bench_launch)
 
 # Ordinary CUDA code through the stubs, and the same code linked directly (bench/run-stubs.sh).
 $(B)/bench/bench_stubs: bench/bench_stubs.cu $(STUB_A) $(STATIC) | $(B)/bench
@@ -412,6 +412,10 @@ $(B)/bench/bench_stubs_direct: bench/bench_stubs.cu | $(B)/bench
 
 $(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) -lm $(LIBS)
+
+# host cost of a small call against a raw cuLaunchKernel of the same kernel (needs the fatbin)
+$(B)/bench/bench_launch: bench/bench_launch.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
 
 $(B)/bench/bench_init: bench/bench_init.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
