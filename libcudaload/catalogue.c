@@ -47,7 +47,7 @@ static const cl_row cl_rows[] = {
     {.name = "cuda", .env_alias = "CUDALOAD_DRIVER_PATH", .option_name = "options.driver_path",
      .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT, .flavor = {FL(0, "libcuda.so.1", NULL, NULL, NULL, 0)},
      .version_kind = CL_VERSION_CUDA, .version_fn = "cuDriverGetVersion", .header = "cuda.h",
-     .system_dirs = CL_DRIVER_DIRS, .api = {.headers = "cuda.h cudaProfiler.h", .per_thread = 1, .older_abis = 1},
+     .system_dirs = CL_DRIVER_DIRS, .api = {.headers = "cuda.h cudaProfiler.h cudaTypedefs.h", .per_thread = 1, .older_abis = 1},
      .note = "the driver: never from wheels, never the unversioned libcuda.so (the toolkit's link stub)"},
     {.name = "cudart", .option_name = "options.cudart_path", .flags = CL_ROW_AT_INIT,
      .flavor = CTK("libcudart.so.13", "nvidia-cuda-runtime", "libcudart.so.12", "cuda_runtime", "nvidia-cuda-runtime-cu12", 0, 0),

@@ -281,6 +281,7 @@ typedef struct cl_kernels_state {
     cl_device_kernels dev[CL_MAX_DEVICES];
     atomic_int backend; /* the cudaload_backend + 1; 0 until chosen (cudaload_set_backend, else
                            CUDALOAD_BACKEND as validated by init, read at the first call) */
+    atomic_int ndev;    /* the devices the driver reports, once a call asked (0: not known) */
 } cl_kernels_state;
 
 typedef struct cl_context {

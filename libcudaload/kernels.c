@@ -229,8 +229,18 @@ static int cl_pointer_device(const cudaload_driver_table *d, const void *p) {
 
 /* The device a call runs on: the one that owns its pointers (names: "x", "y", ... for the
  * message); pointers on two devices are DEVICE_MISMATCH. When none is owned by one device,
- * or the driver cannot say (no cuPointerGetAttributes), the runtime's current device. */
+ * or the driver cannot say (no cuPointerGetAttributes), the runtime's current device. With
+ * one device visible, that device. */
 static cudaload_status cl_call_device(const char *fn, const void *const *ptrs, const char *const *names, int n, int *dev) {
+    /* one device: it owns whatever a call is given, so the driver is not asked (most machines,
+     * and the cheapest call); the count is asked once, lock-free after */
+    int ndev = atomic_load_explicit(&K.ndev, memory_order_relaxed);
+    if (ndev == 0 && cudaload_device_count(&ndev) == CUDALOAD_OK)
+        atomic_store_explicit(&K.ndev, ndev, memory_order_relaxed);
+    if (ndev == 1) {
+        *dev = 0;
+        return CUDALOAD_OK;
+    }
     const cudaload_driver_table *d = cudaload_driver();
     int owner = -1, first = -1;
     for (int i = 0; d && d->has.cuPointerGetAttributes && i < n; i++) {

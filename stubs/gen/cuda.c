@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 #include <cudaProfiler.h>
+#include <cudaTypedefs.h>
 #include "cudaload_tables.h"
 
 static const void *cl_table(void) { return cudaload_driver(); }

@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 #include <cudaProfiler.h>
+#include <cudaTypedefs.h>
 
 extern cl_stub_lib cl_stub_cuda;
 static const char *const cl_older_names[100] = {

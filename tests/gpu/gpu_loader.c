@@ -205,11 +205,71 @@ static void test_reuses_a_loaded_runtime(void **state) {
     th_result_free(r);
 }
 
+/* Every driver entry the table holds is the ABI its prototype declares: where the driver
+ * exports the entry under its own name (cuStreamGetCtx, cuStreamGetCtx_v2, cuMemAlloc_v2,
+ * ..._ptsz), the table's pointer is that export. cuGetProcAddress asked for a newer version than
+ * the entry's hands out the newer ABI (cuStreamGetCtx at 12050 is cuStreamGetCtx_v2, which takes
+ * a third argument); a call through the old prototype then writes through garbage. Then the
+ * entry that was wrong so, called: cuStreamGetCtx of the legacy stream of the current context. */
+static const cudaload_driver_table *abi_d;
+static void *abi_h;
+static int abi_checked, abi_wrong;
+static char abi_names[1024];
+static void abi_check(const char *symbol, void *entry, int has) {
+    void *exported = dlsym(abi_h, symbol);
+    if (!has || !exported) return;
+    abi_checked++;
+    if (exported != entry) {
+        abi_wrong++;
+        size_t n = strlen(abi_names);
+        snprintf(abi_names + n, sizeof abi_names - n, "%s%s", n ? " " : "", symbol);
+    }
+}
+#define ABI_CHECK(member, symbol, since, ret, params) abi_check(#symbol, (void *)abi_d->member, abi_d->has.member);
+
+static void child_driver_abi(th_result *r, void *arg) {
+    th_init_child(r, arg);
+    abi_d = cudaload_driver();
+    const cudaload_library_info *li = NULL;
+    cudaload_library_info info = {.size = sizeof info};
+    if (cudaload_get_library_info(CUDALOAD_LIB_DRIVER, &info) == CUDALOAD_OK) li = &info;
+    abi_h = li && li->path ? dlopen(li->path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (!abi_d || !abi_h) {
+        snprintf(r->user, sizeof r->user, "no driver table or handle: %s", cudaload_last_error());
+        return;
+    }
+    CUDALOAD_CUDA_API(ABI_CHECK)
+    r->user_int[0] = abi_checked;
+    r->user_int[1] = abi_wrong;
+    int n = 0;
+    CUcontext ctx = NULL, got = NULL;
+    CUdevice dev;
+    r->user_int[2] = cudaload_device_count(&n) == CUDALOAD_OK && abi_d->cuDeviceGet(&dev, 0) == CUDA_SUCCESS &&
+                     abi_d->cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS && abi_d->cuCtxPushCurrent(ctx) == CUDA_SUCCESS &&
+                     abi_d->has.cuStreamGetCtx && abi_d->cuStreamGetCtx(CU_STREAM_LEGACY, &got) == CUDA_SUCCESS && got == ctx;
+    snprintf(r->user, sizeof r->user, "%s", abi_names);
+}
+
+static void test_driver_entries_are_their_declared_abi(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    th_result *r = th_result_new();
+    th_run(r, NULL, child_driver_abi, NULL);
+    if (r->init_status != CUDALOAD_OK) fail_msg("init: %s\n%s", cudaload_status_name((cudaload_status)r->init_status), r->error);
+    print_message("%d driver entries exported under their own name, %d not the export: %s\n", r->user_int[0], r->user_int[1],
+                  r->user);
+    assert_true(r->user_int[0] > 300);
+    assert_int_equal(r->user_int[1], 0);
+    assert_int_equal(r->user_int[2], 1);
+    th_result_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wheels_beat_the_system_copy),
         cmocka_unit_test(test_system_scope_takes_the_system_copy),
         cmocka_unit_test(test_reuses_a_loaded_runtime),
+        cmocka_unit_test(test_driver_entries_are_their_declared_abi),
     };
     return cmocka_run_group_tests_name("gpu_loader", tests, setup, NULL);
 }

@@ -11,7 +11,8 @@
 #   python:     tests/python/device-run.sh (every Python GPU test, the two-GPU ones included),
 #               then test_gpu_multi.py again under CUDA_VISIBLE_DEVICES=1,0;
 #   launch:     build/bench/bench_launch --device 1 (host cost of a small call, ours vs a raw
-#               launch vs cuBLAS; the operands on device 1 while device 0 is current).
+#               launch vs cuBLAS; the operands on device 1 while device 0 is current), and
+#               with one GPU visible (the one-device path: no pointer is asked about).
 # Each step's log goes to OUTDIR/<step>.txt with its rc; the summary to OUTDIR/summary.txt.
 # CMOCKA_CFLAGS / CMOCKA_LIBS in the environment reach make (cmocka where it is not installed).
 set -u
@@ -65,5 +66,6 @@ step python env PYTHON="$PY" tests/python/device-run.sh "$out/python"
 step python-visible-10 env CUDA_VISIBLE_DEVICES=1,0 PYTHONPATH="$PWD/build/device-py/python/device-target" \
     CUDALOAD_TEST_BUILD="$PWD/build/device-py" "$PY" -m pytest tests/python/test_gpu_multi.py -v -rs -p no:cacheprovider
 step launch build/bench/bench_launch --device 1 --root "$site"
+step launch-one-gpu env CUDA_VISIBLE_DEVICES=0 build/bench/bench_launch --root "$site"
 echo "failed steps: $fails" | tee -a "$out/summary.txt"
 exit $((fails > 0))
