@@ -47,6 +47,8 @@ for x in d["devices"]:
           "sgemm", (st.get("sgemm") or {}).get("pass"), "%.1f TFLOP/s" % (st.get("sgemm_tflops") or 0))
 print("devices_status", d["devices_status"], "selftest(device 0) saxpy", d["selftest"]["saxpy"]["pass"])'
 }
+export -f probe_devices
+export PY site
 {
     nvidia-smi -L
     nvidia-smi topo -m
@@ -58,10 +60,8 @@ cat "$out/env.txt"
 step check-gpu make -j"$(nproc)" all check-gpu build/bench/bench_launch
 step probe-all build/cudaload-probe --root "$site"
 step devices-all probe_devices
-export -f probe_devices
-export PY site
-step visible-1 env CUDA_VISIBLE_DEVICES=1 sh -c 'build/tests/gpu_multi && build/tests/gpu_kernels && bash -c probe_devices'
-step visible-10 env CUDA_VISIBLE_DEVICES=1,0 sh -c 'build/tests/gpu_multi && bash -c probe_devices'
+step visible-1 env CUDA_VISIBLE_DEVICES=1 bash -c 'build/tests/gpu_multi && build/tests/gpu_kernels && probe_devices'
+step visible-10 env CUDA_VISIBLE_DEVICES=1,0 bash -c 'build/tests/gpu_multi && probe_devices'
 step python env PYTHON="$PY" tests/python/device-run.sh "$out/python"
 step python-visible-10 env CUDA_VISIBLE_DEVICES=1,0 PYTHONPATH="$PWD/build/device-py/python/device-target" \
     CUDALOAD_TEST_BUILD="$PWD/build/device-py" "$PY" -m pytest tests/python/test_gpu_multi.py -v -rs -p no:cacheprovider
