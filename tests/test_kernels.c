@@ -510,6 +510,45 @@ static void test_calls_run_where_the_pointers_are(void **state) {
     th_result_free(r);
 }
 
+/* With one device visible, a call asks the driver nothing about its pointers (the one device
+ * owns them); with three, one query per operand. */
+static void child_pointer_queries(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    if (!fake_mem_get(&f) || !stat) return;
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    int n = 0;
+    cudaload_device_count(&n);
+    r->user_int[0] = cudaload_saxpy(1000, 2.f, f.devptr(0, 0), f.devptr(0, 4096), NULL);
+    r->user_int[1] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 8, 8, 8, 1.f, f.devptr(0, 0), 8, f.devptr(0, 4096), 8, 0.f,
+                                    f.devptr(0, 8192), 8, NULL);
+    r->user_int[2] = stat("pointer_query");
+    r->user_int[3] = f.launches_on(0);
+    dlclose(h);
+}
+
+static void test_one_device_asks_nothing_per_call(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *one[] = {launch_env, "FAKE_CUDA_DEVICES=1", NULL};
+    const char *three[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
+    th_result *r = th_result_new();
+    th_run(r, one, child_pointer_queries, roots);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 0);
+    assert_int_equal(r->user_int[3], 2);
+    th_run(r, three, child_pointer_queries, roots);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 2 + 3);
+    assert_int_equal(r->user_int[3], 2);
+    th_result_free(r);
+}
+
 /* 16 threads make their first call at once, on three devices (a slow cuDeviceGet widens the
  * window): each device is prepared exactly once, and every thread gets its device's answer. */
 #define FIRST_THREADS 16
@@ -676,6 +715,7 @@ int main(void) {
         cmocka_unit_test(test_devices_gated_each),
         cmocka_unit_test(test_calls_run_where_the_pointers_are),
         cmocka_unit_test(test_first_calls_on_many_devices_at_once),
+        cmocka_unit_test(test_one_device_asks_nothing_per_call),
     };
     return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
 }

@@ -63,7 +63,7 @@
  * int fake_cuda_stat(const char *name) (dlsym on the loaded fake): "retain", "release",
  * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
  * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
- * devices); -1 for an unknown name.
+ * devices), "pointer_query" (cuPointerGetAttributes calls); -1 for an unknown name.
  *
  * NVML, for the branch libcudaload reads where /proc/driver/nvidia/version is not there
  * (containers, WSL): every build also exports nvmlInit_v2, nvmlShutdown and
@@ -285,10 +285,10 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str) { return loo
 /* ---- the launch API (build/fake/launch/libcuda.so.1 only): tokens, a context stack, counters ---- */
 
 enum { S_RETAIN, S_RELEASE, S_RELEASE_UNBALANCED, S_PUSH, S_PUSH_FAILED, S_POP, S_POP_UNBALANCED, S_MODULE_LOAD,
-       S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_COUNT };
+       S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_POINTER_QUERY, S_COUNT };
 static const char *const stat_names[S_COUNT] = {"retain", "release", "release_unbalanced", "push", "push_failed", "pop",
                                                 "pop_unbalanced", "module_load", "module_unload", "launch",
-                                                "launch_no_context", "retained"};
+                                                "launch_no_context", "retained", "pointer_query"};
 static atomic_int stats[S_COUNT];
 /* calls of each function that can be forced to fail, for the _COUNT variables */
 static atomic_int retain_calls, push_calls, module_load_calls;
@@ -420,6 +420,7 @@ static int stream_device(CUstream s) {
 CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr) {
     if (!attrs || !data) return CUDA_ERROR_INVALID_VALUE;
     if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    atomic_fetch_add(&stats[S_POINTER_QUERY], 1);
     unsigned long long p = (unsigned long long)ptr;
     int dev = -1, managed = 0;
     if (p >= FAKE_DEVPTR(0) && p < FAKE_DEVPTR(device_count())) dev = (int)((p - FAKE_DEVPTR(0)) >> 36);
