@@ -257,7 +257,17 @@ static void test_operands_on_two_devices(void **state) {
     }
     /* alpha = 0: A and B are not read, so only C's device counts */
     assert_int_equal(cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 8, 8, 8, 0.0f, x0, 8, y1, 8, 1.0f, c1, 8, NULL), CUDALOAD_OK);
-    /* a stream of device 0 for operands on device 1 */
+    /* a stream of device 0 for operands on device 1: the launch fails, and is named; not under
+     * compute-sanitizer (CUDALOAD_TEST_QUICK), which reports that failing launch as an error */
+    if (getenv("CUDALOAD_TEST_QUICK")) {
+        print_message("a stream of another device: not tried under compute-sanitizer\n");
+        rt->cudaFree(x0);
+        CU_OK(rt->cudaSetDevice(1));
+        rt->cudaFree(y1), rt->cudaFree(c1);
+        CU_OK(rt->cudaSetDevice(0));
+        cudaload_set_backend(CUDALOAD_BACKEND_AUTO);
+        return;
+    }
     cudaStream_t s0;
     CU_OK(rt->cudaSetDevice(0));
     CU_OK(rt->cudaStreamCreate(&s0));
