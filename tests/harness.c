@@ -522,3 +522,19 @@ int th_loader_resolves(const char *soname, char *out, size_t n) {
     th_result_free(r);
     return ok;
 }
+
+int th_gpu_init(char *why, size_t n) {
+    cudaload_options o;
+    cudaload_options_init(&o);
+    const char *site = getenv("CUDALOAD_GPU_SITE");
+    const char *roots[] = {site};
+    if (site && site[0]) {
+        o.roots = roots;
+        o.n_roots = 1;
+    }
+    int ndev = 0;
+    why[0] = 0;
+    if (cudaload_init(&o) != CUDALOAD_OK || cudaload_device_count(&ndev) != CUDALOAD_OK || ndev < 1)
+        snprintf(why, n, "no usable GPU: %s", cudaload_last_error());
+    return ndev;
+}

@@ -138,6 +138,18 @@ const char *th_fake_driver_env(void);
 
 /* cudaload_options from cudaload_options_init(), with these roots, sources and flags. */
 cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, unsigned flags);
+/* The GPU tests' set-up (tests/gpu): cudaload_init with CUDALOAD_GPU_SITE as the one root when
+ * it is set, then the device count. Returns the count; *why (n bytes) is "" when a GPU is
+ * usable, else the reason to skip. */
+int th_gpu_init(char *why, size_t n);
+/* Skips the running test with the reason when why is not empty. */
+#define TH_SKIP_IF(why)                                   \
+    do {                                                  \
+        if ((why)[0]) {                                   \
+            print_message("skipped: %.300s\n", (why));    \
+            skip();                                       \
+        }                                                 \
+    } while (0)
 void th_mkdirs(const char *path);
 void th_symlink(const char *target, const char *linkpath);
 void th_copy(const char *src, const char *dst);

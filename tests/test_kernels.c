@@ -387,6 +387,17 @@ static int last_device(void) {
     return k.last_device;
 }
 
+/* Runs child with the fake launch driver's three devices (MULTI_CC) over the toolkit's runtime;
+ * init must succeed there. */
+static th_result *run_three_devices(void (*child)(th_result *, void *)) {
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    return r;
+}
+
 /* Each device's gate, from its own compute capability. */
 static void child_multi_kinfo(th_result *r, void *arg) {
     init_launch_child(r, arg);
@@ -403,11 +414,7 @@ static void child_multi_kinfo(th_result *r, void *arg) {
 static void test_devices_gated_each(void **state) {
     (void)state;
     if (!kernels_built()) skip();
-    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
-    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
-    th_result *r = th_result_new();
-    th_run(r, env, child_multi_kinfo, roots);
-    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_result *r = run_three_devices(child_multi_kinfo);
     const int *u = r->user_int;
     const int want[4][4] = {{CUDALOAD_OK, 90, 1, 0},
                             {CUDALOAD_ERROR_NO_KERNEL_IMAGE, 70, 0, 0},
@@ -479,11 +486,7 @@ static void child_multi_calls(th_result *r, void *arg) {
 static void test_calls_run_where_the_pointers_are(void **state) {
     (void)state;
     if (!kernels_built()) skip();
-    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
-    const char *env[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
-    th_result *r = th_result_new();
-    th_run(r, env, child_multi_calls, roots);
-    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_result *r = run_three_devices(child_multi_calls);
     const int *u = r->user_int;
     struct { int i, want; const char *what; } checks[] = {
         {M_ON2, CUDALOAD_OK, "saxpy on device 2"},
@@ -534,14 +537,14 @@ static void test_one_device_asks_nothing_per_call(void **state) {
     if (!kernels_built()) skip();
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     const char *one[] = {launch_env, "FAKE_CUDA_DEVICES=1", NULL};
-    const char *three[] = {launch_env, MULTI_CC, "FAKE_CUDA_DEVICES=3", NULL};
     th_result *r = th_result_new();
     th_run(r, one, child_pointer_queries, roots);
     assert_int_equal(r->user_int[0], CUDALOAD_OK);
     assert_int_equal(r->user_int[1], CUDALOAD_OK);
     assert_int_equal(r->user_int[2], 0);
     assert_int_equal(r->user_int[3], 2);
-    th_run(r, three, child_pointer_queries, roots);
+    th_result_free(r);
+    r = run_three_devices(child_pointer_queries);
     assert_int_equal(r->user_int[0], CUDALOAD_OK);
     assert_int_equal(r->user_int[1], CUDALOAD_OK);
     assert_int_equal(r->user_int[2], 2 + 3);

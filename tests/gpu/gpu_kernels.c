@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cudaload_tables.h"
+#include "harness.h"
 
 static const cudaload_cudart_table *rt;
 static char skip_reason[2048];
@@ -43,30 +44,12 @@ static int setup(void **state) {
     unsigned long long seed = s && s[0] ? strtoull(s, NULL, 0) : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
     seed_state = seed ? seed : 1;
     fprintf(stderr, "gpu_kernels: seed %llu (CUDALOAD_TEST_SEED=%llu repeats this run)\n", seed, seed);
-    cudaload_options o;
-    cudaload_options_init(&o);
-    const char *site = getenv("CUDALOAD_GPU_SITE");
-    const char *roots[] = {site};
-    if (site && site[0]) {
-        o.roots = roots;
-        o.n_roots = 1;
-    }
-    int n = 0;
-    if (cudaload_init(&o) != CUDALOAD_OK || cudaload_device_count(&n) != CUDALOAD_OK || n < 1) {
-        snprintf(skip_reason, sizeof skip_reason, "no usable GPU: %s", cudaload_last_error());
-        return 0;
-    }
-    rt = cudaload_cudart();
+    th_gpu_init(skip_reason, sizeof skip_reason);
+    if (!skip_reason[0]) rt = cudaload_cudart();
     return 0;
 }
 
-#define SKIP_WITHOUT_GPU()                                             \
-    do {                                                               \
-        if (skip_reason[0]) {                                          \
-            print_message("skipped: %.300s\n", skip_reason);          \
-            skip();                                                    \
-        }                                                              \
-    } while (0)
+#define SKIP_WITHOUT_GPU() TH_SKIP_IF(skip_reason)
 
 static void *dalloc(size_t bytes) {
     void *p = NULL;

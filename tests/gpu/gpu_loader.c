@@ -53,13 +53,7 @@ static int setup(void **state) {
     return 0;
 }
 
-#define SKIP_WITHOUT_GPU()                                                  \
-    do {                                                                    \
-        if (skip_reason[0]) {                                               \
-            print_message("skipped: %s\n", skip_reason);                   \
-            skip();                                                         \
-        }                                                                   \
-    } while (0)
+#define SKIP_WITHOUT_GPU() TH_SKIP_IF(skip_reason)
 
 static int has_cu13_wheels(void) {
     char p[PATH_MAX + 64];

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cudaload_tables.h"
+#include "harness.h"
 
 static const cudaload_cudart_table *rt;
 static char skip_reason[2048];
@@ -42,34 +43,15 @@ static int setup(void **state) {
     seed = s && s[0] ? strtoull(s, NULL, 0) : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
     if (!seed) seed = 1;
     fprintf(stderr, "gpu_multi: seed %llu (CUDALOAD_TEST_SEED=%llu repeats this run)\n", seed, seed);
-    cudaload_options o;
-    cudaload_options_init(&o);
-    const char *site = getenv("CUDALOAD_GPU_SITE");
-    const char *roots[] = {site};
-    if (site && site[0]) {
-        o.roots = roots;
-        o.n_roots = 1;
-    }
-    if (cudaload_init(&o) != CUDALOAD_OK || cudaload_device_count(&ndev) != CUDALOAD_OK || ndev < 1) {
-        snprintf(skip_reason, sizeof skip_reason, "no usable GPU: %s", cudaload_last_error());
-        return 0;
-    }
-    if (ndev < 2) {
+    ndev = th_gpu_init(skip_reason, sizeof skip_reason);
+    if (!skip_reason[0] && ndev < 2)
         snprintf(skip_reason, sizeof skip_reason, "needs two GPUs; %d visible (CUDA_VISIBLE_DEVICES=%s)", ndev,
                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "(unset)");
-        return 0;
-    }
-    rt = cudaload_cudart();
+    if (!skip_reason[0]) rt = cudaload_cudart();
     return 0;
 }
 
-#define SKIP_WITHOUT_TWO_GPUS()                                        \
-    do {                                                               \
-        if (skip_reason[0]) {                                          \
-            print_message("skipped: %.300s\n", skip_reason);          \
-            skip();                                                    \
-        }                                                              \
-    } while (0)
+#define SKIP_WITHOUT_TWO_GPUS() TH_SKIP_IF(skip_reason)
 
 #define CU_OK(call)                                                                                  \
     do {                                                                                             \

@@ -66,6 +66,25 @@ def gpu_present():
     return False, "nvidia-smi -L lists no GPU (exit %d)" % r.returncode
 
 
+def gpu_test_modules():
+    """For a GPU test module, at its top: skips the whole module without a GPU (the reason
+    given), else numpy, torch (None when missing) and cupy (None when missing). torch comes
+    in before cudaload, so cudaload reuses its libcudart and libcublas."""
+    ok, why = gpu_present()
+    if not ok:
+        pytest.skip("no GPU: " + why, allow_module_level=True)
+    np = pytest.importorskip("numpy")
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    return np, torch, cupy
+
+
 def driver_present():
     try:
         ctypes.CDLL("libcuda.so.1")

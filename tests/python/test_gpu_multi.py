@@ -11,21 +11,9 @@ import textwrap
 
 import pytest
 
-from conftest import gpu_present
+from conftest import gpu_test_modules
 
-_ok, _why = gpu_present()
-if not _ok:
-    pytest.skip("no GPU: " + _why, allow_module_level=True)
-
-np = pytest.importorskip("numpy")
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+np, torch, cupy = gpu_test_modules()  # skips the module without a GPU; torch before cudaload
 
 if torch is None or not torch.cuda.is_available():
     pytest.skip("torch with CUDA not installed", allow_module_level=True)

@@ -17,21 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gpu_present
+from conftest import gpu_test_modules
 
-_ok, _why = gpu_present()
-if not _ok:
-    pytest.skip("no GPU: " + _why, allow_module_level=True)
-
-np = pytest.importorskip("numpy")
-try:
-    import torch  # before cudaload: its libcudart/libcublas are the ones to reuse
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+np, torch, cupy = gpu_test_modules()  # skips the module without a GPU; torch before cudaload
 
 need_torch = pytest.mark.skipif(torch is None or not torch.cuda.is_available(), reason="torch with CUDA not installed")
 need_cupy = pytest.mark.skipif(cupy is None, reason="cupy not installed")
