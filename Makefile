@@ -296,7 +296,7 @@ check: test-deps
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels $(B)/tests/gpu_multi
 check-gpu: all $(GPU_TEST_BIN)
-	CUDALOAD_TEST_BUILD=$(abspath $(B)) tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
 
 $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \

@@ -13,10 +13,12 @@
  *   queued: a 256 MiB cudaMemsetAsync of a scratch buffer is enqueued before the first
  *   event, so the launch is already waiting when that event fires and the interval is the
  *   GPU's work alone (the method of nvbench's blocking kernel), for every contender alike.
- *   SGEMM FP32 (cuBLAS in its default math mode: no TF32) m = n = k = 1024, 4096, 8192 and
- *   an odd 3001: TFLOP/s = 2mnk / t.
+ *   SGEMM FP32 (cuBLAS in its default math mode: no TF32), every shape class of
+ *   bench/sgemm_shapes.txt (square, odd, transposes, tall-skinny, short-wide, small, padded
+ *   leading dimensions), beta = 0: TFLOP/s = 2mnk / t, the ratio and the row's goal.
  *
  * usage: bench_kernels [--runs N] [--warmup N] [--root SITE_PACKAGES] [--quick] [--only saxpy|sgemm]
+ *                      [--shapes FILE (default bench/sgemm_shapes.txt)]
  */
 #include "cudaload_tables.h"
 
@@ -103,7 +105,8 @@ static int run_saxpy(int which, void *p) {
 }
 
 typedef struct sgemm_ctx {
-    int m, n, k;
+    int ta, tb;
+    int m, n, k, lda, ldb, ldc;
     float *A, *B, *C;
 } sgemm_ctx;
 
@@ -111,13 +114,13 @@ static int run_sgemm(int which, void *p) {
     sgemm_ctx *c = p;
     const float alpha = 1.0f, beta = 0.0f;
     if (which == 0) {
-        cudaload_status st = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, c->m, c->n, c->k, alpha, c->A, c->m, c->B, c->k, beta,
-                                            c->C, c->m, NULL);
+        cudaload_status st = cudaload_sgemm(c->ta ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->tb ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->m, c->n,
+                                            c->k, alpha, c->A, c->lda, c->B, c->ldb, beta, c->C, c->ldc, NULL);
         if (st != CUDALOAD_OK) fprintf(stderr, "cudaload_sgemm: %s\n", cudaload_last_error());
         return st != CUDALOAD_OK;
     }
-    return bl->cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, c->m, c->n, c->k, &alpha, c->A, c->m, c->B, c->k, &beta, c->C,
-                           c->m) != CUBLAS_STATUS_SUCCESS;
+    return bl->cublasSgemm(handle, c->ta ? CUBLAS_OP_T : CUBLAS_OP_N, c->tb ? CUBLAS_OP_T : CUBLAS_OP_N, c->m, c->n, c->k, &alpha,
+                           c->A, c->lda, c->B, c->ldb, &beta, c->C, c->ldc) != CUBLAS_STATUS_SUCCESS;
 }
 
 static void fill(float *d, size_t n) {
@@ -152,38 +155,57 @@ static void bench_saxpy(int quick) {
     rt->cudaFree(sc.y);
 }
 
-/* SGEMM at the four sizes (the first only with --quick): ours against cuBLAS. */
-static void bench_sgemm(int quick) {
+/* SGEMM: every row of the shapes file (bench/sgemm_shapes.txt; the first only with --quick),
+ * ours against cuBLAS, with the row's goal. */
+static void bench_sgemm(const char *shapes, int quick) {
     float med[3];
-    const int sizes[][3] = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 3001, 3001}};
-    for (size_t i = 0; i < (quick ? 1u : sizeof sizes / sizeof sizes[0]); i++) {
-        sgemm_ctx g = {sizes[i][0], sizes[i][1], sizes[i][2], NULL, NULL, NULL};
-        CHECK_RT(rt->cudaMalloc((void **)&g.A, (size_t)g.m * g.k * 4));
-        CHECK_RT(rt->cudaMalloc((void **)&g.B, (size_t)g.k * g.n * 4));
-        CHECK_RT(rt->cudaMalloc((void **)&g.C, (size_t)g.m * g.n * 4));
-        fill(g.A, (size_t)g.m * g.k);
-        fill(g.B, (size_t)g.k * g.n);
-        measure(run_sgemm, &g, 2, 0, med);
-        double tf = 2.0 * g.m * g.n * (double)g.k / 1e12;
-        printf("| SGEMM %dx%dx%d (TFLOP/s) | %.1f | %.1f | %.3f | |\n", g.m, g.n, g.k, tf / (med[0] / 1e3), tf / (med[1] / 1e3),
-               med[1] / med[0]);
-        rt->cudaFree(g.A), rt->cudaFree(g.B), rt->cudaFree(g.C);
+    FILE *f = fopen(shapes, "r");
+    if (!f) {
+        perror(shapes);
+        exit(1);
     }
+    char line[256], cls[64], op[8];
+    while (fgets(line, sizeof line, f)) {
+        sgemm_ctx g = {0};
+        int pad;
+        double goal;
+        if (line[0] == '#' || sscanf(line, "%63s %7s %d %d %d %d %lf", cls, op, &g.m, &g.n, &g.k, &pad, &goal) != 7) continue;
+        g.ta = op[0] == 'T', g.tb = op[1] == 'T';
+        g.lda = (g.ta ? g.k : g.m) + pad, g.ldb = (g.tb ? g.n : g.k) + pad, g.ldc = g.m + pad;
+        size_t na = (size_t)g.lda * (size_t)(g.ta ? g.m : g.k), nb = (size_t)g.ldb * (size_t)(g.tb ? g.k : g.n),
+               nc = (size_t)g.ldc * (size_t)g.n;
+        CHECK_RT(rt->cudaMalloc((void **)&g.A, na * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.B, nb * 4));
+        CHECK_RT(rt->cudaMalloc((void **)&g.C, nc * 4));
+        fill(g.A, na);
+        fill(g.B, nb);
+        measure(run_sgemm, &g, 2, 0, med);
+        double tf = 2.0 * g.m * g.n * (double)g.k / 1e12, ratio = med[1] / med[0];
+        char ld[48] = "";
+        if (pad) snprintf(ld, sizeof ld, ", ld +%d", pad);
+        printf("| SGEMM %s %s %dx%dx%d%s (TFLOP/s) | %.1f | %.1f | %.3f | goal >= %.2f: %s |\n", cls, op, g.m, g.n, g.k, ld,
+               tf / (med[0] / 1e3), tf / (med[1] / 1e3), ratio, goal, ratio >= goal ? "met" : "not met");
+        rt->cudaFree(g.A), rt->cudaFree(g.B), rt->cudaFree(g.C);
+        if (quick) break;
+    }
+    fclose(f);
 }
 
 int main(int argc, char **argv) {
     const char *root = getenv("CUDALOAD_GPU_SITE");
     int quick = 0;
     const char *only = "";
+    const char *shapes = "bench/sgemm_shapes.txt";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--root") && i + 1 < argc) root = argv[++i];
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc && (!strcmp(argv[i + 1], "saxpy") || !strcmp(argv[i + 1], "sgemm")))
             only = argv[++i];
+        else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) shapes = argv[++i];
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else {
-            fprintf(stderr, "usage: bench_kernels [--runs N] [--warmup N] [--root SITE_PACKAGES] [--quick] [--only saxpy|sgemm]\n");
+            fprintf(stderr, "usage: bench_kernels [--runs N] [--warmup N] [--root SITE_PACKAGES] [--quick] [--only saxpy|sgemm] [--shapes FILE]\n");
             return 2;
         }
     }
@@ -214,10 +236,10 @@ int main(int argc, char **argv) {
            ki.toolkit_version, ki.sass_archs, ki.fatbin_bytes, ki.cc_major, ki.cc_minor, ki.has_sass ? "SASS" : "PTX JIT",
            li.path, li.version / 10000, li.version / 100 % 100, li.version % 100);
     printf("medians of %d timed runs after %d warm-up rounds, contenders alternating\n\n", runs, warmup);
-    printf("| benchmark | libcudaload | cuBLAS (same table) | ratio | reference |\n|---|---|---|---|---|\n");
+    printf("| benchmark | libcudaload | cuBLAS (same table) | ratio | reference, goal |\n|---|---|---|---|---|\n");
 
     if (strcmp(only, "sgemm") != 0) bench_saxpy(quick);
-    if (strcmp(only, "saxpy") != 0) bench_sgemm(quick);
+    if (strcmp(only, "saxpy") != 0) bench_sgemm(shapes, quick);
     bl->cublasDestroy(handle);
     return 0;
 }

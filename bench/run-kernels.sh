@@ -21,10 +21,10 @@ py=${PYTHON:-python3}
         echo "device: no GPU"
     fi
     echo
-    "$top/build/bench/bench_kernels" --runs "$runs"
+    "$top/build/bench/bench_kernels" --runs "$runs" --shapes "$here/sgemm_shapes.txt"
     echo
     if "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        "$py" "$here/torch_kernels.py" "$runs" --lib "$top/build/libcudaload.so"
+        "$py" "$here/torch_kernels.py" "$runs" --lib "$top/build/libcudaload.so" --shapes "$here/sgemm_shapes.txt"
     else
         echo "torch: skipped (no torch with CUDA in $py)"
     fi

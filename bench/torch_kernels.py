@@ -1,7 +1,7 @@
 """torch_kernels.py -- torch, libcudaload's bundled kernels and cuBLAS in ONE process, on the
 same tensors, alternating run by run (bench/run-kernels.sh).
 
-    python bench/torch_kernels.py [RUNS] [--lib PATH/libcudaload.so] [--warmup N]
+    python bench/torch_kernels.py [RUNS] [--lib PATH/libcudaload.so] [--warmup N] [--shapes FILE]
 
 libcudaload.so (default: build/libcudaload.so beside this directory) is loaded with ctypes
 after torch has initialised CUDA, so cudaload_init() reuses torch's libcudart and libcublas
@@ -19,8 +19,9 @@ contender first; then RUNS rounds (default 25), the contender that goes first ro
 round; medians. SAXPY n = 2^28 (1 GiB per vector), GB/s = 12 bytes x n / t, measured idle
 (the interval includes each launch's host path: Python + ctypes for ours, Python + the
 dispatcher for torch) and queued (a 256 MiB fill enqueued before the first event, so the
-launch already waits in the queue: the GPU's work alone). SGEMM m = n = k, TFLOP/s =
-2mnk / t. Prints Markdown rows; a missing libcudaload.so leaves torch's rows alone.
+launch already waits in the queue: the GPU's work alone). SGEMM: every row of
+bench/sgemm_shapes.txt (the shape classes, with their transposes and padded leading
+dimensions; torch sees the same column-major memory as strided views), TFLOP/s = 2mnk / t. Prints Markdown rows; a missing libcudaload.so leaves torch's rows alone.
 """
 import argparse
 import ctypes
@@ -35,6 +36,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("runs", nargs="?", type=int, default=25)
 ap.add_argument("--lib", default=os.path.join(os.path.dirname(here), "build", "libcudaload.so"))
 ap.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "10")))
+ap.add_argument("--shapes", default=os.path.join(here, "sgemm_shapes.txt"))
 args = ap.parse_args()
 runs = max(1, args.runs)
 
@@ -138,26 +140,48 @@ for queued in (False, True):
     print(row + " |")
 del x, y, scratch
 scratch = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
-for m in (1024, 4096, 8192, 3001):
-    A = torch.rand(m, m, device=dev) - 0.5
-    B = torch.rand(m, m, device=dev) - 0.5
-    C = torch.empty(m, m, device=dev)
-    gemm = [("torch", nothing, lambda: torch.mm(A, B, out=C))]
+def shape_rows(path):
+    """(class, op, m, n, k, pad, goal) per row of bench/sgemm_shapes.txt."""
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w and not w[0].startswith("#") and len(w) == 7:
+                yield w[0], w[1], int(w[2]), int(w[3]), int(w[4]), int(w[5]), float(w[6])
+
+
+def colmajor(rows, cols, ld):
+    """A column-major rows x cols matrix with leading dimension ld, as torch sees its memory:
+    the row-major (cols x rows) tensor of strides (ld, 1), i.e. the matrix's transpose."""
+    buf = torch.rand(cols * ld, device=dev) - 0.5
+    return buf.as_strided((cols, rows), (ld, 1))
+
+
+for cls, op, m, n, k, pad, goal in shape_rows(args.shapes):
+    ta, tb = op[0] == "T", op[1] == "T"
+    lda, ldb, ldc = (k if ta else m) + pad, (n if tb else k) + pad, m + pad
+    At = colmajor(k if ta else m, m if ta else k, lda)  # the stored A, transposed: torch's view
+    Bt = colmajor(n if tb else k, k if tb else n, ldb)
+    Ct = colmajor(m, n, ldc)  # n x m: C^T
+    # column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T: the same memory, no copies
+    opAt = At.t() if ta else At  # op(A)^T, k x m
+    opBt = Bt.t() if tb else Bt  # op(B)^T, n x k
+    gemm = [("torch", nothing, lambda: torch.mm(opBt, opAt, out=Ct))]
     if cl:
-        # row-major C = A B is column-major C^T = B^T A^T: the same memory, no copies
-        run_g = lambda: check(cl.cudaload_sgemm(0, 0, m, m, m, 1.0, B.data_ptr(), m, A.data_ptr(), m, 0.0,  # noqa: E731
-                                                C.data_ptr(), m, st()), "cudaload_sgemm")
+        run_g = lambda: check(cl.cudaload_sgemm(int(ta), int(tb), m, n, k, 1.0, At.data_ptr(), lda, Bt.data_ptr(), ldb,  # noqa: E731
+                                                0.0, Ct.data_ptr(), ldc, st()), "cudaload_sgemm")
         gemm += [("ours", backend(BACKEND_BUNDLED), run_g), ("cuBLAS", backend(BACKEND_CUBLAS), run_g)]
         backend(BACKEND_BUNDLED)()
         run_g()
-        ref = torch.mm(A.double(), B.double())
-        err = ((C.double() - ref).norm() / ref.norm()).item()
-        assert err < 1e-5, f"cudaload_sgemm {m}^3: relative error {err:.2e} against float64"
+        ref = torch.mm(opBt.double(), opAt.double())
+        err = ((Ct.double() - ref).norm() / ref.norm()).item()
+        assert err < 1e-5, f"cudaload_sgemm {op} {m}x{n}x{k}: relative error {err:.2e} against float64"
         del ref
     med = measure(gemm)
-    tf = {k: 2 * m**3 / 1e12 / (v / 1e3) for k, v in med.items()}
-    row = f"| SGEMM {m}x{m}x{m} (TFLOP/s) | " + " | ".join(f"{tf[k]:.1f}" for k in names)
+    tf = {name: 2 * m * n * k / 1e12 / (v / 1e3) for name, v in med.items()}
+    ld = f", ld +{pad}" if pad else ""
+    row = f"| SGEMM {cls} {op} {m}x{n}x{k}{ld} (TFLOP/s) | " + " | ".join(f"{tf[name]:.1f}" for name in names)
     if cl:
-        row += f" | {tf['ours'] / tf['torch']:.3f} | {tf['ours'] / tf['cuBLAS']:.3f}"
+        ratio = tf["ours"] / tf["cuBLAS"]
+        row += f" | {tf['ours'] / tf['torch']:.3f} | {ratio:.3f} (goal >= {goal:.2f}: {'met' if ratio >= goal else 'not met'})"
     print(row + " |")
-    del A, B, C
+    del At, Bt, Ct

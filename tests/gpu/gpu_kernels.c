@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +113,49 @@ typedef struct gemm_case {
 
 static const float SENTINEL = -12345.25f;
 
-static void sgemm_case(cudaload_backend be, const gemm_case *c, cudaStream_t stream) {
+typedef struct gemm_data { /* the host copies a case's check reads */
+    const gemm_case *c;
+    const float *A, *B, *C, *out;
+    long long lda, ldb, ldc;
+    cudaload_backend be;
+} gemm_data;
+
+/* C(i, j) against the float64 product; the tolerance grows with k and the terms' magnitude. */
+static void check_entry(const gemm_data *g, long long i, long long j) {
+    const gemm_case *c = g->c;
+    float got = g->out[i + j * g->ldc];
+    double ref = 0, mag = 0;
+    for (long long p = 0; p < c->k && c->alpha != 0.0f; p++) {
+        double a = c->ta ? g->A[p + i * g->lda] : g->A[i + p * g->lda];
+        double b = c->tb ? g->B[j + p * g->ldb] : g->B[p + j * g->ldb];
+        ref += a * b;
+        mag += fabs(a * b);
+    }
+    ref *= c->alpha;
+    mag *= fabs(c->alpha);
+    if (c->beta != 0.0f) {
+        ref += (double)c->beta * g->C[i + j * g->ldc];
+        mag += fabs((double)c->beta * g->C[i + j * g->ldc]);
+    }
+    double err = fabs(got - ref), tol = 4e-7 * (double)(c->k + 4) * (mag + 1e-30) + 1e-30;
+    if (!(err <= tol))
+        fail_msg("sgemm %s %c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g: C(%lld,%lld) = %.9g, want %.9g "
+                 "(tol %.3g)",
+                 backend_names[g->be], c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k, g->lda, g->ldb, g->ldc, c->alpha,
+                 c->beta, i, j, got, ref, tol);
+}
+
+/* One call on fresh random inputs. Every entry of C is checked for the sentinel in its padding
+ * and, with beta = 0, for the NaN it was poisoned with; against float64 either every entry, or
+ * (sampled: products too large for a CPU reference of every entry) the first and last two rows
+ * and columns (the edge tiles) and 4096 random entries. */
+static void sgemm_case_checked(cudaload_backend be, const gemm_case *c, cudaStream_t stream, int sampled) {
     long long ar = c->ta ? c->k : c->m, ac = c->ta ? c->m : c->k;
     long long br = c->tb ? c->n : c->k, bc = c->tb ? c->k : c->n;
     long long lda = (ar > 1 ? ar : 1) + c->pad_a, ldb = (br > 1 ? br : 1) + c->pad_b, ldc = (c->m > 1 ? c->m : 1) + c->pad_c;
     size_t na = (size_t)(lda * (ac ? ac : 1)), nb = (size_t)(ldb * (bc ? bc : 1)), nc = (size_t)(ldc * c->n);
     float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4), *out = malloc(nc * 4);
+    assert_true(A && B && C && out);
     for (size_t i = 0; i < na; i++) A[i] = (float)rnd();
     for (size_t i = 0; i < nb; i++) B[i] = (float)rnd();
     for (long long j = 0; j < c->n; j++)
@@ -135,37 +173,29 @@ static void sgemm_case(cudaload_backend be, const gemm_case *c, cudaStream_t str
                  cudaload_status_name(st), cudaload_last_error());
     assert_int_equal(stream ? rt->cudaStreamSynchronize(stream) : rt->cudaDeviceSynchronize(), cudaSuccess);
     d2h(out, dC, nc * 4);
-    double max_rel = 0;
+    gemm_data g = {c, A, B, C, out, lda, ldb, ldc, be};
     for (long long j = 0; j < c->n; j++)
         for (long long i = 0; i < ldc; i++) {
             float got = out[i + j * ldc];
-            if (i >= c->m) {
-                if (got != SENTINEL) fail_msg("sgemm %s wrote into the padding of C at (%lld, %lld)", backend_names[be], i, j);
-                continue;
-            }
-            double ref = 0, mag = 0;
-            for (long long p = 0; p < c->k && c->alpha != 0.0f; p++) {
-                double a = c->ta ? A[p + i * lda] : A[i + p * lda];
-                double b = c->tb ? B[j + p * ldb] : B[p + j * ldb];
-                ref += a * b;
-                mag += fabs(a * b);
-            }
-            ref *= c->alpha;
-            mag *= fabs(c->alpha);
-            if (c->beta != 0.0f) {
-                ref += (double)c->beta * C[i + j * ldc];
-                mag += fabs((double)c->beta * C[i + j * ldc]);
-            }
-            double err = fabs(got - ref), tol = 4e-7 * (double)(c->k + 4) * (mag + 1e-30) + 1e-30;
-            if (!(err <= tol))
-                fail_msg("sgemm %s %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g: C(%lld,%lld) = %.9g, want %.9g (tol %.3g)",
-                         backend_names[be], c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k, c->alpha, c->beta, i, j, got,
-                         ref, tol);
-            if (mag > 0 && err / mag > max_rel) max_rel = err / mag;
+            if (i >= c->m && got != SENTINEL) fail_msg("sgemm %s wrote into the padding of C at (%lld, %lld)", backend_names[be], i, j);
+            if (i < c->m && isnan(got)) fail_msg("sgemm %s left C(%lld, %lld) NaN (unwritten, or C read with beta = 0)", backend_names[be], i, j);
+            if (!sampled && i < c->m) check_entry(&g, i, j);
         }
+    if (sampled) {
+        for (long long e = 0; e < 2 && e < c->m; e++)
+            for (long long j = 0; j < c->n; j++) check_entry(&g, e, j), check_entry(&g, c->m - 1 - e, j);
+        for (long long e = 0; e < 2 && e < c->n; e++)
+            for (long long i = 0; i < c->m; i++) check_entry(&g, i, e), check_entry(&g, i, c->n - 1 - e);
+        for (int r = 0; r < 4096; r++) {
+            long long i = (long long)((rnd() + 1.0) * 0.5 * (double)c->m), j = (long long)((rnd() + 1.0) * 0.5 * (double)c->n);
+            check_entry(&g, i < c->m ? i : c->m - 1, j < c->n ? j : c->n - 1);
+        }
+    }
     rt->cudaFree(dA), rt->cudaFree(dB), rt->cudaFree(dC);
     free(A), free(B), free(C), free(out);
 }
+
+static void sgemm_case(cudaload_backend be, const gemm_case *c, cudaStream_t stream) { sgemm_case_checked(be, c, stream, 0); }
 
 static void test_sgemm(void **state) {
     (void)state;
@@ -197,6 +227,44 @@ static void test_sgemm(void **state) {
     rt->cudaStreamDestroy(s);
 }
 
+/* The shape classes of issue 16, read from bench/sgemm_shapes.txt (the benchmark's rows), at
+ * their benchmark sizes, through the bundled kernels: odd sizes, the four transposes,
+ * tall-skinny and short-wide, small, padded leading dimensions; beta = 0 on NaN-poisoned C,
+ * and the padded shape once more with beta != 0. Sampled against float64 where the product is
+ * large. Under compute-sanitizer (CUDALOAD_TEST_QUICK) only the shapes of at most 2^31
+ * multiply-adds. */
+static void test_sgemm_shape_classes(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    int quick = getenv("CUDALOAD_TEST_QUICK") != NULL;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench/sgemm_shapes.txt", top && top[0] ? top : ".");
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("%s: %s (CUDALOAD_TEST_TOP names the source tree)", path, strerror(errno));
+    char line[256], cls[64], op[8];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        gemm_case c = {.alpha = 1.0f};
+        long long pad;
+        double goal;
+        if (line[0] == '#' || sscanf(line, "%63s %7s %lld %lld %lld %lld %lf", cls, op, &c.m, &c.n, &c.k, &pad, &goal) != 7) continue;
+        c.ta = op[0] == 'T', c.tb = op[1] == 'T';
+        c.pad_a = c.pad_b = c.pad_c = pad;
+        rows++;
+        double fma = (double)c.m * (double)c.n * (double)c.k;
+        if (quick && fma > 2147483648.0) continue;
+        print_message("sgemm %s %s %lldx%lldx%lld pad %lld\n", cls, op, c.m, c.n, c.k, pad);
+        sgemm_case_checked(CUDALOAD_BACKEND_BUNDLED, &c, NULL, fma > 1e9);
+        if (pad) {
+            c.alpha = 0.5f, c.beta = 0.25f;
+            sgemm_case_checked(CUDALOAD_BACKEND_BUNDLED, &c, NULL, fma > 1e9);
+        }
+    }
+    fclose(f);
+    assert_true(rows >= 16);
+}
+
 static void test_auto_takes_bundled_on_this_gpu(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
@@ -223,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_auto_takes_bundled_on_this_gpu),
         cmocka_unit_test(test_saxpy),
         cmocka_unit_test(test_sgemm),
+        cmocka_unit_test(test_sgemm_shape_classes),
     };
     return cmocka_run_group_tests_name("gpu_kernels", tests, setup, NULL);
 }
