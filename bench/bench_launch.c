@@ -65,7 +65,9 @@ static double batch(int w, int calls) {
     float a = 1.0f, one = 1.0f, zero = 0.0f;
     int m = 16, ld = 16, vec = 1;
     void *sargs[] = {&n1, &a, &x, &y};
-    void *gargs[] = {&m, &m, &m, &one, &A, &(long long){16}, &B, &(long long){16}, &zero, &C, &(long long){16}, &vec, &vec};
+    /* the kernel's arguments as libcudaload passes them: one split (kc = k, no split stride) */
+    void *gargs[] = {&m, &m, &m, &one, &A, &(long long){16}, &B, &(long long){16}, &zero, &C, &(long long){16}, &vec, &vec,
+                     &m, &(long long){0}};
     double t0 = now_ns();
     int bad = 0;
     for (int i = 0; i < calls; i++) {

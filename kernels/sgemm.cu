@@ -368,14 +368,37 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 
 #define CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM) (32 * ((BM) / ((LM) * (TM))) * ((BN) / ((32 / (LM)) * (TN))))
 
-// Entry points: <tile>_<op(A)><op(B)>, found by name by the loader.
+// Entry points: <tile>_<op(A)><op(B)>, found by name by the loader. Split k (gridDim.z > 1):
+// block z computes the partial product over k in [z * kc, z * kc + kc) into C + z * c_split
+// (a scratch buffer then summed by cudaload_sgemm_splitk_reduce); with one split, kc = k and
+// the whole product goes to C. kc is a multiple of 16, so a split's operands keep their
+// 16-byte alignment.
 #define CUDALOAD_SGEMM_ENTRY(NAME, BM, BN, BK, TM, TN, LM, STAGES, FAST4, TA, TB, MINB)                               \
     extern "C" __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)                      \
         NAME(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, \
-             float *C, long long ldc, int vec_a, int vec_b) {                                                          \
-        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, FAST4, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, vec_a, \
-                                                                  vec_b);                                           \
+             float *C, long long ldc, int vec_a, int vec_b, int kc, long long c_split) {                               \
+        const long long k0 = (long long)blockIdx.z * kc;                                                               \
+        const int kz = k - k0 < kc ? (int)(k - k0) : kc;                                                               \
+        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, FAST4, TA, TB>(m, n, kz, alpha, A + (TA ? k0 : k0 * lda), lda,       \
+                                                                  B + (TB ? k0 * ldb : k0), ldb, beta,                 \
+                                                                  C + blockIdx.z * c_split, ldc, vec_a, vec_b);        \
     }
+
+// The sum of split k's partial products: C(i, j) = alpha * sum_z W[z * w_split + i + j * m] +
+// beta * C(i, j), summed in the order of z (the same result on every run). C is read only
+// when beta != 0. One thread per element; grid (ceil(m / 256), n).
+extern "C" __global__ void __launch_bounds__(256)
+    cudaload_sgemm_splitk_reduce(int m, int n, int splits, const float *__restrict__ W, long long w_split, float alpha,
+                                 float beta, float *__restrict__ C, long long ldc) {
+    const int i = blockIdx.x * 256 + threadIdx.x, j = blockIdx.y;
+    if (i >= m || j >= n) return;
+    const float *w = W + i + (long long)j * m;
+    float s = 0.f;
+    for (int z = 0; z < splits; z++) s += w[z * w_split];
+    float *dst = C + i + (long long)j * ldc;
+    const float v = alpha * s;
+    *dst = beta == 0.f ? v : fmaf(beta, *dst, v);
+}
 
 #ifndef CUDALOAD_SGEMM_NO_ENTRIES
 // Configurations chosen with bench/sgemm_tune.cu on the H100 (see docs/performance.md);

@@ -252,7 +252,7 @@ typedef struct cl_tables {
 /* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
-#define CL_KERNEL_COUNT 10
+#define CL_KERNEL_COUNT 11
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
     atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent
@@ -265,11 +265,26 @@ typedef struct cl_device_kernels {
     CUcontext ctx;
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
+    CUmemoryPool pool; /* SGEMM's scratch (kernels.c: cl_scratch_pool), or NULL */
     /* cuBLAS fallback: handles made on this device and idle. A call takes one out for itself
      * (a handle's stream is state) and gives it back; up to CL_BLAS_POOL are kept. */
     cublasHandle_t blas_idle[CL_BLAS_POOL];
     int n_blas_idle;
 } cl_device_kernels;
+
+/* How cl_sgemm_bundled runs a product: the kernel, copies of unaligned operands, split k. */
+typedef struct cl_sgemm_plan {
+    int big;                       /* the 256 x 128 kernel, else the 128 x 64 one */
+    long long lda_p, ldb_p;        /* a copied operand's leading dimension (a multiple of 4), else 0 */
+    size_t bytes_a, bytes_b;       /* the copies' scratch, bytes (multiples of 256) */
+    int splits, kc;                /* split k: splits slices of kc (a multiple of 16), else 1 and k */
+    size_t bytes_w;                /* the partial products' scratch */
+} cl_sgemm_plan;
+
+/* The plan of C = op(A) op(B) (m x n, k deep) through the bundled kernels on a device of sms
+ * SMs; scratch: the device has a pool for copies and partial products (kernels.c). Pure. */
+void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                        const float *A, long long lda, const float *B, long long ldb);
 
 /* The launch step's state (kernels.c). Its own lock, never held across foreign code: a launch
  * must not wait for a search; the lock only guards the fields, and it is taken before the

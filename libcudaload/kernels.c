@@ -49,13 +49,14 @@ enum {
     CL_K_SGEMM_SMALL_NT,
     CL_K_SGEMM_SMALL_TN,
     CL_K_SGEMM_SMALL_TT,
+    CL_K_SGEMM_SPLITK_REDUCE,
     CL_K_COUNT
 };
 _Static_assert(CL_K_COUNT == CL_KERNEL_COUNT, "CL_KERNEL_COUNT in internal.h: the kernels of the fatbin");
 static const char *const cl_kernel_names[CL_K_COUNT] = {
     "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_256x128_nn", "cudaload_sgemm_256x128_nt",
     "cudaload_sgemm_256x128_tn", "cudaload_sgemm_256x128_tt", "cudaload_sgemm_128x64_nn",  "cudaload_sgemm_128x64_nt",
-    "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",
+    "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",  "cudaload_sgemm_splitk_reduce",
 };
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
@@ -265,6 +266,38 @@ static cudaload_status cl_call_device(const char *fn, const void *const *ptrs, c
     return CUDALOAD_OK;
 }
 
+/* dev's pool for SGEMM's scratch (copies of unaligned operands, split-k partial products),
+ * or NULL: then those paths are not taken and every call launches on the operands as they are
+ * (a driver older than CUDA 11.2, or a device without stream-ordered allocation, still runs
+ * the kernels). Its own pool, not the device's default one that the runtime and frameworks
+ * share: its release threshold keeps up to CL_SCRATCH_KEEP bytes mapped between calls, so a
+ * call's cuMemAllocFromPoolAsync does not map memory again after every synchronisation. */
+#define CL_SCRATCH_KEEP (256ULL << 20)
+static CUmemoryPool cl_scratch_pool(const cudaload_driver_table *d, CUdevice cu, int dev) {
+    int supported = 0;
+    if (!d->has.cuMemPoolCreate || !d->has.cuMemPoolSetAttribute || !d->has.cuMemAllocFromPoolAsync ||
+        !d->has.cuMemFreeAsync || !d->has.cuMemcpy2DAsync_v2 ||
+        d->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, cu) != CUDA_SUCCESS || !supported) {
+        cl_debug("kernels: device %d: no stream-ordered allocation, SGEMM takes no scratch", dev);
+        return NULL;
+    }
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = dev;
+    CUmemoryPool pool = NULL;
+    CUresult r = d->cuMemPoolCreate(&pool, &props);
+    cuuint64_t keep = CL_SCRATCH_KEEP;
+    if (r == CUDA_SUCCESS) d->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    if (r != CUDA_SUCCESS) {
+        cl_debug("kernels: device %d: cuMemPoolCreate failed (%s), SGEMM takes no scratch", dev, cl_cu_name(d, r));
+        return NULL;
+    }
+    return pool;
+}
+
 /* Gates dev and loads the module there, into *k (a scratch copy, zeroed), with no lock held:
  * it runs the driver (cuInit, cuModuleLoadData). Returns 1 when the outcome is final (OK, or
  * a permanent failure); a transient one (cl_cu_permanent) is reported to this call and the
@@ -341,6 +374,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
         goto out;
     }
     cl_debug("kernels: device %d sm_%d%d, %s", dev, k->cc_major, k->cc_minor, k->has_sass ? "SASS" : "PTX JIT");
+    k->pool = cl_scratch_pool(d, cu, dev);
 #endif
 out:
     if (k->status != CUDALOAD_OK) {
@@ -372,7 +406,7 @@ static cudaload_status cl_device_ready(int dev) {
             k->status = fresh.status, k->error = fresh.error;
             k->cc_major = fresh.cc_major, k->cc_minor = fresh.cc_minor, k->sms = fresh.sms;
             k->has_sass = fresh.has_sass, k->would_jit = fresh.would_jit;
-            k->ctx = fresh.ctx, k->module = fresh.module;
+            k->ctx = fresh.ctx, k->module = fresh.module, k->pool = fresh.pool;
             memcpy(k->fn, fresh.fn, sizeof k->fn);
             k->preparing = 0;
             if (final) atomic_store_explicit(&k->ready, 1, memory_order_release);
@@ -467,29 +501,45 @@ static cudaload_status cl_launch_failed(const cudaload_driver_table *d, const cl
     return CUDALOAD_ERROR_CUDA;
 }
 
-static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
-    const cudaload_driver_table *d = cudaload_driver();
+/* Makes dev's primary context (where the module lives) current for the calls that follow;
+ * pushes it only when the thread's current context is another one (or none). *pushed: pop
+ * it after (cl_ctx_leave). what: the call it is for, in the message. */
+static cudaload_status cl_ctx_enter(const cudaload_driver_table *d, int dev, const char *what, int *pushed) {
     const cl_device_kernels *k = &K.dev[dev]; /* ready: its fields are final */
     CUcontext cur = NULL;
-    /* launch in the primary context the module lives in; push it only when the thread's
-     * current context is another one (or none) */
-    int pushed = 0;
-    if (d->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != k->ctx) {
-        CUresult p = d->cuCtxPushCurrent(k->ctx);
-        if (p != CUDA_SUCCESS) {
-            /* not pushed, so nothing to pop; a launch in another context would fail anyway */
-            cl_set_errorf("cuCtxPushCurrent (device %d's primary context, for %s) failed: %s (%d)", dev,
-                          cl_kernel_names[which], cl_cu_name(d, p), (int)p);
-            return CUDALOAD_ERROR_CUDA;
-        }
-        pushed = 1;
+    *pushed = 0;
+    if (d->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == k->ctx) return CUDALOAD_OK;
+    CUresult p = d->cuCtxPushCurrent(k->ctx);
+    if (p != CUDA_SUCCESS) {
+        /* not pushed, so nothing to pop; a launch in another context would fail anyway */
+        cl_set_errorf("cuCtxPushCurrent (device %d's primary context, for %s) failed: %s (%d)", dev, what, cl_cu_name(d, p),
+                      (int)p);
+        return CUDALOAD_ERROR_CUDA;
     }
-    CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL);
-    cudaload_status st = r == CUDA_SUCCESS ? CUDALOAD_OK : cl_launch_failed(d, k, dev, which, r, stream);
-    if (pushed) {
-        CUcontext popped;
-        d->cuCtxPopCurrent(&popped); /* only after the successful push above */
-    }
+    *pushed = 1;
+    return CUDALOAD_OK;
+}
+
+static void cl_ctx_leave(const cudaload_driver_table *d, int pushed) {
+    CUcontext popped;
+    if (pushed) d->cuCtxPopCurrent(&popped); /* only after a successful push (cl_ctx_enter) */
+}
+
+/* Launches kernel `which` on dev (its context current: cl_ctx_enter). */
+static cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy,
+                                    unsigned gz, unsigned block, void **args, void *stream) {
+    const cl_device_kernels *k = &K.dev[dev];
+    CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, gz, block, 1, 1, 0, (CUstream)stream, args, NULL);
+    return r == CUDA_SUCCESS ? CUDALOAD_OK : cl_launch_failed(d, k, dev, which, r, stream);
+}
+
+static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
+    const cudaload_driver_table *d = cudaload_driver();
+    int pushed;
+    cudaload_status st = cl_ctx_enter(d, dev, cl_kernel_names[which], &pushed);
+    if (st != CUDALOAD_OK) return st;
+    st = cl_launch_in(d, dev, which, gx, gy, 1, block, args, stream);
+    cl_ctx_leave(d, pushed);
     return st;
 }
 
@@ -652,6 +702,149 @@ static long long cl_span(long long rows, long long cols, long long ld) {
     return s;
 }
 
+/* Below this many multiply-adds (512^3) a copy of an operand or a second launch costs more
+ * than it saves; the kernels run on the operands as they are. */
+#define CL_SCRATCH_MIN_FMA 134217728.0
+/* At most this much scratch per call: beyond it the operands are taken as they are (slower on
+ * unaligned operands, never more memory than a caller could expect from a GEMM). */
+#define CL_SCRATCH_MAX (1ULL << 30)
+/* A split k slice covers at least this many k: shorter ones spend more on the partial
+ * products' traffic and the prologue than the extra blocks win. */
+#define CL_SPLIT_MIN_K 128
+/* The grid's y dimension holds at most 65535 blocks. */
+#define CL_GRID_Y_MAX 65535LL
+
+static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
+
+/* The plan of a product on a device of sms SMs (internal.h). The 256 x 128 kernel needs 16-byte aligned
+ * operands with leading dimensions that are multiples of 4 (its unaligned path is slower),
+ * and no more waves of blocks than the small one, counting one large wave (one block per SM)
+ * as two small ones (two blocks per SM). With scratch (a pool, and a product large enough):
+ * an unaligned operand is first copied into an aligned one (cuMemcpy2DAsync, a few percent of
+ * the product's time), and a product of too few tiles to fill the GPU (small, short-wide)
+ * splits k over more blocks, whose partial products a second kernel sums. */
+void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                               const float *A, long long lda, const float *B, long long ldb) {
+    memset(p, 0, sizeof *p);
+    int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
+    long long ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
+    /* cuMemcpy2DAsync takes pitches up to INT_MAX bytes */
+    if (scratch && !vec_a && lda <= INT_MAX / 4) {
+        p->lda_p = (ar + 3) & ~3LL;
+        p->bytes_a = cl_round256((size_t)p->lda_p * (size_t)ac * sizeof(float));
+        vec_a = 1;
+    }
+    if (scratch && !vec_b && ldb <= INT_MAX / 4) {
+        p->ldb_p = (br + 3) & ~3LL;
+        p->bytes_b = cl_round256((size_t)p->ldb_p * (size_t)bc * sizeof(float));
+        vec_b = 1;
+    }
+    long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
+    long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
+    p->big = vec_a && vec_b && 2 * big_waves <= small_waves;
+    long long tiles = p->big ? big_tiles : small_tiles, slots = p->big ? sms : 2 * sms;
+    p->splits = 1, p->kc = k;
+    long long want = tiles > 0 ? slots / tiles : 0;
+    if (want > k / CL_SPLIT_MIN_K) want = k / CL_SPLIT_MIN_K;
+    if (want > 16) want = 16;
+    if (scratch && want >= 2 && n <= CL_GRID_Y_MAX) {
+        long long kc = ((k + want - 1) / want + 15) & ~15LL;
+        p->kc = (int)kc;
+        p->splits = (int)((k + kc - 1) / kc);
+        p->bytes_w = p->splits > 1 ? cl_round256((size_t)p->splits * (size_t)m * (size_t)n * sizeof(float)) : 0;
+        if (p->splits < 2) p->splits = 1, p->kc = k;
+    }
+    if (p->bytes_a + p->bytes_b + p->bytes_w > CL_SCRATCH_MAX) /* too large: as they are */
+        cl_sgemm_plan_make(p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
+}
+
+/* Copies the rows x cols matrix at src (leading dimension ld) to dst (ld_p), on stream. */
+static CUresult cl_copy_operand(const cudaload_driver_table *d, CUdeviceptr dst, long long ld_p, const float *src, long long ld,
+                                long long rows, long long cols, void *stream) {
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = (CUdeviceptr)(uintptr_t)src;
+    c.srcPitch = (size_t)ld * sizeof(float);
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dst;
+    c.dstPitch = (size_t)ld_p * sizeof(float);
+    c.WidthInBytes = (size_t)rows * sizeof(float);
+    c.Height = (size_t)cols;
+    return d->cuMemcpy2DAsync_v2(&c, (CUstream)stream);
+}
+
+/* C = alpha * op(A) op(B) + beta * C through the bundled kernels on dev (ready), k = 0 when
+ * A and B are not to be read. */
+static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, long long n, int k, float alpha, const float *A,
+                                        long long lda, const float *B, long long ldb, float beta, float *C, long long ldc,
+                                        void *stream) {
+    const cudaload_driver_table *d = cudaload_driver();
+    const cl_device_kernels *kd = &K.dev[dev];
+    long long sms = kd->sms > 0 ? kd->sms : 1;
+    cl_sgemm_plan p;
+    cl_sgemm_plan_make(&p, kd->pool != NULL, sms, ta, tb, m, n, k, A, lda, B, ldb);
+    int pushed;
+    cudaload_status st = cl_ctx_enter(d, dev, "cudaload_sgemm", &pushed);
+    if (st != CUDALOAD_OK) return st;
+    CUdeviceptr scratch = 0;
+    size_t bytes = p.bytes_a + p.bytes_b + p.bytes_w;
+    if (bytes && d->cuMemAllocFromPoolAsync(&scratch, bytes, kd->pool, (CUstream)stream) != CUDA_SUCCESS) {
+        /* no memory for the scratch: the operands as they are, slower, the same result */
+        cl_debug("sgemm: %zu bytes of scratch not had on device %d: no copy, no split", bytes, dev);
+        scratch = 0;
+        cl_sgemm_plan_make(&p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
+    }
+    CUresult r = CUDA_SUCCESS;
+    if (p.bytes_a) {
+        r = cl_copy_operand(d, scratch, p.lda_p, A, lda, ta ? k : m, ta ? m : k, stream);
+        A = (const float *)(uintptr_t)scratch, lda = p.lda_p;
+    }
+    if (r == CUDA_SUCCESS && p.bytes_b) {
+        r = cl_copy_operand(d, scratch + p.bytes_a, p.ldb_p, B, ldb, tb ? n : k, tb ? k : n, stream);
+        B = (const float *)(uintptr_t)(scratch + p.bytes_a), ldb = p.ldb_p;
+    }
+    if (r != CUDA_SUCCESS) {
+        cl_set_errorf("cuMemcpy2DAsync (an aligned copy of an operand of cudaload_sgemm, device %d) failed: %s (%d)", dev,
+                      cl_cu_name(d, r), (int)r);
+        st = CUDALOAD_ERROR_CUDA;
+    }
+    int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
+    int mi = (int)m, tile_m = p.big ? 256 : 128, tile_n = p.big ? 128 : 64, threads = p.big ? 256 : 128;
+    int which = (p.big ? CL_K_SGEMM_BIG_NN : CL_K_SGEMM_SMALL_NN) + (ta ? 2 : 0) + (tb ? 1 : 0);
+    unsigned gx = (unsigned)((m + tile_m - 1) / tile_m);
+    if (st == CUDALOAD_OK && p.splits > 1) {
+        /* split k: the partial products into the scratch (m x n each, alpha 1, beta 0), then summed into C */
+        float *W = (float *)(uintptr_t)(scratch + p.bytes_a + p.bytes_b);
+        int ni = (int)n, splits = p.splits;
+        float one = 1.0f, zero = 0.0f;
+        long long w_split = m * n, ldw = m;
+        void *args[] = {&mi, &ni, &k, &one, &A, &lda, &B, &ldb, &zero, &W, &ldw, &vec_a, &vec_b, &p.kc, &w_split};
+        st = cl_launch_in(d, dev, which, gx, (unsigned)((n + tile_n - 1) / tile_n), (unsigned)splits, (unsigned)threads, args,
+                          stream);
+        const float *Wc = W;
+        void *rargs[] = {&mi, &ni, &splits, &Wc, &w_split, &alpha, &beta, &C, &ldc};
+        if (st == CUDALOAD_OK)
+            st = cl_launch_in(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)((m + 255) / 256), (unsigned)n, 1, 256, rargs, stream);
+    } else if (st == CUDALOAD_OK) {
+        /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks */
+        long long chunk_cols = CL_GRID_Y_MAX * tile_n, c_split = 0;
+        for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {
+            int nj = (int)(n - j < chunk_cols ? n - j : chunk_cols);
+            const float *Bj = B ? B + (tb ? j : j * ldb) : B;
+            float *Cj = C + j * ldc;
+            int vb = vec_b && !cl_misaligned(Bj, 16);
+            void *args[] = {&mi, &nj, &k, &alpha, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &vec_a, &vb, &k, &c_split};
+            st = cl_launch_in(d, dev, which, gx, (unsigned)((nj + tile_n - 1) / tile_n), 1, (unsigned)threads, args, stream);
+        }
+    }
+    /* stream-ordered: the memory returns to the pool once the kernels that read it are done */
+    if (scratch) d->cuMemFreeAsync(scratch, (CUstream)stream);
+    cl_ctx_leave(d, pushed);
+    return st;
+}
+
 cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long m, long long n, long long k, float alpha,
                                const float *A, long long lda, const float *B, long long ldb, float beta, float *C,
                                long long ldc, void *stream) {
@@ -700,33 +893,8 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
     cl_last_device = dev;
     if (use == CUDALOAD_BACKEND_BUNDLED) {
         /* BLAS: with k == 0 or alpha == 0, A and B are not read and C = beta * C */
-        int ki = uses_ab ? (int)k : 0;
-        float alpha_eff = uses_ab ? alpha : 0.0f;
-        /* Tile shapes and thread counts as in kernels/sgemm.cu: 256 x 128 (256 threads, one
-         * block per SM) or 128 x 64 (128 threads, two blocks per SM, a quarter of the work
-         * per tile). The large tile when both operands are 16-byte aligned (its unaligned
-         * path is slower) and it needs no more waves of blocks than the small one, counting
-         * one large wave as two small ones. */
-        int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
-        long long sms = K.dev[dev].sms > 0 ? K.dev[dev].sms : 1;
-        long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
-        long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
-        int big = vec_a && vec_b && 2 * big_waves <= small_waves;
-        int mi = (int)m, tile_m = big ? 256 : 128, tile_n = big ? 128 : 64, threads = big ? 256 : 128;
-        int which = (big ? CL_K_SGEMM_BIG_NN : CL_K_SGEMM_SMALL_NN) + (transa == CUDALOAD_OP_T ? 2 : 0) +
-                    (transb == CUDALOAD_OP_T ? 1 : 0);
-        /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks */
-        long long chunk_cols = 65535LL * tile_n;
-        for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {
-            int nj = (int)(n - j < chunk_cols ? n - j : chunk_cols);
-            const float *Bj = B ? B + (transb == CUDALOAD_OP_N ? j * ldb : j) : B;
-            float *Cj = C + j * ldc;
-            int vb = vec_b && !cl_misaligned(Bj, 16);
-            void *args[] = {&mi, &nj, &ki, &alpha_eff, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &vec_a, &vb};
-            st = cl_launch(dev, which, (unsigned)((m + tile_m - 1) / tile_m), (unsigned)((nj + tile_n - 1) / tile_n),
-                           (unsigned)threads, args, stream);
-        }
-        return st;
+        return cl_sgemm_bundled(dev, transa == CUDALOAD_OP_T, transb == CUDALOAD_OP_T, m, n, uses_ab ? (int)k : 0,
+                                uses_ab ? alpha : 0.0f, A, lda, B, ldb, beta, C, ldc, stream);
     }
     if (lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
         cl_set_errorf("cudaload_sgemm: cuBLAS takes 32-bit leading dimensions (lda = %lld, ldb = %lld, ldc = %lld)", lda,

@@ -691,6 +691,62 @@ static void child_fork_busy(th_result *r, void *arg) {
     pthread_join(t, NULL);
 }
 
+/* How a product is run (kernels.c: cl_sgemm_plan_make), on an H100's 132 SMs: the large tile
+ * when the operands are aligned and the GPU fills; an aligned copy of an unaligned operand and
+ * split k over more blocks only with scratch (a pool) and a product of at least 512^3. */
+static void test_sgemm_plan(void **state) {
+    (void)state;
+    const float *al = (const float *)(uintptr_t)0x100000, *odd = (const float *)(uintptr_t)0x100004;
+    cl_sgemm_plan p;
+    /* 4096^3 aligned: the large tile, as it is */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, al, 4096, al, 4096);
+    assert_int_equal(p.big, 1);
+    assert_int_equal(p.splits, 1);
+    assert_int_equal(p.kc, 4096);
+    assert_true(p.bytes_a == 0 && p.bytes_b == 0 && p.bytes_w == 0);
+    /* leading dimensions 2061 (2048 + 13): both copied with ld 2048, then the large tile */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 2048, 2048, 2048, al, 2061, al, 2061);
+    assert_int_equal(p.big, 1);
+    assert_int_equal(p.lda_p, 2048);
+    assert_int_equal(p.ldb_p, 2048);
+    assert_int_equal(p.bytes_a, 2048 * 2048 * 4);
+    assert_int_equal(p.splits, 1);
+    /* 3001^3 (lda 3001): copies with ld 3004; TN copies A (k x m) with k rows */
+    cl_sgemm_plan_make(&p, 1, 132, 1, 0, 3001, 3001, 3001, al, 3001, al, 3001);
+    assert_int_equal(p.lda_p, 3004);
+    assert_int_equal(p.bytes_a, (3004 * 3001 * 4 + 255) / 256 * 256);
+    /* a misaligned pointer is copied too */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, odd, 4096, al, 4096);
+    assert_int_equal(p.lda_p, 4096);
+    assert_int_equal(p.ldb_p, 0);
+    assert_int_equal(p.big, 1);
+    /* 512^3: 32 small tiles for 264 slots, k split in 4 slices of 128 */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 512, 512, 512, al, 512, al, 512);
+    assert_int_equal(p.big, 0);
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.kc, 128);
+    assert_int_equal(p.bytes_w, 4 * 512 * 512 * 4);
+    /* short-wide 128 x 8192 x 8192: 128 small tiles, two slices */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 128, 8192, 8192, al, 128, al, 8192);
+    assert_int_equal(p.splits, 2);
+    assert_int_equal(p.kc, 4096);
+    /* k = 300 in two slices: 160 and 140 (a partial last slice) */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 2048, 300, al, 256, al, 300);
+    assert_int_equal(p.splits, 2);
+    assert_int_equal(p.kc, 160);
+    /* below 512^3, or without a pool: as it is */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 256, 256, al, 257, al, 256);
+    assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0 && p.big == 0);
+    cl_sgemm_plan_make(&p, 0, 132, 0, 0, 512, 512, 512, al, 513, al, 512);
+    assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0);
+    /* more than 1 GiB of scratch: as it is */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 20000, 20000, 20000, al, 20001, al, 20000);
+    assert_true(p.bytes_a == 0 && p.big == 0);
+    /* alpha = 0 or k = 0 reads no operand: nothing copied */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 0, odd, 4097, odd, 1);
+    assert_true(p.bytes_a == 0 && p.bytes_b == 0 && p.splits == 1);
+}
+
 static void test_fork_while_kernels_busy(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
@@ -707,6 +763,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_without_kernels),
         cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_sgemm_plan),
         cmocka_unit_test(test_fatbin_embedded),
         cmocka_unit_test(test_argument_checks),
         cmocka_unit_test(test_quick_returns),

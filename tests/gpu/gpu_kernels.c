@@ -265,6 +265,32 @@ static void test_sgemm_shape_classes(void **state) {
     assert_true(rows >= 16);
 }
 
+/* The paths that use scratch (kernels.c: cl_sgemm_plan_make; test_kernels checks which shape
+ * takes which): unaligned operands copied into aligned ones, split k with its partial products
+ * summed by a second kernel, and both at once, for the four transposes, with beta = 0 on
+ * NaN-poisoned C and beta != 0, on the default stream and on a stream of the caller's (the
+ * scratch is stream-ordered). Every entry checked against float64. */
+static void test_sgemm_scratch_paths(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    cudaStream_t s;
+    assert_int_equal(rt->cudaStreamCreate(&s), cudaSuccess);
+    const gemm_case shapes[] = {
+        {0, 0, 600, 500, 700, 1, 2, 3, 1.25f, 0.0f},  /* both copied (lda, ldb odd), split in 5 */
+        {0, 0, 512, 384, 1024, 0, 0, 0, 1.0f, 0.5f},  /* aligned, split in 8 */
+        {0, 0, 256, 2048, 300, 0, 0, 1, -0.5f, 0.0f}, /* split in 2, the last slice partial */
+        {0, 0, 1100, 1000, 301, 5, 0, 0, 1.0f, 2.0f},  /* A copied, not split (144 tiles fill the GPU) */
+    };
+    for (int t = 0; t < 4; t++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            gemm_case c = shapes[i];
+            c.ta = t >> 1;
+            c.tb = t & 1;
+            sgemm_case(CUDALOAD_BACKEND_BUNDLED, &c, (i + t) % 2 ? s : NULL);
+        }
+    rt->cudaStreamDestroy(s);
+}
+
 static void test_auto_takes_bundled_on_this_gpu(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
@@ -291,6 +317,7 @@ int main(void) {
         cmocka_unit_test(test_auto_takes_bundled_on_this_gpu),
         cmocka_unit_test(test_saxpy),
         cmocka_unit_test(test_sgemm),
+        cmocka_unit_test(test_sgemm_scratch_paths),
         cmocka_unit_test(test_sgemm_shape_classes),
     };
     return cmocka_run_group_tests_name("gpu_kernels", tests, setup, NULL);
