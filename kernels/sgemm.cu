@@ -400,6 +400,35 @@ extern "C" __global__ void __launch_bounds__(256)
     *dst = beta == 0.f ? v : fmaf(beta, *dst, v);
 }
 
+// The copy of an operand whose leading dimension (or address) rules out 16-byte loads into
+// an aligned scratch: matrix z (blockIdx.z: 0 for A, 1 for B; rows == 0 for one that needs no
+// copy) of rows x cols at src (leading dimension lds) to dst (ldd, a multiple of 4, dst
+// 16-byte aligned). A thread reads 4 consecutive elements of a column and writes them as one
+// float4 (the rows past the end of a column, up to ldd, become 0); blocks stride over the
+// columns (the grid's y dimension holds at most 65535). Twice the rate of cuMemcpy2DAsync on
+// these pitches (docs/performance.md).
+extern "C" __global__ void __launch_bounds__(256)
+    cudaload_sgemm_pad_copy(int rows0, int cols0, const float *__restrict__ src0, long long lds0, float *__restrict__ dst0,
+                            long long ldd0, int rows1, int cols1, const float *__restrict__ src1, long long lds1,
+                            float *__restrict__ dst1, long long ldd1) {
+    const bool second = blockIdx.z == 1;
+    const int rows = second ? rows1 : rows0, cols = second ? cols1 : cols0;
+    const float *src = second ? src1 : src0;
+    float *dst = second ? dst1 : dst0;
+    const long long lds = second ? lds1 : lds0, ldd = second ? ldd1 : ldd0;
+    const int i = (blockIdx.x * 256 + threadIdx.x) * 4;
+    if (i >= rows) return;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        const float *s = src + i + j * lds;
+        float4 v;
+        v.x = __ldg(s);
+        v.y = i + 1 < rows ? __ldg(s + 1) : 0.f;
+        v.z = i + 2 < rows ? __ldg(s + 2) : 0.f;
+        v.w = i + 3 < rows ? __ldg(s + 3) : 0.f;
+        *reinterpret_cast<float4 *>(dst + i + j * ldd) = v;
+    }
+}
+
 #ifndef CUDALOAD_SGEMM_NO_ENTRIES
 // Configurations chosen with bench/sgemm_tune.cu on the H100 (see docs/performance.md);
 // libcudaload/kernels.c picks one per call from the number of tiles and the alignment.

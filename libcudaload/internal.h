@@ -252,7 +252,7 @@ typedef struct cl_tables {
 /* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
-#define CL_KERNEL_COUNT 11
+#define CL_KERNEL_COUNT 12
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
     atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent

@@ -50,6 +50,7 @@ enum {
     CL_K_SGEMM_SMALL_TN,
     CL_K_SGEMM_SMALL_TT,
     CL_K_SGEMM_SPLITK_REDUCE,
+    CL_K_SGEMM_PAD_COPY,
     CL_K_COUNT
 };
 _Static_assert(CL_K_COUNT == CL_KERNEL_COUNT, "CL_KERNEL_COUNT in internal.h: the kernels of the fatbin");
@@ -57,6 +58,7 @@ static const char *const cl_kernel_names[CL_K_COUNT] = {
     "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_256x128_nn", "cudaload_sgemm_256x128_nt",
     "cudaload_sgemm_256x128_tn", "cudaload_sgemm_256x128_tt", "cudaload_sgemm_128x64_nn",  "cudaload_sgemm_128x64_nt",
     "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",  "cudaload_sgemm_splitk_reduce",
+    "cudaload_sgemm_pad_copy",
 };
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
@@ -276,7 +278,7 @@ static cudaload_status cl_call_device(const char *fn, const void *const *ptrs, c
 static CUmemoryPool cl_scratch_pool(const cudaload_driver_table *d, CUdevice cu, int dev) {
     int supported = 0;
     if (!d->has.cuMemPoolCreate || !d->has.cuMemPoolSetAttribute || !d->has.cuMemAllocFromPoolAsync ||
-        !d->has.cuMemFreeAsync || !d->has.cuMemcpy2DAsync_v2 ||
+        !d->has.cuMemFreeAsync ||
         d->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, cu) != CUDA_SUCCESS || !supported) {
         cl_debug("kernels: device %d: no stream-ordered allocation, SGEMM takes no scratch", dev);
         return NULL;
@@ -720,8 +722,8 @@ static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
  * operands with leading dimensions that are multiples of 4 (its unaligned path is slower),
  * and no more waves of blocks than the small one, counting one large wave (one block per SM)
  * as two small ones (two blocks per SM). With scratch (a pool, and a product large enough):
- * an unaligned operand is first copied into an aligned one (cuMemcpy2DAsync, a few percent of
- * the product's time), and a product of too few tiles to fill the GPU (small, short-wide)
+ * an unaligned operand is first copied into an aligned one (cudaload_sgemm_pad_copy, a few
+ * percent of the product's time), and a product of too few tiles to fill the GPU (small, short-wide)
  * splits k over more blocks, whose partial products a second kernel sums. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                                const float *A, long long lda, const float *B, long long ldb) {
@@ -729,13 +731,12 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
     int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
     long long ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
     scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
-    /* cuMemcpy2DAsync takes pitches up to INT_MAX bytes */
-    if (scratch && !vec_a && lda <= INT_MAX / 4) {
+    if (scratch && !vec_a) {
         p->lda_p = (ar + 3) & ~3LL;
         p->bytes_a = cl_round256((size_t)p->lda_p * (size_t)ac * sizeof(float));
         vec_a = 1;
     }
-    if (scratch && !vec_b && ldb <= INT_MAX / 4) {
+    if (scratch && !vec_b) {
         p->ldb_p = (br + 3) & ~3LL;
         p->bytes_b = cl_round256((size_t)p->ldb_p * (size_t)bc * sizeof(float));
         vec_b = 1;
@@ -759,22 +760,6 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
         cl_sgemm_plan_make(p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
 }
 
-/* Copies the rows x cols matrix at src (leading dimension ld) to dst (ld_p), on stream. */
-static CUresult cl_copy_operand(const cudaload_driver_table *d, CUdeviceptr dst, long long ld_p, const float *src, long long ld,
-                                long long rows, long long cols, void *stream) {
-    CUDA_MEMCPY2D c;
-    memset(&c, 0, sizeof c);
-    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = (CUdeviceptr)(uintptr_t)src;
-    c.srcPitch = (size_t)ld * sizeof(float);
-    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.dstDevice = dst;
-    c.dstPitch = (size_t)ld_p * sizeof(float);
-    c.WidthInBytes = (size_t)rows * sizeof(float);
-    c.Height = (size_t)cols;
-    return d->cuMemcpy2DAsync_v2(&c, (CUstream)stream);
-}
-
 /* C = alpha * op(A) op(B) + beta * C through the bundled kernels on dev (ready), k = 0 when
  * A and B are not to be read. */
 static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, long long n, int k, float alpha, const float *A,
@@ -796,19 +781,17 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         scratch = 0;
         cl_sgemm_plan_make(&p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
     }
-    CUresult r = CUDA_SUCCESS;
-    if (p.bytes_a) {
-        r = cl_copy_operand(d, scratch, p.lda_p, A, lda, ta ? k : m, ta ? m : k, stream);
-        A = (const float *)(uintptr_t)scratch, lda = p.lda_p;
-    }
-    if (r == CUDA_SUCCESS && p.bytes_b) {
-        r = cl_copy_operand(d, scratch + p.bytes_a, p.ldb_p, B, ldb, tb ? n : k, tb ? k : n, stream);
-        B = (const float *)(uintptr_t)(scratch + p.bytes_a), ldb = p.ldb_p;
-    }
-    if (r != CUDA_SUCCESS) {
-        cl_set_errorf("cuMemcpy2DAsync (an aligned copy of an operand of cudaload_sgemm, device %d) failed: %s (%d)", dev,
-                      cl_cu_name(d, r), (int)r);
-        st = CUDALOAD_ERROR_CUDA;
+    if (p.bytes_a || p.bytes_b) {
+        /* both unaligned operands copied in one launch (blockIdx.z: A, B); rows 0: no copy */
+        int ra = p.bytes_a ? (int)(ta ? k : m) : 0, ca = (int)(ta ? m : k);
+        int rb = p.bytes_b ? (int)(tb ? n : k) : 0, cb = (int)(tb ? k : n);
+        float *dst_a = (float *)(uintptr_t)scratch, *dst_b = (float *)(uintptr_t)(scratch + p.bytes_a);
+        int rows = ra > rb ? ra : rb, cols = ca > cb ? ca : cb;
+        void *cargs[] = {&ra, &ca, &A, &lda, &dst_a, &p.lda_p, &rb, &cb, &B, &ldb, &dst_b, &p.ldb_p};
+        st = cl_launch_in(d, dev, CL_K_SGEMM_PAD_COPY, (unsigned)((rows + 1023) / 1024),
+                          (unsigned)(cols < CL_GRID_Y_MAX ? cols : CL_GRID_Y_MAX), 2, 256, cargs, stream);
+        if (p.bytes_a) A = dst_a, lda = p.lda_p;
+        if (p.bytes_b) B = dst_b, ldb = p.ldb_p;
     }
     int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
     int mi = (int)m, tile_m = p.big ? 256 : 128, tile_n = p.big ? 128 : 64, threads = p.big ? 256 : 128;

@@ -280,6 +280,8 @@ static void test_sgemm_scratch_paths(void **state) {
         {0, 0, 512, 384, 1024, 0, 0, 0, 1.0f, 0.5f},  /* aligned, split in 8 */
         {0, 0, 256, 2048, 300, 0, 0, 1, -0.5f, 0.0f}, /* split in 2, the last slice partial */
         {0, 0, 1100, 1000, 301, 5, 0, 0, 1.0f, 2.0f},  /* A copied, not split (144 tiles fill the GPU) */
+        {0, 0, 600, 500, 700, 0, 3, 0, 1.0f, 0.0f},    /* B alone copied (lda aligned) */
+        {0, 0, 8, 240, 70001, 1, 0, 0, 1.0f, 0.0f},    /* k > 65535: the copy strides over the grid's y */
     };
     for (int t = 0; t < 4; t++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
