@@ -174,8 +174,18 @@ typedef struct cudaload_options {
     X(COMPAT_NOT_NEEDED, 26)   /* a forward-compatibility libcuda (text: its version) the runtime does
                                   not need: the driver runs CUDA value, the runtime needs needed */     \
     X(COMPAT_AVAILABLE, 27)    /* a forward-compatibility libcuda (text: its version) newer than the
-                                  kernel module, for a runtime that needs CUDA needed: not taken by
-                                  itself (804 on GPUs without forward compatibility) */
+                                  kernel module, for a runtime that needs CUDA needed: not taken
+                                  (CUDALOAD_COMPAT=never, find-only, or the kernel module's branch
+                                  unknown) */                                                          \
+    X(COMPAT_TAKEN, 28)        /* a forward-compatibility libcuda (text: its version) taken in place of
+                                  the system's driver, which runs CUDA value; the runtime needs needed */ \
+    X(COMPAT_REPLACED, 29)     /* the system's driver, closed again: it runs CUDA value, the runtime
+                                  needs needed; a forward-compatibility libcuda (text: its path) runs */ \
+    X(COMPAT_TOO_OLD, 30)      /* a forward-compatibility libcuda (text: its version) that runs CUDA
+                                  value, not the needed: not taken */                                  \
+    X(COMPAT_BLOCKED, 31)      /* a forward-compatibility libcuda (text: its version) that would run
+                                  CUDA needed, not taken: the system's driver stays in the process
+                                  (loaded before libcudaload, or not unloadable) */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,

@@ -91,11 +91,31 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
                            "needs %d.%d", t, d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10);
         break;
     case CUDALOAD_REASON_COMPAT_AVAILABLE:
-        cl_buf_printf(out, "not taken by itself: a forward-compatibility libcuda %s, newer than the kernel module's %s, for "
-                           "the runtime's CUDA %d.%d (the driver runs %d.%d); use it with CUDALOAD_DRIVER_PATH set to this "
-                           "file, on a GPU that supports forward compatibility (others fail with "
-                           "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)", t, G.drv.branch ? G.drv.branch : "?",
-                      d->needed / 1000, d->needed % 1000 / 10, d->value / 1000, d->value % 1000 / 10);
+        cl_buf_printf(out, "not taken: a forward-compatibility libcuda %s for the runtime's CUDA %d.%d (the driver runs "
+                           "%d.%d), and CUDALOAD_COMPAT=never, find-only, or the kernel module's branch (%s) unknown; use it "
+                           "with CUDALOAD_DRIVER_PATH set to this file, on a GPU that supports forward compatibility (others "
+                           "fail with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)", t, d->needed / 1000,
+                      d->needed % 1000 / 10, d->value / 1000, d->value % 1000 / 10, G.drv.branch ? G.drv.branch : "?");
+        break;
+    case CUDALOAD_REASON_COMPAT_TAKEN:
+        cl_buf_printf(out, "taken: a forward-compatibility libcuda %s, newer than the kernel module's %s, in place of the "
+                           "system's driver, which runs CUDA %d.%d where the runtime needs %d.%d (on a GPU without forward "
+                           "compatibility the first call fails with 804: set CUDALOAD_COMPAT=never)", t,
+                      G.drv.branch ? G.drv.branch : "?", d->value / 1000, d->value % 1000 / 10, d->needed / 1000,
+                      d->needed % 1000 / 10);
+        break;
+    case CUDALOAD_REASON_COMPAT_REPLACED:
+        cl_buf_printf(out, "closed again: runs CUDA %d.%d, the runtime needs %d.%d; the forward-compatibility libcuda %s "
+                           "runs instead", d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10, t);
+        break;
+    case CUDALOAD_REASON_COMPAT_TOO_OLD:
+        cl_buf_printf(out, "not taken: a forward-compatibility libcuda %s that runs CUDA %d.%d, the runtime needs %d.%d", t,
+                      d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10);
+        break;
+    case CUDALOAD_REASON_COMPAT_BLOCKED:
+        cl_buf_printf(out, "not taken: a forward-compatibility libcuda %s that runs the runtime's CUDA %d.%d, but the "
+                           "system's driver stays in the process (loaded before libcudaload, or not unloadable); start the "
+                           "process with CUDALOAD_DRIVER_PATH set to this file", t, d->needed / 1000, d->needed % 1000 / 10);
         break;
     case CUDALOAD_REASON_BELOW_FLOOR: {
         /* value and needed as major*10000 + minor*100 + patch (cl_version_triplet): X.Y, or X.Y.Z */

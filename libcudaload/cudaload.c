@@ -114,7 +114,21 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
     }
     if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
         blas = cl_walk(CUDALOAD_LIB_CUBLAS);
-    cl_note_compat(); /* what the runtime found tells whether a cuda-compat copy would help */
+    /* forward compatibility, where the system's driver does not run the runtime found: a runtime
+     * skipped for that driver is searched again under the compat copy */
+    if (cl_use_compat() && rt != CUDALOAD_OK) {
+        rt = CUDALOAD_OK;
+        for (size_t i = 0; i < cl_catalogue_count(); i++) {
+            if (!(cl_row_at(i)->flags & CL_ROW_AT_INIT) || i == CUDALOAD_LIB_DRIVER || g.lib[i].status == CUDALOAD_OK)
+                continue;
+            cl_lib_forget((int)i);
+            cudaload_status r = cl_walk((int)i);
+            if (r != CUDALOAD_OK && rt == CUDALOAD_OK) rt = r;
+        }
+        if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
+            blas = cl_walk(CUDALOAD_LIB_CUBLAS);
+    }
+    cl_note_compat(); /* the other compat copies, each with why it is not the one running */
     /* a missing driver is reported first (it explains a too-old or absent runtime), unless the
      * caller said it can live without one */
     int drv_fatal = drv != CUDALOAD_OK && !(drv == CUDALOAD_ERROR_NO_DRIVER && (g.cfg.flags & CUDALOAD_FLAG_DRIVER_OPTIONAL));

@@ -333,8 +333,12 @@ void cl_unlock(void);
 /* ---- the walk (walk.c): one library, under the context's lock ---- */
 /* Searches lib (dependencies first) and ends its step: status, message, table published. */
 cudaload_status cl_walk(int lib);
-/* Records the machine's forward-compatibility libcuda copies as the driver's candidates, each
- * with why it is not the one running (walk.c); after init's walk. */
+/* Forward compatibility (walk.c), after init's walk: cl_use_compat takes a cuda-compat libcuda
+ * in place of the system's driver where that driver does not run the runtime found (1 when it
+ * did; the runtime, if skipped, is then searched again after cl_lib_forget); cl_note_compat
+ * records the other copies as the driver's candidates, each with why it is not the one running. */
+int cl_use_compat(void);
+void cl_lib_forget(int lib);
 void cl_note_compat(void);
 /* Test seam: when set, called with a candidate's path between its file check and its dlopen
  * (a test swaps the file there to prove the same-inode check). NULL in normal use. */

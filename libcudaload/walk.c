@@ -85,6 +85,28 @@ static void cl_record_code(int lib, const char *path, cudaload_source source, cu
     cl_why_free(&w);
 }
 
+/* Candidate i of lib says something else now (a copy taken, then let go): its result, and its
+ * reason rendered again from w. Out of memory: the old reason stays, the result still changes. */
+static void cl_record_rewrite(int lib, size_t i, cudaload_status result, const cl_why *w) {
+    cl_lib_state *ls = &G.lib[lib];
+    cudaload_candidate_detail det = {w->reason, w->major, w->value, w->needed, NULL};
+    cl_buf text = {0};
+    cl_render_reason(&det, cl_buf_str(&w->text), &text);
+    char *r = cl_strdup(cl_buf_str(&text)), *t = cl_strdup(cl_buf_str(&w->text));
+    cl_buf_free(&text);
+    if (r && t) {
+        free((char *)ls->cands[i].reason);
+        free((char *)ls->details[i].text);
+        ls->cands[i].reason = r;
+        det.text = t;
+        ls->details[i] = det;
+    } else {
+        free(r);
+        free(t);
+    }
+    ls->cands[i].result = result;
+}
+
 static int cl_already_candidate(int lib, const char *path) {
     const cl_lib_state *ls = &G.lib[lib];
     for (size_t i = 0; i < ls->n_cands; i++)
@@ -226,22 +248,10 @@ static void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name) {
     d->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
     for (size_t i = d->n_cands; i-- > 0;) {
         if (d->cands[i].result != CUDALOAD_OK) continue;
-        cudaload_candidate_detail det = {CUDALOAD_REASON_DEPENDENCY_DROPPED, d->details[i].major, 0, 0, for_name};
-        cl_buf text = {0};
-        cl_render_reason(&det, for_name, &text);
-        char *r = cl_strdup(cl_buf_str(&text)), *t = cl_strdup(for_name);
-        cl_buf_free(&text);
-        if (r && t) { /* out of memory: the old reason stays, the result still changes */
-            free((char *)d->cands[i].reason);
-            free((char *)d->details[i].text);
-            d->cands[i].reason = r;
-            det.text = t;
-            d->details[i] = det;
-        } else {
-            free(r);
-            free(t);
-        }
-        d->cands[i].result = why_st;
+        cl_why w = {0};
+        cl_why_set(&w, CUDALOAD_REASON_DEPENDENCY_DROPPED, d->details[i].major, 0, 0, "%s", for_name);
+        cl_record_rewrite(dep, i, why_st, &w);
+        cl_why_free(&w);
         break;
     }
 }
@@ -931,45 +941,173 @@ static int cl_runtime_need(void) {
     return need;
 }
 
-/* The forward-compatibility libcuda copies on this machine, each recorded as a candidate of the
- * driver with why it is not what runs: $CUDA_HOME/compat (and compat/lib, as older NGC images
- * lay it out), /usr/local/cuda/compat, and $CONDA_PREFIX/cuda-compat (conda's cuda-compat
- * package). Such a copy runs a newer CUDA than its kernel module's branch only on GPUs that
- * support forward compatibility (804 elsewhere), and fails (803) when it is not newer than the
- * kernel module: it is never taken by itself, only through CUDALOAD_DRIVER_PATH. Called after
- * init's walk, with the driver loaded (its branch is the kernel module's). */
-void cl_note_compat(void) {
-    if (!G.drv.loaded || G.lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK) return;
+/* The forward-compatibility libcuda copies on this machine, in order, each once (resolved, not
+ * the driver in use): $CUDA_HOME (or $CUDA_PATH)/compat and compat/lib (older NGC images lay it
+ * out so), /usr/local/cuda/compat and compat/lib, and $CONDA_PREFIX/cuda-compat (conda's
+ * cuda-compat package puts its libcuda.so.1 there). n of them into real[] (malloc'd) and src[]. */
+#define CL_COMPAT_MAX 5
+static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_COMPAT_MAX]) {
     const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
     if (!home || home[0] != '/') home = cl_config_env(&G.cfg, "CUDA_PATH");
     const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
-    char dirs[5][4096];
-    cudaload_source src[5];
-    int n = 0;
+    char dirs[CL_COMPAT_MAX][4096];
+    cudaload_source from[CL_COMPAT_MAX];
+    int n_dirs = 0, n = 0;
     if (home && home[0] == '/') {
-        snprintf(dirs[n], sizeof dirs[n], "%s/compat", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
-        snprintf(dirs[n], sizeof dirs[n], "%s/compat/lib", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
+        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat/lib", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
-    snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
-    snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat/lib"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
-    if (conda && conda[0] == '/') snprintf(dirs[n], sizeof dirs[n], "%s/cuda-compat", conda), src[n++] = CUDALOAD_SOURCE_CONDA;
-    char *seen[5] = {0};
-    int n_seen = 0, need = cl_runtime_need();
+    snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat/lib"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    if (conda && conda[0] == '/')
+        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/cuda-compat", conda), from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
     char *in_use = realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "", NULL);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n_dirs; i++) {
         char path[4096 + 16];
         snprintf(path, sizeof path, "%.4095s/libcuda.so.1", dirs[i]);
-        char *real = realpath(path, NULL);
-        int dup = !real || (in_use && strcmp(real, in_use) == 0);
-        for (int k = 0; real && !dup && k < n_seen; k++) dup = strcmp(seen[k], real) == 0;
+        char *r = realpath(path, NULL);
+        int dup = !r || (in_use && strcmp(r, in_use) == 0);
+        for (int k = 0; r && !dup && k < n; k++) dup = strcmp(real[k], r) == 0;
         if (dup) {
-            free(real);
+            free(r);
             continue;
         }
-        seen[n_seen++] = real;
-        /* its version is in its file name: libcuda.so.580.95.05 */
-        const char *base = strrchr(real, '/');
-        const char *ver = base && strncmp(base + 1, "libcuda.so.", 11) == 0 ? base + 12 : "?";
+        real[n] = r, src[n++] = from[i];
+    }
+    free(in_use);
+    return n;
+}
+
+/* A compat copy's version, from its file name (libcuda.so.580.95.05): the text after the SONAME. */
+static const char *cl_compat_version(const char *real) {
+    const char *base = strrchr(real, '/');
+    return base && strncmp(base + 1, "libcuda.so.", 11) == 0 ? base + 12 : "?";
+}
+
+/* Takes the compat copy at real in place of the system's driver, which this walk loaded (it runs
+ * CUDA drv_version, the runtime needs need). The copy answers cuDriverGetVersion first, while the
+ * system's driver is still there: one that does not reach need is closed again (COMPAT_TOO_OLD).
+ * Then the system's driver is closed; when it stays in the process (not unloadable), it is taken
+ * back (COMPAT_BLOCKED): cudart would find it by its SONAME, never the copy. 1 when the copy runs. */
+static int cl_compat_switch(const char *real, cudaload_source src, int need) {
+    cl_lib_state *ls = &G.lib[CUDALOAD_LIB_DRIVER];
+    const char *ver = cl_compat_version(real);
+    int drv_version = G.drv.version;
+    cl_buf why = {0};
+    cl_why w = {0};
+    void *h = cl_open_path(real, &why);
+    int (*get)(int *) = h ? (int (*)(int *))dlsym(h, "cuDriverGetVersion") : NULL;
+    int v = 0;
+    if (!h) cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
+    else if (!get || get(&v) != CUDA_SUCCESS || v < need) cl_why_set(&w, CUDALOAD_REASON_COMPAT_TOO_OLD, 0, v, need, "%s", ver);
+    if (w.reason != CUDALOAD_REASON_NONE) {
+        cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
+        if (h) dlclose(h);
+        cl_buf_free(&why);
+        cl_why_free(&w);
+        return 0;
+    }
+    size_t sys = ls->n_cands;
+    for (size_t i = 0; i < ls->n_cands; i++)
+        if (ls->cands[i].result == CUDALOAD_OK) sys = i;
+    char *sys_path = cl_strdup(ls->path);
+    cl_resolve_clear(CUDALOAD_LIB_DRIVER);
+    dlclose(ls->handle);
+    ls->handle = NULL;
+    void *still = sys_path ? dlopen(sys_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+    int switched = 0, version = 0;
+    if (still) {
+        /* the same mapping, so the same table; the copy would be a second libcuda nobody calls */
+        ls->handle = still;
+        cl_resolve(CUDALOAD_LIB_DRIVER, still, &why);
+        dlclose(h);
+        cl_why_set(&w, CUDALOAD_REASON_COMPAT_BLOCKED, 0, drv_version, need, "%s", ver);
+        cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
+    } else if (cl_driver_usable(CUDALOAD_LIB_DRIVER, h, real, src, &version) == CUDALOAD_OK) {
+        /* the branch is the kernel module's, whichever libcuda runs: kept as read (/proc or NVML) */
+        char *kernel_branch = G.drv.branch;
+        G.drv.branch = NULL;
+        cl_driver_take(CUDALOAD_LIB_DRIVER, h, real, src, version);
+        if (kernel_branch) {
+            free(G.drv.branch);
+            G.drv.branch = kernel_branch;
+            G.drv.branch_major = atoi(kernel_branch);
+        }
+        cl_why_set(&w, CUDALOAD_REASON_COMPAT_TAKEN, 0, drv_version, need, "%s", ver);
+        cl_record_rewrite(CUDALOAD_LIB_DRIVER, ls->n_cands - 1, CUDALOAD_OK, &w);
+        if (sys < ls->n_cands) {
+            cl_why_free(&w);
+            cl_why_set(&w, CUDALOAD_REASON_COMPAT_REPLACED, 0, drv_version, need, "%s", real);
+            cl_record_rewrite(CUDALOAD_LIB_DRIVER, sys, CUDALOAD_ERROR_DRIVER_TOO_OLD, &w);
+        }
+        switched = 1;
+    } else {
+        /* the copy failed its checks (recorded, closed): the system's driver again */
+        void *back = sys_path ? cl_open_path(sys_path, &why) : NULL;
+        if (back && cl_driver_usable(CUDALOAD_LIB_DRIVER, back, sys_path, CUDALOAD_SOURCE_SYSTEM, &version) == CUDALOAD_OK)
+            ls->handle = back;
+        else
+            ls->status = CUDALOAD_ERROR_NO_DRIVER, ls->loaded = 0, G.drv.loaded = 0;
+    }
+    cl_debug("cuda-compat %s: %s", real, switched ? "taken" : "not taken");
+    free(sys_path);
+    cl_buf_free(&why);
+    cl_why_free(&w);
+    return switched;
+}
+
+/* Forward compatibility, used when it helps: the system's driver does not run the runtime found
+ * (a major it does not run: the runtime was skipped; or a newer minor: taken under minor version
+ * compatibility) and a compat copy newer than the kernel module is there (one of the same or an
+ * older branch fails with 803). The first such copy whose cuDriverGetVersion reaches the runtime's
+ * need is taken (cl_compat_switch). Never with CUDALOAD_COMPAT=never, in find-only mode, for a
+ * driver the process had loaded before or the caller named (CUDALOAD_DRIVER_PATH), or when the
+ * kernel module's branch is unknown. On a GPU without forward compatibility the copy's cuInit
+ * fails with 804: cudaload_device_cu_result() and the probe say so. 1 when the driver changed. */
+/* CUDALOAD_COMPAT=never (or 0, off, no) keeps the system's driver; unset or auto: as above. */
+static int cl_compat_off(const char *mode) {
+    return mode && (!strcmp(mode, "never") || !strcmp(mode, "0") || !strcmp(mode, "off") || !strcmp(mode, "no"));
+}
+
+int cl_use_compat(void) {
+    cl_lib_state *ls = &G.lib[CUDALOAD_LIB_DRIVER];
+    const char *mode = cl_config_env(&G.cfg, "CUDALOAD_COMPAT");
+    int need = cl_runtime_need();
+    if (!G.drv.loaded || ls->status != CUDALOAD_OK || cl_find_only() || ls->source == CUDALOAD_SOURCE_OVERRIDE ||
+        G.drv.branch_major <= 0 || !need || need <= G.drv.version || cl_compat_off(mode))
+        return 0;
+    char *real[CL_COMPAT_MAX];
+    cudaload_source src[CL_COMPAT_MAX];
+    int n = cl_compat_copies(real, src), switched = 0;
+    for (int i = 0; i < n && !switched; i++) {
+        if (atoi(cl_compat_version(real[i])) <= G.drv.branch_major) continue; /* 803: cl_note_compat says so */
+        if (ls->source == CUDALOAD_SOURCE_LOADED) {
+            /* the process runs that driver already: cudart finds it by its SONAME */
+            cl_why w = {0};
+            cl_why_set(&w, CUDALOAD_REASON_COMPAT_BLOCKED, 0, G.drv.version, need, "%s", cl_compat_version(real[i]));
+            cl_record(CUDALOAD_LIB_DRIVER, real[i], src[i], CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
+            cl_why_free(&w);
+            break;
+        }
+        switched = cl_compat_switch(real[i], src[i], need);
+    }
+    for (int i = 0; i < n; i++) free(real[i]);
+    return switched;
+}
+
+/* The compat copies not already weighed by cl_use_compat, each recorded as a candidate of the
+ * driver with why it is not what runs: not newer than the kernel module (803), not needed (the
+ * driver runs the runtime's CUDA), or available (CUDALOAD_COMPAT=never, find-only, the branch
+ * unknown, or a driver named by the caller). Called after init's walk, with the driver loaded
+ * (its branch is the kernel module's). */
+void cl_note_compat(void) {
+    if (!G.drv.loaded || G.lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK) return;
+    char *real[CL_COMPAT_MAX];
+    cudaload_source src[CL_COMPAT_MAX];
+    int n = cl_compat_copies(real, src), need = cl_runtime_need();
+    for (int i = 0; i < n; i++) {
+        if (cl_already_candidate(CUDALOAD_LIB_DRIVER, real[i])) continue;
+        const char *ver = cl_compat_version(real[i]);
         int major = atoi(ver);
         cl_why w = {0};
         if (major > 0 && G.drv.branch_major > 0 && major <= G.drv.branch_major)
@@ -978,12 +1116,30 @@ void cl_note_compat(void) {
             cl_why_set(&w, CUDALOAD_REASON_COMPAT_NOT_NEEDED, 0, G.drv.version, need, "%s", ver);
         else
             cl_why_set(&w, CUDALOAD_REASON_COMPAT_AVAILABLE, 0, G.drv.version, need, "%s", ver);
-        cl_record(CUDALOAD_LIB_DRIVER, real, src[i], CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
-        cl_debug("cuda-compat %s: %s", real, cudaload_reason_name(w.reason));
+        cl_record(CUDALOAD_LIB_DRIVER, real[i], src[i], CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
+        cl_debug("cuda-compat %s: %s", real[i], cudaload_reason_name(w.reason));
         cl_why_free(&w);
     }
-    for (int k = 0; k < n_seen; k++) free(seen[k]);
-    free(in_use);
+    for (int i = 0; i < n; i++) free(real[i]);
+}
+
+/* Forgets lib's search (its candidates, its message) so that it can be searched again: a runtime
+ * skipped for a driver that cl_use_compat then replaced. Only for a library nothing was kept of. */
+void cl_lib_forget(int lib) {
+    cl_lib_state *ls = &G.lib[lib];
+    if (ls->handle || ls->status == CUDALOAD_OK) return;
+    for (size_t i = 0; i < ls->n_cands; i++) {
+        free((char *)ls->cands[i].path);
+        free((char *)ls->cands[i].reason);
+        free((char *)ls->details[i].text);
+    }
+    free(ls->cands);
+    free(ls->details);
+    free(ls->path);
+    free(ls->error);
+    free(ls->note);
+    memset(ls, 0, sizeof *ls);
+    ls->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
 }
 
 /* ---- the walk ---- */

@@ -875,6 +875,50 @@ static void test_driver_mismatch_fix(void **state) {
     done(&o);
 }
 
+/* cuInit says 804 after libcuda took a cuda-compat copy by itself (a GPU without forward
+ * compatibility): the JSON names the copy as COMPAT_TAKEN, the system's driver as COMPAT_REPLACED,
+ * and the fix is the opt-out, CUDALOAD_COMPAT=never. The system's driver runs CUDA 12.8, the
+ * copy 13.9, the kernel module is 575 (the fake NVML beside the system's driver). */
+static void test_compat_taken_then_804_fix(void **state) {
+    (void)state;
+    char sys[PATH_MAX];
+    if (th_loader_resolves("libcuda.so.1", sys, sizeof sys) || access("/proc/driver/nvidia/version", F_OK) == 0) {
+        print_message("skipped: this machine has a driver of its own (%s)\n", sys);
+        skip();
+    }
+    char *top = th_tmpdir(), fake[PATH_MAX], dir[PATH_MAX + 32], file[PATH_MAX + 64], link[PATH_MAX + 64];
+    char dirs_env[PATH_MAX + 64], home_env[PATH_MAX + 64];
+    snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(dir, sizeof dir, "%s/container", top);
+    th_mkdirs(dir);
+    snprintf(file, sizeof file, "%s/libcuda.so.1", dir);
+    th_copy(fake, file);
+    snprintf(file, sizeof file, "%s/libnvidia-ml.so.1", dir);
+    th_copy(fake, file);
+    snprintf(dirs_env, sizeof dirs_env, "CUDALOAD_DRIVER_DIRS=%s", dir);
+    snprintf(dir, sizeof dir, "%s/cuda/compat", top);
+    th_mkdirs(dir);
+    snprintf(file, sizeof file, "%s/libcuda.so.590.10.01", dir);
+    snprintf(link, sizeof link, "%s/libcuda.so.1", dir);
+    th_copy(fake, file);
+    th_symlink(file, link);
+    snprintf(home_env, sizeof home_env, "CUDA_HOME=%s/cuda", top);
+    const char *env[] = {dirs_env, home_env, "FAKE_CUDA_VERSION=12080", "FAKE_CUDA_COMPAT_VERSION=13090",
+                         "FAKE_NVML_DRIVER_VERSION=575.51.03", "FAKE_CUDA_INIT_ERROR=804", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--no-selftest", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cuda\"][\"path\"].endswith(\"/cuda/compat/libcuda.so.590.10.01\")", "true");
+    ASSERT_JQ(&o, "[c[\"reason_code\"] for c in d[\"libraries\"][\"cuda\"][\"candidates\"] if (c[\"path\"] or \"\").endswith(\"container/libcuda.so.1\")]",
+              "[\"COMPAT_REPLACED\"]");
+    ASSERT_JQ(&o, "[c[\"reason_code\"] for c in d[\"libraries\"][\"cuda\"][\"candidates\"] if c[\"result\"] == \"taken\"]",
+              "[\"COMPAT_TAKEN\"]");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status_code\"]", "CUDALOAD_OK");
+    ASSERT_JQ(&o, "len([f for f in d[\"fixes\"] if \"`export CUDALOAD_COMPAT=never`\" in f])", "1");
+    done(&o);
+    free(top);
+}
+
 static void test_usage_errors(void **state) {
     (void)state;
     run_out o;
@@ -1313,6 +1357,7 @@ int main(void) {
         cmocka_unit_test(test_selftest_without_cublas),
         cmocka_unit_test(test_minor_version_compatibility),
         cmocka_unit_test(test_driver_mismatch_fix),
+        cmocka_unit_test(test_compat_taken_then_804_fix),
         cmocka_unit_test(test_find_only),
         cmocka_unit_test(test_hostile_path),
         cmocka_unit_test(test_nvrtc_reported_when_present),

@@ -520,12 +520,12 @@ static void test_branch_from_nvml_beside_the_driver(void **state) {
     free_driver_tree(t);
 }
 
-/* cuda-compat: a forward-compatibility libcuda under $CUDA_HOME/compat is seen, never taken by
- * itself, and recorded with why: not newer than the kernel module (803), not needed (the driver
- * runs the runtime's CUDA), or available for a runtime the driver does not run (opt in with
- * CUDALOAD_DRIVER_PATH; 804 on GPUs without forward compatibility). The kernel module's branch
+/* cuda-compat: a forward-compatibility libcuda under $CUDA_HOME/compat that does not help is
+ * seen, not taken, and recorded with why: not newer than the kernel module (803), not needed (the
+ * driver runs the runtime's CUDA), or newer but running no newer CUDA than the driver itself
+ * (every copy here is the same fake, answering FAKE_CUDA_VERSION). The kernel module's branch
  * comes from the fake NVML beside the fake driver (no /proc here). */
-static void test_compat_seen_never_taken(void **state) {
+static void test_compat_seen_not_taken(void **state) {
     (void)state;
     driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
     if (!t) skip();
@@ -546,7 +546,7 @@ static void test_compat_seen_never_taken(void **state) {
         {"575.51.03", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEWER},   /* older branch than 580.82.07 */
         {"580.95.05", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEWER},   /* same branch (the H100's) */
         {"590.10.01", "cuda_home,system", CUDALOAD_REASON_COMPAT_NOT_NEEDED},  /* the toolkit's 13.0 runtime */
-        {"590.10.01", "caller", CUDALOAD_REASON_COMPAT_AVAILABLE},             /* the wheel's 13.5 runtime */
+        {"590.10.01", "caller", CUDALOAD_REASON_COMPAT_TOO_OLD},               /* the wheel's 13.5: it runs 13.0 */
     };
     for (size_t i = 0; i < sizeof compat_cases / sizeof compat_cases[0]; i++) {
         char file[PATH_MAX + 64], link[PATH_MAX + 32], srcs[64];
@@ -564,14 +564,86 @@ static void test_compat_seen_never_taken(void **state) {
         assert_int_equal(d->status, CUDALOAD_OK);
         assert_non_null(strstr(d->path, t->container)); /* the system's driver runs, never the compat copy */
         assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_ERROR_NOT_ATTEMPTED, compat_cases[i].code));
-        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1);
-        if (compat_cases[i].code == CUDALOAD_REASON_COMPAT_AVAILABLE) {
+        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1); /* the copy tried was closed again */
+        if (compat_cases[i].code == CUDALOAD_REASON_COMPAT_TOO_OLD) {
             const th_cand *c = &d->cand[d->n_candidates - 1];
-            assert_int_equal(c->value, 13000);
-            assert_true(c->needed > 13000); /* the wheel's runtime */
+            assert_int_equal(c->value, 13000); /* what the copy runs */
+            assert_true(c->needed > 13000);    /* the wheel's runtime */
         }
         th_result_free(r);
         unlink(file);
+    }
+    free_driver_tree(t);
+}
+
+/* cuda-compat used when it helps: the system's driver runs CUDA 12.8 (the CUDA 13 runtime is
+ * skipped) or 13.0 (the 13.5 runtime taken under minor version compatibility), and a copy under
+ * $CUDA_HOME/compat of a newer branch than the kernel module (575, from the fake NVML) runs 13.9
+ * (FAKE_CUDA_COMPAT_VERSION: the fake answers so from a compat directory). The copy is taken, the
+ * system's driver is closed and leaves the process (one libcuda mapped), its candidate says why,
+ * and a runtime skipped before is found again. CUDALOAD_COMPAT=never keeps the system's driver. */
+static void test_compat_taken_when_it_helps(void **state) {
+    (void)state;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    if (!t) skip();
+    add_nvml(t);
+    char src[PATH_MAX], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16], file[PATH_MAX + 64],
+        link[PATH_MAX + 32];
+    snprintf(src, sizeof src, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(home, sizeof home, "%s/cuda", t->top);
+    snprintf(compat, sizeof compat, "%s/compat", home);
+    th_mkdirs(compat);
+    snprintf(file, sizeof file, "%s/libcuda.so.590.10.01", compat);
+    snprintf(link, sizeof link, "%s/libcuda.so.1", compat);
+    th_copy(src, file);
+    th_symlink(file, link);
+    snprintf(env_home, sizeof env_home, "CUDA_HOME=%s", home);
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    const char *roots[] = {th_fixture_env("VENV_CU13_SITE")};
+    struct {
+        const char *system_version; /* what the system's driver runs */
+        const char *mode;           /* CUDALOAD_COMPAT */
+        int taken;
+    } runs[] = {
+        {"FAKE_CUDA_VERSION=12080", "CUDALOAD_COMPAT=auto", 1}, /* the runtime's major: skipped, then found */
+        {"FAKE_CUDA_VERSION=13000", "CUDALOAD_COMPAT=auto", 1}, /* the runtime's minor (13.5 on 13.0) */
+        {"FAKE_CUDA_VERSION=12080", "CUDALOAD_COMPAT=never", 0},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        const char *env[] = {t->env, env_home, runs[i].system_version, runs[i].mode, "FAKE_CUDA_COMPAT_VERSION=13090",
+                             "FAKE_NVML_DRIVER_VERSION=575.51.03", NULL};
+        cudaload_options o = th_opts(roots, 1, 0, 0);
+        th_result *r = th_result_new();
+        th_run(r, env, th_init_child, &o);
+        const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER], *rt = &r->lib[CUDALOAD_LIB_CUDART];
+        int system = atoi(strchr(runs[i].system_version, '=') + 1);
+        assert_int_equal(d->status, CUDALOAD_OK);
+        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1); /* one libcuda in the process */
+        if (runs[i].taken) {
+            assert_int_equal(r->init_status, CUDALOAD_OK);
+            assert_non_null(strstr(d->path, file));
+            assert_int_equal(d->version, 13090);
+            assert_string_equal(d->branch, "575.51.03"); /* the kernel module's, kept */
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_OK, CUDALOAD_REASON_COMPAT_TAKEN));
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, t->container, CUDALOAD_ERROR_DRIVER_TOO_OLD,
+                                  CUDALOAD_REASON_COMPAT_REPLACED));
+            for (int c = 0; c < d->n_candidates && c < TH_MAX_CANDS; c++)
+                if (d->cand[c].code == CUDALOAD_REASON_COMPAT_TAKEN) {
+                    assert_int_equal(d->cand[c].value, system);
+                    assert_true(d->cand[c].needed > system);
+                }
+            assert_int_equal(rt->status, CUDALOAD_OK);
+            assert_non_null(strstr(rt->path, "nvidia/cu13/lib/libcudart.so.13"));
+            /* the runtime's search was done again, not appended to: no stale DRIVER_TOO_OLD */
+            for (int c = 0; c < rt->n_candidates && c < TH_MAX_CANDS; c++)
+                assert_int_not_equal(rt->cand[c].code, CUDALOAD_REASON_DRIVER_TOO_OLD);
+        } else {
+            assert_non_null(strstr(d->path, t->container));
+            assert_int_equal(d->version, system);
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_ERROR_NOT_ATTEMPTED, CUDALOAD_REASON_COMPAT_AVAILABLE));
+            assert_int_equal(r->init_status, CUDALOAD_ERROR_DRIVER_TOO_OLD);
+        }
+        th_result_free(r);
     }
     free_driver_tree(t);
 }
@@ -678,7 +750,8 @@ int main(void) {
         cmocka_unit_test(test_driver_found_after_the_loader_in_order),
         cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
         cmocka_unit_test(test_branch_from_nvml_beside_the_driver),
-        cmocka_unit_test(test_compat_seen_never_taken),
+        cmocka_unit_test(test_compat_seen_not_taken),
+        cmocka_unit_test(test_compat_taken_when_it_helps),
         cmocka_unit_test(test_floors),
         cmocka_unit_test(test_floor_driver_and_bad_values),
     };

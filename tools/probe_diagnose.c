@@ -278,8 +278,13 @@ static void device_fixes(char **out, int *n_out) {
         return;
     }
     if (drv && r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
+        /* taken by libcudaload itself (COMPAT_TAKEN), or named by the user */
+        int automatic = 0;
+        for (size_t i = 0; drv->details && i < drv->n_candidates; i++)
+            if (drv->candidates[i].result == CUDALOAD_OK && drv->details[i].reason == CUDALOAD_REASON_COMPAT_TAKEN) automatic = 1;
         probe_note(out, n_out, "this GPU does not run a forward-compatibility libcuda (%s): take the system's driver "
-                   "(`unset %s`) and the CUDA it runs, or upgrade the NVIDIA driver", drv->path, drv->env_name);
+                   "(`%s %s`) and a runtime of the CUDA it runs, or upgrade the NVIDIA driver", drv->path,
+                   automatic ? "export" : "unset", automatic ? "CUDALOAD_COMPAT=never" : drv->env_name);
         return;
     }
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");

@@ -11,6 +11,9 @@
  *
  * Behaviour, read from the environment at each call:
  *   FAKE_CUDA_VERSION     cuDriverGetVersion's answer (default 13000 = CUDA 13.0)
+ *   FAKE_CUDA_COMPAT_VERSION  the answer instead when this copy's own file lies in a directory
+ *                         whose path holds "compat" (a copy standing for a cuda-compat libcuda
+ *                         beside one standing for the system's driver, both in one process)
  *   FAKE_CUDA_DEVICES     device count (default 1); 0 makes cuInit fail with
  *                         CUDA_ERROR_NO_DEVICE (100)
  *   FAKE_CUDA_CC          compute capability as "90" (9.0), "86", "120" or "8.6" (default 90); a
@@ -71,6 +74,10 @@
  *   FAKE_NVML_DRIVER_VERSION   the branch nvmlSystemGetDriverVersion gives (default 580.65.06)
  */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _WIN32
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#endif
 #include <cuda.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -139,6 +146,12 @@ CUresult CUDAAPI cuDriverGetVersion(int *version) {
     }
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = env_int("FAKE_CUDA_VERSION", 13000);
+#ifndef _WIN32
+    Dl_info self;
+    if (getenv("FAKE_CUDA_COMPAT_VERSION") && dladdr((void *)cuDriverGetVersion, &self) && self.dli_fname &&
+        strstr(self.dli_fname, "compat"))
+        *version = env_int("FAKE_CUDA_COMPAT_VERSION", *version);
+#endif
     return CUDA_SUCCESS;
 }
 
