@@ -386,6 +386,17 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
             return CUDALOAD_ERROR_INVALID_OPTION;
         }
     }
+    /* the toolkit layout to search first on aarch64 (search.c: cl_search_tegra): forces what
+     * detection would say, for a container that hides the board, and for the tests */
+    if (use_env && (v = getenv("CUDALOAD_PLATFORM")) && v[0]) {
+        if (strcmp(v, "auto") == 0) cfg->platform = CL_PLATFORM_AUTO;
+        else if (strcmp(v, "sbsa") == 0) cfg->platform = CL_PLATFORM_SBSA;
+        else if (strcmp(v, "tegra") == 0) cfg->platform = CL_PLATFORM_TEGRA;
+        else {
+            cl_buf_printf(err, "CUDALOAD_PLATFORM: '%.64s' is not one of auto, sbsa, tegra", v);
+            return CUDALOAD_ERROR_INVALID_OPTION;
+        }
+    }
     return CUDALOAD_OK;
 }
 

@@ -89,7 +89,11 @@ typedef struct cl_config {
     int secure;              /* AT_SECURE or CUDALOAD_FLAG_SECURE: no environment overrides */
     int backend;             /* CUDALOAD_BACKEND parsed at init (cudaload_backend), -1 when unset */
     int env_read;            /* CUDALOAD_* were read */
+    int platform;            /* CUDALOAD_PLATFORM: CL_PLATFORM_AUTO (detected), _SBSA or _TEGRA */
 } cl_config;
+#define CL_PLATFORM_AUTO 0
+#define CL_PLATFORM_SBSA 1
+#define CL_PLATFORM_TEGRA 2
 
 /* Builds cfg from opts (may be NULL) and the environment. On a bad value returns
  * CUDALOAD_ERROR_INVALID_OPTION with the reason in *err. */
@@ -144,8 +148,29 @@ size_t cl_search_include_dirs(const cl_root *root, const cl_row *row, char *dirs
  * (unless secure), /etc/ld.so.cache, the default directories. Returns a malloc'd path with
  * its symbolic links resolved (the file a real load maps, as cl_handle_path reports it). */
 char *cl_search_system_path(const char *soname, int secure);
-/* Looks soname up in an ld.so.cache image (new format); malloc'd path or NULL. Pure. */
+/* Looks soname up in an ld.so.cache image (the new format, alone or after the old table:
+ * glibc's compat format) among this machine's entries; malloc'd path or NULL. Pure. */
 char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *soname);
+/* The same among the entries whose architecture flags (flags & 0xff00) are arch_flags. */
+#define CL_LDCACHE_X8664_LIB64 0x0300   /* glibc's FLAG_X8664_LIB64 */
+#define CL_LDCACHE_AARCH64_LIB64 0x0a00 /* glibc's FLAG_AARCH64_LIB64 */
+char *cl_ldcache_lookup_arch(const unsigned char *data, size_t size, const char *soname, int arch_flags);
+
+/* ---- the platform: the toolkit's targets/<triple> dirs (search.c) ---- */
+#define CL_MACHINE_X86_64 62   /* EM_X86_64 */
+#define CL_MACHINE_AARCH64 183 /* EM_AARCH64 */
+#define CL_MAX_TRIPLES 2
+/* The targets/<triple> names a prefix (conda, CUDA_HOME) is searched for on machine, in order:
+ * x86_64-linux; on aarch64 sbsa-linux and aarch64-linux (Jetson/L4T), aarch64-linux first when
+ * tegra. Returns the count. Pure. */
+size_t cl_target_triples(int machine, int tegra, const char *out[CL_MAX_TRIPLES]);
+/* 1 when the system under root ("/"; a crafted tree in tests) is a Tegra (Jetson, DRIVE):
+ * root/etc/nv_tegra_release exists, or root/proc/device-tree/compatible names "nvidia,tegra".
+ * *why: the finding, in words (static text). */
+int cl_detect_tegra(const char *root, const char **why);
+/* Tegra or not for the search: CUDALOAD_PLATFORM when set (cfg->platform), else detected under
+ * "/" on aarch64; 0 on x86_64. */
+int cl_search_tegra(const cl_config *cfg);
 /* Returns the site-packages (or dist-packages) directory that contains path, or NULL. */
 char *cl_site_packages_of(const char *path);
 

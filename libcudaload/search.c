@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
-#define CL_TARGET_TRIPLE "x86_64-linux"
-#define CL_LDCACHE_ARCH_FLAGS 0x0300 /* FLAG_X8664_LIB64 */
+#define CL_MACHINE CL_MACHINE_X86_64
+#define CL_LDCACHE_ARCH_FLAGS CL_LDCACHE_X8664_LIB64
 #define CL_MULTIARCH "x86_64-linux-gnu"
 #elif defined(__aarch64__)
-#define CL_TARGET_TRIPLE "sbsa-linux"
-#define CL_LDCACHE_ARCH_FLAGS 0x0a00 /* FLAG_AARCH64_LIB64 */
+#define CL_MACHINE CL_MACHINE_AARCH64
+#define CL_LDCACHE_ARCH_FLAGS CL_LDCACHE_AARCH64_LIB64
 #define CL_MULTIARCH "aarch64-linux-gnu"
 #else
 #error "libcudaload supports x86_64 and aarch64 Linux"
@@ -164,6 +164,64 @@ static cudaload_status cl_roots_add_prefix(cl_roots *r, const char *prefix, cuda
     return CUDALOAD_OK;
 }
 
+/* ---- the toolkit's target triples of this machine ---- */
+
+size_t cl_target_triples(int machine, int tegra, const char *out[CL_MAX_TRIPLES]) {
+    size_t n = 0;
+    if (machine == CL_MACHINE_AARCH64) {
+        /* both layouts exist on aarch64: the server toolkit (sbsa-linux: Grace, Ampere Altra + a
+         * GPU) and Jetson/DRIVE's (aarch64-linux, L4T). A prefix can be either (a container built
+         * for one, run on the other, still finds its own files), so both are searched, this
+         * machine's kind first. */
+        out[n++] = tegra ? "aarch64-linux" : "sbsa-linux";
+        out[n++] = tegra ? "sbsa-linux" : "aarch64-linux";
+    } else {
+        out[n++] = "x86_64-linux";
+    }
+    return n;
+}
+
+/* Whether the file at root/rel holds needle (binary-safe: device-tree strings are NUL-separated).
+ * Reads at most 4 KiB: compatible lists are a few dozen bytes. */
+static int cl_file_has(const char *root, const char *rel, const char *needle) {
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s%s", root, rel) >= sizeof path) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[4096];
+    ssize_t got = read(fd, buf, sizeof buf);
+    close(fd);
+    return got > 0 && memmem(buf, (size_t)got, needle, strlen(needle)) != NULL;
+}
+
+int cl_detect_tegra(const char *root, const char **why) {
+    char path[PATH_MAX];
+    const char *r = strcmp(root, "/") == 0 ? "" : root; /* "/" + "/etc/..." would read "//etc/..." */
+    *why = "no /etc/nv_tegra_release, no \"nvidia,tegra\" in /proc/device-tree/compatible";
+    if ((size_t)snprintf(path, sizeof path, "%s/etc/nv_tegra_release", r) < sizeof path && access(path, F_OK) == 0) {
+        *why = "/etc/nv_tegra_release exists (L4T)";
+        return 1;
+    }
+    /* a container without L4T's /etc still sees the board's device tree */
+    if (cl_file_has(r, "/proc/device-tree/compatible", "nvidia,tegra")) {
+        *why = "/proc/device-tree/compatible names nvidia,tegra";
+        return 1;
+    }
+    return 0;
+}
+
+int cl_search_tegra(const cl_config *cfg) {
+    if (cfg->platform != CL_PLATFORM_AUTO) {
+        cl_debug("platform: %s (CUDALOAD_PLATFORM)", cfg->platform == CL_PLATFORM_TEGRA ? "tegra" : "sbsa");
+        return cfg->platform == CL_PLATFORM_TEGRA;
+    }
+    if (CL_MACHINE != CL_MACHINE_AARCH64) return 0; /* only aarch64 has two toolkit layouts */
+    const char *why;
+    int tegra = cl_detect_tegra("/", &why);
+    cl_debug("platform: %s (%s)", tegra ? "tegra" : "sbsa", why);
+    return tegra;
+}
+
 char *cl_site_packages_of(const char *path) {
     char *real = realpath(path, NULL);
     if (!real) return NULL;
@@ -205,17 +263,29 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_VENV)) && (v = cl_config_env(cfg, "VIRTUAL_ENV")) &&
         v[0] == '/')
         CL_TRY(cl_roots_add_venv(r, v));
+    /* a prefix's targets/<triple>/lib dirs: x86_64-linux, or on aarch64 both sbsa-linux and
+     * aarch64-linux (Jetson), the machine's own kind first (cl_target_triples) */
+    const char *triples[CL_MAX_TRIPLES];
+    size_t n_triples = 0;
+    if (src & (CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA) | CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME)))
+        n_triples = cl_target_triples(CL_MACHINE, cl_search_tegra(cfg), triples);
+    char targets[CL_MAX_TRIPLES][64];
+    for (size_t t = 0; t < n_triples; t++) snprintf(targets[t], sizeof targets[t], "targets/%s/lib", triples[t]);
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA)) && (v = cl_config_env(cfg, "CONDA_PREFIX")) &&
         v[0] == '/') {
-        static const char *const conda_dirs[] = {"lib", "lib64", "targets/" CL_TARGET_TRIPLE "/lib"};
-        CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, 3));
+        const char *conda_dirs[2 + CL_MAX_TRIPLES] = {"lib", "lib64"};
+        size_t n = 2;
+        for (size_t t = 0; t < n_triples; t++) conda_dirs[n++] = targets[t];
+        CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, n));
     }
     if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME)) {
-        static const char *const home_dirs[] = {"lib64", "lib", "targets/" CL_TARGET_TRIPLE "/lib"};
+        const char *home_dirs[2 + CL_MAX_TRIPLES] = {"lib64", "lib"};
+        size_t n = 2;
+        for (size_t t = 0; t < n_triples; t++) home_dirs[n++] = targets[t];
         static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
-        for (size_t i = 0; i < 2; i++)
+        for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
             if ((v = cl_config_env(cfg, vars[i])) && v[0] == '/')
-                CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, 3));
+                CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, n));
     }
 #undef CL_TRY
     r->pub = calloc(r->n ? r->n : 1, sizeof *r->pub);
@@ -245,8 +315,25 @@ static char *cl_file_in(const char *dir, const char *name) {
 }
 
 char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *soname) {
-    static const char magic[] = "glibc-ld.so.cache1.1";
-    const size_t header = 48, entry = 24;
+    return cl_ldcache_lookup_arch(data, size, soname, CL_LDCACHE_ARCH_FLAGS);
+}
+
+char *cl_ldcache_lookup_arch(const unsigned char *data, size_t size, const char *soname, int arch_flags) {
+    static const char magic[] = "glibc-ld.so.cache1.1", old_magic[] = "ld.so-1.7.0";
+    const size_t header = 48, entry = 24, old_header = 16, old_entry = 12;
+    /* the compat format (what ldconfig wrote before glibc 2.32, e.g. Ubuntu 20.04 and so
+     * JetPack 5): the old table first, then the new one at the next 8-byte boundary; the new
+     * table's string offsets count from its own header. The old table has no 64-bit arch
+     * flags to tell x86-64 from aarch64 entries, so only the new one is read. */
+    if (size >= old_header && memcmp(data, old_magic, sizeof old_magic - 1) == 0) {
+        uint32_t n_old;
+        memcpy(&n_old, data + 12, 4);
+        if (n_old > (size - old_header) / old_entry) return NULL;
+        size_t off = (old_header + (size_t)n_old * old_entry + 7) & ~(size_t)7;
+        if (off >= size) return NULL;
+        data += off;
+        size -= off;
+    }
     if (size < header || memcmp(data, magic, sizeof magic - 1) != 0) return NULL;
     uint32_t nlibs;
     memcpy(&nlibs, data + 20, 4);
@@ -258,7 +345,7 @@ char *cl_ldcache_lookup(const unsigned char *data, size_t size, const char *sona
         memcpy(&flags, e, 4);
         memcpy(&key, e + 4, 4);
         memcpy(&value, e + 8, 4);
-        if ((flags & 0xff) != 3 /* FLAG_ELF_LIBC6 */ || (flags & 0xff00) != CL_LDCACHE_ARCH_FLAGS) continue;
+        if ((flags & 0xff) != 3 /* FLAG_ELF_LIBC6 */ || (flags & 0xff00) != arch_flags) continue;
         if (key >= size || value >= size) continue;
         const char *k = (const char *)data + key;
         const char *kend = memchr(k, 0, size - key);
