@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 static const char *const cl_source_names[CUDALOAD_SOURCE_COUNT_] = {
     [CUDALOAD_SOURCE_NONE] = "none",       [CUDALOAD_SOURCE_OVERRIDE] = "override",
@@ -42,7 +41,7 @@ const char *cl_config_env(const cl_config *cfg, const char *name) {
 
 /* Absolute, not too long, no empty. `what` names the variable or option in the message. */
 static cudaload_status cl_check_path(const char *what, const char *path, cl_buf *err) {
-    if (path[0] != '/') {
+    if (!cl_plat_is_absolute(path)) {
         cl_buf_printf(err, "%s: '%s' is a relative path; libcudaload only accepts absolute paths "
                            "(a relative one would depend on the current directory)", what, path);
         return CUDALOAD_ERROR_INVALID_OPTION;
@@ -313,7 +312,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     }
     cfg->flags = o.flags;
     cfg->backend = -1;
-    cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || getauxval(AT_SECURE) != 0;
+    cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || cl_plat_secure();
     int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
     cfg->env_read = use_env;
     cl_ctx.debug = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;

@@ -15,9 +15,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <sys/mman.h>
+#endif
 
 #if defined(__x86_64__)
 #define CL_TARGET_TRIPLE "x86_64-linux"
@@ -29,6 +31,13 @@
 #define CL_MULTIARCH "aarch64-linux-gnu"
 #else
 #error "libcudaload supports x86_64 and aarch64 Linux"
+#endif
+
+#ifdef _WIN32
+/* Windows layouts: conda puts DLLs in Library\bin; the toolkit in %CUDA_PATH%\bin\x64 (13.x)
+ * and bin (12.x and older); a venv's site-packages is Lib\site-packages (no python3.X level). */
+#define CL_WIN_CONDA_DIRS "Library/bin", "bin"
+#define CL_WIN_HOME_DIRS "bin/x64", "bin"
 #endif
 
 const int cl_known_majors[CL_MAX_MAJORS] = {13, 12};
@@ -71,14 +80,14 @@ static int cl_is_dir(const char *path) {
 }
 
 static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source, const char *prefix) {
-    if (!path || !path[0] || path[0] != '/') return CUDALOAD_OK; /* never relative, never "" */
+    if (!path || !path[0] || !cl_plat_is_absolute(path)) return CUDALOAD_OK; /* never relative, never "" */
     char *copy = strdup(path);
     if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     /* strip trailing slashes first, so that "/x/" and "/x" are one root */
     for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
     /* duplicates are compared on the canonical path (a symlinked alias is the same root); a
      * root that does not resolve (missing) is compared as written */
-    char *canon = realpath(copy, NULL);
+    char *canon = cl_plat_realpath(copy);
     if (!canon && !(canon = strdup(copy))) {
         free(copy);
         return CUDALOAD_ERROR_OUT_OF_MEMORY;
@@ -127,6 +136,14 @@ static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_sour
 
 /* $prefix/lib{,64}/python3.<minor>/site-packages of a virtual environment */
 static cudaload_status cl_roots_add_venv(cl_roots *r, const char *prefix) {
+#ifdef _WIN32
+    /* a Windows venv: %VIRTUAL_ENV%\Lib\site-packages */
+    char *win_site = cl_path_join(prefix, "Lib/site-packages");
+    if (!win_site) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cudaload_status win_st = cl_is_dir(win_site) ? cl_roots_add(r, win_site, CUDALOAD_SOURCE_VENV, NULL) : CUDALOAD_OK;
+    free(win_site);
+    return win_st;
+#endif
     static const char *const libdirs[] = {"lib", "lib64"};
     cudaload_status st = CUDALOAD_OK;
     for (size_t i = 0; i < 2 && st == CUDALOAD_OK; i++) {
@@ -165,7 +182,7 @@ static cudaload_status cl_roots_add_prefix(cl_roots *r, const char *prefix, cuda
 }
 
 char *cl_site_packages_of(const char *path) {
-    char *real = realpath(path, NULL);
+    char *real = cl_plat_realpath(path);
     if (!real) return NULL;
     char *slash;
     while ((slash = strrchr(real, '/')) != NULL && slash != real) {
@@ -203,19 +220,27 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
         }
     }
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_VENV)) && (v = cl_config_env(cfg, "VIRTUAL_ENV")) &&
-        v[0] == '/')
+        cl_plat_is_absolute(v))
         CL_TRY(cl_roots_add_venv(r, v));
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA)) && (v = cl_config_env(cfg, "CONDA_PREFIX")) &&
-        v[0] == '/') {
+        cl_plat_is_absolute(v)) {
+#ifdef _WIN32
+        static const char *const conda_dirs[] = {CL_WIN_CONDA_DIRS};
+#else
         static const char *const conda_dirs[] = {"lib", "lib64", "targets/" CL_TARGET_TRIPLE "/lib"};
-        CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, 3));
+#endif
+        CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, sizeof conda_dirs / sizeof conda_dirs[0]));
     }
     if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME)) {
+#ifdef _WIN32
+        static const char *const home_dirs[] = {CL_WIN_HOME_DIRS};
+#else
         static const char *const home_dirs[] = {"lib64", "lib", "targets/" CL_TARGET_TRIPLE "/lib"};
+#endif
         static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
         for (size_t i = 0; i < 2; i++)
-            if ((v = cl_config_env(cfg, vars[i])) && v[0] == '/')
-                CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, 3));
+            if ((v = cl_config_env(cfg, vars[i])) && cl_plat_is_absolute(v))
+                CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, sizeof home_dirs / sizeof home_dirs[0]));
     }
 #undef CL_TRY
     r->pub = calloc(r->n ? r->n : 1, sizeof *r->pub);
@@ -235,7 +260,9 @@ void cl_roots_free(cl_roots *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* ---- find-only system search: what dlopen(soname) would pick, without loading ---- */
+/* ---- find-only system search: what dlopen(soname) would pick, without loading (Linux;
+ * platform_windows.c has the Windows one) ---- */
+#ifndef _WIN32
 
 static char *cl_file_in(const char *dir, const char *name) {
     char *p = cl_path_join(dir, name);
@@ -310,3 +337,4 @@ char *cl_search_system_path(const char *soname, int secure) {
         found = cl_file_in(defaults[i], soname);
     return cl_resolved(found);
 }
+#endif /* !_WIN32 */

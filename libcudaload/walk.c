@@ -21,7 +21,6 @@
 #include "internal.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -92,16 +91,12 @@ static int cl_already_candidate(int lib, const char *path) {
     return 0;
 }
 
-static int cl_lexists(const char *path) {
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
+static int cl_lexists(const char *path) { return cl_plat_lexists(path); }
 
 /* A candidate path that cannot even be looked at (a directory on the way is not searchable) is
  * recorded, not silently passed over: the user may expect a copy there. */
 static void cl_note_unsearchable(int lib, const char *path, cudaload_source source) {
-    struct stat st;
-    if (lstat(path, &st) == 0 || errno != EACCES) return;
+    if (!cl_plat_unsearchable(path)) return;
     char *dir = cl_dir_of(path);
     cl_why w = {0};
     cl_why_set(&w, CUDALOAD_REASON_UNSEARCHABLE, 0, 0, 0, "%s", dir ? dir : path);
@@ -213,7 +208,7 @@ static void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name) {
     cl_lib_state *d = &G.lib[dep];
     if (d->status != CUDALOAD_OK || d->source == CUDALOAD_SOURCE_LOADED) return;
     if (d->handle) {
-        dlclose(d->handle);
+        cl_plat_close(d->handle);
         cl_resolve_clear((cudaload_lib)dep);
     }
     d->handle = NULL;
@@ -346,10 +341,10 @@ static cudaload_status cl_take_deps(int lib, const char *path, cudaload_source s
 
 /* The file ld.so mapped is the file that was checked: same device and inode (a file swapped
  * between the check and dlopen is refused). */
-static int cl_same_inode(const struct stat *before, void *h) {
+static int cl_same_inode(const cl_file_id *before, void *h) {
     char *mapped = cl_handle_path(h);
-    struct stat after;
-    int same = mapped && stat(mapped, &after) == 0 && after.st_dev == before->st_dev && after.st_ino == before->st_ino;
+    cl_file_id after;
+    int same = mapped && cl_plat_file_id(mapped, &after) && after.dev == before->dev && after.ino == before->ino;
     free(mapped);
     return same;
 }
@@ -387,8 +382,8 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     }
     void *h = NULL;
     int version = 0;
-    struct stat before;
-    if (stat(path, &before) != 0) {
+    cl_file_id before;
+    if (!cl_plat_file_id(path, &before)) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
         st = CUDALOAD_ERROR_NOT_FOUND;
     }
@@ -406,7 +401,7 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
         }
     }
     if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
-    if (st != CUDALOAD_OK && h) dlclose(h);
+    if (st != CUDALOAD_OK && h) cl_plat_close(h);
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) {
         cl_record(lib, path, source, st, &w);
@@ -477,7 +472,7 @@ static int cl_try_loaded(int lib) {
             cl_record(lib, where, CUDALOAD_SOURCE_LOADED, st, &w);
             G.lib[lib].attempted = 1;
             G.lib[lib].status = st;
-            dlclose(h); /* drops only the reference NOLOAD took */
+            cl_plat_close(h); /* drops only the reference NOLOAD took */
         } else {
             cl_record_code(lib, where, CUDALOAD_SOURCE_LOADED, CUDALOAD_OK, CUDALOAD_REASON_REUSED, major);
             cl_take(lib, h, where, soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
@@ -496,7 +491,7 @@ static void cl_note_loaded_over_exact(int lib) {
     const char *file = G.cfg.file[lib];
     cl_lib_state *ls = &G.lib[lib];
     if (!file || ls->status != CUDALOAD_OK) return;
-    char *real = realpath(file, NULL);
+    char *real = cl_plat_realpath(file);
     int same = real && ls->path && strcmp(real, ls->path) == 0;
     free(real);
     cl_why w = {0};
@@ -693,7 +688,7 @@ static cudaload_status cl_system_take(int lib, int major, const char *soname) {
         cl_take(lib, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, version, -1);
     } else {
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, st, &w);
-        if (h) dlclose(h);
+        if (h) cl_plat_close(h);
     }
     free(real);
     cl_buf_free(&why);
@@ -758,7 +753,7 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
         if (source == CUDALOAD_SOURCE_OVERRIDE)
             cl_set_note(lib, G.cfg.file_origin[lib], where, G.lib[lib].cands[G.lib[lib].n_cands - 1].reason);
         cl_resolve_clear((cudaload_lib)lib);
-        if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
+        if (source != CUDALOAD_SOURCE_LOADED) cl_plat_close(h);
         st = rep;
     }
     cl_buf_free(&why);
@@ -806,13 +801,13 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     const char *where = dir ? path : label;
     if (dir && !path) {
         st = CUDALOAD_ERROR_OUT_OF_MEMORY;
-    } else if (dir && access(path, F_OK) != 0) {
+    } else if (dir && !cl_plat_file_id(path, &(cl_file_id){0, 0})) {
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_PRESENT, 0);
     } else if (dir && cl_open_check_file(path, &why) != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
     } else if (cl_find_only()) {
-        real = dir ? realpath(path, NULL) : cl_search_system_path(soname, G.cfg.secure);
+        real = dir ? cl_plat_realpath(path) : cl_search_system_path(soname, G.cfg.secure);
         if (!real) cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
     } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
         cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
@@ -824,7 +819,7 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     if ((h || real) && cl_in_stubs_dir(where)) {
         /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_STUB_DIR, 0);
-        if (h) dlclose(h);
+        if (h) cl_plat_close(h);
     } else if (h) {
         int version = 0;
         st = cl_driver_usable(lib, h, where, CUDALOAD_SOURCE_SYSTEM, &version);
@@ -941,25 +936,25 @@ static int cl_runtime_need(void) {
 void cl_note_compat(void) {
     if (!G.drv.loaded || G.lib[CUDALOAD_LIB_DRIVER].status != CUDALOAD_OK) return;
     const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
-    if (!home || home[0] != '/') home = cl_config_env(&G.cfg, "CUDA_PATH");
+    if (!home || !cl_plat_is_absolute(home)) home = cl_config_env(&G.cfg, "CUDA_PATH");
     const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
     char dirs[5][4096];
     cudaload_source src[5];
     int n = 0;
-    if (home && home[0] == '/') {
+    if (cl_plat_is_absolute(home)) {
         snprintf(dirs[n], sizeof dirs[n], "%s/compat", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
         snprintf(dirs[n], sizeof dirs[n], "%s/compat/lib", home), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
     snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
     snprintf(dirs[n], sizeof dirs[n], "/usr/local/cuda/compat/lib"), src[n++] = CUDALOAD_SOURCE_CUDA_HOME;
-    if (conda && conda[0] == '/') snprintf(dirs[n], sizeof dirs[n], "%s/cuda-compat", conda), src[n++] = CUDALOAD_SOURCE_CONDA;
+    if (cl_plat_is_absolute(conda)) snprintf(dirs[n], sizeof dirs[n], "%s/cuda-compat", conda), src[n++] = CUDALOAD_SOURCE_CONDA;
     char *seen[5] = {0};
     int n_seen = 0, need = cl_runtime_need();
-    char *in_use = realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "", NULL);
+    char *in_use = cl_plat_realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "");
     for (int i = 0; i < n; i++) {
         char path[4096 + 16];
         snprintf(path, sizeof path, "%.4095s/libcuda.so.1", dirs[i]);
-        char *real = realpath(path, NULL);
+        char *real = cl_plat_realpath(path);
         int dup = !real || (in_use && strcmp(real, in_use) == 0);
         for (int k = 0; real && !dup && k < n_seen; k++) dup = strcmp(seen[k], real) == 0;
         if (dup) {
