@@ -63,13 +63,13 @@ static cudaload_status cl_push(char ***list, size_t *n, const char *s) {
     return CUDALOAD_OK;
 }
 
-/* A colon-separated directory list. Empty elements are skipped: for ld.so they mean the
+/* A colon-separated directory list (semicolon on Windows: CL_PATH_LIST_SEP). Empty elements are skipped: for ld.so they mean the
  * current directory, which libcudaload never searches. */
 static cudaload_status cl_parse_dir_list(const char *what, const char *text, char ***list, size_t *n,
                                          cl_buf *err) {
     const char *p = text;
     while (1) {
-        const char *colon = strchr(p, ':');
+        const char *colon = strchr(p, CL_PATH_LIST_SEP);
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
         if (len > 0) {
             char *elem = strndup(p, len);

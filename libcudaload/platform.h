@@ -14,6 +14,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The separator of a directory list (CUDALOAD_PATH, options.lib_dirs): ':' on POSIX, ';' on
+ * Windows, where ':' is in every drive letter (like PATH on each). */
+#ifdef _WIN32
+#define CL_PATH_LIST_SEP ';'
+#else
+#define CL_PATH_LIST_SEP ':'
+#endif
+
 #ifdef _WIN32
 /* what mingw-w64's C library lacks, given by platform_windows.c */
 #ifndef O_CLOEXEC
