@@ -499,3 +499,6 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+# ---- Windows (mingw-w64, tested under wine): make windows, make check-windows ----
+include mk/windows.mk

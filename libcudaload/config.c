@@ -59,6 +59,7 @@ static cudaload_status cl_push(char ***list, size_t *n, const char *s) {
     if (!p) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     *list = p;
     if (!(p[*n] = strdup(s))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cl_plat_path_normalize(p[*n]);
     (*n)++;
     return CUDALOAD_OK;
 }
@@ -180,6 +181,7 @@ static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *
         cfg->file[lib] = strdup(path);
         cfg->file_origin[lib] = strdup("options.lib_paths");
         if (!cfg->file[lib] || !cfg->file_origin[lib]) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cl_plat_path_normalize(cfg->file[lib]);
     }
     return CUDALOAD_OK;
 }
@@ -292,6 +294,7 @@ static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg,
         cfg->file[lib] = p;
         cfg->file_origin[lib] = w;
         if (!p || !w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cl_plat_path_normalize(p);
     }
     return CUDALOAD_OK;
 }

@@ -61,6 +61,8 @@ char *cl_plat_self_path(const void *addr);
 char *cl_plat_realpath(const char *path);
 /* Is path absolute ("/x" on POSIX; "C:/x", "C:\x", "\\server\share" on Windows)? */
 int cl_plat_is_absolute(const char *path);
+/* Writes path with libcudaload's separator, in place: '\' -> '/' on Windows; nothing on POSIX. */
+void cl_plat_path_normalize(char *path);
 /* Does anything exist at path (a dangling link counts)? */
 int cl_plat_lexists(const char *path);
 /* Is path out of reach because a directory on the way is not searchable (EACCES)? */

@@ -274,6 +274,8 @@ char *cl_plat_realpath(const char *path) { return path ? realpath(path, NULL) : 
 
 int cl_plat_is_absolute(const char *path) { return path && path[0] == '/'; }
 
+void cl_plat_path_normalize(char *path) { (void)path; /* '/' is the separator already */ }
+
 int cl_plat_lexists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;

@@ -254,6 +254,11 @@ int cl_plat_is_absolute(const char *path) {
     return drive || unc;
 }
 
+void cl_plat_path_normalize(char *path) {
+    for (char *p = path; p && *p; p++)
+        if (*p == '\\') *p = '/';
+}
+
 int cl_plat_lexists(const char *path) {
     wchar_t *w = cl_wide(path);
     int r = w && GetFileAttributesW(w) != INVALID_FILE_ATTRIBUTES;

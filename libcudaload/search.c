@@ -83,6 +83,7 @@ static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_sour
     if (!path || !path[0] || !cl_plat_is_absolute(path)) return CUDALOAD_OK; /* never relative, never "" */
     char *copy = strdup(path);
     if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cl_plat_path_normalize(copy); /* C:\x (CUDA_PATH as Windows sets it) -> C:/x */
     /* strip trailing slashes first, so that "/x/" and "/x" are one root */
     for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
     /* duplicates are compared on the canonical path (a symlinked alias is the same root); a

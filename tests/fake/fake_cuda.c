@@ -485,3 +485,4 @@ int nvmlSystemGetDriverVersion(char *version, unsigned int length) {
     strcpy(version, v);
     return 0;
 }
+
