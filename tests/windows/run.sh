@@ -62,23 +62,24 @@ CL_WIN_TREES=$(winpath "$t") CL_WIN_CU13_VERSION=$v13 CL_WIN_CU12_VERSION=$v12 W
     "$wine" "$WB/tests/test_windows.exe" || rc=1
 
 # ---- the probe: --json on the wheels, valid JSON with the cu12 runtime found ----
-if [ -f "$WB/cudaload-probe.exe" ]; then
-    cp "$WB/tests/nvcuda.dll" "$WB/nvcuda.dll"
-    json=$WB/probe.json
-    WINEDLLOVERRIDES="nvcuda=n" FAKE_CUDA_VERSION=12080 "$wine" "$WB/cudaload-probe.exe" --json \
-        --root "$(winpath "$t/cu13")" --root "$(winpath "$t/cu12")" > "$json" || true
-    if "$python" - "$json" "$v12" <<'PY'
+cp "$WB/tests/nvcuda.dll" "$WB/nvcuda.dll"
+json=$WB/probe.json
+WINEDLLOVERRIDES="nvcuda=n" FAKE_CUDA_VERSION=12080 "$wine" "$WB/cudaload-probe.exe" --json \
+    --root "$(winpath "$t/cu13")" --root "$(winpath "$t/cu12")" > "$json" || true
+if "$python" - "$json" "$v12" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-libs = {l["name"]: l for l in doc["libraries"]}
+libs = doc["libraries"]
 rt = libs["cudart"]
-assert rt["status"] == "CUDALOAD_OK", rt["status"]
+assert rt["status_code"] == "CUDALOAD_OK", rt["status_code"]
 assert rt["path"].lower().endswith("/cu12/nvidia/cuda_runtime/bin/cudart64_12.dll"), rt["path"]
 assert rt["version"] == int(sys.argv[2]), rt["version"]
 assert libs["cuda"]["path"].lower().endswith("/nvcuda.dll"), libs["cuda"]["path"]
+# the CUDA 13 wheel came first and was skipped: the fake driver runs CUDA 12.8
+skipped = [c["reason_code"] for c in rt["candidates"] if (c["path"] or "").lower().endswith("/cudart64_13.dll")]
+assert skipped == ["DRIVER_TOO_OLD"], skipped
 PY
-    then echo "[  OK  ] probe --json: valid JSON, cudart64_12.dll from the wheel"
-    else echo "[FAILED] probe --json ($json)"; rc=1; fi
-fi
+then echo "[  OK  ] probe --json: valid JSON, cudart64_13.dll skipped (driver too old), cudart64_12.dll taken"
+else echo "[FAILED] probe --json ($json)"; rc=1; fi
 log "done in $((SECONDS - start)) s"
 exit $rc
