@@ -230,7 +230,7 @@ static void check_relative_env(probe *p) {
     static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && v[0] && v[0] != '/') p->relative[p->n_relative++] = (relative_var){vars[i], v};
+        if (v && v[0] && !probe_is_absolute(v)) p->relative[p->n_relative++] = (relative_var){vars[i], v};
     }
 }
 
