@@ -45,7 +45,7 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -I
 LIBS       := -ldl -lpthread
 
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
-              libcudaload/open.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
+              libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
               libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
@@ -516,3 +516,6 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+# ---- Windows (mingw-w64, tested under wine): make windows, make check-windows ----
+include mk/windows.mk

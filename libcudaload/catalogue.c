@@ -31,6 +31,13 @@
 #define CTK(so13, pkg13, so12, dir12, pkg12, lm13, lm12)                                         \
     {FL(13, so13, CU13, pkg13, CU13_INC, lm13), FL(12, so12, "nvidia/" dir12 "/lib", pkg12, \
                                                     "nvidia/" dir12 "/include", lm12)}
+/* The same with the Windows DLLs, as the win_amd64 wheels hold them: CUDA 13 in
+ * nvidia/cu13/bin/x86_64, CUDA 12 in nvidia/<dir12>/bin (win12 NULL: not verified). */
+#define CU13_WIN "nvidia/cu13/bin/x86_64"
+#define CTKW(so13, pkg13, so12, dir12, pkg12, lm13, lm12, win13, win12)                                        \
+    {FL(13, so13, CU13, pkg13, CU13_INC, lm13, .win_name = (win13), .win_dir = CU13_WIN),                   \
+     FL(12, so12, "nvidia/" dir12 "/lib", pkg12, "nvidia/" dir12 "/include", lm12, .win_name = (win12), \
+        .win_dir = "nvidia/" dir12 "/bin")}
 /* A library with a wheel of its own per CUDA major, in one directory for both (cuDNN, NCCL). */
 #define OWN(so, dir, inc, pkg13, pkg12) {FL(13, so, dir, pkg13, inc, 0), FL(12, so, dir, pkg12, inc, 0)}
 #define NPP_FLAVORS(n) CTK("lib" n ".so.13", "nvidia-npp", "lib" n ".so.12", "npp", "nvidia-npp-cu12", 0, 0)
@@ -45,12 +52,13 @@
 static const cl_row cl_rows[] = {
     /* ---- the historic four (ids 0..3 = CUDALOAD_LIB_DRIVER .. CUDALOAD_LIB_CUBLAS) ---- */
     {.name = "cuda", .env_alias = "CUDALOAD_DRIVER_PATH", .option_name = "options.driver_path",
-     .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT, .flavor = {FL(0, "libcuda.so.1", NULL, NULL, NULL, 0)},
+     .flags = CL_ROW_DRIVER_LIKE | CL_ROW_AT_INIT, .flavor = {FL(0, "libcuda.so.1", NULL, NULL, NULL, 0, .win_name = "nvcuda.dll")},
      .version_kind = CL_VERSION_CUDA, .version_fn = "cuDriverGetVersion", .header = "cuda.h",
      .system_dirs = CL_DRIVER_DIRS, .api = {.headers = "cuda.h cudaProfiler.h cudaTypedefs.h", .per_thread = 1, .older_abis = 1},
      .note = "the driver: never from wheels, never the unversioned libcuda.so (the toolkit's link stub)"},
     {.name = "cudart", .option_name = "options.cudart_path", .flags = CL_ROW_AT_INIT,
-     .flavor = CTK("libcudart.so.13", "nvidia-cuda-runtime", "libcudart.so.12", "cuda_runtime", "nvidia-cuda-runtime-cu12", 0, 0),
+     .flavor = CTKW("libcudart.so.13", "nvidia-cuda-runtime", "libcudart.so.12", "cuda_runtime", "nvidia-cuda-runtime-cu12", 0, 0,
+                    "cudart64_13.dll", "cudart64_12.dll"),
      .version_kind = CL_VERSION_CUDA, .version_fn = "cudaRuntimeGetVersion", .header = "cuda_runtime_api.h",
      .api = {.headers = "cuda_runtime_api.h cuda_profiler_api.h", .per_thread = 1}},
     {.name = "cublasLt", .option_name = "options.cublaslt_path",
@@ -63,13 +71,15 @@ static const cl_row cl_rows[] = {
      .api = {.headers = "cublas_v2.h cublasXt.h", .older_headers = "cublas.h"}},
 
     /* ---- appended in 0.2 ---- */
-    {.name = "nvml", .flags = CL_ROW_DRIVER_LIKE, .flavor = {FL(0, "libnvidia-ml.so.1", NULL, NULL, NULL, 0)},
+    {.name = "nvml", .flags = CL_ROW_DRIVER_LIKE, .flavor = {FL(0, "libnvidia-ml.so.1", NULL, NULL, NULL, 0, .win_name = "nvml.dll")},
      .system_dirs = CL_DRIVER_DIRS, .header = "nvml.h", .note = "installed with the driver; its version calls need nvmlInit, never called while searching"},
     /* JIT compilation and linking */
-    {.name = "nvrtc", .flavor = CTK("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0),
+    {.name = "nvrtc", .flavor = CTKW("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0,
+                                    "nvrtc64_130_0.dll", "nvrtc64_120_0.dll"),
      .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvrtcVersion", .header = "nvrtc.h", .api = {.headers = "nvrtc.h"},
      .note = "loads its libnvrtc-builtins.so.<major>.<minor> itself, from its own directory"},
-    {.name = "nvJitLink", .flavor = CTK("libnvJitLink.so.13", "nvidia-nvjitlink", "libnvJitLink.so.12", "nvjitlink", "nvidia-nvjitlink-cu12", 0, 0),
+    {.name = "nvJitLink", .flavor = CTKW("libnvJitLink.so.13", "nvidia-nvjitlink", "libnvJitLink.so.12", "nvjitlink", "nvidia-nvjitlink-cu12", 0, 0,
+                                        "nvJitLink_130_0.dll", "nvJitLink_120_0.dll"),
      .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvJitLinkVersion", .header = "nvJitLink.h",
      .api = {.headers = "nvJitLink.h"}},
     {.name = "nvfatbin", .flavor = CTK("libnvfatbin.so.13", "nvidia-nvfatbin", "libnvfatbin.so.12", "nvfatbin", "nvidia-nvfatbin-cu12", 0, 0),
@@ -86,7 +96,7 @@ static const cl_row cl_rows[] = {
      .api = {.headers = "cufft.h cufftXt.h"}},
     {.name = "cufftw", .flavor = CTK("libcufftw.so.12", "nvidia-cufft", "libcufftw.so.11", "cufft", "nvidia-cufft-cu12", 0, 0),
      .deps = {"cufft"}, .header = "cufftw.h"},
-    {.name = "curand", .flavor = CTK("libcurand.so.10", "nvidia-curand", "libcurand.so.10", "curand", "nvidia-curand-cu12", 0, 0),
+    {.name = "curand", .flavor = CTKW("libcurand.so.10", "nvidia-curand", "libcurand.so.10", "curand", "nvidia-curand-cu12", 0, 0, "curand64_10.dll", NULL),
      .opt_deps = {"cudart"}, .version_kind = CL_VERSION_PROPERTY, .version_fn = "curandGetProperty", .header = "curand.h", .api = {.headers = "curand.h"},
      .note = "libcurand.so.10 in CUDA 12 and 13 alike (10.3 and 10.4): the major comes from where it was found"},
     {.name = "cusparse", .flavor = CTK("libcusparse.so.12", "nvidia-cusparse", "libcusparse.so.12", "cusparse", "nvidia-cusparse-cu12", 0, 0),
@@ -172,7 +182,41 @@ _Static_assert(CL_ROW_COUNT <= CL_CATALOGUE_MAX, "raise CL_CATALOGUE_MAX in inte
 
 size_t cl_catalogue_count(void) { return CL_ROW_COUNT; }
 
+#ifdef _WIN32
+/* On Windows every row is seen through its Windows names: soname := win_name, wheel_dir :=
+ * win_dir; a flavor without a verified DLL name is absent (soname NULL), so the walk, advice and
+ * the probe need no second code path. The driver-like rows have no system_dirs there (System32
+ * is the system search). Built once. */
+static struct {
+    pthread_once_t once;
+    cl_row rows[CL_ROW_COUNT];
+} cl_win = {.once = PTHREAD_ONCE_INIT};
+
+static void cl_win_derive(void) {
+    for (size_t i = 0; i < CL_ROW_COUNT; i++) {
+        cl_row *r = &cl_win.rows[i];
+        *r = cl_rows[i];
+        r->system_dirs = NULL;
+        r->prefix_dir = NULL;
+        for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+            cl_flavor *fl = &r->flavor[f];
+            if (!fl->soname) continue;
+            fl->soname = fl->win_name;
+            fl->wheel_dir = fl->win_name ? fl->win_dir : NULL;
+            fl->alt_name = NULL;
+            fl->alt_dir = NULL;
+        }
+    }
+}
+
+const cl_row *cl_row_at(size_t i) {
+    if (i >= CL_ROW_COUNT) return NULL;
+    pthread_once(&cl_win.once, cl_win_derive);
+    return &cl_win.rows[i];
+}
+#else
 const cl_row *cl_row_at(size_t i) { return i < CL_ROW_COUNT ? &cl_rows[i] : NULL; }
+#endif
 
 int cl_catalogue_find(const char *name) {
     if (!name) return -1;

@@ -29,6 +29,9 @@ typedef struct cl_flavor {
     const char *include_dir; /* the wheel's header directory, relative to site-packages */
     int lib_major;           /* the library's own major in this CUDA major (cuFFT 12 in CUDA 13);
                                 0 when its version does not tell the CUDA major */
+    const char *win_name;    /* its Windows DLL (cudart64_13.dll), or NULL: not known on Windows.
+                                Filled only with names read from the real win_amd64 wheels */
+    const char *win_dir;     /* where the win_amd64 wheel puts it (nvidia/cu13/bin/x86_64) */
 } cl_flavor;
 
 /* How a library's version is read once it is loaded. The value kept is the library's own

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 static const char *const cl_source_names[CUDALOAD_SOURCE_COUNT_] = {
     [CUDALOAD_SOURCE_NONE] = "none",       [CUDALOAD_SOURCE_OVERRIDE] = "override",
@@ -42,7 +41,7 @@ const char *cl_config_env(const cl_config *cfg, const char *name) {
 
 /* Absolute, not too long, no empty. `what` names the variable or option in the message. */
 static cudaload_status cl_check_path(const char *what, const char *path, cl_buf *err) {
-    if (path[0] != '/') {
+    if (!cl_plat_is_absolute(path)) {
         cl_buf_printf(err, "%s: '%s' is a relative path; libcudaload only accepts absolute paths "
                            "(a relative one would depend on the current directory)", what, path);
         return CUDALOAD_ERROR_INVALID_OPTION;
@@ -60,17 +59,18 @@ static cudaload_status cl_push(char ***list, size_t *n, const char *s) {
     if (!p) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     *list = p;
     if (!(p[*n] = strdup(s))) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cl_plat_path_normalize(p[*n]);
     (*n)++;
     return CUDALOAD_OK;
 }
 
-/* A colon-separated directory list. Empty elements are skipped: for ld.so they mean the
+/* A colon-separated directory list (semicolon on Windows: CL_PATH_LIST_SEP). Empty elements are skipped: for ld.so they mean the
  * current directory, which libcudaload never searches. */
 static cudaload_status cl_parse_dir_list(const char *what, const char *text, char ***list, size_t *n,
                                          cl_buf *err) {
     const char *p = text;
     while (1) {
-        const char *colon = strchr(p, ':');
+        const char *colon = strchr(p, CL_PATH_LIST_SEP);
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
         if (len > 0) {
             char *elem = strndup(p, len);
@@ -181,6 +181,7 @@ static cudaload_status cl_parse_lib_paths(const cudaload_options *o, cl_config *
         cfg->file[lib] = strdup(path);
         cfg->file_origin[lib] = strdup("options.lib_paths");
         if (!cfg->file[lib] || !cfg->file_origin[lib]) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cl_plat_path_normalize(cfg->file[lib]);
     }
     return CUDALOAD_OK;
 }
@@ -293,6 +294,7 @@ static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg,
         cfg->file[lib] = p;
         cfg->file_origin[lib] = w;
         if (!p || !w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        cl_plat_path_normalize(p);
     }
     return CUDALOAD_OK;
 }
@@ -313,7 +315,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     }
     cfg->flags = o.flags;
     cfg->backend = -1;
-    cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || getauxval(AT_SECURE) != 0;
+    cfg->secure = (o.flags & CUDALOAD_FLAG_SECURE) || cl_plat_secure();
     int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
     cfg->env_read = use_env;
     cl_ctx.debug = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;

@@ -18,14 +18,12 @@
 #include "cudaload_tables.h"
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 
 cl_context cl_ctx = {
@@ -59,7 +57,7 @@ static void cl_unlock_after_fork(void) {
     }
     pthread_mutex_unlock(&g.mu);
 }
-static void cl_atfork_register(void) { pthread_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_after_fork); }
+static void cl_atfork_register(void) { cl_plat_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_after_fork); }
 void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 void cl_lock(void) {
@@ -95,11 +93,10 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
         cl_buf_free(&err);
         return st;
     }
-    Dl_info self;
-    const char *self_path = NULL;
-    void *self_addr = (void *)cudaload_init;
-    if (dladdr(self_addr, &self) && self.dli_fname && self.dli_fname[0] == '/') self_path = self.dli_fname;
-    if ((st = cl_search_build_roots(&g.roots, &g.cfg, self_path)) != CUDALOAD_OK) {
+    char *self_path = cl_plat_self_path((const void *)cudaload_init);
+    st = cl_search_build_roots(&g.roots, &g.cfg, self_path);
+    free(self_path);
+    if (st != CUDALOAD_OK) {
         g.error = cl_strdup("out of memory while building the search roots");
         return st;
     }
@@ -314,7 +311,7 @@ static char *cl_include_in_root(const cl_root *root, const cl_row *row) {
     size_t nd = cl_search_include_dirs(root, row, dirs);
     char *found = NULL;
     for (size_t i = 0; i < nd; i++) {
-        if (!found && cl_file_exists(dirs[i], row->header)) found = realpath(dirs[i], NULL);
+        if (!found && cl_file_exists(dirs[i], row->header)) found = cl_plat_realpath(dirs[i]);
         free(dirs[i]);
     }
     return found;
@@ -334,7 +331,7 @@ static char *cl_find_include_dir(int lib) {
         static const char *const rel[] = {"../include", "../../include", "../../../include"};
         for (size_t i = 0; dir && !found && i < sizeof rel / sizeof rel[0]; i++) {
             char *inc = cl_path_join(dir, rel[i]);
-            if (inc && cl_file_exists(inc, row->header)) found = realpath(inc, NULL);
+            if (inc && cl_file_exists(inc, row->header)) found = cl_plat_realpath(inc);
             free(inc);
         }
         free(dir);
@@ -511,8 +508,7 @@ int cudaload_has_symbol(cudaload_lib lib, const char *name) {
         r = cl_symbol_present(lib, name);
     } else if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && name) {
         /* a row without a typed table: the library's own export */
-        dlerror();
-        r = dlsym(g.lib[lib].handle, name) != NULL;
+        r = cl_plat_sym(g.lib[lib].handle, name, NULL) != NULL;
     }
     cl_unlock();
     return r;

@@ -12,7 +12,6 @@
 #include "cudaload_tables.h"
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,19 +82,20 @@ static void *cl_open_nvml(const char *driver_path) {
     const char *soname = row->flavor[0].soname;
     char path[4096];
     void *h = NULL;
+    cl_buf why = {0};
     const char *slash = driver_path ? strrchr(driver_path, '/') : NULL;
     if (slash && (size_t)(slash - driver_path) + strlen(soname) + 2 < sizeof path) {
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - driver_path), driver_path, soname);
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        h = cl_open_path(path, &why);
     }
-    if (!h) h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = cl_open_path(soname, &why);
     const char *p = row->system_dirs;
     char dir[256];
     while (!h && cl_row_next_word(&p, dir, sizeof dir)) {
         snprintf(path, sizeof path, "%s/%s", dir, soname);
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        h = cl_open_path(path, &why);
     }
-    if (!h) dlerror();
+    cl_buf_free(&why); /* NVML is optional: the branch is then unknown */
     return h;
 }
 
@@ -108,11 +108,11 @@ static char *cl_branch_from_nvml(const char *driver_path) {
     version_fn get_version;
     void *p;
     char *branch = NULL;
-    if ((p = dlsym(h, "nvmlInit_v2"))) memcpy(&init, &p, sizeof p);
+    if ((p = cl_plat_sym(h, "nvmlInit_v2", NULL))) memcpy(&init, &p, sizeof p);
     else goto out;
-    if ((p = dlsym(h, "nvmlShutdown"))) memcpy(&shutdown, &p, sizeof p);
+    if ((p = cl_plat_sym(h, "nvmlShutdown", NULL))) memcpy(&shutdown, &p, sizeof p);
     else goto out;
-    if ((p = dlsym(h, "nvmlSystemGetDriverVersion"))) memcpy(&get_version, &p, sizeof p);
+    if ((p = cl_plat_sym(h, "nvmlSystemGetDriverVersion", NULL))) memcpy(&get_version, &p, sizeof p);
     else goto out;
     if (init() == 0) {
         char buf[96] = {0};
@@ -120,7 +120,7 @@ static char *cl_branch_from_nvml(const char *driver_path) {
         shutdown();
     }
 out:
-    dlclose(h);
+    cl_plat_close(h);
     return branch;
 }
 
@@ -170,11 +170,11 @@ typedef size_t (*cl_size_t_fn)(void);
 cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, cl_buf *why) {
     *version = 0;
     if (row->version_kind == CL_VERSION_NONE) return CUDALOAD_OK;
-    dlerror();
-    void *p = dlsym(handle, row->version_fn);
+    cl_buf e = {0};
+    void *p = cl_plat_sym(handle, row->version_fn, &e);
     if (!p) {
-        const char *e = dlerror();
-        cl_buf_printf(why, "%s (%s)", row->version_fn, e ? e : "not exported");
+        cl_buf_printf(why, "%s (%s)", row->version_fn, e.len ? cl_buf_str(&e) : "not exported");
+        cl_buf_free(&e);
         return CUDALOAD_ERROR_SYMBOL_MISSING;
     }
     int r = 0, v = 0;

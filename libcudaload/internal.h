@@ -174,22 +174,8 @@ int cl_search_tegra(const cl_config *cfg);
 /* Returns the site-packages (or dist-packages) directory that contains path, or NULL. */
 char *cl_site_packages_of(const char *path);
 
-/* ---- open (open.c) ---- */
-/* Checks that path is a loadable shared object for this process before dlopen: exists,
- * not a directory, readable, ELF, our class and machine, not truncated. Returns OK or a
- * status with the reason in *why. */
-cudaload_status cl_open_check_file(const char *path, cl_buf *why);
-/* Pure part of the check, on the first bytes of a file and its size. */
-cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
-                                    cl_buf *why);
-/* dlopen(path, RTLD_NOW|RTLD_LOCAL); NULL with dlerror text in *why. */
-void *cl_open_path(const char *path, cl_buf *why);
-/* A copy of soname already in the process (RTLD_NOLOAD), with its real path, or NULL. */
-void *cl_open_loaded(const char *soname, char **real_path);
-/* The path ld.so recorded for a handle (dlinfo RTLD_DI_LINKMAP), malloc'd. */
-char *cl_handle_path(void *handle);
-/* The DT_SONAME of a shared library file, read without loading it; malloc'd or NULL. */
-char *cl_elf_file_soname(const char *path);
+/* ---- the platform layer (platform.h: platform_posix.c, platform_windows.c) ---- */
+#include "platform.h"
 
 /* ---- resolve (resolve.c) ---- */
 /* Fills lib's table from handle into the library's static table (zeroed first); rows without a

@@ -101,7 +101,7 @@ static void cl_kunlock_child(void) {
 }
 static void cl_katfork_register(void) {
     cl_atfork_init();
-    pthread_atfork(cl_klock_prepare, cl_kunlock_parent, cl_kunlock_child);
+    cl_plat_atfork(cl_klock_prepare, cl_kunlock_parent, cl_kunlock_child);
 }
 static void cl_klock(void) {
     pthread_once(&K.atfork_once, cl_katfork_register);

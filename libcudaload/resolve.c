@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -93,8 +92,8 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
     if (!t) return CUDALOAD_OK;
     cl_driver_proc dp = {0};
     if (lib == CUDALOAD_LIB_DRIVER) {
-        int (*get_version)(int *) = (int (*)(int *))dlsym(handle, "cuDriverGetVersion");
-        dp.proc = (cl_proc_fn)dlsym(handle, "cuGetProcAddress_v2");
+        int (*get_version)(int *) = (int (*)(int *))cl_plat_sym(handle, "cuDriverGetVersion", NULL);
+        dp.proc = (cl_proc_fn)cl_plat_sym(handle, "cuGetProcAddress_v2", NULL);
         if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
     }
     /* callers hold the context's lock */
@@ -106,13 +105,14 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
         if (p) {
             by_proc++;
         } else {
-            dlerror();
-            p = dlsym(handle, s->name);
+            p = cl_plat_sym(handle, s->name, NULL);
         }
         if (!p) {
             if (s->required) {
-                const char *e = dlerror();
-                cl_buf_printf(why, "%s (%s)", s->name, e ? e : "not exported");
+                cl_buf e = {0};
+                cl_plat_sym(handle, s->name, &e); /* again, for the loader's text */
+                cl_buf_printf(why, "%s (%s)", s->name, e.len ? cl_buf_str(&e) : "not exported");
+                cl_buf_free(&e);
                 return CUDALOAD_ERROR_SYMBOL_MISSING;
             }
             missing_optional++;

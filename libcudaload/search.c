@@ -15,9 +15,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <sys/mman.h>
+#endif
 
 #if defined(__x86_64__)
 #define CL_MACHINE CL_MACHINE_X86_64
@@ -29,6 +31,13 @@
 #define CL_MULTIARCH "aarch64-linux-gnu"
 #else
 #error "libcudaload supports x86_64 and aarch64 Linux"
+#endif
+
+#ifdef _WIN32
+/* Windows layouts: conda puts DLLs in Library\bin; the toolkit in %CUDA_PATH%\bin\x64 (13.x)
+ * and bin (12.x and older); a venv's site-packages is Lib\site-packages (no python3.X level). */
+#define CL_WIN_CONDA_DIRS "Library/bin", "bin"
+#define CL_WIN_HOME_DIRS "bin/x64", "bin"
 #endif
 
 const int cl_known_majors[CL_MAX_MAJORS] = {13, 12};
@@ -71,14 +80,15 @@ static int cl_is_dir(const char *path) {
 }
 
 static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_source source, const char *prefix) {
-    if (!path || !path[0] || path[0] != '/') return CUDALOAD_OK; /* never relative, never "" */
+    if (!path || !path[0] || !cl_plat_is_absolute(path)) return CUDALOAD_OK; /* never relative, never "" */
     char *copy = strdup(path);
     if (!copy) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cl_plat_path_normalize(copy); /* C:\x (CUDA_PATH as Windows sets it) -> C:/x */
     /* strip trailing slashes first, so that "/x/" and "/x" are one root */
     for (size_t l = strlen(copy); l > 1 && copy[l - 1] == '/'; l--) copy[l - 1] = 0;
     /* duplicates are compared on the canonical path (a symlinked alias is the same root); a
      * root that does not resolve (missing) is compared as written */
-    char *canon = realpath(copy, NULL);
+    char *canon = cl_plat_realpath(copy);
     if (!canon && !(canon = strdup(copy))) {
         free(copy);
         return CUDALOAD_ERROR_OUT_OF_MEMORY;
@@ -127,6 +137,14 @@ static cudaload_status cl_roots_add(cl_roots *r, const char *path, cudaload_sour
 
 /* $prefix/lib{,64}/python3.<minor>/site-packages of a virtual environment */
 static cudaload_status cl_roots_add_venv(cl_roots *r, const char *prefix) {
+#ifdef _WIN32
+    /* a Windows venv: %VIRTUAL_ENV%\Lib\site-packages */
+    char *win_site = cl_path_join(prefix, "Lib/site-packages");
+    if (!win_site) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+    cudaload_status win_st = cl_is_dir(win_site) ? cl_roots_add(r, win_site, CUDALOAD_SOURCE_VENV, NULL) : CUDALOAD_OK;
+    free(win_site);
+    return win_st;
+#endif
     static const char *const libdirs[] = {"lib", "lib64"};
     cudaload_status st = CUDALOAD_OK;
     for (size_t i = 0; i < 2 && st == CUDALOAD_OK; i++) {
@@ -186,12 +204,14 @@ size_t cl_target_triples(int machine, int tegra, const char *out[CL_MAX_TRIPLES]
 static int cl_file_has(const char *root, const char *rel, const char *needle) {
     char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof path, "%s%s", root, rel) >= sizeof path) return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
     char buf[4096];
-    ssize_t got = read(fd, buf, sizeof buf);
-    close(fd);
-    return got > 0 && memmem(buf, (size_t)got, needle, strlen(needle)) != NULL;
+    size_t got = fread(buf, 1, sizeof buf, f), len = strlen(needle);
+    fclose(f);
+    for (size_t i = 0; len && i + len <= got; i++)
+        if (memcmp(buf + i, needle, len) == 0) return 1;
+    return 0;
 }
 
 int cl_detect_tegra(const char *root, const char **why) {
@@ -223,7 +243,7 @@ int cl_search_tegra(const cl_config *cfg) {
 }
 
 char *cl_site_packages_of(const char *path) {
-    char *real = realpath(path, NULL);
+    char *real = cl_plat_realpath(path);
     if (!real) return NULL;
     char *slash;
     while ((slash = strrchr(real, '/')) != NULL && slash != real) {
@@ -261,7 +281,7 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
         }
     }
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_VENV)) && (v = cl_config_env(cfg, "VIRTUAL_ENV")) &&
-        v[0] == '/')
+        cl_plat_is_absolute(v))
         CL_TRY(cl_roots_add_venv(r, v));
     /* a prefix's targets/<triple>/lib dirs: x86_64-linux, or on aarch64 both sbsa-linux and
      * aarch64-linux (Jetson), the machine's own kind first (cl_target_triples) */
@@ -272,19 +292,29 @@ cudaload_status cl_search_build_roots(cl_roots *r, const cl_config *cfg, const c
     char targets[CL_MAX_TRIPLES][64];
     for (size_t t = 0; t < n_triples; t++) snprintf(targets[t], sizeof targets[t], "targets/%s/lib", triples[t]);
     if ((src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CONDA)) && (v = cl_config_env(cfg, "CONDA_PREFIX")) &&
-        v[0] == '/') {
+        cl_plat_is_absolute(v)) {
+#ifdef _WIN32
+        const char *conda_dirs[] = {CL_WIN_CONDA_DIRS};
+        size_t n = sizeof conda_dirs / sizeof conda_dirs[0];
+#else
         const char *conda_dirs[2 + CL_MAX_TRIPLES] = {"lib", "lib64"};
         size_t n = 2;
         for (size_t t = 0; t < n_triples; t++) conda_dirs[n++] = targets[t];
+#endif
         CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CONDA, conda_dirs, n));
     }
     if (src & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CUDA_HOME)) {
+#ifdef _WIN32
+        const char *home_dirs[] = {CL_WIN_HOME_DIRS};
+        size_t n = sizeof home_dirs / sizeof home_dirs[0];
+#else
         const char *home_dirs[2 + CL_MAX_TRIPLES] = {"lib64", "lib"};
         size_t n = 2;
         for (size_t t = 0; t < n_triples; t++) home_dirs[n++] = targets[t];
+#endif
         static const char *const vars[] = {"CUDA_HOME", "CUDA_PATH"};
         for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-            if ((v = cl_config_env(cfg, vars[i])) && v[0] == '/')
+            if ((v = cl_config_env(cfg, vars[i])) && cl_plat_is_absolute(v))
                 CL_TRY(cl_roots_add_prefix(r, v, CUDALOAD_SOURCE_CUDA_HOME, home_dirs, n));
     }
 #undef CL_TRY
@@ -305,7 +335,9 @@ void cl_roots_free(cl_roots *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* ---- find-only system search: what dlopen(soname) would pick, without loading ---- */
+/* ---- find-only system search: what dlopen(soname) would pick, without loading (Linux;
+ * platform_windows.c has the Windows one) ---- */
+#ifndef _WIN32
 
 static char *cl_file_in(const char *dir, const char *name) {
     char *p = cl_path_join(dir, name);
@@ -397,3 +429,4 @@ char *cl_search_system_path(const char *soname, int secure) {
         found = cl_file_in(defaults[i], soname);
     return cl_resolved(found);
 }
+#endif /* !_WIN32 */

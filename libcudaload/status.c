@@ -159,11 +159,11 @@ void cl_debug(const char *fmt, ...) {
     if (!cl_ctx.debug) return;
     va_list ap;
     va_start(ap, fmt);
-    flockfile(stderr);
+    cl_plat_lock_file(stderr);
     fputs("cudaload: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
-    funlockfile(stderr);
+    cl_plat_unlock_file(stderr);
     va_end(ap);
 }
 

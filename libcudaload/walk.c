@@ -21,7 +21,6 @@
 #include "internal.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -114,16 +113,12 @@ static int cl_already_candidate(int lib, const char *path) {
     return 0;
 }
 
-static int cl_lexists(const char *path) {
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
+static int cl_lexists(const char *path) { return cl_plat_lexists(path); }
 
 /* A candidate path that cannot even be looked at (a directory on the way is not searchable) is
  * recorded, not silently passed over: the user may expect a copy there. */
 static void cl_note_unsearchable(int lib, const char *path, cudaload_source source) {
-    struct stat st;
-    if (lstat(path, &st) == 0 || errno != EACCES) return;
+    if (!cl_plat_unsearchable(path)) return;
     char *dir = cl_dir_of(path);
     cl_why w = {0};
     cl_why_set(&w, CUDALOAD_REASON_UNSEARCHABLE, 0, 0, 0, "%s", dir ? dir : path);
@@ -235,7 +230,7 @@ static void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name) {
     cl_lib_state *d = &G.lib[dep];
     if (d->status != CUDALOAD_OK || d->source == CUDALOAD_SOURCE_LOADED) return;
     if (d->handle) {
-        dlclose(d->handle);
+        cl_plat_close(d->handle);
         cl_resolve_clear((cudaload_lib)dep);
     }
     d->handle = NULL;
@@ -356,10 +351,10 @@ static cudaload_status cl_take_deps(int lib, const char *path, cudaload_source s
 
 /* The file ld.so mapped is the file that was checked: same device and inode (a file swapped
  * between the check and dlopen is refused). */
-static int cl_same_inode(const struct stat *before, void *h) {
+static int cl_same_inode(const cl_file_id *before, void *h) {
     char *mapped = cl_handle_path(h);
-    struct stat after;
-    int same = mapped && stat(mapped, &after) == 0 && after.st_dev == before->st_dev && after.st_ino == before->st_ino;
+    cl_file_id after;
+    int same = mapped && cl_plat_file_id(mapped, &after) && after.dev == before->dev && after.ino == before->ino;
     free(mapped);
     return same;
 }
@@ -397,8 +392,8 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     }
     void *h = NULL;
     int version = 0;
-    struct stat before;
-    if (stat(path, &before) != 0) {
+    cl_file_id before;
+    if (!cl_plat_file_id(path, &before)) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
         st = CUDALOAD_ERROR_NOT_FOUND;
     }
@@ -416,7 +411,7 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
         }
     }
     if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
-    if (st != CUDALOAD_OK && h) dlclose(h);
+    if (st != CUDALOAD_OK && h) cl_plat_close(h);
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) {
         cl_record(lib, path, source, st, &w);
@@ -487,7 +482,7 @@ static int cl_try_loaded(int lib) {
             cl_record(lib, where, CUDALOAD_SOURCE_LOADED, st, &w);
             G.lib[lib].attempted = 1;
             G.lib[lib].status = st;
-            dlclose(h); /* drops only the reference NOLOAD took */
+            cl_plat_close(h); /* drops only the reference NOLOAD took */
         } else {
             cl_record_code(lib, where, CUDALOAD_SOURCE_LOADED, CUDALOAD_OK, CUDALOAD_REASON_REUSED, major);
             cl_take(lib, h, where, soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
@@ -506,7 +501,7 @@ static void cl_note_loaded_over_exact(int lib) {
     const char *file = G.cfg.file[lib];
     cl_lib_state *ls = &G.lib[lib];
     if (!file || ls->status != CUDALOAD_OK) return;
-    char *real = realpath(file, NULL);
+    char *real = cl_plat_realpath(file);
     int same = real && ls->path && strcmp(real, ls->path) == 0;
     free(real);
     cl_why w = {0};
@@ -703,7 +698,7 @@ static cudaload_status cl_system_take(int lib, int major, const char *soname) {
         cl_take(lib, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, version, -1);
     } else {
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, st, &w);
-        if (h) dlclose(h);
+        if (h) cl_plat_close(h);
     }
     free(real);
     cl_buf_free(&why);
@@ -768,7 +763,7 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
         if (source == CUDALOAD_SOURCE_OVERRIDE)
             cl_set_note(lib, G.cfg.file_origin[lib], where, G.lib[lib].cands[G.lib[lib].n_cands - 1].reason);
         cl_resolve_clear((cudaload_lib)lib);
-        if (source != CUDALOAD_SOURCE_LOADED) dlclose(h);
+        if (source != CUDALOAD_SOURCE_LOADED) cl_plat_close(h);
         st = rep;
     }
     cl_buf_free(&why);
@@ -816,13 +811,13 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     const char *where = dir ? path : label;
     if (dir && !path) {
         st = CUDALOAD_ERROR_OUT_OF_MEMORY;
-    } else if (dir && access(path, F_OK) != 0) {
+    } else if (dir && !cl_plat_file_id(path, &(cl_file_id){0, 0})) {
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_PRESENT, 0);
     } else if (dir && cl_open_check_file(path, &why) != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
     } else if (cl_find_only()) {
-        real = dir ? realpath(path, NULL) : cl_search_system_path(soname, G.cfg.secure);
+        real = dir ? cl_plat_realpath(path) : cl_search_system_path(soname, G.cfg.secure);
         if (!real) cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
     } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
         cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
@@ -834,7 +829,7 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     if ((h || real) && cl_in_stubs_dir(where)) {
         /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_STUB_DIR, 0);
-        if (h) dlclose(h);
+        if (h) cl_plat_close(h);
     } else if (h) {
         int version = 0;
         st = cl_driver_usable(lib, h, where, CUDALOAD_SOURCE_SYSTEM, &version);
@@ -948,24 +943,24 @@ static int cl_runtime_need(void) {
 #define CL_COMPAT_MAX 5
 static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_COMPAT_MAX]) {
     const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
-    if (!home || home[0] != '/') home = cl_config_env(&G.cfg, "CUDA_PATH");
+    if (!home || !cl_plat_is_absolute(home)) home = cl_config_env(&G.cfg, "CUDA_PATH");
     const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
     char dirs[CL_COMPAT_MAX][4096];
     cudaload_source from[CL_COMPAT_MAX];
     int n_dirs = 0, n = 0;
-    if (home && home[0] == '/') {
+    if (cl_plat_is_absolute(home)) {
         snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
         snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat/lib", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
     snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat/lib"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-    if (conda && conda[0] == '/')
+    if (cl_plat_is_absolute(conda))
         snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/cuda-compat", conda), from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
-    char *in_use = realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "", NULL);
+    char *in_use = cl_plat_realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "");
     for (int i = 0; i < n_dirs; i++) {
         char path[4096 + 16];
         snprintf(path, sizeof path, "%.4095s/libcuda.so.1", dirs[i]);
-        char *r = realpath(path, NULL);
+        char *r = cl_plat_realpath(path);
         int dup = !r || (in_use && strcmp(r, in_use) == 0);
         for (int k = 0; r && !dup && k < n; k++) dup = strcmp(real[k], r) == 0;
         if (dup) {
@@ -996,13 +991,15 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
     cl_buf why = {0};
     cl_why w = {0};
     void *h = cl_open_path(real, &why);
-    int (*get)(int *) = h ? (int (*)(int *))dlsym(h, "cuDriverGetVersion") : NULL;
+    void *sym = h ? cl_plat_sym(h, "cuDriverGetVersion", NULL) : NULL;
+    int (*get)(int *) = NULL;
+    memcpy(&get, &sym, sizeof get); /* a data pointer to a function pointer, as the tables do */
     int v = 0;
     if (!h) cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
     else if (!get || get(&v) != CUDA_SUCCESS || v < need) cl_why_set(&w, CUDALOAD_REASON_COMPAT_TOO_OLD, 0, v, need, "%s", ver);
     if (w.reason != CUDALOAD_REASON_NONE) {
         cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
-        if (h) dlclose(h);
+        if (h) cl_plat_close(h);
         cl_buf_free(&why);
         cl_why_free(&w);
         return 0;
@@ -1012,15 +1009,15 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
         if (ls->cands[i].result == CUDALOAD_OK) sys = i;
     char *sys_path = cl_strdup(ls->path);
     cl_resolve_clear(CUDALOAD_LIB_DRIVER);
-    dlclose(ls->handle);
+    cl_plat_close(ls->handle);
     ls->handle = NULL;
-    void *still = sys_path ? dlopen(sys_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+    void *still = sys_path ? cl_plat_open_if_loaded(sys_path) : NULL;
     int switched = 0, version = 0;
     if (still) {
         /* the same mapping, so the same table; the copy would be a second libcuda nobody calls */
         ls->handle = still;
         cl_resolve(CUDALOAD_LIB_DRIVER, still, &why);
-        dlclose(h);
+        cl_plat_close(h);
         cl_why_set(&w, CUDALOAD_REASON_COMPAT_BLOCKED, 0, drv_version, need, "%s", ver);
         cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
     } else if (cl_driver_usable(CUDALOAD_LIB_DRIVER, h, real, src, &version) == CUDALOAD_OK) {

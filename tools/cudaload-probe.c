@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "cudaload.h"
 #include "probe_report.h"
+#include "probe_platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,7 @@ int main(int argc, char **argv) {
         }
     }
     for (size_t i = 0; i < n_roots; i++)
-        if (roots[i][0] != '/') {
+        if (!probe_is_absolute(roots[i])) {
             if (!quiet) fprintf(stderr, "cudaload-probe: --root %s: give an absolute path\n", roots[i]);
             return PROBE_EXIT_USAGE;
         }

@@ -13,10 +13,10 @@
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
+#include "probe_platform.h"
 
 #include <cuda.h>
 
-#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,8 +422,9 @@ static void other_writers(const writable_file *f, char *by, size_t n, const char
         *who = "anyone";
         return;
     }
-    struct group *g = getgrgid((gid_t)f->gid);
-    if (g && g->gr_name) snprintf(by, n, "its group, group %u (%s)", f->gid, g->gr_name);
+    char gname[256];
+    const char *g = probe_group_name(f->gid, gname, sizeof gname);
+    if (g) snprintf(by, n, "its group, group %u (%s)", f->gid, g);
     else snprintf(by, n, "its group, group %u", f->gid); /* no name for it (no NSS entry) */
     *who = "every member of that group";
 }

@@ -6,6 +6,7 @@
 #include "probe_fields.h"
 
 #include "probe_internal.h"
+#include "probe_platform.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -161,7 +162,7 @@ static probe_value get_fixes(const probe_lib *l, size_t k, char *b, size_t n) {
 static const cudaload_candidate *cand(const probe_lib *l, size_t k) { return &l->info.candidates[k]; }
 /* A system-search attempt that found no file has no path: the library names it
  * "<SONAME> (system search)". */
-static int cand_absolute(const probe_lib *l, size_t k) { return cand(l, k)->path && cand(l, k)->path[0] == '/'; }
+static int cand_absolute(const probe_lib *l, size_t k) { return probe_is_absolute(cand(l, k)->path); }
 
 static probe_value get_c_path(const probe_lib *l, size_t k, char *b, size_t n) {
     (void)b, (void)n;

@@ -6,14 +6,13 @@
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
+#include "probe_platform.h"
 
 #include "cudaload_tables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The variables that steer the search, in the order reported; each library reported adds its
  * exact-file variable (the catalogue's CUDALOAD_<NAME>_PATH) after CUDALOAD_PATH. */
@@ -43,7 +42,7 @@ static void dirname_of(const char *path, char *out, size_t n) {
 static int file_exists(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
+    return probe_exists(p);
 }
 
 /* <libdir>/../include when it holds the header (wheel and toolkit layouts alike). */
@@ -51,7 +50,7 @@ static int include_dir_for(const char *lib_path, const char *header, char *out, 
     char dir[PATH_MAX], inc[PATH_MAX + 16];
     dirname_of(lib_path, dir, sizeof dir);
     snprintf(inc, sizeof inc, "%s/../include", dir);
-    char *real = realpath(inc, NULL);
+    char *real = probe_realpath(inc);
     if (!real) return 0;
     int ok = file_exists(real, header);
     if (ok) snprintf(out, n, "%s", real);
@@ -128,17 +127,15 @@ static void find_nvrtc(probe *p) {
     dirname_of(rt->path, dir, sizeof dir);
     snprintf(cand, sizeof cand, "%s/%s", dir, cn.sonames[k]);
     size_t dl = strlen(dir), wl = kr >= 0 && cr.wheel_dirs[kr] ? strlen(cr.wheel_dirs[kr]) : 0;
-    if (access(cand, F_OK) != 0 && wl && cn.wheel_dirs[k] && dl > wl && dir[dl - wl - 1] == '/' &&
+    if (!probe_exists(cand) && wl && cn.wheel_dirs[k] && dl > wl && dir[dl - wl - 1] == '/' &&
         strcmp(dir + dl - wl, cr.wheel_dirs[kr]) == 0)
         snprintf(cand, sizeof cand, "%.*s/%s/%s", (int)(dl - wl - 1), dir, cn.wheel_dirs[k], cn.sonames[k]);
-    char *real = access(cand, F_OK) == 0 ? realpath(cand, NULL) : NULL;
+    char *real = probe_exists(cand) ? probe_realpath(cand) : NULL;
     if (real) snprintf(p->nvrtc, sizeof p->nvrtc, "%s", real);
     free(real);
 }
 
 /* ---- the environment checks: facts, which probe_diagnose.c words ---- */
-
-static int others_may_write(const struct stat *st) { return (st->st_mode & (S_IWOTH | S_IWGRP)) != 0; }
 
 /* Every library file taken that users other than its owner may write (o+w or g+w), and every
  * directory holding one, once, with the libraries taken from it: either can be replaced under
@@ -150,11 +147,12 @@ static void check_writable(probe *p) {
         if (l->status != CUDALOAD_OK || !l->path) continue;
         char dir[PATH_MAX], other[PATH_MAX], holding[512] = "";
         dirname_of(l->path, dir, sizeof dir);
-        struct stat fs, ds;
-        if (stat(l->path, &fs) == 0 && others_may_write(&fs) && p->n_writable < (int)(sizeof p->writable / sizeof p->writable[0])) {
+        unsigned mode = 0, gid = 0;
+        if (probe_others_may_write(l->path, 0, &mode, &gid) &&
+            p->n_writable < (int)(sizeof p->writable / sizeof p->writable[0])) {
             writable_file *w = &p->writable[p->n_writable++];
             snprintf(w->path, sizeof w->path, "%s", l->path);
-            w->is_dir = 0, w->mode = (unsigned)fs.st_mode & 0777, w->gid = (unsigned)fs.st_gid;
+            w->is_dir = 0, w->mode = mode, w->gid = gid;
         }
         int first = 1; /* the directory once, naming every library taken from it */
         for (size_t j = 0; j < p->n_libs; j++) {
@@ -166,12 +164,12 @@ static void check_writable(probe *p) {
             size_t hl = strlen(holding);
             snprintf(holding + hl, sizeof holding - hl, "%s%s", hl ? ", " : "", m->name);
         }
-        if (first && stat(dir, &ds) == 0 && !(ds.st_mode & S_ISVTX) && others_may_write(&ds) &&
+        if (first && probe_others_may_write(dir, 1, &mode, &gid) &&
             p->n_writable < (int)(sizeof p->writable / sizeof p->writable[0])) {
             writable_file *w = &p->writable[p->n_writable++];
             snprintf(w->path, sizeof w->path, "%s", dir);
             snprintf(w->holding, sizeof w->holding, "%s", holding);
-            w->is_dir = 1, w->mode = (unsigned)ds.st_mode & 0777, w->gid = (unsigned)ds.st_gid;
+            w->is_dir = 1, w->mode = mode, w->gid = gid;
         }
     }
 }
@@ -191,7 +189,7 @@ size_t probe_shell_word(char *out, size_t n, size_t len, const char *s) {
 
 /* Whether two paths name the same file, symbolic links resolved (0 when either is missing). */
 static int same_file(const char *a, const char *b) {
-    char *ra = a ? realpath(a, NULL) : NULL, *rb = b ? realpath(b, NULL) : NULL;
+    char *ra = a ? probe_realpath(a) : NULL, *rb = b ? probe_realpath(b) : NULL;
     int same = ra && rb && strcmp(ra, rb) == 0;
     free(ra);
     free(rb);
@@ -232,7 +230,7 @@ static void check_relative_env(probe *p) {
     static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && v[0] && v[0] != '/') p->relative[p->n_relative++] = (relative_var){vars[i], v};
+        if (v && v[0] && !probe_is_absolute(v)) p->relative[p->n_relative++] = (relative_var){vars[i], v};
     }
 }
 

@@ -64,15 +64,31 @@ static size_t text_unit(const unsigned char *s, size_t n, int *esc) {
     return len;
 }
 
-/* Writes the n bytes at s as the text report does: units text_unit flags as \xNN. */
-static void put_text(FILE *o, const char *s, size_t n) {
+/* Escapes the n bytes at s as the text report does (units text_unit flags as \xNN) into out,
+ * which has room for 4 * n + 1 bytes; returns the length written. */
+static size_t escape_text(char *out, const char *s, size_t n) {
+    size_t len = 0;
     for (size_t i = 0; i < n;) {
         int esc;
         size_t u = text_unit((const unsigned char *)s + i, n - i, &esc);
         for (size_t k = 0; k < u; k++)
-            if (esc) fprintf(o, "\\x%02x", (unsigned char)s[i + k]);
-            else fputc(s[i + k], o);
+            if (esc) len += (size_t)snprintf(out + len, 5, "\\x%02x", (unsigned char)s[i + k]);
+            else out[len++] = s[i + k];
         i += u;
+    }
+    out[len] = 0;
+    return len;
+}
+
+/* Writes the n bytes at s as the text report does, a unit at a time. */
+static void put_text(FILE *o, const char *s, size_t n) {
+    char chunk[4 * 64 + 1];
+    for (size_t i = 0; i < n;) {
+        size_t take = n - i < 64 ? n - i : 64;
+        /* never split a UTF-8 sequence between two chunks: end on a lead byte's boundary */
+        while (take < n - i && take > 1 && ((unsigned char)s[i + take] & 0xc0) == 0x80) take--;
+        fwrite(chunk, 1, escape_text(chunk, s + i, take), o);
+        i += take;
     }
 }
 
@@ -98,15 +114,9 @@ static const char *tx(const char *s) {
     free(*slot);
     *slot = NULL;
     size_t len = strlen(s);
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&buf, &size);
-    if (!m) return ""; /* out of memory: nothing rather than raw bytes */
-    put_text(m, s, len);
-    if (fclose(m) != 0) {
-        free(buf);
-        return "";
-    }
+    char *buf = malloc(4 * len + 1);
+    if (!buf) return ""; /* out of memory: nothing rather than raw bytes */
+    escape_text(buf, s, len);
     *slot = buf;
     return buf;
 }

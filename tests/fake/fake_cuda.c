@@ -68,6 +68,9 @@
  * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
  * devices), "pointer_query" (cuPointerGetAttributes calls); -1 for an unknown name.
  *
+ * Built with mingw-w64 it is the fake nvcuda.dll of the Windows tests (tests/windows/): the same
+ * exports, without the fork of FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION.
+ *
  * NVML, for the branch libcudaload reads where /proc/driver/nvidia/version is not there
  * (containers, WSL): every build also exports nvmlInit_v2, nvmlShutdown and
  * nvmlSystemGetDriverVersion, so a copy named libnvidia-ml.so.1 stands for the driver's NVML.
@@ -83,8 +86,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifndef _WIN32
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 #include <string.h>
 #include <time.h>
 
@@ -139,11 +144,13 @@ CUresult CUDAAPI cuInit(unsigned int flags) {
 
 CUresult CUDAAPI cuDriverGetVersion(int *version) {
     delay_from_env("FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS");
+#ifndef _WIN32 /* the Windows build (nvcuda.dll, tests/windows/): no fork there */
     if (env_int("FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION", 0) == 1) {
         pid_t pid = fork();
         if (pid == 0) _exit(0);
         if (pid > 0) waitpid(pid, NULL, 0);
     }
+#endif
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = env_int("FAKE_CUDA_VERSION", 13000);
 #ifndef _WIN32
@@ -491,3 +498,4 @@ int nvmlSystemGetDriverVersion(char *version, unsigned int length) {
     strcpy(version, v);
     return 0;
 }
+

@@ -1,6 +1,7 @@
 /*
- * open.c -- step 2 of the walk: turn a candidate file into a dlopen handle, or into a
- * precise reason why not.
+ * platform_posix.c -- the platform layer on Linux (platform.h): step 2 of the walk, turn a
+ * candidate file into a dlopen handle or into a precise reason why not, and the few other calls
+ * that differ between OSes (symbols, paths, file identity, AT_SECURE, atfork).
  *
  * Before dlopen, the file's ELF header is checked. dlerror() would also fail on a bad
  * file, but with texts like "invalid ELF header" or "file too short"; the check names the
@@ -14,9 +15,12 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -204,6 +208,12 @@ void *cl_open_loaded(const char *soname, char **real_path) {
 /* DT_SONAME of an ELF shared library file, read from the file without loading it (an exact
  * file named without a major, e.g. a copy renamed libcudart.so, is gated by it). Bounded
  * reads only; malloc'd string or NULL when the file has none or cannot be parsed. */
+void *cl_plat_open_if_loaded(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD); /* matched by file identity too */
+    dlerror();
+    return h;
+}
+
 char *cl_elf_file_soname(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
@@ -244,4 +254,57 @@ char *cl_elf_file_soname(const char *path) {
 done:
     close(fd);
     return out;
+}
+
+void *cl_plat_sym(void *handle, const char *name, cl_buf *why) {
+    dlerror();
+    void *p = dlsym(handle, name);
+    if (!p && why) {
+        const char *e = dlerror();
+        cl_buf_printf(why, "%s", e ? e : "symbol not found");
+    }
+    return p;
+}
+
+void cl_plat_close(void *handle) {
+    if (handle) dlclose(handle);
+}
+
+char *cl_plat_self_path(const void *addr) {
+    Dl_info self;
+    if (dladdr(addr, &self) && self.dli_fname && self.dli_fname[0] == '/') return strdup(self.dli_fname);
+    return NULL;
+}
+
+char *cl_plat_realpath(const char *path) { return path ? realpath(path, NULL) : NULL; }
+
+int cl_plat_is_absolute(const char *path) { return path && path[0] == '/'; }
+
+void cl_plat_path_normalize(char *path) { (void)path; /* '/' is the separator already */ }
+
+int cl_plat_lexists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+int cl_plat_unsearchable(const char *path) {
+    struct stat st;
+    return lstat(path, &st) != 0 && errno == EACCES;
+}
+
+int cl_plat_file_id(const char *path, cl_file_id *id) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    id->dev = (unsigned long long)st.st_dev;
+    id->ino = (unsigned long long)st.st_ino;
+    return 1;
+}
+
+int cl_plat_secure(void) { return getauxval(AT_SECURE) != 0; }
+
+void cl_plat_lock_file(FILE *f) { flockfile(f); }
+void cl_plat_unlock_file(FILE *f) { funlockfile(f); }
+
+void cl_plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+    pthread_atfork(prepare, parent, child);
 }

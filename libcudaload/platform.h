@@ -1,0 +1,86 @@
+/*
+ * platform.h -- the few calls that differ between operating systems, one file per OS:
+ * platform_posix.c (Linux: dlopen, ELF) and platform_windows.c (LoadLibraryExW, PE). The walk,
+ * the search and the rest call these and nothing OS-specific. Paths are UTF-8 with '/' as the
+ * separator on every OS (platform_windows.c turns '\' from Windows into '/' and back).
+ * Included by internal.h, after cl_buf.
+ */
+#ifndef CUDALOAD_PLATFORM_H
+#define CUDALOAD_PLATFORM_H
+
+#include "cudaload.h"
+
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The separator of a directory list (CUDALOAD_PATH, options.lib_dirs): ':' on POSIX, ';' on
+ * Windows, where ':' is in every drive letter (like PATH on each). */
+#ifdef _WIN32
+#define CL_PATH_LIST_SEP ';'
+#else
+#define CL_PATH_LIST_SEP ':'
+#endif
+
+#ifdef _WIN32
+/* what mingw-w64's C library lacks, given by platform_windows.c */
+#ifndef O_CLOEXEC
+#define O_CLOEXEC _O_NOINHERIT /* a handle not inherited by child processes */
+#endif
+char *strndup(const char *s, size_t n);
+#endif
+
+/* Checks that path is a loadable shared library for this process before opening it: exists,
+ * not a directory, readable, ELF (PE on Windows), our class and machine, not truncated.
+ * Returns OK or a status with the reason in *why. */
+cudaload_status cl_open_check_file(const char *path, cl_buf *why);
+/* Pure part of the ELF check, on the first bytes of a file and its size (POSIX only). */
+cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
+                                    cl_buf *why);
+/* Pure part of the PE check (Windows only). */
+cudaload_status cl_pe_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
+                                   cl_buf *why);
+/* Opens a library: an absolute path, or a bare name for the system search (ld.so's on Linux;
+ * on Windows the application directory and System32 only, never the current directory or
+ * PATH). NULL with the loader's text in *why. */
+void *cl_open_path(const char *path, cl_buf *why);
+/* A copy of name (SONAME, or DLL file name) already in the process, with its real path, or NULL. */
+void *cl_open_loaded(const char *soname, char **real_path);
+/* The file at path when the process has it loaded already (a new reference, released by
+ * cl_plat_close), else NULL; never loads it. */
+void *cl_plat_open_if_loaded(const char *path);
+/* The path the loader recorded for a handle, malloc'd. */
+char *cl_handle_path(void *handle);
+/* The DT_SONAME of a shared library file, read without loading it; malloc'd or NULL (always
+ * NULL on Windows: a DLL's name is its file name). */
+char *cl_elf_file_soname(const char *path);
+/* An exported symbol, or NULL (with the loader's text in *why when why is not NULL). */
+void *cl_plat_sym(void *handle, const char *name, cl_buf *why);
+/* Closes a handle cl_open_path or cl_open_loaded returned. */
+void cl_plat_close(void *handle);
+/* The file holding the code at addr (libcudaload itself), malloc'd absolute path, or NULL. */
+char *cl_plat_self_path(const void *addr);
+/* The canonical absolute path of an existing file or directory, malloc'd, or NULL. */
+char *cl_plat_realpath(const char *path);
+/* Is path absolute ("/x" on POSIX; "C:/x", "C:\x", "\\server\share" on Windows)? */
+int cl_plat_is_absolute(const char *path);
+/* Writes path with libcudaload's separator, in place: '\' -> '/' on Windows; nothing on POSIX. */
+void cl_plat_path_normalize(char *path);
+/* Does anything exist at path (a dangling link counts)? */
+int cl_plat_lexists(const char *path);
+/* Is path out of reach because a directory on the way is not searchable (EACCES)? */
+int cl_plat_unsearchable(const char *path);
+/* The identity of a file: device and inode (volume serial and file index on Windows). */
+typedef struct cl_file_id {
+    unsigned long long dev, ino;
+} cl_file_id;
+int cl_plat_file_id(const char *path, cl_file_id *id); /* 1 when found */
+/* Environment overrides are ignored: setuid/setgid (AT_SECURE); never on Windows. */
+int cl_plat_secure(void);
+/* Holds a stream's lock across several writes (flockfile; _lock_file on Windows). */
+void cl_plat_lock_file(FILE *f);
+void cl_plat_unlock_file(FILE *f);
+/* pthread_atfork where there is fork; nothing on Windows. */
+void cl_plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+
+#endif
