@@ -143,6 +143,125 @@ static void test_ldcache_lookup(void **state) {
     assert_null(cl_ldcache_lookup((const unsigned char *)"not a cache", 11, "libc.so.6"));
 }
 
+/* ---- crafted ld.so.cache images: the new format alone, and glibc's compat format (an old
+ * ld.so-1.7.0 table first, the new one at the next 8-byte boundary); string offsets count from
+ * the new table's header, as glibc's dl-cache.c reads them ---- */
+typedef struct ldcache_entry {
+    int flags;
+    const char *key, *value;
+} ldcache_entry;
+
+static size_t make_ldcache(unsigned char *buf, size_t cap, int compat, const ldcache_entry *e, uint32_t n) {
+    memset(buf, 0, cap);
+    size_t base = 0;
+    if (compat) {
+        memcpy(buf, "ld.so-1.7.0", 11);
+        memcpy(buf + 12, &n, 4);
+        base = (16 + (size_t)n * 12 + 7) & ~(size_t)7; /* the old entries are left zero */
+    }
+    unsigned char *h = buf + base;
+    memcpy(h, "glibc-ld.so.cache1.1", 20);
+    memcpy(h + 20, &n, 4);
+    size_t str = 48 + (size_t)n * 24;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char *ent = h + 48 + (size_t)i * 24;
+        uint32_t k = (uint32_t)str, v;
+        memcpy(h + str, e[i].key, strlen(e[i].key) + 1);
+        str += strlen(e[i].key) + 1;
+        v = (uint32_t)str;
+        memcpy(h + str, e[i].value, strlen(e[i].value) + 1);
+        str += strlen(e[i].value) + 1;
+        memcpy(ent, &e[i].flags, 4);
+        memcpy(ent + 4, &k, 4);
+        memcpy(ent + 8, &v, 4);
+    }
+    assert_true(base + str <= cap);
+    return base + str;
+}
+
+/* The aarch64 build reads only aarch64 entries (FLAG_AARCH64_LIB64), the x86-64 build only
+ * x86-64 ones, in both formats: a multiarch cache (or a foreign one under emulation) lists both. */
+static void test_ldcache_arch_flags(void **state) {
+    (void)state;
+    const ldcache_entry e[] = {
+        {0x0303, "libcudart.so.13", "/usr/lib/x86_64-linux-gnu/libcudart.so.13"},
+        {0x0a03, "libcudart.so.13", "/usr/lib/aarch64-linux-gnu/libcudart.so.13"},
+        {0x0a03, "libcuda.so.1", "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1"},
+        {0x0a01, "libold.so.1", "/lib/libold.so.1"}, /* not FLAG_ELF_LIBC6: never */
+    };
+    static unsigned char buf[4096];
+    for (int compat = 0; compat < 2; compat++) {
+        size_t n = make_ldcache(buf, sizeof buf, compat, e, 4);
+        char *p = cl_ldcache_lookup_arch(buf, n, "libcudart.so.13", CL_LDCACHE_AARCH64_LIB64);
+        assert_non_null(p);
+        assert_string_equal(p, "/usr/lib/aarch64-linux-gnu/libcudart.so.13");
+        free(p);
+        p = cl_ldcache_lookup_arch(buf, n, "libcudart.so.13", CL_LDCACHE_X8664_LIB64);
+        assert_non_null(p);
+        assert_string_equal(p, "/usr/lib/x86_64-linux-gnu/libcudart.so.13");
+        free(p);
+        assert_null(cl_ldcache_lookup_arch(buf, n, "libcuda.so.1", CL_LDCACHE_X8664_LIB64));
+        p = cl_ldcache_lookup_arch(buf, n, "libcuda.so.1", CL_LDCACHE_AARCH64_LIB64);
+        assert_non_null(p);
+        free(p);
+        assert_null(cl_ldcache_lookup_arch(buf, n, "libold.so.1", CL_LDCACHE_AARCH64_LIB64));
+        /* cut inside the strings, the entries or the headers: refused or not found, never read past */
+        for (size_t cut = 0; cut < n; cut += 7) {
+            p = cl_ldcache_lookup_arch(buf, cut, "libcudart.so.13", CL_LDCACHE_AARCH64_LIB64);
+            if (p) assert_string_equal(p, "/usr/lib/aarch64-linux-gnu/libcudart.so.13");
+            free(p);
+        }
+    }
+    /* an old table that claims more entries than the file holds */
+    size_t n = make_ldcache(buf, sizeof buf, 1, e, 4);
+    uint32_t huge = 0x10000000;
+    memcpy(buf + 12, &huge, 4);
+    assert_null(cl_ldcache_lookup_arch(buf, n, "libcudart.so.13", CL_LDCACHE_AARCH64_LIB64));
+}
+
+/* The toolkit's targets/<triple> dirs: x86_64-linux; on aarch64 both layouts, the server's
+ * (sbsa-linux) first, Jetson's (aarch64-linux) first on a Tegra. */
+static void test_target_triples(void **state) {
+    (void)state;
+    const char *t[CL_MAX_TRIPLES];
+    assert_int_equal(cl_target_triples(CL_MACHINE_X86_64, 0, t), 1);
+    assert_string_equal(t[0], "x86_64-linux");
+    assert_int_equal(cl_target_triples(CL_MACHINE_AARCH64, 0, t), 2);
+    assert_string_equal(t[0], "sbsa-linux");
+    assert_string_equal(t[1], "aarch64-linux");
+    assert_int_equal(cl_target_triples(CL_MACHINE_AARCH64, 1, t), 2);
+    assert_string_equal(t[0], "aarch64-linux");
+    assert_string_equal(t[1], "sbsa-linux");
+}
+
+/* Tegra from a crafted root: L4T's /etc/nv_tegra_release, or the device tree's compatible list
+ * (NUL-separated strings: a container without L4T's /etc); neither on a server. */
+static void test_detect_tegra(void **state) {
+    (void)state;
+    const char *why = NULL;
+    char *server = th_tmpdir(), *l4t = th_tmpdir(), *dt = th_tmpdir(), *other = th_tmpdir(), path[PATH_MAX];
+    assert_int_equal(cl_detect_tegra(server, &why), 0);
+    assert_non_null(why);
+    snprintf(path, sizeof path, "%s/etc", l4t);
+    th_mkdirs(path);
+    snprintf(path, sizeof path, "%s/etc/nv_tegra_release", l4t);
+    th_write(path, "# R36 (release), REVISION: 4.3\n", 31);
+    assert_int_equal(cl_detect_tegra(l4t, &why), 1);
+    static const char compat[] = "nvidia,p3737-0000+p3701-0005\0nvidia,p3701-0005\0nvidia,tegra234";
+    snprintf(path, sizeof path, "%s/proc/device-tree", dt);
+    th_mkdirs(path);
+    snprintf(path, sizeof path, "%s/proc/device-tree/compatible", dt);
+    th_write(path, compat, sizeof compat);
+    assert_int_equal(cl_detect_tegra(dt, &why), 1);
+    /* an Arm server's device tree (no "nvidia,tegra") */
+    snprintf(path, sizeof path, "%s/proc/device-tree", other);
+    th_mkdirs(path);
+    snprintf(path, sizeof path, "%s/proc/device-tree/compatible", other);
+    th_write(path, "nvidia,grace\0arm,sbsa", 22);
+    assert_int_equal(cl_detect_tegra(other, &why), 0);
+    free(server), free(l4t), free(dt), free(other);
+}
+
 static void test_site_packages_of(void **state) {
     (void)state;
     char *tmp = th_tmpdir();
@@ -183,6 +302,24 @@ static void test_config_validation(void **state) {
     cl_config_free(&cfg);
     assert_non_null(strstr(cl_buf_str(&err), "11 is not a CUDA major"));
     cl_buf_free(&err);
+
+    /* CUDALOAD_PLATFORM: auto, sbsa, tegra, nothing else */
+    const char *platforms[] = {"auto", "sbsa", "tegra", "jetson"};
+    const int want[] = {CL_PLATFORM_AUTO, CL_PLATFORM_SBSA, CL_PLATFORM_TEGRA, -1};
+    for (size_t i = 0; i < 4; i++) {
+        setenv("CUDALOAD_PLATFORM", platforms[i], 1);
+        cudaload_options_init(&o);
+        cudaload_status st = cl_config_build(&cfg, &o, &err);
+        if (want[i] < 0) {
+            assert_int_equal(st, CUDALOAD_ERROR_INVALID_OPTION);
+        } else {
+            assert_int_equal(st, CUDALOAD_OK);
+            assert_int_equal(cfg.platform, want[i]);
+        }
+        cl_config_free(&cfg);
+        cl_buf_free(&err);
+    }
+    unsetenv("CUDALOAD_PLATFORM");
 
     char *longpath = malloc(PATH_MAX + 16);
     longpath[0] = '/';
@@ -366,6 +503,9 @@ int main(void) {
         cmocka_unit_test_setup(test_elf_check, load_real_header),
         cmocka_unit_test(test_proc_driver_version),
         cmocka_unit_test(test_ldcache_lookup),
+        cmocka_unit_test(test_ldcache_arch_flags),
+        cmocka_unit_test(test_target_triples),
+        cmocka_unit_test(test_detect_tegra),
         cmocka_unit_test(test_site_packages_of),
         cmocka_unit_test(test_config_validation),
         cmocka_unit_test(test_gate_major),
