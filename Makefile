@@ -519,3 +519,4 @@ clean:
 
 # ---- Windows (mingw-w64, tested under wine): make windows, make check-windows ----
 include mk/windows.mk
+include mk/aarch64.mk
