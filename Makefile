@@ -210,7 +210,8 @@ check-generate: py-testenv $(PROBE)
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
 # the Python package's extension (python-shim/setup.py compiles the same files).
-PROBE_SRC  := tools/cudaload-probe.c $(wildcard tools/probe_*.c)
+# tools/probe_platform_windows.c is the mingw build's (mk/windows.mk).
+PROBE_SRC  := tools/cudaload-probe.c $(filter-out tools/probe_platform_windows.c,$(wildcard tools/probe_*.c))
 $(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h include/cudaload_tables.h
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)

@@ -18,7 +18,7 @@ WIN_CFLAGS  := -std=c11 $(WARN) -Wno-format -O2 -g -D__USE_MINGW_ANSI_STDIO=1 -D
                -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
 WIN_LIB_SRC := $(filter-out libcudaload/platform_posix.c,$(LIB_SRC)) libcudaload/platform_windows.c
 WIN_LIB_OBJ := $(WIN_LIB_SRC:libcudaload/%.c=$(WB)/obj/%.o)
-WIN_PROBE_SRC := tools/cudaload-probe.c $(wildcard tools/probe_*.c)
+WIN_PROBE_SRC := tools/cudaload-probe.c $(filter-out tools/probe_platform_posix.c,$(wildcard tools/probe_*.c))
 WIN_BINS    := $(WB)/libcudaload.a $(WB)/cudaload-probe.exe $(WB)/tests/test_windows.exe $(WB)/tests/nvcuda.dll
 
 .PHONY: windows check-windows windows-tools
