@@ -69,6 +69,9 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
     mkdir -p "$WINEPREFIX"
     # no display needed: wineboot without a desktop; DISPLAY unset so no X connection is tried
     DISPLAY= "$wine" wineboot -i >/dev/null 2>&1 || true
+    # wineboot returns before the wineserver has written the registry: wait for it to exit
+    wineserver=$(command -v wineserver || command -v "$(dirname "$wine")/wineserver" || echo /usr/lib/wine/wineserver)
+    "$wineserver" -w 2>/dev/null || true
     [ -f "$WINEPREFIX/system.reg" ] || { echo "check-windows: wineboot did not create $WINEPREFIX" >&2; exit 1; }
 fi
 winpath() { echo "Z:$1"; }
