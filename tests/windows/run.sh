@@ -60,6 +60,8 @@ dll12=$t/cu12/nvidia/cuda_runtime/bin/cudart64_12.dll
 mkdir -p "$t/cudapath/bin" "$t/conda/Library/bin" "$t/venv/Lib/site-packages/nvidia/cuda_runtime/bin" "$t/cwd" \
     "$t/bad-text/nvidia/cu13/bin/x86_64" "$t/bad-elf/nvidia/cu13/bin/x86_64"
 for d in cudapath/bin conda/Library/bin venv/Lib/site-packages/nvidia/cuda_runtime/bin cwd; do cp "$dll12" "$t/$d/"; done
+mkdir -p "$t/cudapath13/bin/x64"
+cp "$t/cu13/nvidia/cu13/bin/x86_64/cudart64_13.dll" "$t/cudapath13/bin/x64/"
 echo "not a library" > "$t/bad-text/nvidia/cu13/bin/x86_64/cudart64_13.dll"
 cp /bin/true "$t/bad-elf/nvidia/cu13/bin/x86_64/cudart64_13.dll"
 
