@@ -124,5 +124,15 @@ else:
 PY
 then echo "[  OK  ] probe --json (CUDA 13 driver): valid JSON, cudart64_13.dll found in nvidia/cu13/bin/x86_64"
 else echo "[FAILED] probe --json (CUDA 13 driver) ($json13)"; rc=1; fi
+# ---- the bundled kernels: the Linux build's fatbin, embedded whole (WIN_FATBIN; none without nvcc) ----
+if [ -n "${WIN_FATBIN:-}" ]; then
+    if "$python" - "$json13" "$(wc -c < "$WIN_FATBIN")" <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))["kernels"]
+assert k["fatbin_bytes"] == int(sys.argv[2]), (k["fatbin_bytes"], sys.argv[2])
+PY
+    then echo "[  OK  ] the bundled kernels' fatbin embedded ($(wc -c < "$WIN_FATBIN") bytes, the Linux build's)"
+    else echo "[FAILED] the bundled kernels' fatbin ($json13)"; rc=1; fi
+fi
 log "done in $((SECONDS - start)) s"
 exit $rc
