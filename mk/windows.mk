@@ -24,7 +24,8 @@ ifneq ($(NVCC),)
 WIN_LIB_OBJ += $(WB)/obj/fatbin_windows.o
 endif
 WIN_PROBE_SRC := tools/cudaload-probe.c $(filter-out tools/probe_platform_posix.c,$(wildcard tools/probe_*.c))
-WIN_BINS    := $(WB)/libcudaload.a $(WB)/cudaload-probe.exe $(WB)/tests/test_windows.exe $(WB)/tests/nvcuda.dll
+WIN_BINS    := $(WB)/libcudaload.a $(WB)/cudaload-probe.exe $(WB)/tests/test_windows.exe $(WB)/tests/nvcuda.dll \
+               $(WB)/tests/deps/cudart64_12.dll
 
 .PHONY: windows check-windows windows-tools
 windows-tools:
@@ -61,3 +62,11 @@ $(WB)/tests/nvcuda.dll: tests/fake/fake_cuda.c | $(WB)/tests
 # Without mingw-w64 nothing is built and run.sh says SKIP (exit 0), or fails under CI=true.
 check-windows: $(if $(MINGW_CC),windows)
 	WINE=$(or $(WINE),wine64) WB=$(abspath $(WB)) WIN_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/windows/run.sh
+
+# dependencies from the DLL's own directory: a cudart64_12.dll importing cl_sibling.dll
+$(WB)/tests/deps/cl_sibling.dll: tests/windows/fake_sibling.c
+	mkdir -p $(@D)
+	$(MINGW_CC) -O2 -shared -static -o $@ $< -Wl,--out-implib,$(WB)/tests/deps/libcl_sibling.a
+
+$(WB)/tests/deps/cudart64_12.dll: tests/windows/fake_dep_cudart.c $(WB)/tests/deps/cl_sibling.dll
+	$(MINGW_CC) -O2 -shared -static -o $@ $< -L$(WB)/tests/deps -lcl_sibling

@@ -62,6 +62,8 @@ mkdir -p "$t/cudapath/bin" "$t/conda/Library/bin" "$t/venv/Lib/site-packages/nvi
 for d in cudapath/bin conda/Library/bin venv/Lib/site-packages/nvidia/cuda_runtime/bin cwd; do cp "$dll12" "$t/$d/"; done
 mkdir -p "$t/cudapath13/bin/x64"
 cp "$t/cu13/nvidia/cu13/bin/x86_64/cudart64_13.dll" "$t/cudapath13/bin/x64/"
+mkdir -p "$t/deps/nvidia/cuda_runtime/bin"
+cp "$WB/tests/deps/cudart64_12.dll" "$WB/tests/deps/cl_sibling.dll" "$t/deps/nvidia/cuda_runtime/bin/"
 echo "not a library" > "$t/bad-text/nvidia/cu13/bin/x86_64/cudart64_13.dll"
 cp /bin/true "$t/bad-elf/nvidia/cu13/bin/x86_64/cudart64_13.dll"
 

@@ -338,6 +338,18 @@ static void case_wheel_before_cwd_and_path(void) {
     if (failures) dump(&rt);
 }
 
+/* A DLL's dependencies come from its own directory: deps/.../cudart64_12.dll imports cl_sibling.dll,
+ * which lies only next to it (tests/windows/fake_dep_cudart.c); its version is the sibling's 12080. */
+static void case_deps_from_same_dir(void) {
+    CHECK_INT(init_roots(tree("deps"), NULL), CUDALOAD_OK);
+    cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
+    CHECK_INT(rt.status, CUDALOAD_OK);
+    CHECK(ends_with(rt.path, "/deps/nvidia/cuda_runtime/bin/cudart64_12.dll"));
+    CHECK_INT(rt.version, 12080);
+    CHECK(GetModuleHandleA("cl_sibling.dll") != NULL);
+    if (failures) dump(&rt);
+}
+
 /* Find-only locates the wheel's DLL without loading it. */
 static void case_find_only(void) {
     const char *roots[1] = {tree("cu12")};
@@ -388,6 +400,7 @@ static const test_case cases[] = {
     {"bad_files_skipped", case_bad_files_skipped},
     {"not_cwd_nor_path", case_not_cwd_nor_path},
     {"wheel_before_cwd_and_path", case_wheel_before_cwd_and_path},
+    {"deps_from_same_dir", case_deps_from_same_dir},
     {"find_only", case_find_only},
     {"catalogue_names", case_catalogue_names},
 };
