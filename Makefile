@@ -86,7 +86,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: windows check-windows check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -119,6 +119,11 @@ help:
 	@echo "                    by zig run there (root and network; skipped with the reason otherwise)"
 	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
 	@echo "  bench/python_calls.py   cudaload.saxpy/sgemm per call against torch's own (GPU machine, the package installed)"
+	@echo "  make windows      the Windows x86_64 build with mingw-w64 (mk/windows.mk), static, in $(B)/win:"
+	@echo "                    libcudaload.a, cudaload-probe.exe, test_windows.exe, the fake nvcuda.dll"
+	@echo "  make check-windows  the Windows tests under wine against the real win_amd64 nvidia-cuda-runtime"
+	@echo "                    wheels (13.x, -cu12; cached in $(B)/win/wheels) and the probe's JSON; SKIP"
+	@echo "                    without mingw-w64/wine (a failure under CI=true); not part of make check"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    on every device with two or more GPUs (gpu_multi), compute-sanitizer"
 	@echo "                    memcheck (skipped with a reason without a GPU)"
@@ -227,7 +232,8 @@ check-generate: py-testenv $(PROBE)
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
 # the Python package's extension (python-shim/setup.py compiles the same files).
-PROBE_SRC  := tools/cudaload-probe.c $(wildcard tools/probe_*.c)
+# tools/probe_platform_windows.c is the mingw build's (mk/windows.mk).
+PROBE_SRC  := tools/cudaload-probe.c $(filter-out tools/probe_platform_windows.c,$(wildcard tools/probe_*.c))
 $(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h include/cudaload_tables.h
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)

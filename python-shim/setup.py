@@ -166,7 +166,8 @@ class BuildExt(build_ext):
             cmd.insert(-1, "CC=%s" % (os.environ.get("CC") or " ".join(zig)))
         print("cudaload: building libcudaload: %s" % " ".join(cmd), flush=True)
         subprocess.check_call(cmd)
-        ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c")]
+        # the Windows platform file is the mingw build's (mk/windows.mk); the sdist still carries it
+        ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c") if f.name != "probe_platform_windows.c"]
         ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
         ext.extra_compile_args = list(ext.extra_compile_args) + ["-isystem", inc]
         ext.extra_objects = [str(libdir / "libcudaload.a")]

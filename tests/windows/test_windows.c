@@ -299,6 +299,57 @@ static void case_not_cwd_nor_path(void) {
     if (failures) dump(&rt);
 }
 
+/* CUDA_PATH\bin\x64 (the 13.x toolkit layout) is the cuda_home source. Find-only: cudart64_13.dll's
+ * cudaRuntimeGetVersion needs a real driver (wheel_cu13 says why); where it lies is what is checked. */
+static void case_cuda_path_13(void) {
+    char v[1100];
+    snprintf(v, sizeof v, "CUDA_PATH=%s", tree("cudapath13"));
+    _putenv(v);
+    _putenv("FAKE_CUDA_VERSION=13050");
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.flags = CUDALOAD_FLAG_FIND_ONLY;
+    CHECK_INT(cudaload_init(&o), CUDALOAD_OK);
+    cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
+    CHECK_INT(rt.status, CUDALOAD_OK);
+    CHECK_INT(rt.source, CUDALOAD_SOURCE_CUDA_HOME);
+    CHECK(ends_with(rt.path, "/cudapath13/bin/x64/cudart64_13.dll"));
+    if (failures) dump(&rt);
+}
+
+/* A decoy cudart64_12.dll in the current directory and in PATH: the wheel's copy is the one taken
+ * and loaded (the module in memory is the wheel's file), the decoys are never candidates. */
+static void case_wheel_before_cwd_and_path(void) {
+    char v[1100];
+    snprintf(v, sizeof v, "PATH=%s", tree("cwd"));
+    _putenv(v);
+    CHECK(SetCurrentDirectoryA(tree("cwd")));
+    CHECK_INT(init_roots(tree("cu12"), NULL), CUDALOAD_OK);
+    cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
+    CHECK_INT(rt.status, CUDALOAD_OK);
+    CHECK(ends_with(rt.path, "/cu12/nvidia/cuda_runtime/bin/cudart64_12.dll"));
+    char file[MAX_PATH] = "";
+    HMODULE h = GetModuleHandleA("cudart64_12.dll");
+    CHECK(h != NULL && GetModuleFileNameA(h, file, sizeof file) > 0);
+    for (char *p = file; *p; p++)
+        if (*p == '\\') *p = '/';
+    CHECK(ends_with(file, "/cu12/nvidia/cuda_runtime/bin/cudart64_12.dll"));
+    for (size_t i = 0; i < rt.n_candidates; i++) CHECK(strstr(rt.candidates[i].path, "/cwd/") == NULL);
+    if (failures) dump(&rt);
+}
+
+/* A DLL's dependencies come from its own directory: deps/.../cudart64_12.dll imports cl_sibling.dll,
+ * which lies only next to it (tests/windows/fake_dep_cudart.c); its version is the sibling's 12080. */
+static void case_deps_from_same_dir(void) {
+    CHECK_INT(init_roots(tree("deps"), NULL), CUDALOAD_OK);
+    cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
+    CHECK_INT(rt.status, CUDALOAD_OK);
+    CHECK(ends_with(rt.path, "/deps/nvidia/cuda_runtime/bin/cudart64_12.dll"));
+    CHECK_INT(rt.version, 12080);
+    CHECK(GetModuleHandleA("cl_sibling.dll") != NULL);
+    if (failures) dump(&rt);
+}
+
 /* Find-only locates the wheel's DLL without loading it. */
 static void case_find_only(void) {
     const char *roots[1] = {tree("cu12")};
@@ -340,6 +391,7 @@ static const test_case cases[] = {
     {"driver_too_old_for_13", case_driver_too_old_for_13},
     {"reused_when_loaded", case_reused_when_loaded},
     {"cuda_path", case_cuda_path},
+    {"cuda_path_13", case_cuda_path_13},
     {"conda", case_conda},
     {"venv", case_venv},
     {"cudaload_path_list", case_cudaload_path_list},
@@ -347,6 +399,8 @@ static const test_case cases[] = {
     {"exact_file_backslashes", case_exact_file_backslashes},
     {"bad_files_skipped", case_bad_files_skipped},
     {"not_cwd_nor_path", case_not_cwd_nor_path},
+    {"wheel_before_cwd_and_path", case_wheel_before_cwd_and_path},
+    {"deps_from_same_dir", case_deps_from_same_dir},
     {"find_only", case_find_only},
     {"catalogue_names", case_catalogue_names},
 };

@@ -1,42 +1,12 @@
 /*
- * probe_platform.c -- probe_platform.h: POSIX first, then Windows (mingw-w64). Small on
- * purpose: the probe reads everything else through libcudaload's public API.
+ * probe_platform_windows.c -- probe_platform.h on Windows (mingw-w64). Small on purpose: the probe
+ * reads everything else through libcudaload's public API. POSIX: probe_platform_posix.c.
  */
-#define _GNU_SOURCE
 #include "probe_platform.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef _WIN32
-#include <grp.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-char *probe_realpath(const char *path) { return path ? realpath(path, NULL) : NULL; }
-
-int probe_is_absolute(const char *path) { return path && path[0] == '/'; }
-
-int probe_exists(const char *path) { return access(path, F_OK) == 0; }
-
-int probe_others_may_write(const char *path, int is_dir, unsigned *mode, unsigned *gid) {
-    struct stat st;
-    if (stat(path, &st) != 0 || !(st.st_mode & (S_IWOTH | S_IWGRP))) return 0;
-    if (is_dir && (st.st_mode & S_ISVTX)) return 0; /* /tmp-like: nobody replaces another's file */
-    *mode = (unsigned)st.st_mode & 0777;
-    *gid = (unsigned)st.st_gid;
-    return 1;
-}
-
-const char *probe_group_name(unsigned gid, char *buf, size_t n) {
-    struct group *g = getgrgid((gid_t)gid);
-    if (!g || !g->gr_name) return NULL; /* no name for it (no NSS entry) */
-    snprintf(buf, n, "%s", g->gr_name);
-    return buf;
-}
-
-#else
 #include <windows.h>
 
 char *probe_realpath(const char *path) {
@@ -66,4 +36,3 @@ const char *probe_group_name(unsigned gid, char *buf, size_t n) {
     (void)gid, (void)buf, (void)n;
     return NULL;
 }
-#endif
