@@ -86,7 +86,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: windows check-windows check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -97,8 +97,8 @@ help:
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
-	@echo "                    check-tsan, check-valgrind, check-python and check-oldglibc;"
-	@echo "                    no GPU needed"
+	@echo "                    check-tsan, check-valgrind, check-python, check-oldglibc, check-aarch64 and"
+	@echo "                    check-windows; no GPU needed"
 	@echo "  make generate     regenerate the typed tables and the stubs from the CUDA headers and the"
 	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
 	@echo "                    libcudaload/api_*.inc, stubs/gen/, docs/api-coverage.md; make check fails"
@@ -123,7 +123,12 @@ help:
 	@echo "                    libcudaload.a, cudaload-probe.exe, test_windows.exe, the fake nvcuda.dll"
 	@echo "  make check-windows  the Windows tests under wine against the real win_amd64 nvidia-cuda-runtime"
 	@echo "                    wheels (13.x, -cu12; cached in $(B)/win/wheels) and the probe's JSON; SKIP"
-	@echo "                    without mingw-w64/wine (a failure under CI=true); not part of make check"
+	@echo "                    without mingw-w64/wine (a failure under CI=true)"
+	@echo "  make CROSS=aarch64-linux-gnu-  the aarch64 Linux build in build/aarch64-linux-gnu (the same fatbin)"
+	@echo "  make aarch64      that build's library, probe, fake libcuda and tests/aarch64/test_aarch64"
+	@echo "  make check-aarch64  the aarch64 loader tests under qemu-aarch64-static against NVIDIA's real"
+	@echo "                    aarch64 wheels (nvidia-cuda-runtime 13.x, -cu12; cached in ARM_WHEELS) and the"
+	@echo "                    probe's JSON; SKIP without the cross compiler or qemu (a failure under CI=true)"
 	@echo "  make check-gpu    GPU tests: loader with the real driver, SAXPY/SGEMM on both backends,"
 	@echo "                    on every device with two or more GPUs (gpu_multi), compute-sanitizer"
 	@echo "                    memcheck (skipped with a reason without a GPU)"
@@ -315,6 +320,8 @@ check: test-deps
 	$(MAKE) check-valgrind
 	$(MAKE) check-python
 	$(MAKE) check-oldglibc
+	$(MAKE) check-aarch64
+	$(MAKE) check-windows
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels $(B)/tests/gpu_multi
@@ -525,4 +532,5 @@ clean:
 
 # ---- Windows (mingw-w64, tested under wine): make windows, make check-windows ----
 include mk/windows.mk
+# ---- aarch64 Linux (a cross compiler, tested under qemu-user): make aarch64, make check-aarch64 ----
 include mk/aarch64.mk

@@ -11,6 +11,7 @@
 set -euo pipefail
 : "${AB:?AB: the aarch64 build directory (make check-aarch64 sets it)}"
 qemu=${QEMU:-qemu-aarch64-static}
+[ -n "$qemu" ] || qemu=qemu-aarch64-static
 sysroot=${SYSROOT:-/usr/aarch64-linux-gnu}
 python=${PYTHON:-python3}
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -19,6 +20,22 @@ if [ -z "${ARM_WHEELS:-}" ]; then
 fi
 start=$SECONDS
 log() { echo "check-aarch64: $*"; }
+
+# ---- the tools: missing ones skip (exit 0) on a developer's machine, fail on CI (CI=true) ----
+missing=
+[ -x "$AB/tests/test_aarch64" ] || missing="$missing gcc-aarch64-linux-gnu libc6-dev-arm64-cross (aarch64-linux-gnu-gcc)"
+command -v "$qemu" >/dev/null 2>&1 || missing="$missing qemu-user-static"
+[ -d "$sysroot/lib" ] || missing="$missing libc6-arm64-cross ($sysroot)"
+command -v unzip >/dev/null 2>&1 || missing="$missing unzip"
+"$python" -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+if [ -n "$missing" ]; then
+    if [ "${CI:-}" = true ]; then
+        echo "check-aarch64: FAILED: missing:$missing" >&2
+        exit 1
+    fi
+    echo "SKIP: check-aarch64: missing:$missing (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static unzip python3-pip)"
+    exit 0
+fi
 
 # ---- the wheels (downloaded once; nothing pinned: the newest, kept until ARM_WHEELS is removed) ----
 mkdir -p "$ARM_WHEELS"
@@ -85,5 +102,15 @@ assert skipped == ["DRIVER_TOO_OLD"], skipped
 PY
 then echo "[  OK  ] probe --json: valid JSON, libcudart.so.13 skipped (driver too old), libcudart.so.12 taken"
 else echo "[FAILED] probe --json ($json)"; rc=1; fi
+# ---- the bundled kernels: the native build's fatbin, embedded whole (ARM_FATBIN; none without nvcc) ----
+if [ -n "${ARM_FATBIN:-}" ]; then
+    if "$python" - "$json" "$(wc -c < "$ARM_FATBIN")" <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))["kernels"]
+assert k["fatbin_bytes"] == int(sys.argv[2]), (k["fatbin_bytes"], sys.argv[2])
+PY
+    then echo "[  OK  ] the bundled kernels' fatbin embedded ($(wc -c < "$ARM_FATBIN") bytes, the x86-64 build's)"
+    else echo "[FAILED] the bundled kernels' fatbin ($json)"; rc=1; fi
+fi
 log "done in $((SECONDS - start)) s"
 exit $rc
