@@ -30,5 +30,5 @@ check-aarch64: $(if $(ARM_CC),aarch64)
 	  ARM_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/aarch64/run.sh
 
 # the test program, built by the CROSS make above (B is then the aarch64 build dir)
-$(B)/tests/test_aarch64: tests/aarch64/test_aarch64.c $(B)/libcudaload.so include/cudaload.h | $(B)/tests
-	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< -L$(B) -lcudaload -ldl
+$(B)/tests/test_aarch64: tests/aarch64/test_aarch64.c tests/emu_runner.h $(B)/libcudaload.so include/cudaload.h | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -Itests -isystem $(CUDA_INC) -o $@ $< -L$(B) -lcudaload -ldl

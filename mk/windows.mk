@@ -52,8 +52,8 @@ $(WB)/libcudaload.a: $(WIN_LIB_OBJ)
 $(WB)/cudaload-probe.exe: $(WIN_PROBE_SRC) $(wildcard tools/*.h) $(WB)/libcudaload.a | $(WB)
 	$(MINGW_CC) $(WIN_CFLAGS) -Itools -static -o $@ $(WIN_PROBE_SRC) $(WB)/libcudaload.a -lm
 
-$(WB)/tests/test_windows.exe: tests/windows/test_windows.c $(WB)/libcudaload.a | $(WB)/tests
-	$(MINGW_CC) $(WIN_CFLAGS) -static -o $@ $< $(WB)/libcudaload.a
+$(WB)/tests/test_windows.exe: tests/windows/test_windows.c tests/emu_runner.h $(WB)/libcudaload.a | $(WB)/tests
+	$(MINGW_CC) $(WIN_CFLAGS) -Itests -static -o $@ $< $(WB)/libcudaload.a
 
 # the fake driver, as the application directory's nvcuda.dll of the test program
 $(WB)/tests/nvcuda.dll: tests/fake/fake_cuda.c | $(WB)/tests

@@ -21,42 +21,11 @@
  * cudaRuntimeGetVersion of the wheels (13050, 12090), from their versions.
  */
 #define _GNU_SOURCE
-#include "cudaload.h"
+#define EMU_RUNNER_NAME "test_aarch64"
+#include "emu_runner.h"
 #include "cudaload_tables.h"
 
 #include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_INT(a, b)                                                                               \
-    do {                                                                                              \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                           \
-        if (a_ != b_) {                                                                               \
-            fprintf(stderr, "  %s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, \
-                    #b, a_, b_);                                                                      \
-            failures++;                                                                               \
-        }                                                                                             \
-    } while (0)
-
-static const char *env_or_die(const char *name) {
-    const char *v = getenv(name);
-    if (!v || !v[0]) {
-        fprintf(stderr, "test_aarch64: %s is not set (run through tests/aarch64/run.sh)\n", name);
-        exit(2);
-    }
-    return v;
-}
 
 /* trees/<rel> */
 static const char *tree(const char *rel) {
@@ -65,31 +34,6 @@ static const char *tree(const char *rel) {
     char *b = buf[k++ % 8];
     snprintf(b, sizeof buf[0], "%s/%s", env_or_die("CL_ARM_TREES"), rel);
     return b;
-}
-
-static int ends_with(const char *s, const char *tail) {
-    size_t ls = s ? strlen(s) : 0, lt = strlen(tail);
-    return s && ls >= lt && strcmp(s + ls - lt, tail) == 0;
-}
-
-static cudaload_library_info info_of(cudaload_lib lib) {
-    cudaload_library_info info = {.size = sizeof info};
-    CHECK_INT(cudaload_get_library_info(lib, &info), CUDALOAD_OK);
-    return info;
-}
-
-static int has_reason(const cudaload_library_info *info, const char *path_tail, cudaload_reason reason) {
-    for (size_t i = 0; i < info->n_candidates; i++)
-        if (ends_with(info->candidates[i].path, path_tail) && info->details[i].reason == reason) return 1;
-    return 0;
-}
-
-static void dump(const cudaload_library_info *info) {
-    fprintf(stderr, "  %s: %s path=%s source=%s major=%d version=%d\n", info->name, cudaload_status_name(info->status),
-            info->path ? info->path : "-", cudaload_source_name(info->source), info->major, info->version);
-    for (size_t i = 0; i < info->n_candidates; i++)
-        fprintf(stderr, "    %s [%s] %s\n", info->candidates[i].path, cudaload_reason_name(info->details[i].reason),
-                info->candidates[i].reason);
 }
 
 static cudaload_status init_roots(const char *r1, const char *r2, unsigned flags) {
@@ -101,8 +45,6 @@ static cudaload_status init_roots(const char *r1, const char *r2, unsigned flags
     o.flags = flags;
     return cudaload_init(&o);
 }
-
-static int expected(const char *var) { return atoi(env_or_die(var)); }
 
 /* ---- the cases ---- */
 

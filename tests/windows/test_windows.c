@@ -21,40 +21,10 @@
  * CL_WIN_CU13_VERSION: the cudaRuntimeGetVersion of the cu13 wheel (13050), CL_WIN_CU12_VERSION
  * the cu12 wheel's (12090), from the wheels' versions.
  */
-#include "cudaload.h"
+#define EMU_RUNNER_NAME "test_windows"
+#include "emu_runner.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <windows.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-#define CHECK_INT(a, b)                                                                               \
-    do {                                                                                              \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                           \
-        if (a_ != b_) {                                                                               \
-            fprintf(stderr, "  %s:%d: CHECK failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, \
-                    #b, a_, b_);                                                                      \
-            failures++;                                                                               \
-        }                                                                                             \
-    } while (0)
-
-static const char *env_or_die(const char *name) {
-    const char *v = getenv(name);
-    if (!v || !v[0]) {
-        fprintf(stderr, "test_windows: %s is not set (run through tests/windows/run.sh)\n", name);
-        exit(2);
-    }
-    return v;
-}
 
 /* trees/<rel>, '/' separators (what libcudaload reports) */
 static char *tree(const char *rel) {
@@ -67,33 +37,6 @@ static char *tree(const char *rel) {
     return b;
 }
 
-/* Case-insensitive: wine reports the drive letter as it likes. */
-static int ends_with(const char *s, const char *tail) {
-    size_t ls = s ? strlen(s) : 0, lt = strlen(tail);
-    return s && ls >= lt && _stricmp(s + ls - lt, tail) == 0;
-}
-
-static cudaload_library_info info_of(cudaload_lib lib) {
-    cudaload_library_info info = {.size = sizeof info};
-    cudaload_status st = cudaload_get_library_info(lib, &info);
-    CHECK_INT(st, CUDALOAD_OK);
-    return info;
-}
-
-static int has_reason(const cudaload_library_info *info, const char *path_tail, cudaload_reason reason) {
-    for (size_t i = 0; i < info->n_candidates; i++)
-        if (ends_with(info->candidates[i].path, path_tail) && info->details[i].reason == reason) return 1;
-    return 0;
-}
-
-static void dump(const cudaload_library_info *info) {
-    fprintf(stderr, "  %s: %s path=%s source=%s major=%d version=%d\n", info->name, cudaload_status_name(info->status),
-            info->path ? info->path : "-", cudaload_source_name(info->source), info->major, info->version);
-    for (size_t i = 0; i < info->n_candidates; i++)
-        fprintf(stderr, "    %s [%s] %s\n", info->candidates[i].path, cudaload_reason_name(info->details[i].reason),
-                info->candidates[i].reason);
-}
-
 static cudaload_status init_roots(const char *r1, const char *r2) {
     const char *roots[2] = {r1, r2};
     cudaload_options o;
@@ -102,8 +45,6 @@ static cudaload_status init_roots(const char *r1, const char *r2) {
     o.n_roots = r2 ? 2 : r1 ? 1 : 0;
     return cudaload_init(&o);
 }
-
-static int expected(const char *var) { return atoi(env_or_die(var)); }
 
 /* ---- the cases ---- */
 
