@@ -299,6 +299,22 @@ static cudaload_status cl_parse_files(const cudaload_options *o, cl_config *cfg,
     return CUDALOAD_OK;
 }
 
+/* A variable that names one of a few choices: *out = values[k] for names[k]; unset or empty
+ * leaves *out; any other value is INVALID_OPTION naming the variable and the choices. */
+static cudaload_status cl_env_choice(const char *var, const char *const *names, const int *values, size_t n, int *out,
+                                     cl_buf *err) {
+    const char *v = getenv(var);
+    if (!v || !v[0]) return CUDALOAD_OK;
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(v, names[k]) == 0) {
+            *out = values[k];
+            return CUDALOAD_OK;
+        }
+    cl_buf_printf(err, "%s: '%.64s' is not one of ", var, v);
+    for (size_t k = 0; k < n; k++) cl_buf_printf(err, "%s%s", k ? ", " : "", names[k]);
+    return CUDALOAD_ERROR_INVALID_OPTION;
+}
+
 cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl_buf *err) {
     memset(cfg, 0, sizeof *cfg);
     cudaload_options o;
@@ -379,26 +395,21 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
         (st = cl_parse_sources(v, &cfg->sources, err)) != CUDALOAD_OK)
         return st;
     /* validated here, like every other variable: a typo must not silently mean "auto" */
-    if (use_env && (v = getenv("CUDALOAD_BACKEND")) && v[0]) {
-        if (strcmp(v, "auto") == 0) cfg->backend = CUDALOAD_BACKEND_AUTO;
-        else if (strcmp(v, "bundled") == 0) cfg->backend = CUDALOAD_BACKEND_BUNDLED;
-        else if (strcmp(v, "cublas") == 0) cfg->backend = CUDALOAD_BACKEND_CUBLAS;
-        else {
-            cl_buf_printf(err, "CUDALOAD_BACKEND: '%.64s' is not one of auto, bundled, cublas", v);
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-    }
+    static const char *const backends[] = {"auto", "bundled", "cublas"};
+    static const int backend_values[] = {CUDALOAD_BACKEND_AUTO, CUDALOAD_BACKEND_BUNDLED, CUDALOAD_BACKEND_CUBLAS};
+    if (use_env && (st = cl_env_choice("CUDALOAD_BACKEND", backends, backend_values, 3, &cfg->backend, err)) != CUDALOAD_OK)
+        return st;
     /* the toolkit layout to search first on aarch64 (search.c: cl_search_tegra): forces what
      * detection would say, for a container that hides the board, and for the tests */
-    if (use_env && (v = getenv("CUDALOAD_PLATFORM")) && v[0]) {
-        if (strcmp(v, "auto") == 0) cfg->platform = CL_PLATFORM_AUTO;
-        else if (strcmp(v, "sbsa") == 0) cfg->platform = CL_PLATFORM_SBSA;
-        else if (strcmp(v, "tegra") == 0) cfg->platform = CL_PLATFORM_TEGRA;
-        else {
-            cl_buf_printf(err, "CUDALOAD_PLATFORM: '%.64s' is not one of auto, sbsa, tegra", v);
-            return CUDALOAD_ERROR_INVALID_OPTION;
-        }
-    }
+    static const char *const platforms[] = {"auto", "sbsa", "tegra"};
+    static const int platform_values[] = {CL_PLATFORM_AUTO, CL_PLATFORM_SBSA, CL_PLATFORM_TEGRA};
+    if (use_env && (st = cl_env_choice("CUDALOAD_PLATFORM", platforms, platform_values, 3, &cfg->platform, err)) != CUDALOAD_OK)
+        return st;
+    /* whether a cuda-compat libcuda may replace the system's driver (walk.c: cl_use_compat) */
+    static const char *const compat[] = {"auto", "never", "0", "off", "no"};
+    static const int compat_values[] = {0, 1, 1, 1, 1};
+    if (use_env && (st = cl_env_choice("CUDALOAD_COMPAT", compat, compat_values, 5, &cfg->compat_never, err)) != CUDALOAD_OK)
+        return st;
     return CUDALOAD_OK;
 }
 

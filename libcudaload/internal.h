@@ -90,6 +90,7 @@ typedef struct cl_config {
     int backend;             /* CUDALOAD_BACKEND parsed at init (cudaload_backend), -1 when unset */
     int env_read;            /* CUDALOAD_* were read */
     int platform;            /* CUDALOAD_PLATFORM: CL_PLATFORM_AUTO (detected), _SBSA or _TEGRA */
+    int compat_never;        /* CUDALOAD_COMPAT=never: no cuda-compat copy in place of the driver */
 } cl_config;
 #define CL_PLATFORM_AUTO 0
 #define CL_PLATFORM_SBSA 1

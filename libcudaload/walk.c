@@ -1061,17 +1061,11 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
  * driver the process had loaded before or the caller named (CUDALOAD_DRIVER_PATH), or when the
  * kernel module's branch is unknown. On a GPU without forward compatibility the copy's cuInit
  * fails with 804: cudaload_device_cu_result() and the probe say so. 1 when the driver changed. */
-/* CUDALOAD_COMPAT=never (or 0, off, no) keeps the system's driver; unset or auto: as above. */
-static int cl_compat_off(const char *mode) {
-    return mode && (!strcmp(mode, "never") || !strcmp(mode, "0") || !strcmp(mode, "off") || !strcmp(mode, "no"));
-}
-
 int cl_use_compat(void) {
     cl_lib_state *ls = &G.lib[CUDALOAD_LIB_DRIVER];
-    const char *mode = cl_config_env(&G.cfg, "CUDALOAD_COMPAT");
     int need = cl_runtime_need();
     if (!G.drv.loaded || ls->status != CUDALOAD_OK || cl_find_only() || ls->source == CUDALOAD_SOURCE_OVERRIDE ||
-        G.drv.branch_major <= 0 || !need || need <= G.drv.version || cl_compat_off(mode))
+        G.drv.branch_major <= 0 || !need || need <= G.drv.version || G.cfg.compat_never)
         return 0;
     char *real[CL_COMPAT_MAX];
     cudaload_source src[CL_COMPAT_MAX];

@@ -321,6 +321,24 @@ static void test_config_validation(void **state) {
     }
     unsetenv("CUDALOAD_PLATFORM");
 
+    /* CUDALOAD_COMPAT: auto, or never (0, off, no); a typo is an error, not "auto" */
+    const char *compat[] = {"auto", "never", "0", "off", "no", "nevr"};
+    const int never[] = {0, 1, 1, 1, 1, -1};
+    for (size_t i = 0; i < 6; i++) {
+        setenv("CUDALOAD_COMPAT", compat[i], 1);
+        cudaload_options_init(&o);
+        cudaload_status st = cl_config_build(&cfg, &o, &err);
+        if (never[i] < 0) {
+            assert_int_equal(st, CUDALOAD_ERROR_INVALID_OPTION);
+        } else {
+            assert_int_equal(st, CUDALOAD_OK);
+            assert_int_equal(cfg.compat_never, never[i]);
+        }
+        cl_config_free(&cfg);
+        cl_buf_free(&err);
+    }
+    unsetenv("CUDALOAD_COMPAT");
+
     char *longpath = malloc(PATH_MAX + 16);
     longpath[0] = '/';
     memset(longpath + 1, 'a', PATH_MAX + 10);
