@@ -287,6 +287,7 @@ typedef struct cl_device_kernels {
 /* How cl_sgemm_bundled runs a product: the kernel, copies of unaligned operands, split k. */
 typedef struct cl_sgemm_plan {
     int big;                       /* the 256 x 128 kernel, else the 128 x 64 one */
+    int vec_a, vec_b;              /* the operand the kernel reads (a copy, if any) takes 16-byte loads */
     long long lda_p, ldb_p;        /* a copied operand's leading dimension (a multiple of 4), else 0 */
     size_t bytes_a, bytes_b;       /* the copies' scratch, bytes (multiples of 256) */
     int splits, kc;                /* split k: splits slices of kc (a multiple of 16), else 1 and k */

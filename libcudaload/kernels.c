@@ -743,6 +743,7 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
     }
     long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
     long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
+    p->vec_a = vec_a, p->vec_b = vec_b;
     p->big = vec_a && vec_b && 2 * big_waves <= small_waves;
     long long tiles = p->big ? big_tiles : small_tiles, slots = p->big ? sms : 2 * sms;
     p->splits = 1, p->kc = k;
@@ -793,7 +794,7 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         if (p.bytes_a) A = dst_a, lda = p.lda_p;
         if (p.bytes_b) B = dst_b, ldb = p.ldb_p;
     }
-    int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
+    int vec_a = p.vec_a, vec_b = p.vec_b;
     int mi = (int)m, tile_m = p.big ? 256 : 128, tile_n = p.big ? 128 : 64, threads = p.big ? 256 : 128;
     int which = (p.big ? CL_K_SGEMM_BIG_NN : CL_K_SGEMM_SMALL_NN) + (ta ? 2 : 0) + (tb ? 1 : 0);
     unsigned gx = (unsigned)((m + tile_m - 1) / tile_m);

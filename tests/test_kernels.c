@@ -720,6 +720,7 @@ static void test_sgemm_plan(void **state) {
     assert_int_equal(p.lda_p, 4096);
     assert_int_equal(p.ldb_p, 0);
     assert_int_equal(p.big, 1);
+    assert_true(p.vec_a && p.vec_b); /* the copy is aligned */
     /* 512^3: 32 small tiles for 264 slots, k split in 4 slices of 128 */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 512, 512, 512, al, 512, al, 512);
     assert_int_equal(p.big, 0);
@@ -737,6 +738,7 @@ static void test_sgemm_plan(void **state) {
     /* below 512^3, or without a pool: as it is */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 256, 256, al, 257, al, 256);
     assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0 && p.big == 0);
+    assert_true(!p.vec_a && p.vec_b); /* A read as it is: 4-byte loads */
     cl_sgemm_plan_make(&p, 0, 132, 0, 0, 512, 512, 512, al, 513, al, 512);
     assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0);
     /* more than 1 GiB of scratch: as it is */
