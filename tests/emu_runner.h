@@ -76,4 +76,15 @@ static void dump(const cudaload_library_info *info) {
                 info->candidates[i].reason);
 }
 
+/* cudaload_init with the caller's roots r1, r2 (either may be NULL) and flags. */
+static cudaload_status init_roots(const char *r1, const char *r2, unsigned flags) {
+    const char *roots[2] = {r1, r2};
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots;
+    o.n_roots = r2 ? 2 : r1 ? 1 : 0;
+    o.flags = flags;
+    return cudaload_init(&o);
+}
+
 #endif

@@ -36,16 +36,6 @@ static const char *tree(const char *rel) {
     return b;
 }
 
-static cudaload_status init_roots(const char *r1, const char *r2, unsigned flags) {
-    const char *roots[2] = {r1, r2};
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = r2 ? 2 : r1 ? 1 : 0;
-    o.flags = flags;
-    return cudaload_init(&o);
-}
-
 /* ---- the cases ---- */
 
 /* The fake driver for aarch64, as the exact file: passes the ELF check (EM_AARCH64), resolves,

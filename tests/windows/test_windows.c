@@ -37,21 +37,12 @@ static char *tree(const char *rel) {
     return b;
 }
 
-static cudaload_status init_roots(const char *r1, const char *r2) {
-    const char *roots[2] = {r1, r2};
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = r2 ? 2 : r1 ? 1 : 0;
-    return cudaload_init(&o);
-}
-
 /* ---- the cases ---- */
 
 /* The fake nvcuda.dll next to the program is the system search's driver: its version and path. */
 static void case_driver_from_app_dir(void) {
     _putenv("FAKE_CUDA_VERSION=12080");
-    init_roots(NULL, NULL);
+    init_roots(NULL, NULL, 0);
     cudaload_library_info d = info_of(CUDALOAD_LIB_DRIVER);
     CHECK_INT(d.status, CUDALOAD_OK);
     CHECK_INT(d.source, CUDALOAD_SOURCE_SYSTEM);
@@ -62,7 +53,7 @@ static void case_driver_from_app_dir(void) {
 
 /* CUDA 12 wheel: nvidia/cuda_runtime/bin/cudart64_12.dll, cudaRuntimeGetVersion as the wheel says. */
 static void case_wheel_cu12(void) {
-    CHECK_INT(init_roots(tree("cu12"), NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("cu12"), NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_CALLER);
@@ -81,7 +72,7 @@ static void case_wheel_cu12(void) {
  * candidate is recorded as VERSION_FAILED with that code, and that recorded outcome is what is
  * asserted (docs/platforms.md). CL_WIN_CU13_EXPECT=ok (a real driver) asserts the version. */
 static void case_wheel_cu13(void) {
-    init_roots(tree("cu13"), NULL);
+    init_roots(tree("cu13"), NULL, 0);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     const char *want = getenv("CL_WIN_CU13_EXPECT");
     if (want && strcmp(want, "ok") == 0) {
@@ -104,7 +95,7 @@ static void case_wheel_cu13(void) {
 /* A driver at 12.8 cannot run CUDA 13: the cu13 wheel is skipped (DRIVER_TOO_OLD), the cu12 one taken. */
 static void case_driver_too_old_for_13(void) {
     _putenv("FAKE_CUDA_VERSION=12080");
-    CHECK_INT(init_roots(tree("cu13"), tree("cu12")), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("cu13"), tree("cu12"), 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.major, 12);
@@ -122,7 +113,7 @@ static void case_reused_when_loaded(void) {
     HMODULE h = LoadLibraryExA(path, NULL, LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
     CHECK(h != NULL);
     /* a root holding another copy comes after the loaded one */
-    CHECK_INT(init_roots(tree("venv/Lib/site-packages"), NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("venv/Lib/site-packages"), NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_LOADED);
@@ -138,7 +129,7 @@ static void case_cuda_path(void) {
     char v[1100];
     snprintf(v, sizeof v, "CUDA_PATH=%s", tree("cudapath"));
     _putenv(v);
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_CUDA_HOME);
@@ -151,7 +142,7 @@ static void case_conda(void) {
     char v[1100];
     snprintf(v, sizeof v, "CONDA_PREFIX=%s", tree("conda"));
     _putenv(v);
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_CONDA);
@@ -164,7 +155,7 @@ static void case_venv(void) {
     char v[1100];
     snprintf(v, sizeof v, "VIRTUAL_ENV=%s", tree("venv"));
     _putenv(v);
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_VENV);
@@ -177,7 +168,7 @@ static void case_cudaload_path_list(void) {
     char v[2200];
     snprintf(v, sizeof v, "CUDALOAD_PATH=%s;%s", tree("nowhere"), tree("cudapath/bin"));
     _putenv(v);
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_OVERRIDE);
@@ -188,7 +179,7 @@ static void case_cudaload_path_list(void) {
 /* A relative exact file is refused (it would depend on the current directory). */
 static void case_relative_refused(void) {
     _putenv("CUDALOAD_CUDART_PATH=cudart64_12.dll");
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_ERROR_INVALID_OPTION);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_ERROR_INVALID_OPTION);
 }
 
 /* An exact file given as C:\...\cudart64_12.dll (backslashes) is absolute and taken. */
@@ -198,7 +189,7 @@ static void case_exact_file_backslashes(void) {
     for (char *p = v; *p; p++)
         if (*p == '/') *p = '\\';
     _putenv(v);
-    CHECK_INT(init_roots(NULL, NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(NULL, NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.source, CUDALOAD_SOURCE_OVERRIDE);
@@ -232,7 +223,7 @@ static void case_not_cwd_nor_path(void) {
     snprintf(v, sizeof v, "PATH=%s", tree("cwd"));
     _putenv(v);
     CHECK(SetCurrentDirectoryA(tree("cwd")));
-    init_roots(NULL, NULL);
+    init_roots(NULL, NULL, 0);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_ERROR_NOT_FOUND);
     CHECK(GetModuleHandleA("cudart64_12.dll") == NULL);
@@ -265,7 +256,7 @@ static void case_wheel_before_cwd_and_path(void) {
     snprintf(v, sizeof v, "PATH=%s", tree("cwd"));
     _putenv(v);
     CHECK(SetCurrentDirectoryA(tree("cwd")));
-    CHECK_INT(init_roots(tree("cu12"), NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("cu12"), NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK(ends_with(rt.path, "/cu12/nvidia/cuda_runtime/bin/cudart64_12.dll"));
@@ -282,7 +273,7 @@ static void case_wheel_before_cwd_and_path(void) {
 /* A DLL's dependencies come from its own directory: deps/.../cudart64_12.dll imports cl_sibling.dll,
  * which lies only next to it (tests/windows/fake_dep_cudart.c); its version is the sibling's 12080. */
 static void case_deps_from_same_dir(void) {
-    CHECK_INT(init_roots(tree("deps"), NULL), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("deps"), NULL, 0), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK(ends_with(rt.path, "/deps/nvidia/cuda_runtime/bin/cudart64_12.dll"));
@@ -293,13 +284,7 @@ static void case_deps_from_same_dir(void) {
 
 /* Find-only locates the wheel's DLL without loading it. */
 static void case_find_only(void) {
-    const char *roots[1] = {tree("cu12")};
-    cudaload_options o;
-    cudaload_options_init(&o);
-    o.roots = roots;
-    o.n_roots = 1;
-    o.flags = CUDALOAD_FLAG_FIND_ONLY;
-    CHECK_INT(cudaload_init(&o), CUDALOAD_OK);
+    CHECK_INT(init_roots(tree("cu12"), NULL, CUDALOAD_FLAG_FIND_ONLY), CUDALOAD_OK);
     cudaload_library_info rt = info_of(CUDALOAD_LIB_CUDART);
     CHECK_INT(rt.status, CUDALOAD_OK);
     CHECK_INT(rt.loaded, 0);
