@@ -84,6 +84,23 @@ const char *cl_env(const char *name) {
 
 /* ---- public API ---- */
 
+/* Walks init's rows after the driver (cudart), then cuBLAS when the caller asked for it at init
+ * (*blas). again: a row searched before without success is forgotten and searched again (the
+ * driver changed under it). The first failure among the rows, or OK. */
+static cudaload_status cl_walk_runtime_rows(int again, cudaload_status *blas) {
+    cudaload_status rt = CUDALOAD_OK;
+    for (size_t i = 0; i < cl_catalogue_count(); i++) {
+        if (!(cl_row_at(i)->flags & CL_ROW_AT_INIT) || i == CUDALOAD_LIB_DRIVER) continue;
+        if (again && g.lib[i].status != CUDALOAD_OK) cl_lib_forget((int)i);
+        if (g.lib[i].finished) continue;
+        cudaload_status r = cl_walk((int)i);
+        if (r != CUDALOAD_OK && rt == CUDALOAD_OK) rt = r;
+    }
+    if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
+        *blas = cl_walk(CUDALOAD_LIB_CUBLAS);
+    return rt;
+}
+
 static cudaload_status cl_init_locked(const cudaload_options *opts) {
     cl_buf err = {0};
     for (size_t i = 0; i < cl_catalogue_count(); i++) g.lib[i].status = CUDALOAD_ERROR_NOT_ATTEMPTED;
@@ -102,29 +119,12 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
     }
 
     /* init searches only the rows marked for it (the driver, then cudart); the rest on first ask */
-    cudaload_status drv = CUDALOAD_OK, rt = CUDALOAD_OK, blas = CUDALOAD_OK;
-    for (size_t i = 0; i < cl_catalogue_count(); i++) {
-        if (!(cl_row_at(i)->flags & CL_ROW_AT_INIT) || g.lib[i].finished) continue;
-        cudaload_status r = cl_walk((int)i);
-        if (i == CUDALOAD_LIB_DRIVER) drv = r;
-        else if (r != CUDALOAD_OK && rt == CUDALOAD_OK) rt = r;
-    }
-    if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
-        blas = cl_walk(CUDALOAD_LIB_CUBLAS);
+    cudaload_status drv = CUDALOAD_OK, blas = CUDALOAD_OK;
+    if (!g.lib[CUDALOAD_LIB_DRIVER].finished) drv = cl_walk(CUDALOAD_LIB_DRIVER);
+    cudaload_status rt = cl_walk_runtime_rows(0, &blas);
     /* forward compatibility, where the system's driver does not run the runtime found: a runtime
      * skipped for that driver is searched again under the compat copy */
-    if (cl_use_compat() && rt != CUDALOAD_OK) {
-        rt = CUDALOAD_OK;
-        for (size_t i = 0; i < cl_catalogue_count(); i++) {
-            if (!(cl_row_at(i)->flags & CL_ROW_AT_INIT) || i == CUDALOAD_LIB_DRIVER || g.lib[i].status == CUDALOAD_OK)
-                continue;
-            cl_lib_forget((int)i);
-            cudaload_status r = cl_walk((int)i);
-            if (r != CUDALOAD_OK && rt == CUDALOAD_OK) rt = r;
-        }
-        if ((g.cfg.flags & CUDALOAD_FLAG_LOAD_CUBLAS) && rt == CUDALOAD_OK && !g.lib[CUDALOAD_LIB_CUBLAS].finished)
-            blas = cl_walk(CUDALOAD_LIB_CUBLAS);
-    }
+    if (cl_use_compat() && rt != CUDALOAD_OK) rt = cl_walk_runtime_rows(1, &blas);
     cl_note_compat(); /* the other compat copies, each with why it is not the one running */
     /* a missing driver is reported first (it explains a too-old or absent runtime), unless the
      * caller said it can live without one */
