@@ -282,6 +282,30 @@ static void test_site_packages_of(void **state) {
     free(tmp);
 }
 
+/* Each value of var builds a config whose int at field is want[i], or (want[i] < 0) is refused
+ * with INVALID_OPTION. */
+static void check_env_choices(const char *var, const char *const *values, const int *want, size_t n, size_t field) {
+    for (size_t i = 0; i < n; i++) {
+        cl_config cfg;
+        cl_buf err = {0};
+        cudaload_options o;
+        setenv(var, values[i], 1);
+        cudaload_options_init(&o);
+        cudaload_status st = cl_config_build(&cfg, &o, &err);
+        if (want[i] < 0) {
+            assert_int_equal(st, CUDALOAD_ERROR_INVALID_OPTION);
+        } else {
+            int got;
+            memcpy(&got, (const char *)&cfg + field, sizeof got);
+            assert_int_equal(st, CUDALOAD_OK);
+            assert_int_equal(got, want[i]);
+        }
+        cl_config_free(&cfg);
+        cl_buf_free(&err);
+    }
+    unsetenv(var);
+}
+
 static void test_config_validation(void **state) {
     (void)state;
     cl_config cfg;
@@ -306,38 +330,11 @@ static void test_config_validation(void **state) {
     /* CUDALOAD_PLATFORM: auto, sbsa, tegra, nothing else */
     const char *platforms[] = {"auto", "sbsa", "tegra", "jetson"};
     const int want[] = {CL_PLATFORM_AUTO, CL_PLATFORM_SBSA, CL_PLATFORM_TEGRA, -1};
-    for (size_t i = 0; i < 4; i++) {
-        setenv("CUDALOAD_PLATFORM", platforms[i], 1);
-        cudaload_options_init(&o);
-        cudaload_status st = cl_config_build(&cfg, &o, &err);
-        if (want[i] < 0) {
-            assert_int_equal(st, CUDALOAD_ERROR_INVALID_OPTION);
-        } else {
-            assert_int_equal(st, CUDALOAD_OK);
-            assert_int_equal(cfg.platform, want[i]);
-        }
-        cl_config_free(&cfg);
-        cl_buf_free(&err);
-    }
-    unsetenv("CUDALOAD_PLATFORM");
-
+    check_env_choices("CUDALOAD_PLATFORM", platforms, want, 4, offsetof(cl_config, platform));
     /* CUDALOAD_COMPAT: auto, or never (0, off, no); a typo is an error, not "auto" */
     const char *compat[] = {"auto", "never", "0", "off", "no", "nevr"};
     const int never[] = {0, 1, 1, 1, 1, -1};
-    for (size_t i = 0; i < 6; i++) {
-        setenv("CUDALOAD_COMPAT", compat[i], 1);
-        cudaload_options_init(&o);
-        cudaload_status st = cl_config_build(&cfg, &o, &err);
-        if (never[i] < 0) {
-            assert_int_equal(st, CUDALOAD_ERROR_INVALID_OPTION);
-        } else {
-            assert_int_equal(st, CUDALOAD_OK);
-            assert_int_equal(cfg.compat_never, never[i]);
-        }
-        cl_config_free(&cfg);
-        cl_buf_free(&err);
-    }
-    unsetenv("CUDALOAD_COMPAT");
+    check_env_choices("CUDALOAD_COMPAT", compat, never, 6, offsetof(cl_config, compat_never));
 
     char *longpath = malloc(PATH_MAX + 16);
     longpath[0] = '/';
