@@ -63,11 +63,11 @@ static double batch(int w, int calls) {
     if (rt->cudaDeviceSynchronize() != cudaSuccess) die("cudaDeviceSynchronize", 0);
     long long n1 = 1;
     float a = 1.0f, one = 1.0f, zero = 0.0f;
-    int m = 16, ld = 16, vec = 1;
+    int m = 16, ld = 16;
     void *sargs[] = {&n1, &a, &x, &y};
     /* the kernel's arguments as libcudaload passes them: one split (kc = k, no split stride) */
-    void *gargs[] = {&m, &m, &m, &one, &A, &(long long){16}, &B, &(long long){16}, &zero, &C, &(long long){16}, &vec, &vec,
-                     &m, &(long long){0}};
+    void *gargs[] = {&m, &m, &m, &one, &A, &(long long){16}, &B, &(long long){16}, &zero, &C, &(long long){16}, &m,
+                     &(long long){0}};
     double t0 = now_ns();
     int bad = 0;
     for (int i = 0; i < calls; i++) {
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     CUmodule mod;
     int r = drv->cuModuleLoadData(&mod, cl_fatbin_start);
     if (r == CUDA_SUCCESS) r = drv->cuModuleGetFunction(&raw_saxpy, mod, "cudaload_saxpy_scalar");
-    if (r == CUDA_SUCCESS) r = drv->cuModuleGetFunction(&raw_sgemm, mod, "cudaload_sgemm_128x64_nn");
+    if (r == CUDA_SUCCESS) r = drv->cuModuleGetFunction(&raw_sgemm, mod, "cudaload_sgemm_64x64_nn");
     if (r != CUDA_SUCCESS) die("loading the fatbin for the raw launch", r);
     if (bl->cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) die("cublasCreate", 0);
     if (cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED) != CUDALOAD_OK) die("cudaload_set_backend", 0);

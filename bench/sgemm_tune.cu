@@ -1,86 +1,85 @@
-// sgemm_tune.cu -- a developer tool, not part of the library: times configurations of
-// kernels/sgemm.cu against cuBLAS (linked directly: this tool only) on the GPU at hand, to
-// choose the configurations libcudaload ships, after checking each against cuBLAS on odd
-// shapes in all four transpose cases (aligned and unaligned operands, beta 0 and not).
-// Build and run on the GPU machine (a libcublas from the pip wheels works as well):
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o build/sgemm_tune bench/sgemm_tune.cu -Ikernels -lcublas && build/sgemm_tune
-// Arguments: [size [variant]]: only that size (0: the default sizes), only that variant
-// (for the profiler: 2 timed runs).
+// sgemm_tune.cu -- a developer tool, not part of the library: times tile configurations of
+// kernels/sgemm.cu against cuBLAS (linked directly: this tool only) on the GPU at hand, every
+// shape class of issue 16 (the rows of bench/sgemm_shapes.txt, listed in main()) in one process, contenders
+// alternating, medians; after checking each configuration against cuBLAS on odd shapes in all
+// four transpose cases (aligned and unaligned operands, beta 0 on NaN-poisoned C and not).
+// The tile table of kernels/sgemm.cu and the speeds in internal.h's CL_SGEMM_TILES come from
+// its output (docs/performance.md). Build and run on the GPU machine (a libcublas from the pip
+// wheels works as well):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o build/sgemm_tune bench/sgemm_tune.cu -Ikernels -lcublas && build/sgemm_tune [runs]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <vector>
+#include <string>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #define CUDALOAD_SGEMM_NO_ENTRIES
 #include "sgemm.cu"
 
-typedef void (*sgemm_fn)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long,
-                         int, int);
+typedef void (*new_fn)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long);
 
-template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool F4, int MINB, bool TA, bool TB>
+template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool VEC, int MINB, bool TA, bool TB>
 __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)
-tune(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, float *C,
-     long long ldc, int va, int vb) {
-    sgemm_body<BM, BN, BK, TM, TN, LM, ST, F4, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, va, vb);
+new_k(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, float *C,
+     long long ldc) {
+    sgemm_body<BM, BN, BK, TM, TN, LM, ST, VEC, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 struct Variant {
-    const char *name;
-    sgemm_fn fn[4];  // nn, nt, tn, tt
+    std::string name;
+    new_fn fn[4];  // NN, NT, TN, TT
     int bm, bn, threads;
+    bool needs_vec;
 };
-#define TUNE_FN(BM, BN, BK, TM, TN, LM, ST, F4, MINB, TA, TB) tune<BM, BN, BK, TM, TN, LM, ST, F4, MINB, TA, TB>
-#define TUNE_NAME(BM, BN, BK, TM, TN, LM, ST, F4, MINB) \
-    #BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " minb" #MINB " fast4 " #F4
-// BM x BN x BK tile, TM x TN per thread, LM lanes along m, ST stages, F4 (FAST4 of
-// sgemm_body), MINB blocks per SM for __launch_bounds__; all four transpose cases.
-#define V(BM, BN, BK, TM, TN, LM, ST, F4, MINB)                                                                             \
-    {TUNE_NAME(BM, BN, BK, TM, TN, LM, ST, F4, MINB),                                                                       \
-     {TUNE_FN(BM, BN, BK, TM, TN, LM, ST, F4, MINB, false, false), TUNE_FN(BM, BN, BK, TM, TN, LM, ST, F4, MINB, false, true), \
-      TUNE_FN(BM, BN, BK, TM, TN, LM, ST, F4, MINB, true, false), TUNE_FN(BM, BN, BK, TM, TN, LM, ST, F4, MINB, true, true)},  \
-     BM, BN, CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM)}
+// BM x BN x BK tile, TM x TN per thread, LM lanes along m, ST stages, VEC (16-byte copies of an
+// operand contiguous along m or n: it must be aligned), MINB blocks per SM for __launch_bounds__.
+#define V(BM, BN, BK, TM, TN, LM, ST, VEC, MINB)                                                                          \
+    {#BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " vec" #VEC " minb" #MINB,                                \
+     {new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 0, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 0, 1>,           \
+      new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 1, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 1, 1>},          \
+     BM, BN, CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), VEC}
 
 static Variant vs[] = {
-    V(256, 128, 8, 16, 8, 4, 2, false, 1),  // 0: shipped, large problems (cudaload_sgemm_256x128_*)
-    V(128, 64, 16, 8, 8, 8, 3, true, 2),   // 1: shipped, small problems and unaligned operands (cudaload_sgemm_128x64_*)
-#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped two (quicker to build)
-    V(256, 128, 8, 16, 8, 4, 2, true, 1),  V(128, 64, 16, 8, 8, 8, 3, false, 2),  V(256, 128, 8, 16, 8, 4, 3, false, 1),
-    V(256, 128, 8, 16, 8, 8, 3, false, 1),  V(128, 256, 8, 8, 16, 4, 3, false, 1), V(128, 256, 8, 8, 16, 8, 4, false, 1),
-    V(128, 128, 8, 16, 8, 4, 3, false, 2),  V(128, 128, 8, 8, 8, 8, 3, false, 2),  V(128, 128, 16, 8, 8, 8, 3, false, 2),
-    V(64, 128, 16, 8, 8, 4, 3, true, 2),   V(128, 64, 16, 8, 8, 8, 4, true, 2),  V(64, 64, 8, 4, 8, 8, 4, true, 4),
+    V(256, 128, 8, 16, 8, 4, 3, true, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
+    V(128, 128, 8, 8, 8, 8, 3, false, 2),   // 1: shipped (cudaload_sgemm_128x128_*)
+    V(128, 64, 16, 8, 8, 8, 3, true, 2),    // 2: shipped (cudaload_sgemm_128x64_nn, _nt)
+    V(64, 64, 8, 8, 4, 4, 4, false, 4),     // 3: shipped (cudaload_sgemm_64x64_*)
+#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped four (quicker to build)
+    V(256, 128, 8, 16, 8, 4, 3, false, 1),  V(128, 128, 8, 16, 8, 4, 3, false, 2), V(128, 128, 8, 16, 8, 4, 3, true, 2),
+    V(64, 64, 16, 8, 4, 4, 3, false, 4),    V(128, 64, 8, 8, 8, 8, 4, false, 3),
 #endif
 };
 static const int NV = (int)(sizeof vs / sizeof vs[0]);
 
-static float median(std::vector<float> &v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-static void launch(const Variant &v, int which, int m, int n, int k, float alpha, const float *A, long long lda,
+static bool launch(const Variant &v, int which, int m, int n, int k, float alpha, const float *A, long long lda,
                    const float *B, long long ldb, float beta, float *C, long long ldc) {
-    int va = ((uintptr_t)A % 16 == 0) && lda % 4 == 0, vb = ((uintptr_t)B % 16 == 0) && ldb % 4 == 0;
+    // VEC needs the operands contiguous along m or n aligned: A unless transposed, B if transposed
+    bool ta = which & 2, tb = which & 1;
+    bool va = ta || (((uintptr_t)A % 16 == 0) && lda % 4 == 0), vb = !tb || (((uintptr_t)B % 16 == 0) && ldb % 4 == 0);
+    if (v.needs_vec && !(va && vb)) return false;
     dim3 grid((m + v.bm - 1) / v.bm, (n + v.bn - 1) / v.bn);
-    v.fn[which]<<<grid, v.threads>>>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, va, vb);
+    v.fn[which]<<<grid, v.threads>>>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return true;
 }
 
-// Check a variant against cuBLAS on odd shapes, all transposes; returns the worst error
-// relative to sum |a||b| (about 1e-6 when right).
+static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
 static double check(const Variant &v, cublasHandle_t h) {
-    const int shapes[][3] = {{257, 131, 77}, {128, 256, 64}, {300, 517, 1000}, {1, 1, 1}, {129, 65, 13}, {64, 128, 8}, {520, 300, 203}};
+    const int shapes[][3] = {{257, 131, 77}, {128, 256, 64}, {300, 517, 1000}, {1, 1, 1}, {129, 65, 13}, {64, 128, 8}, {520, 300, 203}, {1000, 999, 9}, {33, 700, 31}, {256, 128, 0}};
     double worst = 0;
     for (auto &sh : shapes)
         for (int which = 0; which < 4; which++)
-            for (int variant = 0; variant < 3 && v.fn[which]; variant++) {  // 0: aligned, ld % 4 == 0; 1: ld odd; 2: pointers off by 1
+            for (int variant = 0; variant < 3; variant++) {
                 int m = sh[0], n = sh[1], k = sh[2];
                 bool ta = which & 2, tb = which & 1;
                 long long ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
                 long long pad = variant == 1 ? 3 : 4;
-                long long lda = ar + pad, ldb = br + pad, ldc = m + pad - 1;
+                long long lda = std::max(1LL, ar + pad), ldb = std::max(1LL, br + pad), ldc = m + pad - 1;
                 int off = variant == 2 ? 1 : 0;
-                size_t na = lda * ac + 4, nb = ldb * bc + 4, nc = ldc * n + 4;
+                size_t na = lda * std::max(ac, 1LL) + 4, nb = ldb * std::max(bc, 1LL) + 4, nc = ldc * n + 4;
                 std::vector<float> ha(na), hb(nb), hc(nc), r1(nc), r2(nc);
                 for (auto &x : ha) x = (float)(rand() % 2001) / 1000.f - 1.f;
                 for (auto &x : hb) x = (float)(rand() % 2001) / 1000.f - 1.f;
@@ -94,84 +93,87 @@ static double check(const Variant &v, cublasHandle_t h) {
                 float alpha = 1.25f, beta = (m + variant) % 2 ? 0.5f : 0.f;
                 cublasSgemm(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, A + off,
                             (int)lda, B + off, (int)ldb, &beta, C1 + off, (int)ldc);
-                if (beta == 0.f) cudaMemset(C2, 0xff, nc * 4);  // NaN: must not be read
-                launch(v, which, m, n, k, alpha, A + off, lda, B + off, ldb, beta, C2 + off, ldc);
+                if (beta == 0.f) cudaMemset(C2, 0xff, nc * 4);
+                bool ran = launch(v, which, m, n, k, alpha, A + off, lda, B + off, ldb, beta, C2 + off, ldc);
                 cudaError_t e = cudaDeviceSynchronize();
-                if (e != cudaSuccess) {
-                    printf("  %s: launch error %s\n", v.name, cudaGetErrorName(e));
-                    exit(1);
-                }
-                cudaMemcpy(r1.data(), C1, nc * 4, cudaMemcpyDeviceToHost);
-                cudaMemcpy(r2.data(), C2, nc * 4, cudaMemcpyDeviceToHost);
-                for (int j = 0; j < n; j++)
-                    for (int i = 0; i < m; i++) {
-                        size_t at = off + i + (size_t)j * ldc;
-                        double d = std::fabs((double)r1[at] - r2[at]) / (k * 1.25 + 1);
-                        if (!(d <= worst)) worst = std::isnan(d) ? 1e30 : d;
+                if (e != cudaSuccess) { printf("  %s: launch error %s\n", v.name.c_str(), cudaGetErrorName(e)); exit(1); }
+                if (ran) {
+                    cudaMemcpy(r1.data(), C1, nc * 4, cudaMemcpyDeviceToHost);
+                    cudaMemcpy(r2.data(), C2, nc * 4, cudaMemcpyDeviceToHost);
+                    for (int j = 0; j < n; j++)
+                        for (int i = 0; i < m; i++) {
+                            size_t at = off + i + (size_t)j * ldc;
+                            double d = std::fabs((double)r1[at] - r2[at]) / (k * 1.25 + 1);
+                            if (!(d <= worst)) worst = std::isnan(d) ? 1e30 : d;
+                        }
+                    // outside C untouched
+                    for (size_t at = 0; at < nc; at++) {
+                        long long rel = (long long)at - off; bool inside = rel >= 0 && rel % ldc < m && rel / ldc < n;
+                        if (!inside && beta != 0.f && r2[at] != hc[at]) worst = 1e30;
                     }
+                }
                 cudaFree(A), cudaFree(B), cudaFree(C1), cudaFree(C2);
             }
     return worst;
 }
 
 int main(int argc, char **argv) {
-    std::vector<int> sizes = {1024, 4096, 8192, 3001};
-    if (argc > 1 && atoi(argv[1]) > 0) sizes = {atoi(argv[1])};
-    int only = argc > 2 ? atoi(argv[2]) : -1;
-    const char *ops[] = {"nn", "nt", "tn", "tt"};
+    const int reps = argc > 1 ? atoi(argv[1]) : 15;
+    const char *ops[] = {"NN", "NT", "TN", "TT"};
     cublasHandle_t h;
     cublasCreate(&h);
     for (int vi = 0; vi < NV; vi++) {
-        if (only >= 0 && vi != only) continue;
         cudaFuncAttributes at;
         cudaFuncGetAttributes(&at, vs[vi].fn[0]);
         double err = check(vs[vi], h);
-        printf("variant %2d %-34s regs %3d smem %5zu  check: max rel err %.2e %s\n", vi, vs[vi].name, at.numRegs,
-               at.sharedSizeBytes, err, err < 1e-5 ? "ok" : "FAIL");
+        printf("variant %d %-50s regs %3d smem %5zu check %.2e %s\n", vi, vs[vi].name.c_str(), at.numRegs, at.sharedSizeBytes, err, err < 1e-5 ? "ok" : "FAIL");
     }
+    fflush(stdout);
+    struct Shape { int op, m, n, k, pad; };
+    std::vector<Shape> shapes = {{0,1024,1024,1024,0},{0,4096,4096,4096,0},{0,8192,8192,8192,0},{0,1000,1000,1000,0},{0,3001,3001,3001,0},
+        {0,4097,4097,4097,0},{1,4096,4096,4096,0},{2,4096,4096,4096,0},{3,4096,4096,4096,0},{0,8192,8192,128,0},{0,128,8192,8192,0},
+        {0,65536,128,128,0},{0,256,256,256,0},{0,512,512,512,0},{0,2048,2048,2048,13},{0,2048,2048,2048,64}};
     cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    for (int s : sizes) {
-        size_t nn = (size_t)s * s;
+    cudaEventCreate(&a), cudaEventCreate(&b);
+    for (auto &s : shapes) {
+        bool ta = s.op & 2, tb = s.op & 1;
+        long long ar = ta ? s.k : s.m, ac = ta ? s.m : s.k, br = tb ? s.n : s.k, bc = tb ? s.k : s.n;
+        long long lda = ar + s.pad, ldb = br + s.pad, ldc = s.m + s.pad;
         float *A, *B, *C;
-        cudaMalloc(&A, nn * 4), cudaMalloc(&B, nn * 4), cudaMalloc(&C, nn * 4);
-        std::vector<float> hbuf(nn);
-        for (size_t i = 0; i < nn; i++) hbuf[i] = (float)(rand() % 1000) / 1000.f - 0.5f;
-        cudaMemcpy(A, hbuf.data(), nn * 4, cudaMemcpyHostToDevice);
-        cudaMemcpy(B, hbuf.data(), nn * 4, cudaMemcpyHostToDevice);
+        cudaMalloc(&A, lda * ac * 4), cudaMalloc(&B, ldb * bc * 4), cudaMalloc(&C, ldc * s.n * 4);
+        std::vector<float> hb(std::max(lda * ac, ldb * bc));
+        for (auto &x : hb) x = (float)(rand() % 1000) / 1000.f - 0.5f;
+        cudaMemcpy(A, hb.data(), lda * ac * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(B, hb.data(), ldb * bc * 4, cudaMemcpyHostToDevice);
         float one = 1, zero = 0;
-        double flop = 2.0 * s * (double)s * s;
-        int reps = only >= 0 ? 2 : s >= 8192 ? 10 : s >= 3000 ? 20 : 50;
-        auto time_it = [&](auto &&call) {
-            std::vector<float> t;
-            for (int w = 0; w < 2; w++) call();
-            for (int r = 0; r < reps; r++) {
+        double flop = 2.0 * s.m * (double)s.n * s.k;
+        std::vector<int> cand;
+        for (int vi = 0; vi < NV; vi++) {
+            if (vs[vi].needs_vec && ((!ta && lda % 4) || (tb && ldb % 4))) continue;
+            cand.push_back(vi);
+        }
+        std::vector<std::vector<float>> t(cand.size() + 1);
+        int r_total = reps + 3;
+        for (int r = 0; r < r_total; r++)
+            for (size_t c0 = 0; c0 <= cand.size(); c0++) {
+                size_t c = (c0 + r) % (cand.size() + 1);
                 cudaEventRecord(a);
-                call();
+                if (c == cand.size()) cublasSgemm(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, s.m, s.n, s.k, &one, A, lda, B, ldb, &zero, C, ldc);
+                else launch(vs[cand[c]], s.op, s.m, s.n, s.k, 1.f, A, lda, B, ldb, 0.f, C, ldc);
                 cudaEventRecord(b);
                 cudaEventSynchronize(b);
-                float ms;
-                cudaEventElapsedTime(&ms, a, b);
-                t.push_back(ms);
+                float ms; cudaEventElapsedTime(&ms, a, b);
+                if (r >= 3) t[c].push_back(ms);
             }
-            return median(t);
-        };
-        float cub = time_it([&] { cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s, s, s, &one, A, s, B, s, &zero, C, s); });
-        printf("size %d: cuBLAS %.1f TFLOP/s (nn)\n", s, flop / cub / 1e9);
-        for (int vi = 0; vi < NV; vi++) {
-            if (only >= 0 && vi != only) continue;
-            for (int which = 0; which < (s == 4096 ? 4 : 1) && vs[vi].fn[which]; which++) {
-                float ms = time_it([&] { launch(vs[vi], which, s, s, s, 1.f, A, s, B, s, 0.f, C, s); });
-                cudaError_t e = cudaDeviceSynchronize();
-                if (e != cudaSuccess) {
-                    printf("  %-34s error %s\n", vs[vi].name, cudaGetErrorName(e));
-                    return 1;
-                }
-                printf("  %2d %-34s %s %6.1f TFLOP/s  %.3fx cuBLAS nn\n", vi, vs[vi].name, ops[which],
-                       flop / ms / 1e9, cub / ms);
-            }
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) { printf("error %s\n", cudaGetErrorName(e)); return 1; }
+        float cub = median(t[cand.size()]);
+        printf("%s %dx%dx%d pad %d: cuBLAS %.1f TFLOP/s (%.1f us)\n", ops[s.op], s.m, s.n, s.k, s.pad, flop / cub / 1e9, cub * 1e3);
+        for (size_t c = 0; c < cand.size(); c++) {
+            float ms = median(t[c]);
+            printf("   %d %-50s %6.1f TFLOP/s %8.1f us  %.3fx\n", cand[c], vs[cand[c]].name.c_str(), flop / ms / 1e9, ms * 1e3, cub / ms);
         }
+        fflush(stdout);
         cudaFree(A), cudaFree(B), cudaFree(C);
     }
     return 0;

@@ -264,7 +264,22 @@ typedef struct cl_tables {
 /* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
-#define CL_KERNEL_COUNT 12
+/* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
+ * and the plan's choice: X(name, tile rows, tile columns, threads, blocks per SM, vec: needs
+ * 16-byte aligned operands with leading dimensions that are multiples of 4 where an operand is
+ * contiguous along m or n, ta: built for op(A) = A^T, then its speed in each transpose case NN,
+ * NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu; 0: not
+ * built)). The plan's cost model is docs/kernels.md's. */
+#define CL_SGEMM_TILES(X)                                \
+    X(256x128, 256, 128, 256, 1, 1, 0, 105, 105, 0, 0)  \
+    X(128x128, 128, 128, 256, 2, 0, 1, 99, 97, 92, 101) \
+    X(128x64, 128, 64, 128, 2, 1, 0, 100, 105, 0, 0)    \
+    X(64x64, 64, 64, 128, 4, 0, 1, 73, 78, 67, 76)
+#define CL_SGEMM_TILE_ENUM_(name, ...) CL_SGEMM_TILE_##name,
+enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
+/* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
+ * tile is not built for has no name and no function) */
+#define CL_KERNEL_COUNT (3 + 4 * CL_SGEMM_TILE_COUNT)
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
     atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent
@@ -284,18 +299,15 @@ typedef struct cl_device_kernels {
     int n_blas_idle;
 } cl_device_kernels;
 
-/* How cl_sgemm_bundled runs a product: the kernel, copies of unaligned operands, split k. */
+/* How cl_sgemm_bundled runs a product: the tile, split k. */
 typedef struct cl_sgemm_plan {
-    int big;                       /* the 256 x 128 kernel, else the 128 x 64 one */
-    int vec_a, vec_b;              /* the operand the kernel reads (a copy, if any) takes 16-byte loads */
-    long long lda_p, ldb_p;        /* a copied operand's leading dimension (a multiple of 4), else 0 */
-    size_t bytes_a, bytes_b;       /* the copies' scratch, bytes (multiples of 256) */
-    int splits, kc;                /* split k: splits slices of kc (a multiple of 16), else 1 and k */
-    size_t bytes_w;                /* the partial products' scratch */
+    int tile;       /* CL_SGEMM_TILE_* */
+    int splits, kc; /* split k: splits slices of kc (a multiple of 16), else 1 and k */
+    size_t bytes_w; /* the partial products' scratch (a multiple of 256), else 0 */
 } cl_sgemm_plan;
 
 /* The plan of C = op(A) op(B) (m x n, k deep) through the bundled kernels on a device of sms
- * SMs; scratch: the device has a pool for copies and partial products (kernels.c). Pure. */
+ * SMs; scratch: the device has a pool for partial products (kernels.c). Pure. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                         const float *A, long long lda, const float *B, long long ldb);
 

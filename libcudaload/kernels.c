@@ -37,29 +37,21 @@ extern const unsigned char cl_fatbin_end[];
 #define CL_KERNELS_PTX_ARCH 0
 #endif
 
-/* The kernels of the fatbin, by the name the loader asks for. */
-enum {
-    CL_K_SAXPY_VEC4,
-    CL_K_SAXPY_SCALAR,
-    CL_K_SGEMM_BIG_NN,
-    CL_K_SGEMM_BIG_NT,
-    CL_K_SGEMM_BIG_TN,
-    CL_K_SGEMM_BIG_TT,
-    CL_K_SGEMM_SMALL_NN,
-    CL_K_SGEMM_SMALL_NT,
-    CL_K_SGEMM_SMALL_TN,
-    CL_K_SGEMM_SMALL_TT,
-    CL_K_SGEMM_SPLITK_REDUCE,
-    CL_K_SGEMM_PAD_COPY,
-    CL_K_COUNT
-};
-_Static_assert(CL_K_COUNT == CL_KERNEL_COUNT, "CL_KERNEL_COUNT in internal.h: the kernels of the fatbin");
+/* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
+ * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
+enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
+#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, ta, ...)                                                   \
+    "cudaload_sgemm_" #name "_nn", "cudaload_sgemm_" #name "_nt", (ta) ? "cudaload_sgemm_" #name "_tn" : NULL,          \
+        (ta) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
-    "cudaload_saxpy_vec4",       "cudaload_saxpy_scalar",     "cudaload_sgemm_256x128_nn", "cudaload_sgemm_256x128_nt",
-    "cudaload_sgemm_256x128_tn", "cudaload_sgemm_256x128_tt", "cudaload_sgemm_128x64_nn",  "cudaload_sgemm_128x64_nt",
-    "cudaload_sgemm_128x64_tn",  "cudaload_sgemm_128x64_tt",  "cudaload_sgemm_splitk_reduce",
-    "cudaload_sgemm_pad_copy",
-};
+    "cudaload_saxpy_vec4", "cudaload_saxpy_scalar", "cudaload_sgemm_splitk_reduce", CL_SGEMM_TILES(CL_K_TILE_NAMES_)};
+
+typedef struct cl_sgemm_tile {
+    int bm, bn, threads, per_sm, vec, ta;
+    int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS (internal.h) */
+} cl_sgemm_tile;
+#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, ta, nn, nt, tn, tt) {bm, bn, threads, per_sm, vec, ta, {nn, nt, tn, tt}},
+static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
 #define K cl_ctx.kernels
@@ -358,7 +350,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
         r = d->cuModuleLoadData(&k->module, cl_fatbin_start);
         if (r == CUDA_SUCCESS) loaded = 1;
         for (int i = 0; r == CUDA_SUCCESS && i < CL_K_COUNT; i++)
-            r = d->cuModuleGetFunction(&k->fn[i], k->module, cl_kernel_names[i]);
+            if (cl_kernel_names[i]) r = d->cuModuleGetFunction(&k->fn[i], k->module, cl_kernel_names[i]);
         if (r != CUDA_SUCCESS && loaded) d->cuModuleUnload(k->module); /* a kernel is missing: none is used */
         CUcontext popped;
         d->cuCtxPopCurrent(&popped); /* follows the successful push above, and only it */
@@ -704,11 +696,10 @@ static long long cl_span(long long rows, long long cols, long long ld) {
     return s;
 }
 
-/* Below this many multiply-adds (512^3) a copy of an operand or a second launch costs more
- * than it saves; the kernels run on the operands as they are. */
+/* Below this many multiply-adds (512^3) a second launch costs more than it saves: no split. */
 #define CL_SCRATCH_MIN_FMA 134217728.0
-/* At most this much scratch per call: beyond it the operands are taken as they are (slower on
- * unaligned operands, never more memory than a caller could expect from a GEMM). */
+/* At most this much scratch per call: beyond it no split (never more memory than a caller could
+ * expect from a GEMM). */
 #define CL_SCRATCH_MAX (1ULL << 30)
 /* A split k slice covers at least this many k: shorter ones spend more on the partial
  * products' traffic and the prologue than the extra blocks win. */
@@ -718,47 +709,42 @@ static long long cl_span(long long rows, long long cols, long long ld) {
 
 static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
 
-/* The plan of a product on a device of sms SMs (internal.h). The 256 x 128 kernel needs 16-byte aligned
- * operands with leading dimensions that are multiples of 4 (its unaligned path is slower),
- * and no more waves of blocks than the small one, counting one large wave (one block per SM)
- * as two small ones (two blocks per SM). With scratch (a pool, and a product large enough):
- * an unaligned operand is first copied into an aligned one (cudaload_sgemm_pad_copy, a few
- * percent of the product's time), and a product of too few tiles to fill the GPU (small, short-wide)
- * splits k over more blocks, whose partial products a second kernel sums. */
+/* The plan of a product on a device of sms SMs (internal.h). Each tile that can take the operands
+ * (a VEC tile: those contiguous along m or n 16-byte aligned, with leading dimensions multiples
+ * of 4; one not built for A transposed: op(A) = A) is costed as waves x (its blocks an SM holds
+ * at once x tile area) / its speed in this transpose case, and the cheapest is taken: a wave of
+ * small tiles on a GPU they do not fill runs as fast as their area allows, not as the tile's
+ * speed at full occupancy. With scratch (a pool, and a product large enough), a product of too
+ * few tiles to fill the GPU (small, short-wide) splits k over more blocks, whose partial
+ * products a second kernel sums. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
-                               const float *A, long long lda, const float *B, long long ldb) {
+                        const float *A, long long lda, const float *B, long long ldb) {
     memset(p, 0, sizeof *p);
-    int vec_a = !cl_misaligned(A, 16) && lda % 4 == 0, vec_b = !cl_misaligned(B, 16) && ldb % 4 == 0;
-    long long ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-    scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
-    if (scratch && !vec_a) {
-        p->lda_p = (ar + 3) & ~3LL;
-        p->bytes_a = cl_round256((size_t)p->lda_p * (size_t)ac * sizeof(float));
-        vec_a = 1;
+    int vec = (ta || (!cl_misaligned(A, 16) && lda % 4 == 0)) && (!tb || (!cl_misaligned(B, 16) && ldb % 4 == 0));
+    int op = 2 * ta + tb;
+    double best = -1;
+    long long tiles = 0;
+    for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
+        const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
+        if ((T->vec && !vec) || (ta && !T->ta) || T->speed[op] <= 0) continue;
+        long long nt = ((m + T->bm - 1) / T->bm) * ((n + T->bn - 1) / T->bn), slots = sms * T->per_sm;
+        long long waves = (nt + slots - 1) / slots, held = (nt + sms - 1) / sms;
+        if (held > T->per_sm) held = T->per_sm;
+        double cost = (double)waves * (double)held * T->bm * T->bn / T->speed[op];
+        if (best < 0 || cost < best) best = cost, p->tile = t, tiles = nt;
     }
-    if (scratch && !vec_b) {
-        p->ldb_p = (br + 3) & ~3LL;
-        p->bytes_b = cl_round256((size_t)p->ldb_p * (size_t)bc * sizeof(float));
-        vec_b = 1;
-    }
-    long long big_tiles = ((m + 255) / 256) * ((n + 127) / 128), small_tiles = ((m + 127) / 128) * ((n + 63) / 64);
-    long long big_waves = (big_tiles + sms - 1) / sms, small_waves = (small_tiles + 2 * sms - 1) / (2 * sms);
-    p->vec_a = vec_a, p->vec_b = vec_b;
-    p->big = vec_a && vec_b && 2 * big_waves <= small_waves;
-    long long tiles = p->big ? big_tiles : small_tiles, slots = p->big ? sms : 2 * sms;
+    const cl_sgemm_tile *T = &cl_sgemm_tiles[p->tile];
     p->splits = 1, p->kc = k;
-    long long want = tiles > 0 ? slots / tiles : 0;
+    scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
+    long long want = tiles > 0 ? sms * T->per_sm / tiles : 0;
     if (want > k / CL_SPLIT_MIN_K) want = k / CL_SPLIT_MIN_K;
     if (want > 16) want = 16;
     if (scratch && want >= 2 && n <= CL_GRID_Y_MAX) {
         long long kc = ((k + want - 1) / want + 15) & ~15LL;
-        p->kc = (int)kc;
-        p->splits = (int)((k + kc - 1) / kc);
-        p->bytes_w = p->splits > 1 ? cl_round256((size_t)p->splits * (size_t)m * (size_t)n * sizeof(float)) : 0;
-        if (p->splits < 2) p->splits = 1, p->kc = k;
+        int splits = (int)((k + kc - 1) / kc);
+        size_t bytes = cl_round256((size_t)splits * (size_t)m * (size_t)n * sizeof(float));
+        if (splits >= 2 && bytes <= CL_SCRATCH_MAX) p->splits = splits, p->kc = (int)kc, p->bytes_w = bytes;
     }
-    if (p->bytes_a + p->bytes_b + p->bytes_w > CL_SCRATCH_MAX) /* too large: as they are */
-        cl_sgemm_plan_make(p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
 }
 
 /* C = alpha * op(A) op(B) + beta * C through the bundled kernels on dev (ready), k = 0 when
@@ -775,52 +761,38 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
     cudaload_status st = cl_ctx_enter(d, dev, "cudaload_sgemm", &pushed);
     if (st != CUDALOAD_OK) return st;
     CUdeviceptr scratch = 0;
-    size_t bytes = p.bytes_a + p.bytes_b + p.bytes_w;
-    if (bytes && d->cuMemAllocFromPoolAsync(&scratch, bytes, kd->pool, (CUstream)stream) != CUDA_SUCCESS) {
-        /* no memory for the scratch: the operands as they are, slower, the same result */
-        cl_debug("sgemm: %zu bytes of scratch not had on device %d: no copy, no split", bytes, dev);
+    if (p.bytes_w && d->cuMemAllocFromPoolAsync(&scratch, p.bytes_w, kd->pool, (CUstream)stream) != CUDA_SUCCESS) {
+        /* no memory for the partial products: no split, slower, the same result */
+        cl_debug("sgemm: %zu bytes of scratch not had on device %d: no split", p.bytes_w, dev);
         scratch = 0;
         cl_sgemm_plan_make(&p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
     }
-    if (p.bytes_a || p.bytes_b) {
-        /* both unaligned operands copied in one launch (blockIdx.z: A, B); rows 0: no copy */
-        int ra = p.bytes_a ? (int)(ta ? k : m) : 0, ca = (int)(ta ? m : k);
-        int rb = p.bytes_b ? (int)(tb ? n : k) : 0, cb = (int)(tb ? k : n);
-        float *dst_a = (float *)(uintptr_t)scratch, *dst_b = (float *)(uintptr_t)(scratch + p.bytes_a);
-        int rows = ra > rb ? ra : rb, cols = ca > cb ? ca : cb;
-        void *cargs[] = {&ra, &ca, &A, &lda, &dst_a, &p.lda_p, &rb, &cb, &B, &ldb, &dst_b, &p.ldb_p};
-        st = cl_launch_in(d, dev, CL_K_SGEMM_PAD_COPY, (unsigned)((rows + 1023) / 1024),
-                          (unsigned)(cols < CL_GRID_Y_MAX ? cols : CL_GRID_Y_MAX), 2, 256, cargs, stream);
-        if (p.bytes_a) A = dst_a, lda = p.lda_p;
-        if (p.bytes_b) B = dst_b, ldb = p.ldb_p;
-    }
-    int vec_a = p.vec_a, vec_b = p.vec_b;
-    int mi = (int)m, tile_m = p.big ? 256 : 128, tile_n = p.big ? 128 : 64, threads = p.big ? 256 : 128;
-    int which = (p.big ? CL_K_SGEMM_BIG_NN : CL_K_SGEMM_SMALL_NN) + (ta ? 2 : 0) + (tb ? 1 : 0);
-    unsigned gx = (unsigned)((m + tile_m - 1) / tile_m);
-    if (st == CUDALOAD_OK && p.splits > 1) {
+    const cl_sgemm_tile *T = &cl_sgemm_tiles[p.tile];
+    int mi = (int)m, which = CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb;
+    unsigned gx = (unsigned)((m + T->bm - 1) / T->bm);
+    if (p.splits > 1) {
         /* split k: the partial products into the scratch (m x n each, alpha 1, beta 0), then summed into C */
-        float *W = (float *)(uintptr_t)(scratch + p.bytes_a + p.bytes_b);
+        float *W = (float *)(uintptr_t)scratch;
         int ni = (int)n, splits = p.splits;
         float one = 1.0f, zero = 0.0f;
         long long w_split = m * n, ldw = m;
-        void *args[] = {&mi, &ni, &k, &one, &A, &lda, &B, &ldb, &zero, &W, &ldw, &vec_a, &vec_b, &p.kc, &w_split};
-        st = cl_launch_in(d, dev, which, gx, (unsigned)((n + tile_n - 1) / tile_n), (unsigned)splits, (unsigned)threads, args,
+        void *args[] = {&mi, &ni, &k, &one, &A, &lda, &B, &ldb, &zero, &W, &ldw, &p.kc, &w_split};
+        st = cl_launch_in(d, dev, which, gx, (unsigned)((n + T->bn - 1) / T->bn), (unsigned)splits, (unsigned)T->threads, args,
                           stream);
         const float *Wc = W;
         void *rargs[] = {&mi, &ni, &splits, &Wc, &w_split, &alpha, &beta, &C, &ldc};
         if (st == CUDALOAD_OK)
             st = cl_launch_in(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)((m + 255) / 256), (unsigned)n, 1, 256, rargs, stream);
-    } else if (st == CUDALOAD_OK) {
-        /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks */
-        long long chunk_cols = CL_GRID_Y_MAX * tile_n, c_split = 0;
+    } else {
+        /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks
+         * (a multiple of 64 columns: a chunk of a VEC tile's operand stays 16-byte aligned) */
+        long long chunk_cols = CL_GRID_Y_MAX * T->bn, c_split = 0;
         for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {
             int nj = (int)(n - j < chunk_cols ? n - j : chunk_cols);
             const float *Bj = B ? B + (tb ? j : j * ldb) : B;
             float *Cj = C + j * ldc;
-            int vb = vec_b && !cl_misaligned(Bj, 16);
-            void *args[] = {&mi, &nj, &k, &alpha, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &vec_a, &vb, &k, &c_split};
-            st = cl_launch_in(d, dev, which, gx, (unsigned)((nj + tile_n - 1) / tile_n), 1, (unsigned)threads, args, stream);
+            void *args[] = {&mi, &nj, &k, &alpha, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &k, &c_split};
+            st = cl_launch_in(d, dev, which, gx, (unsigned)((nj + T->bn - 1) / T->bn), 1, (unsigned)T->threads, args, stream);
         }
     }
     /* stream-ordered: the memory returns to the pool once the kernels that read it are done */

@@ -691,44 +691,53 @@ static void child_fork_busy(th_result *r, void *arg) {
     pthread_join(t, NULL);
 }
 
-/* How a product is run (kernels.c: cl_sgemm_plan_make), on an H100's 132 SMs: the large tile
- * when the operands are aligned and the GPU fills; an aligned copy of an unaligned operand and
- * split k over more blocks only with scratch (a pool) and a product of at least 512^3. */
+/* How a product is run (kernels.c: cl_sgemm_plan_make), on an H100's 132 SMs: the 256 x 128 tile
+ * when A is not transposed, the operands contiguous along m or n are aligned and the GPU fills;
+ * the 128 x 128 tile for large products it cannot take; smaller tiles for products that do not
+ * fill the GPU; split k over more blocks only with scratch (a pool) and a product of at least
+ * 512^3. */
 static void test_sgemm_plan(void **state) {
     (void)state;
     const float *al = (const float *)(uintptr_t)0x100000, *odd = (const float *)(uintptr_t)0x100004;
     cl_sgemm_plan p;
-    /* 4096^3 aligned: the large tile, as it is */
+    /* 4096^3 aligned, NN and NT: the large tile, as it is */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, al, 4096, al, 4096);
-    assert_int_equal(p.big, 1);
-    assert_int_equal(p.splits, 1);
-    assert_int_equal(p.kc, 4096);
-    assert_true(p.bytes_a == 0 && p.bytes_b == 0 && p.bytes_w == 0);
-    /* leading dimensions 2061 (2048 + 13): both copied with ld 2048, then the large tile */
+    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
+    assert_true(p.splits == 1 && p.kc == 4096 && p.bytes_w == 0);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 1, 4096, 4096, 4096, al, 4096, al, 4096);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
+    /* A transposed (TN, TT): the 128 x 128 tile (the large one is not built for it) */
+    cl_sgemm_plan_make(&p, 1, 132, 1, 0, 4096, 4096, 4096, al, 4096, al, 4096);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    cl_sgemm_plan_make(&p, 1, 132, 1, 1, 3001, 3001, 3001, al, 3001, al, 3001);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    /* unaligned: leading dimensions 2061 (2048 + 13), a misaligned pointer, 3001: the 128 x 128
+     * tile reads them as they are */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 2048, 2048, 2048, al, 2061, al, 2061);
-    assert_int_equal(p.big, 1);
-    assert_int_equal(p.lda_p, 2048);
-    assert_int_equal(p.ldb_p, 2048);
-    assert_int_equal(p.bytes_a, 2048 * 2048 * 4);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
     assert_int_equal(p.splits, 1);
-    /* 3001^3 (lda 3001): copies with ld 3004; TN copies A (k x m) with k rows */
-    cl_sgemm_plan_make(&p, 1, 132, 1, 0, 3001, 3001, 3001, al, 3001, al, 3001);
-    assert_int_equal(p.lda_p, 3004);
-    assert_int_equal(p.bytes_a, (3004 * 3001 * 4 + 255) / 256 * 256);
-    /* a misaligned pointer is copied too */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, odd, 4096, al, 4096);
-    assert_int_equal(p.lda_p, 4096);
-    assert_int_equal(p.ldb_p, 0);
-    assert_int_equal(p.big, 1);
-    assert_true(p.vec_a && p.vec_b); /* the copy is aligned */
-    /* 512^3: 32 small tiles for 264 slots, k split in 4 slices of 128 */
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 3001, 3001, 3001, al, 3001, al, 3001);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    /* NN reads B along k and NT reads A along k element by element: only the operand
+     * contiguous along m or n needs alignment for the large tile */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, al, 4096, odd, 4097);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 1, 4096, 4096, 4096, al, 4096, odd, 4096);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    /* 1024^3: 128 tiles of 128 x 64 fill the GPU best */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, al, 1024, al, 1024);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
+    /* 512^3: 64 tiles of 64 x 64 for 528 slots, k split in 4 slices of 128 */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 512, 512, 512, al, 512, al, 512);
-    assert_int_equal(p.big, 0);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_64x64);
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 128);
     assert_int_equal(p.bytes_w, 4 * 512 * 512 * 4);
-    /* short-wide 128 x 8192 x 8192: 128 small tiles, two slices */
+    /* short-wide 128 x 8192 x 8192: 128 tiles of 128 x 64, two slices */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 128, 8192, 8192, al, 128, al, 8192);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
     assert_int_equal(p.splits, 2);
     assert_int_equal(p.kc, 4096);
     /* k = 300 in two slices: 160 and 140 (a partial last slice) */
@@ -737,16 +746,15 @@ static void test_sgemm_plan(void **state) {
     assert_int_equal(p.kc, 160);
     /* below 512^3, or without a pool: as it is */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 256, 256, al, 257, al, 256);
-    assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0 && p.big == 0);
-    assert_true(!p.vec_a && p.vec_b); /* A read as it is: 4-byte loads */
+    assert_true(p.splits == 1 && p.bytes_w == 0 && p.tile == CL_SGEMM_TILE_64x64);
     cl_sgemm_plan_make(&p, 0, 132, 0, 0, 512, 512, 512, al, 513, al, 512);
-    assert_true(p.splits == 1 && p.bytes_a == 0 && p.bytes_w == 0);
-    /* more than 1 GiB of scratch: as it is */
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 20000, 20000, 20000, al, 20001, al, 20000);
-    assert_true(p.bytes_a == 0 && p.big == 0);
-    /* alpha = 0 or k = 0 reads no operand: nothing copied */
+    assert_true(p.splits == 1 && p.bytes_w == 0);
+    /* more than 1 GiB of partial products (a GPU of a million SMs): no split */
+    cl_sgemm_plan_make(&p, 1, 1 << 20, 0, 0, 16384, 16384, 4096, al, 16384, al, 4096);
+    assert_true(p.splits == 1 && p.bytes_w == 0 && p.kc == 4096);
+    /* alpha = 0 or k = 0 reads no operand: no split */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 0, odd, 4097, odd, 1);
-    assert_true(p.bytes_a == 0 && p.bytes_b == 0 && p.splits == 1);
+    assert_true(p.splits == 1 && p.bytes_w == 0);
 }
 
 static void test_fork_while_kernels_busy(void **state) {

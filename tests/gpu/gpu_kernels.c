@@ -206,13 +206,16 @@ static void test_sgemm(void **state) {
     const gemm_case shapes[] = {
         {0, 0, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f},        {0, 0, 7, 7, 7, 1, 2, 3, 1.5f, -0.5f},
         {0, 0, 1, 4097, 33, 0, 3, 0, 1.0f, 0.0f},    {0, 0, 4097, 1, 33, 5, 0, 2, -1.0f, 2.0f},
-        /* the 256 x 128 kernel (operands 16-byte aligned, leading dimensions multiples of 4, one
-         * wave of its tiles on an H100: libcudaload/kernels.c): edge tiles, a partial last slice */
+        /* the 256 x 128 tile for NN and NT (operands 16-byte aligned, leading dimensions multiples
+         * of 4, one wave of its tiles on an H100: libcudaload/kernels.c): edge tiles, a partial
+         * first slice */
         {0, 0, 2000, 1996, 44, 4, 8, 3, 1.25f, 0.0f},
+        {0, 0, 2000, 2000, 61, 1, 1, 1, 1.0f, 0.5f}, /* unaligned: the 128 x 128 tile, all four cases */
+        {0, 0, 1000, 1000, 64, 4, 4, 4, 1.0f, 0.0f}, /* the 128 x 64 tile (NN, NT) */
         {0, 0, 129, 130, 257, 3, 5, 7, 0.75f, 0.0f}, {0, 0, 1000, 7, 1000, 0, 0, 0, 1.0f, 1.0f},
         {0, 0, 300, 200, 0, 0, 0, 4, 2.0f, 0.5f},    /* k = 0: C = beta * C */
         {0, 0, 300, 200, 50, 0, 0, 0, 0.0f, 3.0f},   /* alpha = 0: A and B not read */
-        {0, 0, 1000, 1000, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
+        {0, 0, 1000, 1001, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
         {0, 0, 2048, 2048, 64, 0, 0, 0, 1.0f, 0.5f}, /* the 256 x 128 kernel, full tiles, beta != 0 */
     };
     size_t nshapes = quick ? 5 : sizeof shapes / sizeof shapes[0];
@@ -266,22 +269,22 @@ static void test_sgemm_shape_classes(void **state) {
 }
 
 /* The paths that use scratch (kernels.c: cl_sgemm_plan_make; test_kernels checks which shape
- * takes which): unaligned operands copied into aligned ones, split k with its partial products
- * summed by a second kernel, and both at once, for the four transposes, with beta = 0 on
- * NaN-poisoned C and beta != 0, on the default stream and on a stream of the caller's (the
- * scratch is stream-ordered). Every entry checked against float64. */
+ * takes which): split k with its partial products summed by a second kernel, on aligned and
+ * unaligned operands, for the four transposes, with beta = 0 on NaN-poisoned C and beta != 0,
+ * on the default stream and on a stream of the caller's (the scratch is stream-ordered). Every
+ * entry checked against float64. */
 static void test_sgemm_scratch_paths(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
     cudaStream_t s;
     assert_int_equal(rt->cudaStreamCreate(&s), cudaSuccess);
     const gemm_case shapes[] = {
-        {0, 0, 600, 500, 700, 1, 2, 3, 1.25f, 0.0f},  /* both copied (lda, ldb odd), split in 5 */
+        {0, 0, 600, 500, 700, 1, 2, 3, 1.25f, 0.0f},  /* lda, ldb odd, split */
         {0, 0, 512, 384, 1024, 0, 0, 0, 1.0f, 0.5f},  /* aligned, split in 8 */
         {0, 0, 256, 2048, 300, 0, 0, 1, -0.5f, 0.0f}, /* split in 2, the last slice partial */
-        {0, 0, 1100, 1000, 301, 5, 0, 0, 1.0f, 2.0f},  /* A copied, not split (144 tiles fill the GPU) */
-        {0, 0, 600, 500, 700, 0, 3, 0, 1.0f, 0.0f},    /* B alone copied (lda aligned) */
-        {0, 0, 8, 240, 70001, 1, 0, 0, 1.0f, 0.0f},    /* k > 65535: the copy strides over the grid's y */
+        {0, 0, 1100, 1000, 301, 5, 0, 0, 1.0f, 2.0f},  /* A unaligned, not split (the tiles fill the GPU) */
+        {0, 0, 600, 500, 700, 0, 3, 0, 1.0f, 0.0f},    /* B alone unaligned */
+        {0, 0, 8, 240, 70001, 1, 0, 0, 1.0f, 0.0f},    /* k > 65535, split in 16 */
     };
     for (int t = 0; t < 4; t++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
