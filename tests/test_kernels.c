@@ -735,11 +735,16 @@ static void test_sgemm_plan(void **state) {
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 128);
     assert_int_equal(p.bytes_w, 4 * 512 * 512 * 4);
-    /* short-wide 128 x 8192 x 8192: 128 tiles of 128 x 64, two slices */
+    /* short-wide 128 x 8192 x 8192: 128 tiles of 128 x 64, four slices (two waves of blocks) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 128, 8192, 8192, al, 128, al, 8192);
     assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
-    assert_int_equal(p.splits, 2);
-    assert_int_equal(p.kc, 4096);
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.kc, 2048);
+    /* 1000^3: 128 tiles of 128 x 64, four slices of 256 (the last 232) */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1000, 1000, 1000, al, 1000, al, 1000);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.kc, 256);
     /* k = 300 in two slices: 160 and 140 (a partial last slice) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 2048, 300, al, 256, al, 300);
     assert_int_equal(p.splits, 2);
