@@ -700,32 +700,35 @@ static void test_sgemm_plan(void **state) {
     (void)state;
     const float *al = (const float *)(uintptr_t)0x100000, *odd = (const float *)(uintptr_t)0x100004;
     cl_sgemm_plan p;
-    /* 4096^3 aligned, NN and NT: the large tile, as it is */
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, al, 4096, al, 4096);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
-    assert_true(p.splits == 1 && p.kc == 4096 && p.bytes_w == 0);
-    cl_sgemm_plan_make(&p, 1, 132, 0, 1, 4096, 4096, 4096, al, 4096, al, 4096);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
-    /* A transposed (TN, TT): the 128 x 128 tile (the large one is not built for it) */
-    cl_sgemm_plan_make(&p, 1, 132, 1, 0, 4096, 4096, 4096, al, 4096, al, 4096);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
-    cl_sgemm_plan_make(&p, 1, 132, 1, 1, 3001, 3001, 3001, al, 3001, al, 3001);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
-    /* unaligned: leading dimensions 2061 (2048 + 13), a misaligned pointer, 3001: the 128 x 128
-     * tile reads them as they are */
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 2048, 2048, 2048, al, 2061, al, 2061);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
-    assert_int_equal(p.splits, 1);
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, odd, 4096, al, 4096);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 3001, 3001, 3001, al, 3001, al, 3001);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
-    /* NN reads B along k and NT reads A along k element by element: only the operand
-     * contiguous along m or n needs alignment for the large tile */
-    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 4096, 4096, 4096, al, 4096, odd, 4097);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_256x128);
-    cl_sgemm_plan_make(&p, 1, 132, 0, 1, 4096, 4096, 4096, al, 4096, odd, 4096);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
+    /* which tile takes a large product (no split: the tiles fill the GPU) */
+    static const struct {
+        int ta, tb, size, a_odd, b_odd; /* m = n = k = size; *_odd: the pointer off 16 bytes by 4 */
+        long long lda, ldb;
+        int tile;
+    } large[] = {
+        /* aligned, NN and NT: the large tile */
+        {0, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128},
+        {0, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128},
+        /* A transposed (TN, TT): the 128 x 128 tile (the large one is not built for it) */
+        {1, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128},
+        {1, 1, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128},
+        /* unaligned: leading dimensions 2061 (2048 + 13), a misaligned pointer, 3001: the
+         * 128 x 128 tile reads them as they are */
+        {0, 0, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128},
+        {0, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128},
+        {0, 0, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128},
+        /* NN reads B along k and NT reads A along k element by element: only the operand
+         * contiguous along m or n needs alignment for the large tile */
+        {0, 0, 4096, 0, 1, 4096, 4097, CL_SGEMM_TILE_256x128},
+        {0, 1, 4096, 0, 1, 4096, 4096, CL_SGEMM_TILE_128x128},
+    };
+    for (size_t i = 0; i < sizeof large / sizeof large[0]; i++) {
+        int s = large[i].size;
+        cl_sgemm_plan_make(&p, 1, 132, large[i].ta, large[i].tb, s, s, s, large[i].a_odd ? odd : al, large[i].lda,
+                           large[i].b_odd ? odd : al, large[i].ldb);
+        assert_int_equal(p.tile, large[i].tile);
+        assert_true(p.splits == 1 && p.kc == s && p.bytes_w == 0);
+    }
     /* 1024^3: 128 tiles of 128 x 64 fill the GPU best */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, al, 1024, al, 1024);
     assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
