@@ -21,35 +21,39 @@
 
 typedef void (*new_fn)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long);
 
-template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool VEC, int MINB, bool TA, bool TB>
+template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool VEC, bool KV, int MINB, bool TA, bool TB>
 __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)
 new_k(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, float *C,
      long long ldc) {
-    sgemm_body<BM, BN, BK, TM, TN, LM, ST, VEC, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_body<BM, BN, BK, TM, TN, LM, ST, VEC, KV, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 struct Variant {
     std::string name;
     new_fn fn[4];  // NN, NT, TN, TT
     int bm, bn, threads;
-    bool needs_vec;
+    bool needs_vec, needs_kv;
 };
 // BM x BN x BK tile, TM x TN per thread, LM lanes along m, ST stages, VEC (16-byte copies of an
-// operand contiguous along m or n: it must be aligned), MINB blocks per SM for __launch_bounds__.
-#define V(BM, BN, BK, TM, TN, LM, ST, VEC, MINB)                                                                          \
-    {#BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " vec" #VEC " minb" #MINB,                                \
-     {new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 0, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 0, 1>,           \
-      new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 1, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, MINB, 1, 1>},          \
-     BM, BN, CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), VEC}
+// operand contiguous along m or n: it must be aligned), KV (16-byte loads of an operand
+// contiguous along k: it must be aligned and k a multiple of 4), MINB blocks per SM for
+// __launch_bounds__.
+#define V(BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB)                                                                      \
+    {#BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " vec" #VEC " kv" #KV " minb" #MINB,                      \
+     {new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 0, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 0, 1>,   \
+      new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 1, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 1, 1>},  \
+     BM, BN, CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), VEC, KV}
 
 static Variant vs[] = {
-    V(256, 128, 8, 16, 8, 4, 3, true, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
-    V(128, 128, 8, 8, 8, 8, 3, false, 2),   // 1: shipped (cudaload_sgemm_128x128_*)
-    V(128, 64, 16, 8, 8, 8, 3, true, 2),    // 2: shipped (cudaload_sgemm_128x64_nn, _nt)
-    V(64, 64, 8, 8, 4, 4, 4, false, 4),     // 3: shipped (cudaload_sgemm_64x64_*)
-#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped four (quicker to build)
-    V(256, 128, 8, 16, 8, 4, 3, false, 1),  V(128, 128, 8, 16, 8, 4, 3, false, 2), V(128, 128, 8, 16, 8, 4, 3, true, 2),
-    V(64, 64, 16, 8, 4, 4, 3, false, 4),    V(128, 64, 8, 8, 8, 8, 4, false, 3),
+    V(256, 128, 8, 16, 8, 4, 3, true, false, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
+    V(128, 128, 8, 16, 8, 4, 3, true, true, 2),    // 1: shipped (cudaload_sgemm_128x128k_tn, _tt)
+    V(128, 128, 8, 8, 8, 8, 3, false, false, 2),   // 2: shipped (cudaload_sgemm_128x128_*)
+    V(128, 64, 16, 8, 8, 8, 3, true, false, 2),    // 3: shipped (cudaload_sgemm_128x64_nn, _nt)
+    V(64, 64, 8, 8, 4, 4, 4, false, false, 4),     // 4: shipped (cudaload_sgemm_64x64_*)
+#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped five (quicker to build)
+    V(256, 128, 8, 16, 8, 4, 3, true, true, 1),   V(128, 128, 8, 8, 8, 8, 3, true, true, 2),
+    V(128, 64, 16, 8, 8, 8, 3, true, true, 2),    V(256, 128, 8, 16, 8, 4, 3, false, false, 1),
+    V(128, 128, 8, 16, 8, 4, 3, false, false, 2),
 #endif
 };
 static const int NV = (int)(sizeof vs / sizeof vs[0]);
@@ -59,7 +63,10 @@ static bool launch(const Variant &v, int which, int m, int n, int k, float alpha
     // VEC needs the operands contiguous along m or n aligned: A unless transposed, B if transposed
     bool ta = which & 2, tb = which & 1;
     bool va = ta || (((uintptr_t)A % 16 == 0) && lda % 4 == 0), vb = !tb || (((uintptr_t)B % 16 == 0) && ldb % 4 == 0);
+    // KV needs the operands contiguous along k aligned, and k a multiple of 4
+    bool ka = !ta || (((uintptr_t)A % 16 == 0) && lda % 4 == 0), kb = tb || (((uintptr_t)B % 16 == 0) && ldb % 4 == 0);
     if (v.needs_vec && !(va && vb)) return false;
+    if (v.needs_kv && !(ka && kb && k % 4 == 0)) return false;
     dim3 grid((m + v.bm - 1) / v.bm, (n + v.bn - 1) / v.bn);
     v.fn[which]<<<grid, v.threads>>>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return true;
@@ -150,6 +157,7 @@ int main(int argc, char **argv) {
         std::vector<int> cand;
         for (int vi = 0; vi < NV; vi++) {
             if (vs[vi].needs_vec && ((!ta && lda % 4) || (tb && ldb % 4))) continue;
+            if (vs[vi].needs_kv && ((ta && lda % 4) || (!tb && ldb % 4) || s.k % 4)) continue;
             cand.push_back(vi);
         }
         std::vector<std::vector<float>> t(cand.size() + 1);

@@ -13,7 +13,9 @@
 //    in 16-byte runs of 4 rows when VEC (the caller guarantees 16-byte alignment and a
 //    leading dimension that is a multiple of 4), else element by element; one contiguous
 //    along k is copied element by element into 4-float-padded rows (the 8 k of a row then
-//    land in distinct banks). No operand passes through registers.
+//    land in distinct banks), or, when KV (the same guarantee, and k a multiple of 4),
+//    loaded 4 k at a time into registers at the slice's first step and stored transposed
+//    into those rows before its last.
 //  - Everything that decides a copy is fixed before the main loop: each copy's source
 //    pointer (advanced by a slice per fetch), its place in a stage, and its size (0 for rows
 //    outside the matrix: cp.async then writes zeros). The partial slice (k % BK) is the first
@@ -86,33 +88,50 @@ __device__ __forceinline__ void sgemm_wait() {
 
 // One operand's slices: R rows (BM of op(A), or BN of op(B)) by BK k, k-major in a stage
 // (LDS floats per k). KCONT: the operand is contiguous along k in global memory. A thread
-// copies SLOTS units of E elements (E = 4 only for a VEC operand contiguous along rows).
-// !KCONT: unit u is k = u / (R / E), rows E * (u % (R / E)) ..: a warp's units are
-// consecutive rows, and a thread keeps its rows from slot to slot (slots are SLOT_K k
-// apart). KCONT: unit u is row u / BK, k = u % BK: a warp reads 32-byte runs of 4 rows, and
-// a thread keeps its k (slots are SLOT_ROWS rows apart).
-template <int R, int BK, int NT, bool KCONT, bool VEC>
+// copies SLOTS units of E elements.
+// !KCONT: unit u is k = u / (R / E), rows E * (u % (R / E)) .. (E = 4 when VEC): a warp's
+// units are consecutive rows, and a thread keeps its rows from slot to slot (slots are SLOT_K
+// k apart); copied by cp.async.
+// KCONT: unit u is row u / (BK / E), k E * (u % (BK / E)) ..: a thread keeps its k from slot
+// to slot (slots are SLOT_ROWS rows apart). E = 1 (!KV): copied by cp.async, a warp reading
+// 32-byte runs of 4 rows. E = 4 (KV: the operand 16-byte aligned, its leading dimension and k
+// multiples of 4): a unit is loaded as one float4 into registers at fetch() and stored
+// transposed, one float per k row, at stash(). Rows are padded by 4 floats so that either
+// way a warp's stores hit distinct banks.
+template <int R, int BK, int NT, bool KCONT, bool VEC, bool KV>
 struct SgemmLoader {
-    static constexpr int E = (!KCONT && VEC) ? 4 : 1;
+    static constexpr bool REG = KCONT && KV;  // through registers
+    static constexpr int E = (!KCONT && VEC) || REG ? 4 : 1;
     static constexpr int LDS = KCONT ? R + 4 : R;
     static constexpr int FLOATS = BK * LDS;  // one stage
     static constexpr int SLOTS = R * BK / E / NT;
-    static constexpr int SLOT_K = KCONT ? 0 : NT / (R / E), SLOT_ROWS = KCONT ? NT / BK : 0;
+    static constexpr int SLOT_K = KCONT ? 0 : NT / (R / E), SLOT_ROWS = KCONT ? NT / (BK / E) : 0;
     static_assert((R * BK / E) % NT == 0, "a slice splits evenly over the threads");
-    static_assert(KCONT ? NT % BK == 0 : NT % (R / E) == 0, "a thread keeps its rows (or its k) from slot to slot");
+    static_assert(KCONT ? NT % (BK / E) == 0 : NT % (R / E) == 0, "a thread keeps its rows (or its k) from slot to slot");
 
     const float *src[SLOTS];  // each slot's element in the next slice to fetch
     long long slice_step;     // elements from one slice to the next
     int soff;                 // slot 0's place in a stage, floats
     int size[SLOTS];          // bytes each slot copies from a whole slice (0: rows outside the matrix)
+    float4 held[REG ? SLOTS : 1];  // REG: fetched, not yet stashed
 
     static __device__ __forceinline__ constexpr int slot_soff(int s) { return KCONT ? s * SLOT_ROWS : s * SLOT_K * LDS; }
+
+    // One slot's copy of the next slice: `bytes` of it (0: zeros).
+    __device__ __forceinline__ void copy(float *stage, int s, int bytes) {
+        if constexpr (REG) {
+            held[s] = bytes ? __ldg(reinterpret_cast<const float4 *>(src[s])) : make_float4(0.f, 0.f, 0.f, 0.f);
+            (void)stage;
+        } else {
+            sgemm_copy<4 * E>(stage + soff + slot_soff(s), src[s], bytes);
+        }
+    }
 
     // X holds rows x k (KCONT: element (i, p) at X[p + i * ld]) or k x rows (X[i + p * ld]).
     // Fetches the first slice, at k = kst <= 0 (its k < 0 become zeros), into stage0.
     __device__ __forceinline__ void init(const float *X, long long ld, int rows, int r0, int kst, float *stage0) {
         const int t = threadIdx.x;
-        const int row = KCONT ? t / BK : E * (t % (R / E)), kk = KCONT ? t % BK : t / (R / E);
+        const int row = KCONT ? t / (BK / E) : E * (t % (R / E)), kk = KCONT ? E * (t % (BK / E)) : t / (R / E);
         const float *x0 = KCONT ? X + (long long)(kst + kk) + (long long)(r0 + row) * ld
                                 : X + (long long)(r0 + row) + (long long)(kst + kk) * ld;
         const long long slot_step = KCONT ? (long long)SLOT_ROWS * ld : (long long)SLOT_K * ld;
@@ -122,18 +141,33 @@ struct SgemmLoader {
         for (int s = 0; s < SLOTS; s++) {
             const int i = r0 + row + s * SLOT_ROWS, p = kst + kk + s * SLOT_K;
             src[s] = x0 + s * slot_step;
-            size[s] = i < rows ? 4 * min(E, rows - i) : 0;
-            sgemm_copy<4 * E>(stage0 + soff + slot_soff(s), src[s], p >= 0 ? size[s] : 0);
+            size[s] = i < rows ? (REG ? 16 : 4 * min(E, rows - i)) : 0;
+            copy(stage0, s, p >= 0 ? size[s] : 0);  // REG: k is a multiple of 4, so a unit is all in or all out
+            src[s] += slice_step;
+        }
+        stash(stage0);
+    }
+
+    // Fetch the next slice into stage (zeros when it is past the end: !live); REG: into
+    // registers, for stash().
+    __device__ __forceinline__ void fetch(float *stage, bool live) {
+#pragma unroll
+        for (int s = 0; s < SLOTS; s++) {
+            copy(stage, s, live ? size[s] : 0);
             src[s] += slice_step;
         }
     }
 
-    // Fetch the next slice into stage (zeros when it is past the end: !live).
-    __device__ __forceinline__ void fetch(float *stage, bool live) {
+    // REG: store what fetch() loaded into stage, transposed.
+    __device__ __forceinline__ void stash(float *stage) {
+        if constexpr (REG) {
 #pragma unroll
-        for (int s = 0; s < SLOTS; s++) {
-            sgemm_copy<4 * E>(stage + soff + slot_soff(s), src[s], live ? size[s] : 0);
-            src[s] += slice_step;
+            for (int s = 0; s < SLOTS; s++) {
+                float *d = stage + soff + slot_soff(s);
+                d[0] = held[s].x, d[LDS] = held[s].y, d[2 * LDS] = held[s].z, d[3 * LDS] = held[s].w;
+            }
+        } else {
+            (void)stage;
         }
     }
 };
@@ -149,7 +183,7 @@ __device__ __forceinline__ void sgemm_fragment(float (&f)[TH], const float *stag
     }
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int LM, int STAGES, bool VEC, bool TA, bool TB>
+template <int BM, int BN, int BK, int TM, int TN, int LM, int STAGES, bool VEC, bool KV, bool TA, bool TB>
 __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, const float *__restrict__ A, long long lda,
                                            const float *__restrict__ B, long long ldb, float beta, float *__restrict__ C,
                                            long long ldc) {
@@ -157,8 +191,8 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
     constexpr int NT = 32 * WARPS_M * WARPS_N;
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % WM == 0 && BN % WN == 0 && 32 % LM == 0, "warp tiling");
     static_assert(STAGES >= 2, "at least two stages");
-    using LA = SgemmLoader<BM, BK, NT, TA, VEC>;   // op(A) = A^T: A contiguous along k
-    using LB = SgemmLoader<BN, BK, NT, !TB, VEC>;  // op(B) = B: B contiguous along k
+    using LA = SgemmLoader<BM, BK, NT, TA, VEC, KV>;   // op(A) = A^T: A contiguous along k
+    using LB = SgemmLoader<BN, BK, NT, !TB, VEC, KV>;  // op(B) = B: B contiguous along k
     __shared__ __align__(16) float smem[STAGES * (LA::FLOATS + LB::FLOATS)];
     float *const sA = smem, *const sB = smem + STAGES * LA::FLOATS;
 
@@ -186,6 +220,8 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
         for (int s = 1; s < STAGES - 1; s++) {
             la.fetch(sA + s * LA::FLOATS, s < slices);
             lb.fetch(sB + s * LB::FLOATS, s < slices);
+            la.stash(sA + s * LA::FLOATS);
+            lb.stash(sB + s * LB::FLOATS);
             sgemm_commit();
         }
         sgemm_wait<STAGES - 2>();
@@ -207,6 +243,8 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
                     sgemm_commit();
                 }
                 if (p == BK - 1) {
+                    la.stash(sA + wr * LA::FLOATS);  // registers fetched at step 0 (KV), for slice t + STAGES - 1
+                    lb.stash(sB + wr * LB::FLOATS);
                     sgemm_wait<STAGES - 2>();  // this thread's copies of slice t + 1 have landed
                     __syncthreads();           // everyone's have; and stage t is read by nobody from here
                     sgemm_fragment<LA::LDS, TM, LM>(fa[(p + 1) % 2], sA + nx * LA::FLOATS, wm0, lm, 0);
@@ -268,13 +306,13 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 // (a scratch buffer then summed by cudaload_sgemm_splitk_reduce); with one split, kc = k and
 // the whole product goes to C. kc is a multiple of 16, so a split's operands keep their
 // 16-byte alignment.
-#define CUDALOAD_SGEMM_ENTRY(NAME, BM, BN, BK, TM, TN, LM, STAGES, VEC, TA, TB, MINB)                                   \
+#define CUDALOAD_SGEMM_ENTRY(NAME, BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB, MINB)                               \
     extern "C" __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)                      \
         NAME(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, \
              float *C, long long ldc, int kc, long long c_split) {                                                     \
         const long long k0 = (long long)blockIdx.z * kc;                                                               \
         const int kz = k - k0 < kc ? (int)(k - k0) : kc;                                                               \
-        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, VEC, TA, TB>(m, n, kz, alpha, A + (TA ? k0 : k0 * lda), lda,         \
+        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB>(m, n, kz, alpha, A + (TA ? k0 : k0 * lda), lda,     \
                                                                 B + (TB ? k0 * ldb : k0), ldb, beta,                   \
                                                                 C + blockIdx.z * c_split, ldc);                        \
     }
@@ -298,28 +336,37 @@ extern "C" __global__ void __launch_bounds__(256)
 #ifndef CUDALOAD_SGEMM_NO_ENTRIES
 // The tile table, chosen with bench/sgemm_tune.cu on the H100 (docs/kernels.md says which
 // serves which shape, docs/performance.md the measurements); libcudaload/kernels.c picks one
-// per call (cl_sgemm_plan_make). VEC tiles need 16-byte aligned operands with leading
-// dimensions that are multiples of 4 where the operand is contiguous along m or n.
+// per call (cl_sgemm_plan_make) from internal.h's CL_SGEMM_TILES, which names the same
+// kernels. VEC tiles need 16-byte aligned operands with leading dimensions that are multiples
+// of 4 where the operand is contiguous along m or n, KV tiles the same where it is contiguous
+// along k, and k a multiple of 4.
 // 256 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 256 threads, 3 stages, one block
 // per SM, VEC: large aligned products with op(A) = A. (With A transposed it is no faster than
 // the 128 x 128 tile, which is smaller: not built.)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nn, 256, 128, 8, 16, 8, 4, 3, true, false, false, 1)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nt, 256, 128, 8, 16, 8, 4, 3, true, false, true, 1)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nn, 256, 128, 8, 16, 8, 4, 3, true, false, false, false, 1)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nt, 256, 128, 8, 16, 8, 4, 3, true, false, false, true, 1)
+// 128 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 128 threads, 3 stages, two blocks
+// per SM, VEC and KV (operands along k loaded 16 bytes at a time into registers and stored
+// transposed): TN, aligned, k a multiple of 4 (cuBLAS's own shape for TN). (TT gains 6% from
+// it too, but the 128 x 128 tile below already meets TT's goal, and the python wheel's module
+// has room for one more kernel, not two: docs/kernels.md.)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128k_tn, 128, 128, 8, 16, 8, 4, 3, true, true, true, false, 2)
 // 128 x 128 x 8, warps of 32 x 64 (8 x 4 lanes of 8 x 8), 256 threads, 3 stages, two blocks
-// per SM, any alignment: large products with unaligned operands, A transposed.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 8, 8, 8, 8, 3, false, false, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 8, 8, 8, 8, 3, false, false, true, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 8, 8, 8, 8, 3, false, true, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, 8, 3, false, true, true, 2)
+// per SM, any alignment: large products with unaligned operands (or k not a multiple of 4 with
+// A transposed).
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 8, 8, 8, 8, 3, false, false, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 8, 8, 8, 8, 3, false, false, false, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 8, 8, 8, 8, 3, false, false, true, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, 8, 3, false, false, true, true, 2)
 // 128 x 64 x 16, warps of 64 x 32 (8 x 4 lanes of 8 x 8), 128 threads, 3 stages, two blocks
 // per SM, VEC: aligned products too small to fill the GPU with the large tiles, op(A) = A
 // (transposed, the 64 x 64 tile serves them).
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nn, 128, 64, 16, 8, 8, 8, 3, true, false, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nt, 128, 64, 16, 8, 8, 8, 3, true, false, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nn, 128, 64, 16, 8, 8, 8, 3, true, false, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nt, 128, 64, 16, 8, 8, 8, 3, true, false, false, true, 2)
 // 64 x 64 x 8, warps of 32 x 32 (4 x 8 lanes of 8 x 4), 128 threads, 4 stages, four blocks
 // per SM, any alignment: small products.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 8, 4, 4, 4, false, false, false, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nt, 64, 64, 8, 8, 4, 4, 4, false, false, true, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tn, 64, 64, 8, 8, 4, 4, 4, false, true, false, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tt, 64, 64, 8, 8, 4, 4, 4, false, true, true, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 8, 4, 4, 4, false, false, false, false, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nt, 64, 64, 8, 8, 4, 4, 4, false, false, false, true, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tn, 64, 64, 8, 8, 4, 4, 4, false, false, true, false, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tt, 64, 64, 8, 8, 4, 4, 4, false, false, true, true, 4)
 #endif

@@ -266,19 +266,20 @@ typedef struct cl_tables {
 #define CL_MAX_DEVICES 64
 /* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
  * and the plan's choice: X(name, tile rows, tile columns, threads, blocks per SM, vec: needs
- * 16-byte aligned operands with leading dimensions that are multiples of 4 where an operand is
- * contiguous along m or n, ta: built for op(A) = A^T, then its speed in each transpose case NN,
- * NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu; 0: not
- * built)). The plan's cost model is docs/kernels.md's. */
-#define CL_SGEMM_TILES(X)                                \
-    X(256x128, 256, 128, 256, 1, 1, 0, 105, 105, 0, 0)  \
-    X(128x128, 128, 128, 256, 2, 0, 1, 99, 97, 92, 101) \
-    X(128x64, 128, 64, 128, 2, 1, 0, 100, 105, 0, 0)    \
-    X(64x64, 64, 64, 128, 4, 0, 1, 73, 78, 67, 76)
+ * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
+ * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, then its
+ * speed in each transpose case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100
+ * (bench/sgemm_tune.cu; 0: not built for that case)). The plan's cost model is docs/kernels.md's. */
+#define CL_SGEMM_TILES(X)                                    \
+    X(256x128, 256, 128, 256, 1, 1, 0, 105, 105, 0, 0)      \
+    X(128x128k, 128, 128, 128, 2, 1, 1, 0, 0, 100, 0)       \
+    X(128x128, 128, 128, 256, 2, 0, 0, 99, 97, 91, 100)     \
+    X(128x64, 128, 64, 128, 2, 1, 0, 100, 105, 0, 0)        \
+    X(64x64, 64, 64, 128, 4, 0, 0, 73, 78, 67, 76)
 #define CL_SGEMM_TILE_ENUM_(name, ...) CL_SGEMM_TILE_##name,
 enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
- * tile is not built for has no name and no function) */
+ * tile is not built for, speed 0, has no name and no function) */
 #define CL_KERNEL_COUNT (3 + 4 * CL_SGEMM_TILE_COUNT)
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {

@@ -40,17 +40,17 @@ extern const unsigned char cl_fatbin_end[];
 /* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
  * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
 enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
-#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, ta, ...)                                                   \
-    "cudaload_sgemm_" #name "_nn", "cudaload_sgemm_" #name "_nt", (ta) ? "cudaload_sgemm_" #name "_tn" : NULL,          \
-        (ta) ? "cudaload_sgemm_" #name "_tt" : NULL,
+#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, nn, nt, tn, tt)                                       \
+    (nn) ? "cudaload_sgemm_" #name "_nn" : NULL, (nt) ? "cudaload_sgemm_" #name "_nt" : NULL,                           \
+        (tn) ? "cudaload_sgemm_" #name "_tn" : NULL, (tt) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
     "cudaload_saxpy_vec4", "cudaload_saxpy_scalar", "cudaload_sgemm_splitk_reduce", CL_SGEMM_TILES(CL_K_TILE_NAMES_)};
 
 typedef struct cl_sgemm_tile {
-    int bm, bn, threads, per_sm, vec, ta;
-    int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS (internal.h) */
+    int bm, bn, threads, per_sm, vec, kv;
+    int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built (internal.h) */
 } cl_sgemm_tile;
-#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, ta, nn, nt, tn, tt) {bm, bn, threads, per_sm, vec, ta, {nn, nt, tn, tt}},
+#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, nn, nt, tn, tt) {bm, bn, threads, per_sm, vec, kv, {nn, nt, tn, tt}},
 static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
@@ -704,6 +704,9 @@ static long long cl_span(long long rows, long long cols, long long ld) {
 /* A split k slice covers at least this many k: shorter ones spend more on the partial
  * products' traffic and the prologue than the extra blocks win. */
 #define CL_SPLIT_MIN_K 128
+/* Two slices even out a grid of several waves whose last one is mostly empty only when k is at
+ * least this: below it the partial products' traffic costs more than the waves save. */
+#define CL_SPLIT_WAVES_MIN_K 2048
 /* The grid's y dimension holds at most 65535 blocks. */
 #define CL_GRID_Y_MAX 65535LL
 
@@ -711,8 +714,9 @@ static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 /* The plan of a product on a device of sms SMs (internal.h). Each tile that can take the operands
  * (a VEC tile: those contiguous along m or n 16-byte aligned, with leading dimensions multiples
- * of 4; one not built for A transposed: op(A) = A) is costed as waves x (its blocks an SM holds
- * at once x tile area) / its speed in this transpose case, and the cheapest is taken: a wave of
+ * of 4; a KV tile: the same of those contiguous along k, and k a multiple of 4) and is built for
+ * the transpose case is costed as waves x (its blocks an SM holds at once x tile area) / its
+ * speed in this case, and the cheapest is taken: a wave of
  * small tiles on a GPU they do not fill runs as fast as their area allows, not as the tile's
  * speed at full occupancy. With scratch (a pool, and a product large enough), a product of too
  * few tiles to fill the GPU twice over (small, short-wide) splits k over more blocks, whose
@@ -720,13 +724,16 @@ static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                         const float *A, long long lda, const float *B, long long ldb) {
     memset(p, 0, sizeof *p);
-    int vec = (ta || (!cl_misaligned(A, 16) && lda % 4 == 0)) && (!tb || (!cl_misaligned(B, 16) && ldb % 4 == 0));
+    /* 16-byte copies: of the operands contiguous along m or n (A unless transposed, B when
+     * transposed), and of those contiguous along k (the others) */
+    int a_ok = !cl_misaligned(A, 16) && lda % 4 == 0, b_ok = !cl_misaligned(B, 16) && ldb % 4 == 0;
+    int vec = (ta || a_ok) && (!tb || b_ok), kvec = k % 4 == 0 && (!ta || a_ok) && (tb || b_ok);
     int op = 2 * ta + tb;
     double best = -1;
     long long tiles = 0;
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
-        if ((T->vec && !vec) || (ta && !T->ta) || T->speed[op] <= 0) continue;
+        if ((T->vec && !vec) || (T->kv && !kvec) || T->speed[op] <= 0) continue;
         long long nt = ((m + T->bm - 1) / T->bm) * ((n + T->bn - 1) / T->bn), slots = sms * T->per_sm;
         long long waves = (nt + slots - 1) / slots, held = (nt + sms - 1) / sms;
         if (held > T->per_sm) held = T->per_sm;
@@ -740,6 +747,14 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
      * blocks: one wave leaves the SMs idle behind its last blocks (128 x 8192 x 8192 on 128 x 64
      * tiles: 1.03x cuBLAS in 4 slices, 0.97x in 2) */
     long long slots = sms * T->per_sm, want = tiles > 0 && 2 * tiles <= slots ? 2 * slots / tiles : 0;
+    /* several waves whose last one is mostly empty: two slices fill the waves better (3001^3 on
+     * 128 x 128 tiles: 576 blocks fill 73% of 3 waves of 264 slots, 1152 fill 87% of 5; 1.010x
+     * cuBLAS against 0.966, bench/sgemm_split_tune.cu) */
+    if (tiles > slots && k >= CL_SPLIT_WAVES_MIN_K) {
+        double fill1 = (double)tiles / (double)(((tiles + slots - 1) / slots) * slots);
+        double fill2 = (double)(2 * tiles) / (double)(((2 * tiles + slots - 1) / slots) * slots);
+        if (fill2 >= 1.1 * fill1) want = 2;
+    }
     if (want > k / CL_SPLIT_MIN_K) want = k / CL_SPLIT_MIN_K;
     if (want > 16) want = 16;
     if (scratch && want >= 2 && n <= CL_GRID_Y_MAX) {

@@ -704,30 +704,38 @@ static void test_sgemm_plan(void **state) {
     static const struct {
         int ta, tb, size, a_odd, b_odd; /* m = n = k = size; *_odd: the pointer off 16 bytes by 4 */
         long long lda, ldb;
-        int tile;
+        int tile, splits; /* 2: the waves' last one mostly empty (3001: 576 tiles, 264 slots) */
     } large[] = {
         /* aligned, NN and NT: the large tile */
-        {0, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128},
-        {0, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128},
-        /* A transposed (TN, TT): the 128 x 128 tile (the large one is not built for it) */
-        {1, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128},
-        {1, 1, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128},
+        {0, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128, 1},
+        {0, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128, 1},
+        /* TN, aligned, k a multiple of 4: the 128 x 128 tile of 16-byte copies along k (the
+         * large one is not built for A transposed); else, and TT, the 128 x 128 tile of 4-byte
+         * copies */
+        {1, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128k, 1},
+        {1, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
+        {1, 0, 4094, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
+        {1, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
+        {1, 1, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128, 2},
         /* unaligned: leading dimensions 2061 (2048 + 13), a misaligned pointer, 3001: the
          * 128 x 128 tile reads them as they are */
-        {0, 0, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128},
-        {0, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128},
-        {0, 0, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128},
+        {0, 0, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128, 1},
+        {0, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
+        {0, 0, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128, 2},
         /* NN reads B along k and NT reads A along k element by element: only the operand
          * contiguous along m or n needs alignment for the large tile */
-        {0, 0, 4096, 0, 1, 4096, 4097, CL_SGEMM_TILE_256x128},
-        {0, 1, 4096, 0, 1, 4096, 4096, CL_SGEMM_TILE_128x128},
+        {0, 0, 4096, 0, 1, 4096, 4097, CL_SGEMM_TILE_256x128, 1},
+        {0, 1, 4096, 0, 1, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
     };
     for (size_t i = 0; i < sizeof large / sizeof large[0]; i++) {
         int s = large[i].size;
         cl_sgemm_plan_make(&p, 1, 132, large[i].ta, large[i].tb, s, s, s, large[i].a_odd ? odd : al, large[i].lda,
                            large[i].b_odd ? odd : al, large[i].ldb);
         assert_int_equal(p.tile, large[i].tile);
-        assert_true(p.splits == 1 && p.kc == s && p.bytes_w == 0);
+        assert_int_equal(p.splits, large[i].splits);
+        if (large[i].splits == 1) assert_true(p.kc == s && p.bytes_w == 0);
+        else /* 3001: 1504 + 1497; the partial products' scratch in 256-byte units */
+            assert_true(p.kc == 1504 && p.bytes_w == ((size_t)2 * s * s * 4 + 255) / 256 * 256);
     }
     /* 1024^3: 128 tiles of 128 x 64 fill the GPU best */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, al, 1024, al, 1024);
