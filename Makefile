@@ -86,7 +86,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins install uninstall clean help headers-check
+.PHONY: windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -141,7 +141,9 @@ help:
 	@echo "  make fuzz         each libFuzzer target (fuzz/) for FUZZ_SECONDS=$(FUZZ_SECONDS) (needs clang and"
 	@echo "                    libclang-rt; inputs up to FUZZ_MAX_LEN=4096 bytes); docs/reliability.md"
 	@echo "  make bench-bins   build the benchmark programs only ($(B)/bench/bench_init, bench_call,"
-	@echo "                    bench_call_direct, bench_kernels, bench_launch), without running them"
+	@echo "                    bench_call_direct, bench_kernels, bench_launch, bench_hotpath), without running them"
+	@echo "  make bench-hotpath  libcudaload's own host cost of a small SAXPY/SGEMM call over a raw launch,"
+	@echo "                    on the fake driver (no GPU needed; needs nvcc for the kernels)"
 	@echo "  make bench        loader cost (bench/run.sh) and kernels vs cuBLAS and torch"
 	@echo "                    (bench/run-kernels.sh): figures for docs/performance.md"
 	@echo "  tests/gpu/device-run.sh DIR   all of the GPU steps in one go, logs in DIR"
@@ -431,7 +433,7 @@ fuzz: $(FUZZ_BIN)
 
 
 bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels \
-            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct $(B)/bench/bench_launch)
+            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct $(B)/bench/bench_launch $(B)/bench/bench_hotpath)
 
 # Ordinary CUDA code through the stubs, and the same code linked directly (bench/run-stubs.sh).
 $(B)/bench/bench_stubs: bench/bench_stubs.cu $(STUB_A) $(STATIC) | $(B)/bench
@@ -447,6 +449,13 @@ $(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
 # host cost of a small call against a raw cuLaunchKernel of the same kernel (needs the fatbin)
 $(B)/bench/bench_launch: bench/bench_launch.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+# the same without a GPU: libcudaload's own part of it, on the fake driver (needs the fatbin)
+$(B)/bench/bench_hotpath: bench/bench_hotpath.c $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+bench-hotpath: $(B)/bench/bench_hotpath $(B)/fake/launch/libcuda.so.1
+	tests/fixtures.sh $(FIXTURES) >/dev/null
+	CUDALOAD_DRIVER_PATH=$(abspath $(B))/fake/launch/libcuda.so.1 FAKE_CUDA_CC=90 FAKE_CUDA_DEVICES=1 \
+	  $(B)/bench/bench_hotpath $(FIXTURES)/toolkit-cu13-wheel
 
 $(B)/bench/bench_init: bench/bench_init.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)

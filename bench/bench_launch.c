@@ -8,15 +8,18 @@
  * host (CLOCK_MONOTONIC) from the first call to the return of the last; the GPU is drained
  * before each batch, and batches are short enough that the launch queue never fills, so the
  * figure is the host path of a call, in ns. ROUNDS rounds, the contenders interleaved within
- * each round (their order rotated each round); the medians over the rounds are reported,
- * with ours / raw.
+ * each round (their order rotated each round); the medians over the rounds are reported.
+ * The ratios are the medians of each round's own ratio (ours / raw of the same round): the
+ * host's speed drifts by more than the few percent compared (the raw launch's median moves
+ * by 40% between processes), and a round's two batches run a few ms apart.
  *
  * Two devices: with --device D the operands live on device D while device 0 is current (the
  * pointer-chosen device pushes D's context for the launch), a case the raw launch does not
  * have; reported as its own rows.
  *
  * usage: bench_launch [--rounds N] [--calls N] [--root SITE_PACKAGES] [--device D]
- * Output, tab-separated: RESULT <name> <ns_median>, RATIO <name> <ours/raw>, INFO <key> <value>.
+ * Output, tab-separated: RESULT <name> <ns_median>, RATIO <name> <ours/peer, median of the rounds'>,
+ * DIFF <name> <ours - raw, ns, of the medians>, INFO <key> <value>.
  */
 #include "cudaload_tables.h"
 
@@ -99,7 +102,7 @@ static float *dev_floats(size_t n) {
 }
 
 int main(int argc, char **argv) {
-    int rounds = 31, calls = 500, other = -1;
+    int rounds = 101, calls = 500, other = -1;
     const char *root = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
@@ -145,16 +148,26 @@ int main(int argc, char **argv) {
             int w = (j + k) % ncont;
             t[w][k] = batch(w, calls);
         }
+    /* the paired ratios, before the sort below reorders each contender's rounds */
+    static double ratio[4][1001];
+    static const int pair[4][2] = {{OURS_SAXPY, RAW_SAXPY}, {OURS_SAXPY, CUBLAS_SAXPY}, {OURS_SGEMM, RAW_SGEMM},
+                                   {OURS_SGEMM, CUBLAS_SGEMM}};
+    static const char *const ratio_names[4] = {"saxpy_n1_ours_vs_raw", "saxpy_n1_ours_vs_cublas", "sgemm_16_ours_vs_raw",
+                                               "sgemm_16_ours_vs_cublas"};
+    for (int q = 0; q < 4; q++)
+        for (int k = 0; k < rounds; k++) ratio[q][k] = t[pair[q][0]][k] / t[pair[q][1]][k];
     double med[NCONT];
     for (int w = 0; w < ncont; w++) {
         qsort(t[w], (size_t)rounds, sizeof(double), cmp_double);
         med[w] = t[w][rounds / 2];
         printf("RESULT\t%s\t%.0f\n", names[w], med[w]);
     }
-    printf("RATIO\tsaxpy_n1_ours_vs_raw\t%.3f\n", med[OURS_SAXPY] / med[RAW_SAXPY]);
-    printf("RATIO\tsaxpy_n1_ours_vs_cublas\t%.3f\n", med[OURS_SAXPY] / med[CUBLAS_SAXPY]);
-    printf("RATIO\tsgemm_16_ours_vs_raw\t%.3f\n", med[OURS_SGEMM] / med[RAW_SGEMM]);
-    printf("RATIO\tsgemm_16_ours_vs_cublas\t%.3f\n", med[OURS_SGEMM] / med[CUBLAS_SGEMM]);
+    for (int q = 0; q < 4; q++) {
+        qsort(ratio[q], (size_t)rounds, sizeof(double), cmp_double);
+        printf("RATIO\t%s\t%.3f\n", ratio_names[q], ratio[q][rounds / 2]);
+    }
+    printf("DIFF\tsaxpy_n1_ours_minus_raw_ns\t%.0f\n", med[OURS_SAXPY] - med[RAW_SAXPY]);
+    printf("DIFF\tsgemm_16_ours_minus_raw_ns\t%.0f\n", med[OURS_SGEMM] - med[RAW_SGEMM]);
     printf("INFO\trounds\t%d\nINFO\tcalls_per_batch\t%d\nINFO\tdevices\t%d\n", rounds, calls, ndev);
     rt->cudaDeviceSynchronize();
     return 0;

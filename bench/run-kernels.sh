@@ -4,7 +4,8 @@
 # process on the same tensors (bench/torch_kernels.py, build/libcudaload.so via ctypes);
 # medians of 25 timed runs after 10 warm-up rounds, contenders alternating.
 # env: PYTHON (torch's python, default python3), CUDALOAD_GPU_SITE (site-packages to search),
-#      BENCH_RUNS (default 25).
+#      BENCH_RUNS (default 25), BENCH_PROFILE=1 (under each torch-process row, the kernels each
+#      contender launched, from torch.profiler: torch_kernels.py --profile).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
@@ -24,7 +25,8 @@ py=${PYTHON:-python3}
     "$top/build/bench/bench_kernels" --runs "$runs" --shapes "$here/sgemm_shapes.txt"
     echo
     if "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        "$py" "$here/torch_kernels.py" "$runs" --lib "$top/build/libcudaload.so" --shapes "$here/sgemm_shapes.txt"
+        "$py" "$here/torch_kernels.py" "$runs" --lib "$top/build/libcudaload.so" --shapes "$here/sgemm_shapes.txt" \
+            ${BENCH_PROFILE:+--profile}
     else
         echo "torch: skipped (no torch with CUDA in $py)"
     fi

@@ -22,6 +22,11 @@ dispatcher for torch) and queued (a 256 MiB fill enqueued before the first event
 launch already waits in the queue: the GPU's work alone). SGEMM: every row of
 bench/sgemm_shapes.txt (the shape classes, with their transposes and padded leading
 dimensions; torch sees the same column-major memory as strided views), TFLOP/s = 2mnk / t. Prints Markdown rows; a missing libcudaload.so leaves torch's rows alone.
+
+--only CLASS keeps the SGEMM rows of that class (no SAXPY). --profile adds, under each SGEMM
+row, the kernels each contender launched for one call, from torch.profiler (CUPTI) over 5
+calls: name, grid, block, registers, shared memory, and the median time of each, so a ratio
+can be read kernel by kernel (which kernel cuBLAS chose, a split's reduction).
 """
 import argparse
 import ctypes
@@ -37,6 +42,8 @@ ap.add_argument("runs", nargs="?", type=int, default=25)
 ap.add_argument("--lib", default=os.path.join(os.path.dirname(here), "build", "libcudaload.so"))
 ap.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "10")))
 ap.add_argument("--shapes", default=os.path.join(here, "sgemm_shapes.txt"))
+ap.add_argument("--only", help="the SGEMM rows of this class only (no SAXPY)")
+ap.add_argument("--profile", action="store_true", help="each contender's kernels, from torch.profiler")
 args = ap.parse_args()
 runs = max(1, args.runs)
 
@@ -131,7 +138,7 @@ print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; one process, 
       f"{args.warmup} warm-up rounds, medians of {runs}, contenders alternating\n")
 print("| benchmark | " + " | ".join(names) + (" | ours / torch | ours / cuBLAS |" if cl else " |"))
 print("|---|" + "---|" * (len(names) + (2 if cl else 0)))
-for queued in (False, True):
+for queued in (False, True) if not args.only else ():
     med = measure(saxpy, queued)
     gbs = {k: 12 * n / 1e9 / (v / 1e3) for k, v in med.items()}
     row = f"| SAXPY n=2^28, {'queued' if queued else 'idle GPU'} (GB/s) | " + " | ".join(f"{gbs[k]:.0f}" for k in names)
@@ -156,7 +163,37 @@ def colmajor(rows, cols, ld):
     return buf.as_strided((cols, rows), (ld, 1))
 
 
+def profile(contenders, calls=5):
+    """Per contender: [(kernel name, grid, block, registers, shared memory, median us, launches
+    per call)] of `calls` calls, from the profiler's trace (CUPTI's kernel records)."""
+    import json
+    import tempfile
+    out = {}
+    for name, prep, fn in contenders:
+        prep()
+        fn()
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            prof.export_chrome_trace(f.name)
+            events = json.load(open(f.name))["traceEvents"]
+        kernels = {}
+        for e in events:
+            if e.get("cat") == "kernel":
+                a = e.get("args", {})
+                key = (e["name"], tuple(a.get("grid", ())), tuple(a.get("block", ())), a.get("registers per thread"),
+                       a.get("shared memory"))
+                kernels.setdefault(key, []).append(e["dur"])
+        out[name] = [(*key, statistics.median(d), len(d) / calls) for key, d in kernels.items()]
+    return out
+
+
 for cls, op, m, n, k, pad, goal in shape_rows(args.shapes):
+    if args.only and cls != args.only:
+        continue
     ta, tb = op[0] == "T", op[1] == "T"
     lda, ldb, ldc = (k if ta else m) + pad, (n if tb else k) + pad, m + pad
     At = colmajor(k if ta else m, m if ta else k, lda)  # the stored A, transposed: torch's view
@@ -184,4 +221,9 @@ for cls, op, m, n, k, pad, goal in shape_rows(args.shapes):
         ratio = tf["ours"] / tf["cuBLAS"]
         row += f" | {tf['ours'] / tf['torch']:.3f} | {ratio:.3f} (goal >= {goal:.2f}: {'met' if ratio >= goal else 'not met'})"
     print(row + " |")
+    if args.profile:
+        for name, kernels in profile(gemm).items():
+            for kname, grid, block, regs, smem, us, per_call in kernels:
+                print(f"    {name}: {kname[:90]} grid {grid} block {block} regs {regs} smem {smem}: "
+                      f"{us:.1f} us x {per_call:g} per call")
     del At, Bt, Ct

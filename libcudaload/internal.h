@@ -294,6 +294,9 @@ typedef struct cl_device_kernels {
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
     CUmemoryPool pool; /* SGEMM's scratch (kernels.c: cl_scratch_pool), or NULL */
+    const cudaload_driver_table *drv; /* the driver's table, once prepared: the calls take it from
+                                         here, not through cudaload_driver() (the driver is loaded
+                                         once and its table never moves) */
     /* cuBLAS fallback: handles made on this device and idle. A call takes one out for itself
      * (a handle's stream is state) and gives it back; up to CL_BLAS_POOL are kept. */
     cublasHandle_t blas_idle[CL_BLAS_POOL];
@@ -303,6 +306,7 @@ typedef struct cl_device_kernels {
 /* How cl_sgemm_bundled runs a product: the tile, split k. */
 typedef struct cl_sgemm_plan {
     int tile;       /* CL_SGEMM_TILE_* */
+    long long tiles_m, tiles_n; /* its tiles along m and n: the grid's x and y */
     int splits, kc; /* split k: splits slices of kc (a multiple of 16), else 1 and k */
     size_t bytes_w; /* the partial products' scratch (a multiple of 256), else 0 */
 } cl_sgemm_plan;
@@ -311,6 +315,10 @@ typedef struct cl_sgemm_plan {
  * SMs; scratch: the device has a pool for partial products (kernels.c). Pure. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                         const float *A, long long lda, const float *B, long long ldb);
+/* The same by weighing every tile, without cl_sgemm_plan_make's shortcut for small products
+ * (exposed for the test that the two agree). */
+void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                         const float *A, long long lda, const float *B, long long ldb);
 
 /* The launch step's state (kernels.c). Its own lock, never held across foreign code: a launch
  * must not wait for a search; the lock only guards the fields, and it is taken before the

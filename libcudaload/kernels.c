@@ -369,6 +369,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
     }
     cl_debug("kernels: device %d sm_%d%d, %s", dev, k->cc_major, k->cc_minor, k->has_sass ? "SASS" : "PTX JIT");
     k->pool = cl_scratch_pool(d, cu, dev);
+    k->drv = d;
 #endif
 out:
     if (k->status != CUDALOAD_OK) {
@@ -400,7 +401,7 @@ static cudaload_status cl_device_ready(int dev) {
             k->status = fresh.status, k->error = fresh.error;
             k->cc_major = fresh.cc_major, k->cc_minor = fresh.cc_minor, k->sms = fresh.sms;
             k->has_sass = fresh.has_sass, k->would_jit = fresh.would_jit;
-            k->ctx = fresh.ctx, k->module = fresh.module, k->pool = fresh.pool;
+            k->ctx = fresh.ctx, k->module = fresh.module, k->pool = fresh.pool, k->drv = fresh.drv;
             memcpy(k->fn, fresh.fn, sizeof k->fn);
             k->preparing = 0;
             if (final) atomic_store_explicit(&k->ready, 1, memory_order_release);
@@ -528,7 +529,7 @@ static cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int
 }
 
 static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
-    const cudaload_driver_table *d = cudaload_driver();
+    const cudaload_driver_table *d = K.dev[dev].drv;
     int pushed;
     cudaload_status st = cl_ctx_enter(d, dev, cl_kernel_names[which], &pushed);
     if (st != CUDALOAD_OK) return st;
@@ -721,8 +722,8 @@ static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
  * speed at full occupancy. With scratch (a pool, and a product large enough), a product of too
  * few tiles to fill the GPU twice over (small, short-wide) splits k over more blocks, whose
  * partial products a second kernel sums. */
-void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
-                        const float *A, long long lda, const float *B, long long ldb) {
+void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                         const float *A, long long lda, const float *B, long long ldb) {
     memset(p, 0, sizeof *p);
     /* 16-byte copies: of the operands contiguous along m or n (A unless transposed, B when
      * transposed), and of those contiguous along k (the others) */
@@ -731,14 +732,21 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
     int op = 2 * ta + tb;
     double best = -1;
     long long tiles = 0;
+    /* unrolled over the constant table, the tile sizes' divisions become shifts: the plan is on
+     * the path of every small call (bench/bench_hotpath.c) */
+#pragma GCC unroll 8
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
         if ((T->vec && !vec) || (T->kv && !kvec) || T->speed[op] <= 0) continue;
         long long nt = ((m + T->bm - 1) / T->bm) * ((n + T->bn - 1) / T->bn), slots = sms * T->per_sm;
-        long long waves = (nt + slots - 1) / slots, held = (nt + sms - 1) / sms;
-        if (held > T->per_sm) held = T->per_sm;
+        long long waves = 1, held = 1; /* a grid of at most one block per SM: no division */
+        if (nt > sms) {
+            held = nt > slots ? T->per_sm : (nt + sms - 1) / sms;
+            waves = (nt + slots - 1) / slots;
+        }
         double cost = (double)waves * (double)held * T->bm * T->bn / T->speed[op];
-        if (best < 0 || cost < best) best = cost, p->tile = t, tiles = nt;
+        if (best < 0 || cost < best)
+            best = cost, p->tile = t, tiles = nt, p->tiles_m = (m + T->bm - 1) / T->bm, p->tiles_n = (n + T->bn - 1) / T->bn;
     }
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p->tile];
     p->splits = 1, p->kc = k;
@@ -765,13 +773,28 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
     }
 }
 
+/* The plan of every call. A product inside one block of the smallest tile and too small to
+ * split (every small call: 16^3 is bench_launch's) runs on that tile: the answer the weighing
+ * gives it on any GPU (test_kernels: test_sgemm_plan_small checks the two agree), taken without
+ * weighing every tile, whose cost a small call's host path would carry. */
+void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                        const float *A, long long lda, const float *B, long long ldb) {
+    const cl_sgemm_tile *S = &cl_sgemm_tiles[CL_SGEMM_TILE_64x64];
+    if (m <= S->bm && n <= S->bn && (double)m * (double)n * (double)k < CL_SCRATCH_MIN_FMA) {
+        memset(p, 0, sizeof *p);
+        p->tile = CL_SGEMM_TILE_64x64, p->tiles_m = p->tiles_n = 1, p->splits = 1, p->kc = k;
+        return;
+    }
+    cl_sgemm_plan_weigh(p, scratch, sms, ta, tb, m, n, k, A, lda, B, ldb);
+}
+
 /* C = alpha * op(A) op(B) + beta * C through the bundled kernels on dev (ready), k = 0 when
  * A and B are not to be read. */
 static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, long long n, int k, float alpha, const float *A,
                                         long long lda, const float *B, long long ldb, float beta, float *C, long long ldc,
                                         void *stream) {
-    const cudaload_driver_table *d = cudaload_driver();
     const cl_device_kernels *kd = &K.dev[dev];
+    const cudaload_driver_table *d = kd->drv;
     long long sms = kd->sms > 0 ? kd->sms : 1;
     cl_sgemm_plan p;
     cl_sgemm_plan_make(&p, kd->pool != NULL, sms, ta, tb, m, n, k, A, lda, B, ldb);
@@ -787,7 +810,7 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
     }
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p.tile];
     int mi = (int)m, which = CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb;
-    unsigned gx = (unsigned)((m + T->bm - 1) / T->bm);
+    unsigned gx = (unsigned)p.tiles_m;
     if (p.splits > 1) {
         /* split k: the partial products into the scratch (m x n each, alpha 1, beta 0), then summed into C */
         float *W = (float *)(uintptr_t)scratch;
@@ -795,8 +818,7 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         float one = 1.0f, zero = 0.0f;
         long long w_split = m * n, ldw = m;
         void *args[] = {&mi, &ni, &k, &one, &A, &lda, &B, &ldb, &zero, &W, &ldw, &p.kc, &w_split};
-        st = cl_launch_in(d, dev, which, gx, (unsigned)((n + T->bn - 1) / T->bn), (unsigned)splits, (unsigned)T->threads, args,
-                          stream);
+        st = cl_launch_in(d, dev, which, gx, (unsigned)p.tiles_n, (unsigned)splits, (unsigned)T->threads, args, stream);
         const float *Wc = W;
         void *rargs[] = {&mi, &ni, &splits, &Wc, &w_split, &alpha, &beta, &C, &ldc};
         if (st == CUDALOAD_OK)
@@ -810,7 +832,9 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
             const float *Bj = B ? B + (tb ? j : j * ldb) : B;
             float *Cj = C + j * ldc;
             void *args[] = {&mi, &nj, &k, &alpha, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &k, &c_split};
-            st = cl_launch_in(d, dev, which, gx, (unsigned)((nj + T->bn - 1) / T->bn), 1, (unsigned)T->threads, args, stream);
+            /* one chunk (every product up to 65535 tiles of columns): the plan's count, no division */
+            unsigned gy = nj == n ? (unsigned)p.tiles_n : (unsigned)((nj + T->bn - 1) / T->bn);
+            st = cl_launch_in(d, dev, which, gx, gy, 1, (unsigned)T->threads, args, stream);
         }
     }
     /* stream-ordered: the memory returns to the pool once the kernels that read it are done */

@@ -42,6 +42,10 @@ static int setup(void **state) {
     const char *b = getenv("CUDALOAD_TEST_BUILD");
     if (!b) return -1;
     snprintf(build, sizeof build, "%s", b);
+    /* the makes these tests run are their own: under `make -j N check` they would otherwise
+     * see the parent's jobserver without its descriptors and warn on stderr */
+    unsetenv("MAKEFLAGS");
+    unsetenv("MFLAGS");
     /* The source tree: given by the Makefile; B's parent only for a run by hand with B=build. */
     const char *t = getenv("CUDALOAD_TEST_TOP");
     if (t && *t)

@@ -691,6 +691,39 @@ static void child_fork_busy(th_result *r, void *arg) {
     pthread_join(t, NULL);
 }
 
+/* The plan's shortcut for small products (a product inside one block of the 64 x 64 tile, too
+ * small to split) gives what weighing every tile gives, on any GPU, in every transpose case and
+ * alignment, up to and past the sizes where the shortcut stops. */
+static void test_sgemm_plan_small(void **state) {
+    (void)state;
+    const float *ptrs[] = {(const float *)(uintptr_t)0x100000, (const float *)(uintptr_t)0x100004};
+    static const long long sms_list[] = {1, 2, 132};
+    static const int ks[] = {0, 1, 16, 1000, 32767, 32768, 40000, 1 << 20};
+    static const long long dims[] = {1, 3, 16, 17, 63, 64, 65, 128};
+    int shortcut = 0;
+    for (size_t g = 0; g < sizeof sms_list / sizeof sms_list[0]; g++)
+        for (int op = 0; op < 4; op++)
+            for (size_t a = 0; a < 4; a++)
+                for (size_t mi = 0; mi < sizeof dims / sizeof dims[0]; mi++)
+                    for (size_t ni = 0; ni < sizeof dims / sizeof dims[0]; ni++)
+                        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                            long long m = dims[mi], n = dims[ni], ld = a & 1 ? 1001 : 1024;
+                            int k = ks[ki];
+                            cl_sgemm_plan made, weighed;
+                            cl_sgemm_plan_make(&made, 1, sms_list[g], op >> 1, op & 1, m, n, k, ptrs[a >> 1], ld, ptrs[a & 1], ld);
+                            cl_sgemm_plan_weigh(&weighed, 1, sms_list[g], op >> 1, op & 1, m, n, k, ptrs[a >> 1], ld, ptrs[a & 1],
+                                                ld);
+                            assert_int_equal(made.tile, weighed.tile);
+                            assert_int_equal(made.tiles_m, weighed.tiles_m);
+                            assert_int_equal(made.tiles_n, weighed.tiles_n);
+                            assert_int_equal(made.splits, weighed.splits);
+                            assert_int_equal(made.kc, weighed.kc);
+                            assert_int_equal(made.bytes_w, weighed.bytes_w);
+                            shortcut += made.tile == CL_SGEMM_TILE_64x64 && made.splits == 1;
+                        }
+    assert_true(shortcut > 0);
+}
+
 /* How a product is run (kernels.c: cl_sgemm_plan_make), on an H100's 132 SMs: the 256 x 128 tile
  * when A is not transposed, the operands contiguous along m or n are aligned and the GPU fills;
  * the 128 x 128 tile for large products it cannot take; smaller tiles for products that do not
@@ -790,6 +823,7 @@ int main(void) {
         cmocka_unit_test(test_build_without_kernels),
         cmocka_unit_test(test_gate),
         cmocka_unit_test(test_sgemm_plan),
+        cmocka_unit_test(test_sgemm_plan_small),
         cmocka_unit_test(test_fatbin_embedded),
         cmocka_unit_test(test_argument_checks),
         cmocka_unit_test(test_quick_returns),
