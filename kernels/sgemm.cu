@@ -319,18 +319,38 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 
 // The sum of split k's partial products: C(i, j) = alpha * sum_z W[z * w_split + i + j * m] +
 // beta * C(i, j), summed in the order of z (the same result on every run). C is read only
-// when beta != 0. One thread per element; grid (ceil(m / 256), n).
+// when beta != 0. A thread per 4 consecutive rows of a column (read 16 bytes at a time where W
+// allows it), numbered down the columns one after another, so every thread of a block works
+// whatever m is (128 x 8192: 32 groups of rows per column); grid ceil(groups / 256), 256
+// threads, groups = ceil(m / 4) x n.
 extern "C" __global__ void __launch_bounds__(256)
     cudaload_sgemm_splitk_reduce(int m, int n, int splits, const float *__restrict__ W, long long w_split, float alpha,
                                  float beta, float *__restrict__ C, long long ldc) {
-    const int i = blockIdx.x * 256 + threadIdx.x, j = blockIdx.y;
-    if (i >= m || j >= n) return;
-    const float *w = W + i + (long long)j * m;
-    float s = 0.f;
-    for (int z = 0; z < splits; z++) s += w[z * w_split];
-    float *dst = C + i + (long long)j * ldc;
-    const float v = alpha * s;
-    *dst = beta == 0.f ? v : fmaf(beta, *dst, v);
+    const long long per_col = (m + 3) / 4, g = (long long)blockIdx.x * 256 + threadIdx.x;
+    const long long j = g / per_col;
+    const int i = (int)(g - j * per_col) * 4;
+    if (j >= n) return;
+    const float *w = W + i + j * m;
+    float s[4] = {0.f, 0.f, 0.f, 0.f};
+    if (i + 3 < m && (unsigned long long)w % 16 == 0 && w_split % 4 == 0) {  // then every slice's is aligned too
+#pragma unroll 4
+        for (int z = 0; z < splits; z++) {
+            const float4 v = *reinterpret_cast<const float4 *>(w + z * w_split);
+            s[0] += v.x, s[1] += v.y, s[2] += v.z, s[3] += v.w;
+        }
+    } else {
+        for (int z = 0; z < splits; z++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                if (i + e < m) s[e] += w[z * w_split + e];
+    }
+    float *dst = C + i + j * ldc;
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        if (i + e < m) {
+            const float v = alpha * s[e];
+            dst[e] = beta == 0.f ? v : fmaf(beta, dst[e], v);
+        }
 }
 
 #ifndef CUDALOAD_SGEMM_NO_ENTRIES

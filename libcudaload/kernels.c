@@ -697,14 +697,20 @@ static long long cl_span(long long rows, long long cols, long long ld) {
     return s;
 }
 
-/* Below this many multiply-adds (512^3) a second launch costs more than it saves: no split. */
-#define CL_SCRATCH_MIN_FMA 134217728.0
+/* Below this many multiply-adds (256^3) a second launch costs more than it saves: no split.
+ * (GPU time, queued: 256^3 on 64 x 64 tiles is 15.9 us whole and 11.7 us in 4 slices,
+ * bench/sgemm_split_tune.cu.) */
+#define CL_SCRATCH_MIN_FMA 16777216.0
 /* At most this much scratch per call: beyond it no split (never more memory than a caller could
  * expect from a GEMM). */
 #define CL_SCRATCH_MAX (1ULL << 30)
 /* A split k slice covers at least this many k: shorter ones spend more on the partial
- * products' traffic and the prologue than the extra blocks win. */
+ * products' traffic and the prologue than the extra blocks win; except that up to
+ * CL_SPLIT_SHORT slices of at least CL_SPLIT_SHORT_K are taken (a small product's few tiles:
+ * 256^3 in 4 slices of 64 is 11.7 us, in 2 of 128 14.0 us). */
 #define CL_SPLIT_MIN_K 128
+#define CL_SPLIT_SHORT 4
+#define CL_SPLIT_SHORT_K 64
 /* Two slices even out a grid of several waves whose last one is mostly empty only when k is at
  * least this: below it the partial products' traffic costs more than the waves save. */
 #define CL_SPLIT_WAVES_MIN_K 2048
@@ -763,7 +769,9 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
         double fill2 = (double)(2 * tiles) / (double)(((2 * tiles + slots - 1) / slots) * slots);
         if (fill2 >= 1.1 * fill1) want = 2;
     }
-    if (want > k / CL_SPLIT_MIN_K) want = k / CL_SPLIT_MIN_K;
+    long long most = k / CL_SPLIT_MIN_K, short_most = k / CL_SPLIT_SHORT_K;
+    if (most < CL_SPLIT_SHORT) most = short_most < CL_SPLIT_SHORT ? short_most : CL_SPLIT_SHORT;
+    if (want > most) want = most;
     if (want > 16) want = 16;
     if (scratch && want >= 2 && n <= CL_GRID_Y_MAX) {
         long long kc = ((k + want - 1) / want + 15) & ~15LL;
@@ -822,7 +830,8 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         const float *Wc = W;
         void *rargs[] = {&mi, &ni, &splits, &Wc, &w_split, &alpha, &beta, &C, &ldc};
         if (st == CUDALOAD_OK)
-            st = cl_launch_in(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)((m + 255) / 256), (unsigned)n, 1, 256, rargs, stream);
+            st = cl_launch_in(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)(((m + 3) / 4 * n + 255) / 256), 1, 1, 256, rargs,
+                              stream);
     } else {
         /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks
          * (a multiple of 64 columns: a chunk of a VEC tile's operand stays 16-byte aligned) */

@@ -789,12 +789,19 @@ static void test_sgemm_plan(void **state) {
     assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 256);
-    /* k = 300 in two slices: 160 and 140 (a partial last slice) */
+    /* k = 300: slices of 128 would be 2; up to 4 of at least 64 are taken instead: 80, 80, 80
+     * and 60 (a partial last slice) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 2048, 300, al, 256, al, 300);
-    assert_int_equal(p.splits, 2);
-    assert_int_equal(p.kc, 160);
-    /* below 512^3, or without a pool: as it is */
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.kc, 80);
+    /* 256^3 (unaligned: lda 257): 16 tiles of 64 x 64, four slices of 64 */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 256, 256, al, 257, al, 256);
+    assert_true(p.tile == CL_SGEMM_TILE_64x64 && p.splits == 4 && p.kc == 64);
+    /* k = 2048 (256 x 2048 x 2048): slices of at least 128 only, 8 of 256 for 64 tiles */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 2048, 2048, al, 256, al, 2048);
+    assert_true(p.splits == 8 && p.kc == 256);
+    /* below 256^3, or without a pool: as it is */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 255, 256, 256, al, 257, al, 256);
     assert_true(p.splits == 1 && p.bytes_w == 0 && p.tile == CL_SGEMM_TILE_64x64);
     cl_sgemm_plan_make(&p, 0, 132, 0, 0, 512, 512, 512, al, 513, al, 512);
     assert_true(p.splits == 1 && p.bytes_w == 0);
