@@ -326,11 +326,12 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 extern "C" __global__ void __launch_bounds__(256)
     cudaload_sgemm_splitk_reduce(int m, int n, int splits, const float *__restrict__ W, long long w_split, float alpha,
                                  float beta, float *__restrict__ C, long long ldc) {
-    const long long per_col = (m + 3) / 4, g = (long long)blockIdx.x * 256 + threadIdx.x;
-    const long long j = g / per_col;
+    // 32-bit: the partials are at most 1 GiB (libcudaload/kernels.c), so groups < 2^26
+    const unsigned per_col = ((unsigned)m + 3) / 4, g = blockIdx.x * 256 + threadIdx.x;
+    const unsigned j = g / per_col;
     const int i = (int)(g - j * per_col) * 4;
-    if (j >= n) return;
-    const float *w = W + i + j * m;
+    if (j >= (unsigned)n) return;
+    const float *w = W + i + (long long)j * m;
     float s[4] = {0.f, 0.f, 0.f, 0.f};
     if (i + 3 < m && (unsigned long long)w % 16 == 0 && w_split % 4 == 0) {  // then every slice's is aligned too
 #pragma unroll 4
@@ -344,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(256)
             for (int e = 0; e < 4; e++)
                 if (i + e < m) s[e] += w[z * w_split + e];
     }
-    float *dst = C + i + j * ldc;
+    float *dst = C + i + (long long)j * ldc;
 #pragma unroll
     for (int e = 0; e < 4; e++)
         if (i + e < m) {
