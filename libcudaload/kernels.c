@@ -737,24 +737,23 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
     int vec = (ta || a_ok) && (!tb || b_ok), kvec = k % 4 == 0 && (!ta || a_ok) && (tb || b_ok);
     int op = 2 * ta + tb;
     double best = -1;
-    long long tiles = 0;
     /* unrolled over the constant table, the tile sizes' divisions become shifts: the plan is on
      * the path of every small call (bench/bench_hotpath.c) */
 #pragma GCC unroll 8
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
         if ((T->vec && !vec) || (T->kv && !kvec) || T->speed[op] <= 0) continue;
-        long long nt = ((m + T->bm - 1) / T->bm) * ((n + T->bn - 1) / T->bn), slots = sms * T->per_sm;
+        long long tm = (m + T->bm - 1) / T->bm, tn = (n + T->bn - 1) / T->bn, nt = tm * tn, slots = sms * T->per_sm;
         long long waves = 1, held = 1; /* a grid of at most one block per SM: no division */
         if (nt > sms) {
             held = nt > slots ? T->per_sm : (nt + sms - 1) / sms;
             waves = (nt + slots - 1) / slots;
         }
         double cost = (double)waves * (double)held * T->bm * T->bn / T->speed[op];
-        if (best < 0 || cost < best)
-            best = cost, p->tile = t, tiles = nt, p->tiles_m = (m + T->bm - 1) / T->bm, p->tiles_n = (n + T->bn - 1) / T->bn;
+        if (best < 0 || cost < best) best = cost, p->tile = t, p->tiles_m = tm, p->tiles_n = tn;
     }
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p->tile];
+    long long tiles = p->tiles_m * p->tiles_n;
     p->splits = 1, p->kc = k;
     scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
     /* split when the tiles fill at most half the slots, then into enough slices for two waves of
