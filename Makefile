@@ -448,10 +448,10 @@ $(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) -lm $(LIBS)
 
 # host cost of a small call against a raw cuLaunchKernel of the same kernel (needs the fatbin)
-$(B)/bench/bench_launch: bench/bench_launch.c $(STATIC) | $(B)/bench
+$(B)/bench/bench_launch: bench/bench_launch.c bench/bench_clock.h $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
 # the same without a GPU: libcudaload's own part of it, on the fake driver (needs the fatbin)
-$(B)/bench/bench_hotpath: bench/bench_hotpath.c $(STATIC) | $(B)/bench
+$(B)/bench/bench_hotpath: bench/bench_hotpath.c bench/bench_clock.h $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
 bench-hotpath: $(B)/bench/bench_hotpath $(B)/fake/launch/libcuda.so.1
 	tests/fixtures.sh $(FIXTURES) >/dev/null
@@ -460,11 +460,11 @@ bench-hotpath: $(B)/bench/bench_hotpath $(B)/fake/launch/libcuda.so.1
 
 $(B)/bench/bench_init: bench/bench_init.c $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
-$(B)/bench/bench_call: bench/bench_call.c $(STATIC) | $(B)/bench
+$(B)/bench/bench_call: bench/bench_call.c bench/bench_clock.h $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
 # The direct-linked comparison binary: a bench tool only, never part of the library.
 BENCH_CUDART_DIR ?= $(CUDA_HOME)/lib64
-$(B)/bench/bench_call_direct: bench/bench_call.c $(STATIC) | $(B)/bench
+$(B)/bench/bench_call_direct: bench/bench_call.c bench/bench_clock.h $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -DBENCH_DIRECT -DBENCH_DIRECT_CUBLAS -Iinclude -isystem $(CUDA_INC) \
 	  -o $@ $< $(STATIC) -L$(BENCH_CUDART_DIR) -l:libcudart.so.13 -l:libcublas.so.13 -Wl,--enable-new-dtags \
 	  -Wl,-rpath,$(BENCH_CUDART_DIR) $(LIBS)

@@ -38,6 +38,7 @@
 #endif
 #include "cudaload.h"
 #include "cudaload_tables.h"
+#include "bench_clock.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -50,12 +51,6 @@
 static volatile int sink;
 static const cudaload_cudart_table *g_rt;
 static const cudaload_cublas_table *g_blas;
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* ---- the loops: one per variant, identical shape ---- */
 
@@ -121,11 +116,6 @@ static double time_per_call(loop_fn f, long calls) {
     double t0 = now_ns();
     f(calls);
     return (now_ns() - t0) / (double)calls;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static double median(double *v, int n) {

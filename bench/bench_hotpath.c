@@ -2,7 +2,7 @@
  * bench_hotpath.c -- libcudaload's own host cost per small call, without a GPU: on the fake
  * driver (tests/fake/fake_cuda.c, whose cuLaunchKernel does nothing but count), the time of
  * cudaload_sgemm(16^3) and cudaload_saxpy(n = 1) against a raw cuLaunchKernel of the same
- * kernel. On a real GPU the launch itself costs about 2.5 us (bench_launch); the difference
+ * kernel. On the H100 the launch itself costs 3.3-4.4 us (bench_launch); the difference
  * measured here is what libcudaload adds to it. 11 rounds of N calls per contender, the
  * contenders alternating; medians.
  *
@@ -10,25 +10,14 @@
  *   CUDALOAD_DRIVER_PATH=build/fake/launch/libcuda.so.1 FAKE_CUDA_CC=90 FAKE_CUDA_DEVICES=1 \
  *     build/bench/bench_hotpath build/fixtures/toolkit-cu13-wheel [N]
  */
+#include "bench_clock.h"
 #include "cudaload_tables.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 extern const unsigned char cl_fatbin_start[];
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 enum { OURS_SGEMM, OURS_SAXPY, RAW_LAUNCH, NCONT, ROUNDS = 11 };
 

@@ -21,6 +21,7 @@
  * Output, tab-separated: RESULT <name> <ns_median>, RATIO <name> <ours/peer, median of the rounds'>,
  * DIFF <name> <ours - raw, ns, of the medians>, INFO <key> <value>.
  */
+#include "bench_clock.h"
 #include "cudaload_tables.h"
 
 #include <stdio.h>
@@ -34,17 +35,6 @@ static const cudaload_cudart_table *rt;
 static const cudaload_driver_table *drv;
 static const cudaload_cublas_table *bl;
 static cublasHandle_t handle;
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what, int code) {
     fprintf(stderr, "bench_launch: %s failed (%d): %s\n", what, code, cudaload_last_error());

@@ -181,7 +181,8 @@ def profile(contenders, calls=5):
             torch.cuda.synchronize()
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
             prof.export_chrome_trace(f.name)
-            events = json.load(open(f.name))["traceEvents"]
+            with open(f.name) as trace:
+                events = json.load(trace)["traceEvents"]
         kernels = {}
         for e in events:
             if e.get("cat") == "kernel":
