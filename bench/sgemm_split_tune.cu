@@ -2,7 +2,7 @@
 // of kernels/sgemm.cu (its NN entry points) at 1, 2, 3, 4 and 8 slices of split k, with the
 // split-k reduction, against cuBLAS (linked directly: this tool only) on products of few tiles
 // and on odd and padded ones,
-// in one process, contenders alternating, medians of 15 (the split rule of
+// in one process, contenders alternating, medians of 15, the sum launched as libcudaload does (the split rule of
 // libcudaload/kernels.c: docs/performance.md). Queued: a memset runs before each timed call, so
 // the interval is the GPU's work alone (the main kernel's time is printed beside the total).
 // Operands are random: timing only (sgemm_tune and make check-gpu check the results). Build and run on the GPU machine:
@@ -16,11 +16,24 @@
 #include "sgemm.cu"
 typedef void (*E)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long, int, long long);
 struct T { const char *name; E fn; int bm, bn, th; bool vec; };
-// a candidate not shipped: 128 x 128 of 16 x 8 per thread (128 threads, cuBLAS's shape), VEC
-CUDALOAD_SGEMM_ENTRY(cand_128x128v_nn, 128, 128, 8, 16, 8, 4, 3, true, false, false, false, 2)
 static T tiles[] = {{"256x128", cudaload_sgemm_256x128_nn, 256, 128, 256, true}, {"128x128", cudaload_sgemm_128x128_nn, 128, 128, 256, false},
                     {"128x64", cudaload_sgemm_128x64_nn, 128, 64, 128, true}, {"64x64", cudaload_sgemm_64x64_nn, 64, 64, 128, false},
-                    {"128x128v", cand_128x128v_nn, 128, 128, 128, true}};
+                    {"128x128v", cudaload_sgemm_128x128v_nn, 128, 128, 128, true}};
+// The split-k sum as libcudaload launches it: a programmatic dependent of the partial products'
+// kernel on sm_90 and up (libcudaload/kernels.c: cl_launch_dependent), else an ordinary launch.
+static bool dependent_launch;
+static void reduce(unsigned blocks, int m, int n, int sp, const float *W, long long ws, float *C, int ldc) {
+    if (!dependent_launch) {
+        cudaload_sgemm_splitk_reduce<<<blocks, 256>>>(m, n, sp, W, ws, 1.f, 0.f, C, ldc);
+        return;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks), cfg.blockDim = dim3(256);
+    cudaLaunchAttribute at = {};
+    at.id = cudaLaunchAttributeProgrammaticStreamSerialization, at.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &at, cfg.numAttrs = 1;
+    cudaLaunchKernelEx(&cfg, cudaload_sgemm_splitk_reduce, m, n, sp, W, ws, 1.f, 0.f, C, (long long)ldc);
+}
 static float med(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 // operands: uniform in [-0.5, 0.5) (random data draws the power a real product does; zeros less)
 __global__ void fill(float *p, size_t n, unsigned seed) {
@@ -32,6 +45,8 @@ __global__ void fill(float *p, size_t n, unsigned seed) {
 }
 int main() {
     cublasHandle_t h; cublasCreate(&h);
+    int major = 0; cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    dependent_launch = major >= 9;
     // m, n, k, extra rows on the leading dimensions (lda = m + pad, ldb = k + pad, ldc = m + pad)
     int shapes[][4] = {{256, 256, 256, 0},    {384, 384, 384, 0},     {512, 512, 512, 0},    {768, 768, 768, 0},
                        {1000, 1000, 1000, 0}, {1024, 1024, 1024, 0},  {1536, 1536, 1536, 0}, {256, 2048, 2048, 0},
@@ -76,7 +91,7 @@ int main() {
                         long long ws = (long long)m * n;
                         t.fn<<<g, t.th>>>(m, n, k, 1.f, A, lda, B, ldb, 0.f, W, m, kc, ws);
                         cudaEventRecord(mid);
-                        cudaload_sgemm_splitk_reduce<<<(unsigned)(((m + 3) / 4 * (long long)n + 255) / 256), 256>>>(m, n, sp, W, ws, 1.f, 0.f, C, ldc);
+                        reduce((unsigned)(((m + 3) / 4 * (long long)n + 255) / 256), m, n, sp, W, ws, C, ldc);
                     }
                 }
                 cudaEventRecord(b); cudaEventSynchronize(b);

@@ -46,11 +46,12 @@ struct Variant {
 
 static Variant vs[] = {
     V(256, 128, 8, 16, 8, 4, 3, true, false, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
-    V(128, 128, 8, 16, 8, 4, 3, true, true, 2),    // 1: shipped (cudaload_sgemm_128x128k_tn, _tt)
+    V(128, 128, 8, 16, 8, 4, 3, true, true, 2),    // 1: shipped (cudaload_sgemm_128x128k_tn)
     V(128, 128, 8, 8, 8, 8, 3, false, false, 2),   // 2: shipped (cudaload_sgemm_128x128_*)
     V(128, 64, 16, 8, 8, 8, 3, true, false, 2),    // 3: shipped (cudaload_sgemm_128x64_nn, _nt)
     V(64, 64, 8, 8, 4, 4, 4, false, false, 4),     // 4: shipped (cudaload_sgemm_64x64_*)
-#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped five (quicker to build)
+    V(128, 128, 8, 16, 8, 4, 3, true, false, 2),   // 5: shipped (cudaload_sgemm_128x128v_nn)
+#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped six (quicker to build)
     V(256, 128, 8, 16, 8, 4, 3, true, true, 1),   V(128, 128, 8, 8, 8, 8, 3, true, true, 2),
     V(128, 64, 16, 8, 8, 8, 3, true, true, 2),    V(256, 128, 8, 16, 8, 4, 3, false, false, 1),
     V(128, 128, 8, 16, 8, 4, 3, false, false, 2),

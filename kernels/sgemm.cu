@@ -323,9 +323,16 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 // allows it), numbered down the columns one after another, so every thread of a block works
 // whatever m is (128 x 8192: 32 groups of rows per column); grid ceil(groups / 256), 256
 // threads, groups = ceil(m / 4) x n.
+// On sm_90 and up it may be launched as a programmatic dependent of the partial products'
+// kernel (libcudaload/kernels.c): its blocks then start as that kernel's last ones end, and
+// every thread first waits until that kernel is complete and its writes are visible
+// (griddepcontrol.wait; an ordinary launch passes it at once).
 extern "C" __global__ void __launch_bounds__(256)
     cudaload_sgemm_splitk_reduce(int m, int n, int splits, const float *__restrict__ W, long long w_split, float alpha,
                                  float beta, float *__restrict__ C, long long ldc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
     // 32-bit: the partials are at most 1 GiB (libcudaload/kernels.c), so groups < 2^26
     const unsigned per_col = ((unsigned)m + 3) / 4, g = blockIdx.x * 256 + threadIdx.x;
     const unsigned j = g / per_col;
@@ -384,6 +391,11 @@ CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, 8, 3, false, 
 // (transposed, the 64 x 64 tile serves them).
 CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nn, 128, 64, 16, 8, 8, 8, 3, true, false, false, false, 2)
 CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nt, 128, 64, 16, 8, 8, 8, 3, true, false, false, true, 2)
+// 128 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 128 threads, 3 stages, two blocks
+// per SM, VEC, NN: the split products the 128 x 64 tile would take when the blocks of this one,
+// split the same way, fill a wave (short-wide 128 x 8192 x 8192 in 4 slices: cuBLAS's own
+// tile and split there); the same work per SM, op(A) read half as often.
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128v_nn, 128, 128, 8, 16, 8, 4, 3, true, false, false, false, 2)
 // 64 x 64 x 8, warps of 32 x 32 (4 x 8 lanes of 8 x 4), 128 threads, 4 stages, four blocks
 // per SM, any alignment: small products.
 CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 8, 4, 4, 4, false, false, false, false, 4)

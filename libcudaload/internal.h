@@ -267,15 +267,18 @@ typedef struct cl_tables {
 /* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
  * and the plan's choice: X(name, tile rows, tile columns, threads, blocks per SM, vec: needs
  * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
- * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, then its
- * speed in each transpose case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100
- * (bench/sgemm_tune.cu; 0: not built for that case)). The plan's cost model is docs/kernels.md's. */
-#define CL_SGEMM_TILES(X)                                    \
-    X(256x128, 256, 128, 256, 1, 1, 0, 105, 105, 0, 0)      \
-    X(128x128k, 128, 128, 128, 2, 1, 1, 0, 0, 100, 0)       \
-    X(128x128, 128, 128, 256, 2, 0, 0, 99, 97, 91, 100)     \
-    X(128x64, 128, 64, 128, 2, 1, 0, 100, 105, 0, 0)        \
-    X(64x64, 64, 64, 128, 4, 0, 0, 73, 78, 67, 76)
+ * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, wide: the
+ * tile of twice the columns that takes a split product when its blocks, split the same way,
+ * still fill one wave (the tile's own name: none), then its speed in each transpose case NN,
+ * NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu; 0: not
+ * built for that case)). The plan's cost model is docs/kernels.md's. */
+#define CL_SGEMM_TILES(X)                                              \
+    X(256x128, 256, 128, 256, 1, 1, 0, 256x128, 105, 105, 0, 0)       \
+    X(128x128k, 128, 128, 128, 2, 1, 1, 128x128k, 0, 0, 100, 0)       \
+    X(128x128, 128, 128, 256, 2, 0, 0, 128x128, 99, 97, 91, 100)      \
+    X(128x64, 128, 64, 128, 2, 1, 0, 128x128v, 100, 105, 0, 0)        \
+    X(128x128v, 128, 128, 128, 2, 1, 0, 128x128v, 99, 0, 0, 0)        \
+    X(64x64, 64, 64, 128, 4, 0, 0, 64x64, 73, 78, 67, 76)
 #define CL_SGEMM_TILE_ENUM_(name, ...) CL_SGEMM_TILE_##name,
 enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
@@ -294,6 +297,8 @@ typedef struct cl_device_kernels {
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
     CUmemoryPool pool; /* SGEMM's scratch (kernels.c: cl_scratch_pool), or NULL */
+    int dependent_launch; /* the split-k sum is launched as a programmatic dependent of the partial
+                             products' kernel (sm_90 and up, a driver with cuLaunchKernelEx) */
     const cudaload_driver_table *drv; /* the driver's table, once prepared: the calls take it from
                                          here, not through cudaload_driver() (the driver is loaded
                                          once and its table never moves) */

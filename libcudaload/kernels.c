@@ -40,7 +40,7 @@ extern const unsigned char cl_fatbin_end[];
 /* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
  * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
 enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
-#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, nn, nt, tn, tt)                                       \
+#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, wide, nn, nt, tn, tt)                                       \
     (nn) ? "cudaload_sgemm_" #name "_nn" : NULL, (nt) ? "cudaload_sgemm_" #name "_nt" : NULL,                           \
         (tn) ? "cudaload_sgemm_" #name "_tn" : NULL, (tt) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
@@ -48,9 +48,11 @@ static const char *const cl_kernel_names[CL_K_COUNT] = {
 
 typedef struct cl_sgemm_tile {
     int bm, bn, threads, per_sm, vec, kv;
+    int wide;     /* CL_SGEMM_TILE_*: the tile a split product moves to (internal.h), itself for none */
     int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built (internal.h) */
 } cl_sgemm_tile;
-#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, nn, nt, tn, tt) {bm, bn, threads, per_sm, vec, kv, {nn, nt, tn, tt}},
+#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, wide, nn, nt, tn, tt)                                   \
+    {bm, bn, threads, per_sm, vec, kv, CL_SGEMM_TILE_##wide, {nn, nt, tn, tt}},
 static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
@@ -369,6 +371,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
     }
     cl_debug("kernels: device %d sm_%d%d, %s", dev, k->cc_major, k->cc_minor, k->has_sass ? "SASS" : "PTX JIT");
     k->pool = cl_scratch_pool(d, cu, dev);
+    k->dependent_launch = k->cc_major >= 9 && d->has.cuLaunchKernelEx;
     k->drv = d;
 #endif
 out:
@@ -402,6 +405,7 @@ static cudaload_status cl_device_ready(int dev) {
             k->cc_major = fresh.cc_major, k->cc_minor = fresh.cc_minor, k->sms = fresh.sms;
             k->has_sass = fresh.has_sass, k->would_jit = fresh.would_jit;
             k->ctx = fresh.ctx, k->module = fresh.module, k->pool = fresh.pool, k->drv = fresh.drv;
+            k->dependent_launch = fresh.dependent_launch;
             memcpy(k->fn, fresh.fn, sizeof k->fn);
             k->preparing = 0;
             if (final) atomic_store_explicit(&k->ready, 1, memory_order_release);
@@ -526,6 +530,33 @@ static cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int
     const cl_device_kernels *k = &K.dev[dev];
     CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, gz, block, 1, 1, 0, (CUstream)stream, args, NULL);
     return r == CUDA_SUCCESS ? CUDALOAD_OK : cl_launch_failed(d, k, dev, which, r, stream);
+}
+
+/* Launches kernel `which` (one-dimensional grid) on dev (its context current) to run after the
+ * kernel launched just before it on stream, as its programmatic dependent where the device
+ * allows it (dependent_launch): its blocks may then start as that kernel's last blocks end,
+ * which hides the launch gap between the two (split k at 512^3: 1.8 us of 18 queued,
+ * docs/performance.md), and wait in the kernel until its writes are visible
+ * (kernels/sgemm.cu: cudaload_sgemm_splitk_reduce). */
+static cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int dev, int which, unsigned gx,
+                                           unsigned block, void **args, void *stream) {
+    const cl_device_kernels *k = &K.dev[dev];
+    if (k->dependent_launch) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDimX = gx, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+        cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+        cfg.hStream = (CUstream)stream;
+        cfg.attrs = &at, cfg.numAttrs = 1;
+        if (d->cuLaunchKernelEx(&cfg, k->fn[which], args, NULL) == CUDA_SUCCESS) return CUDALOAD_OK;
+        /* refused (a stream capture or a driver that takes no programmatic launch there): nothing
+         * was queued, so the ordinary launch below runs it, and reports a real failure */
+    }
+    return cl_launch_in(d, dev, which, gx, 1, 1, block, args, stream);
 }
 
 static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
@@ -728,6 +759,12 @@ static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
  * speed at full occupancy. With scratch (a pool, and a product large enough), a product of too
  * few tiles to fill the GPU twice over (small, short-wide) splits k over more blocks, whose
  * partial products a second kernel sums. */
+/* Whether tile T can take a call: built for its transpose case op, and the operands aligned as
+ * it needs (vec, kvec: cl_sgemm_plan_weigh). */
+static int cl_sgemm_tile_takes(const cl_sgemm_tile *T, int vec, int kvec, int op) {
+    return (!T->vec || vec) && (!T->kv || kvec) && T->speed[op] > 0;
+}
+
 void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                          const float *A, long long lda, const float *B, long long ldb) {
     memset(p, 0, sizeof *p);
@@ -742,7 +779,7 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
 #pragma GCC unroll 8
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
-        if ((T->vec && !vec) || (T->kv && !kvec) || T->speed[op] <= 0) continue;
+        if (!cl_sgemm_tile_takes(T, vec, kvec, op)) continue;
         long long tm = (m + T->bm - 1) / T->bm, tn = (n + T->bn - 1) / T->bn, nt = tm * tn, slots = sms * T->per_sm;
         long long waves = 1, held = 1; /* a grid of at most one block per SM: no division */
         if (nt > sms) {
@@ -777,6 +814,17 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
         int splits = (int)((k + kc - 1) / kc);
         size_t bytes = cl_round256((size_t)splits * (size_t)m * (size_t)n * sizeof(float));
         if (splits >= 2 && bytes <= CL_SCRATCH_MAX) p->splits = splits, p->kc = (int)kc, p->bytes_w = bytes;
+    }
+    /* split the same way, the tile of twice the columns keeps the same SMs busy with the same
+     * work while it reads op(A) half as often: taken when its blocks fill at least 90% of one
+     * wave (queued, against cuBLAS, 128 x 64 -> 128 x 128, 4 slices: 128 x 8192 x 8192 0.939 ->
+     * 0.972, 1000^3 1.060 -> 1.114, 1024^3 1.086 -> 1.102; at 768^3 its 216 blocks fill 82%:
+     * not taken) */
+    const cl_sgemm_tile *W = &cl_sgemm_tiles[T->wide];
+    if (p->splits > 1 && W != T && cl_sgemm_tile_takes(W, vec, kvec, op)) {
+        long long wm = (m + W->bm - 1) / W->bm, wn = (n + W->bn - 1) / W->bn, blocks = wm * wn * p->splits,
+                  wslots = sms * W->per_sm;
+        if (blocks <= wslots && 10 * blocks >= 9 * wslots) p->tile = T->wide, p->tiles_m = wm, p->tiles_n = wn;
     }
 }
 
@@ -829,8 +877,8 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         const float *Wc = W;
         void *rargs[] = {&mi, &ni, &splits, &Wc, &w_split, &alpha, &beta, &C, &ldc};
         if (st == CUDALOAD_OK)
-            st = cl_launch_in(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)(((m + 3) / 4 * n + 255) / 256), 1, 1, 256, rargs,
-                              stream);
+            st = cl_launch_dependent(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)(((m + 3) / 4 * n + 255) / 256), 256, rargs,
+                                     stream);
     } else {
         /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks
          * (a multiple of 64 columns: a chunk of a VEC tile's operand stays 16-byte aligned) */

@@ -552,6 +552,62 @@ static void test_one_device_asks_nothing_per_call(void **state) {
     th_result_free(r);
 }
 
+/* Split k through the fake's stream-ordered memory (FAKE_CUDA_POOLS=1): 1024^3 takes scratch and
+ * two launches, the split-k sum as a programmatic dependent of the partial products' kernel on
+ * sm_90 (cuLaunchKernelEx), an ordinary launch below it; a cuLaunchKernelEx that refuses
+ * leaves the ordinary launch to run it. 16^3 takes neither. */
+enum { D_ST, D_LAUNCH, D_EX, D_DEPENDENT, D_ALLOC, D_FREE, D_SMALL_ST, D_SMALL_LAUNCH, D_SMALL_ALLOC, D_N };
+
+static void child_split_launches(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    if (!fake_mem_get(&f) || !stat) return;
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    int *u = r->user_int;
+    float *A = f.devptr(0, 0), *B = f.devptr(0, 8 << 20), *C = f.devptr(0, 16 << 20);
+    u[D_ST] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 1024, 1024, 1024, 1.f, A, 1024, B, 1024, 0.f, C, 1024, NULL);
+    snprintf(r->user, sizeof r->user, "%s", u[D_ST] == CUDALOAD_OK ? "" : cudaload_last_error());
+    u[D_LAUNCH] = stat("launch"), u[D_EX] = stat("launch_ex"), u[D_DEPENDENT] = stat("launch_dependent");
+    u[D_ALLOC] = stat("pool_alloc"), u[D_FREE] = stat("pool_free");
+    u[D_SMALL_ST] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 16, 16, 16, 1.f, A, 16, B, 16, 0.f, C, 16, NULL);
+    u[D_SMALL_LAUNCH] = stat("launch") - u[D_LAUNCH];
+    u[D_SMALL_ALLOC] = stat("pool_alloc") - u[D_ALLOC];
+    dlclose(h);
+}
+
+static void test_split_sum_launched_as_dependent(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    static const struct {
+        const char *cc, *ex_error;
+        int ex, dependent; /* cuLaunchKernelEx launches, those as programmatic dependents */
+    } cases[] = {
+        {"FAKE_CUDA_CC=90", NULL, 1, 1},
+        {"FAKE_CUDA_CC=100", NULL, 1, 1},
+        {"FAKE_CUDA_CC=86", NULL, 0, 0},                            /* no programmatic launch before sm_90 */
+        {"FAKE_CUDA_CC=90", "FAKE_CUDA_LAUNCH_EX_ERROR=801", 0, 0}, /* CUDA_ERROR_NOT_SUPPORTED: ordinary */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *env[] = {launch_env, "FAKE_CUDA_POOLS=1", cases[i].cc, cases[i].ex_error, NULL};
+        th_result *r = th_result_new();
+        th_run(r, env, child_split_launches, roots);
+        assert_int_equal(r->init_status, CUDALOAD_OK);
+        const int *u = r->user_int;
+        if (u[D_ST] != CUDALOAD_OK || u[D_LAUNCH] != 2 || u[D_EX] != cases[i].ex || u[D_DEPENDENT] != cases[i].dependent ||
+            u[D_ALLOC] != 1 || u[D_FREE] != 1 || u[D_SMALL_ST] != CUDALOAD_OK || u[D_SMALL_LAUNCH] != 1 ||
+            u[D_SMALL_ALLOC] != 0)
+            fail_msg("%s %s: status %s (%s), launches %d (ex %d, dependent %d), scratch %d/%d freed; 16^3: %s, %d "
+                     "launches, %d scratch",
+                     cases[i].cc, cases[i].ex_error ? cases[i].ex_error : "", cudaload_status_name(u[D_ST]), r->user,
+                     u[D_LAUNCH], u[D_EX], u[D_DEPENDENT], u[D_FREE], u[D_ALLOC], cudaload_status_name(u[D_SMALL_ST]),
+                     u[D_SMALL_LAUNCH], u[D_SMALL_ALLOC]);
+        th_result_free(r);
+    }
+}
+
 /* 16 threads make their first call at once, on three devices (a slow cuDeviceGet widens the
  * window): each device is prepared exactly once, and every thread gets its device's answer. */
 #define FIRST_THREADS 16
@@ -770,25 +826,41 @@ static void test_sgemm_plan(void **state) {
         else /* 3001: 1504 + 1497; the partial products' scratch in 256-byte units */
             assert_true(p.kc == 1504 && p.bytes_w == ((size_t)2 * s * s * 4 + 255) / 256 * 256);
     }
-    /* 1024^3: 128 tiles of 128 x 64 fill the GPU best */
+    /* 1024^3: 128 tiles of 128 x 64 fill the GPU best, in 4 slices; split the same way, the 64
+     * tiles of 128 x 128 fill 256 of 264 slots: those (the wide tile, NN) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, al, 1024, al, 1024);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
+    assert_true(p.tile == CL_SGEMM_TILE_128x128v && p.splits == 4 && p.tiles_m == 8 && p.tiles_n == 8);
+    /* NT: no wide tile is built for it, the 128 x 64 one stays */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 1, 1024, 1024, 1024, al, 1024, al, 1024);
+    assert_true(p.tile == CL_SGEMM_TILE_128x64 && p.splits == 4 && p.tiles_m == 8 && p.tiles_n == 16);
+    /* 768^3: 72 tiles of 128 x 64 in 6 slices; the wide tile's 216 blocks would fill 82% of its
+     * 264 slots: not taken */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 768, 768, 768, al, 768, al, 768);
+    assert_true(p.tile == CL_SGEMM_TILE_128x64 && p.splits == 6 && p.kc == 128);
+    /* misaligned A: the wide tile (VEC) cannot take it; nor, then, 128 x 64 */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, odd, 1024, al, 1024);
+    assert_true(p.tile != CL_SGEMM_TILE_128x128v && p.tile != CL_SGEMM_TILE_128x64);
     /* 512^3: 64 tiles of 64 x 64 for 528 slots, k split in 4 slices of 128 */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 512, 512, 512, al, 512, al, 512);
     assert_int_equal(p.tile, CL_SGEMM_TILE_64x64);
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 128);
     assert_int_equal(p.bytes_w, 4 * 512 * 512 * 4);
-    /* short-wide 128 x 8192 x 8192: 128 tiles of 128 x 64, four slices (two waves of blocks) */
+    /* short-wide 128 x 8192 x 8192: 128 tiles of 128 x 64, four slices (two waves of blocks);
+     * then the 64 wide tiles in the same four slices (cuBLAS's own plan there) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 128, 8192, 8192, al, 128, al, 8192);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128v);
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 2048);
-    /* 1000^3: 128 tiles of 128 x 64, four slices of 256 (the last 232) */
+    assert_true(p.tiles_m == 1 && p.tiles_n == 64 && p.bytes_w == (size_t)4 * 128 * 8192 * 4);
+    /* 1000^3: four slices of 256 (the last 232), on the 64 wide tiles */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1000, 1000, 1000, al, 1000, al, 1000);
-    assert_int_equal(p.tile, CL_SGEMM_TILE_128x64);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128v);
     assert_int_equal(p.splits, 4);
     assert_int_equal(p.kc, 256);
+    /* without scratch, no split, and so no move to the wide tile */
+    cl_sgemm_plan_make(&p, 0, 132, 0, 0, 1000, 1000, 1000, al, 1000, al, 1000);
+    assert_true(p.tile == CL_SGEMM_TILE_128x64 && p.splits == 1);
     /* k = 300: slices of 128 would be 2; up to 4 of at least 64 are taken instead: 80, 80, 80
      * and 60 (a partial last slice) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 256, 2048, 300, al, 256, al, 300);
@@ -843,6 +915,7 @@ int main(void) {
         cmocka_unit_test(test_calls_run_where_the_pointers_are),
         cmocka_unit_test(test_first_calls_on_many_devices_at_once),
         cmocka_unit_test(test_one_device_asks_nothing_per_call),
+        cmocka_unit_test(test_split_sum_launched_as_dependent),
     };
     return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
 }

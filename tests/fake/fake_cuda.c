@@ -62,11 +62,18 @@
  *   a stream of device d is fake_cuda_stream(d); cuStreamGetCtx gives d's primary context, and
  *   cuLaunchKernel on it fails with CUDA_ERROR_INVALID_HANDLE unless d's context is current.
  * Launches are counted per device too: fake_cuda_launches_on(d).
+ * cuLaunchKernelEx launches as cuLaunchKernel does, counted as "launch_ex" too, and as
+ * "launch_dependent" when it asks for programmatic stream serialization;
+ * FAKE_CUDA_LAUNCH_EX_ERROR: a CUresult it returns instead (nothing launched).
+ * FAKE_CUDA_POOLS=1: the devices have stream-ordered memory (cuMemPoolCreate,
+ * cuMemPoolSetAttribute, cuMemAllocFromPoolAsync: an address of the pool's device, counted as
+ * "pool_alloc"; cuMemFreeAsync: counted as "pool_free").
  * What happened is counted per process, and read through the exported
  * int fake_cuda_stat(const char *name) (dlsym on the loaded fake): "retain", "release",
  * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
  * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
- * devices), "pointer_query" (cuPointerGetAttributes calls); -1 for an unknown name.
+ * devices), "pointer_query" (cuPointerGetAttributes calls), "launch_ex", "launch_dependent",
+ * "pool_alloc", "pool_free"; -1 for an unknown name.
  *
  * Built with mingw-w64 it is the fake nvcuda.dll of the Windows tests (tests/windows/): the same
  * exports, without the fork of FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION.
@@ -235,6 +242,9 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUd
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *value = 1; break;
+#ifdef FAKE_CUDA_LAUNCH_API
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = env_int("FAKE_CUDA_POOLS", 0) != 0; break;
+#endif
     default: *value = 0; break; /* COMPUTE_MODE 0 = default, INTEGRATED 0, TCC_DRIVER 0, ... */
     }
     return CUDA_SUCCESS;
@@ -305,10 +315,12 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str) { return loo
 /* ---- the launch API (build/fake/launch/libcuda.so.1 only): tokens, a context stack, counters ---- */
 
 enum { S_RETAIN, S_RELEASE, S_RELEASE_UNBALANCED, S_PUSH, S_PUSH_FAILED, S_POP, S_POP_UNBALANCED, S_MODULE_LOAD,
-       S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_POINTER_QUERY, S_COUNT };
+       S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_POINTER_QUERY, S_LAUNCH_EX, S_LAUNCH_DEPENDENT,
+       S_POOL_ALLOC, S_POOL_FREE, S_COUNT };
 static const char *const stat_names[S_COUNT] = {"retain", "release", "release_unbalanced", "push", "push_failed", "pop",
                                                 "pop_unbalanced", "module_load", "module_unload", "launch",
-                                                "launch_no_context", "retained", "pointer_query"};
+                                                "launch_no_context", "retained", "pointer_query", "launch_ex",
+                                                "launch_dependent", "pool_alloc", "pool_free"};
 static atomic_int stats[S_COUNT];
 /* calls of each function that can be forced to fail, for the _COUNT variables */
 static atomic_int retain_calls, push_calls, module_load_calls;
@@ -466,6 +478,64 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext *pctx) {
 
 static atomic_int launches_on[FAKE_MAX_DEVICES];
 int fake_cuda_launches_on(int dev) { return dev >= 0 && dev < FAKE_MAX_DEVICES ? atomic_load(&launches_on[dev]) : -1; }
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,
+                                void **extra);
+
+/* cuLaunchKernelEx: FAKE_CUDA_LAUNCH_EX_ERROR, a CUresult to return instead (nothing launched);
+ * else cuLaunchKernel's checks and counts, and "launch_ex" (and "launch_dependent" with the
+ * programmatic stream serialization attribute set). */
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) {
+    if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+    int forced_error = env_int("FAKE_CUDA_LAUNCH_EX_ERROR", 0);
+    if (forced_error) return (CUresult)forced_error;
+    CUresult r = cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                                config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
+    if (r != CUDA_SUCCESS) return r;
+    atomic_fetch_add(&stats[S_LAUNCH_EX], 1);
+    for (unsigned int i = 0; i < config->numAttrs; i++)
+        if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            config->attrs[i].value.programmaticStreamSerializationAllowed)
+            atomic_fetch_add(&stats[S_LAUNCH_DEPENDENT], 1);
+    return CUDA_SUCCESS;
+}
+
+/* Stream-ordered memory (with FAKE_CUDA_POOLS=1 the devices say they have it): a pool is a
+ * token of its device; an allocation is an address of that device's memory, counted, never
+ * touched; a free is counted. */
+static char pool_token[FAKE_MAX_DEVICES];
+static atomic_ullong pool_next;
+
+CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
+    if (!pool || !props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id < 0 ||
+        props->location.id >= device_count() || props->location.id >= FAKE_MAX_DEVICES)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool = (CUmemoryPool)(void *)&pool_token[props->location.id];
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+    (void)attr;
+    return pool && value ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
+    (void)stream;
+    char *t = (char *)(void *)pool;
+    if (!dptr || !bytes || t < pool_token || t >= pool_token + FAKE_MAX_DEVICES) return CUDA_ERROR_INVALID_VALUE;
+    unsigned long long off = atomic_fetch_add(&pool_next, (bytes + 255) & ~255ULL) % (1ULL << 35);
+    *dptr = (CUdeviceptr)fake_cuda_devptr((int)(t - pool_token), off);
+    atomic_fetch_add(&stats[S_POOL_ALLOC], 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+    (void)stream;
+    if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+    atomic_fetch_add(&stats[S_POOL_FREE], 1);
+    return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,
