@@ -262,8 +262,8 @@ static cudaload_status cl_call_device(const char *fn, const void *const *ptrs, c
     return CUDALOAD_OK;
 }
 
-/* dev's pool for SGEMM's scratch (copies of unaligned operands, split-k partial products),
- * or NULL: then those paths are not taken and every call launches on the operands as they are
+/* dev's pool for SGEMM's scratch (split-k partial products), or NULL: then k is not split and
+ * every call is one launch per tile grid
  * (a driver older than CUDA 11.2, or a device without stream-ordered allocation, still runs
  * the kernels). Its own pool, not the device's default one that the runtime and frameworks
  * share: its release threshold keeps up to CL_SCRATCH_KEEP bytes mapped between calls, so a
@@ -559,8 +559,17 @@ static cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int d
     return cl_launch_in(d, dev, which, gx, 1, 1, block, args, stream);
 }
 
-static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
-    const cudaload_driver_table *d = K.dev[dev].drv;
+/* Launches kernel `which` on dev without asking which context is current: the function belongs
+ * to dev's primary context, which is current in nearly every call (any runtime call of the
+ * thread on dev made it so), and the launch is then the call's only driver call. Where another
+ * context (or none) is current, the driver refuses a function of another context, with nothing
+ * queued, so the primary context is entered (cl_ctx_enter) and the launch made there; a launch
+ * that fails for another reason fails there again and is reported. */
+static cudaload_status cl_launch(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy,
+                                 unsigned block, void **args, void *stream) {
+    const cl_device_kernels *k = &K.dev[dev];
+    if (d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL) == CUDA_SUCCESS)
+        return CUDALOAD_OK;
     int pushed;
     cudaload_status st = cl_ctx_enter(d, dev, cl_kernel_names[which], &pushed);
     if (st != CUDALOAD_OK) return st;
@@ -687,7 +696,8 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
                 return CUDALOAD_ERROR_INVALID_ARGUMENT;
             }
             void *args[] = {&n4, &a, &x, &y};
-            if ((st = cl_launch(dev, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args, stream)) != CUDALOAD_OK)
+            if ((st = cl_launch(K.dev[dev].drv, dev, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args,
+                                stream)) != CUDALOAD_OK)
                 return st;
         }
         long long rest = n - n4 * 4;
@@ -698,7 +708,7 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
             long long sms = K.dev[dev].sms > 0 ? K.dev[dev].sms : 1;
             if (blocks > sms * 32) blocks = sms * 32;
             void *args[] = {&rest, &a, &xr, &yr};
-            st = cl_launch(dev, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
+            st = cl_launch(K.dev[dev].drv, dev, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
         }
         return st;
     }
@@ -853,6 +863,17 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
     long long sms = kd->sms > 0 ? kd->sms : 1;
     cl_sgemm_plan p;
     cl_sgemm_plan_make(&p, kd->pool != NULL, sms, ta, tb, m, n, k, A, lda, B, ldb);
+    int mi = (int)m;
+    if (p.splits == 1 && p.tiles_n <= CL_GRID_Y_MAX) {
+        /* one launch (no split, at most 65535 tiles of columns: every small call), made without
+         * entering the context first (cl_launch) */
+        int ni = (int)n;
+        long long c_split = 0;
+        void *args[] = {&mi, &ni, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k, &c_split};
+        return cl_launch(d, dev, CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb, (unsigned)p.tiles_m, (unsigned)p.tiles_n,
+                         (unsigned)cl_sgemm_tiles[p.tile].threads, args, stream);
+    }
+    /* the scratch is allocated in the context, and the launches follow */
     int pushed;
     cudaload_status st = cl_ctx_enter(d, dev, "cudaload_sgemm", &pushed);
     if (st != CUDALOAD_OK) return st;
@@ -864,7 +885,7 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         cl_sgemm_plan_make(&p, 0, sms, ta, tb, m, n, k, A, lda, B, ldb);
     }
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p.tile];
-    int mi = (int)m, which = CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb;
+    int which = CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb;
     unsigned gx = (unsigned)p.tiles_m;
     if (p.splits > 1) {
         /* split k: the partial products into the scratch (m x n each, alpha 1, beta 0), then summed into C */

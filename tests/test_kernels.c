@@ -270,7 +270,8 @@ static void fail_launch(const th_result *r, const char *what) {
 
 /* The device is prepared (one push and pop, balanced); then every push fails: a launch must
  * report it and pop nothing (a pop after a failed push would pop the caller's context);
- * with pushes working again the same call launches. */
+ * with pushes working again the same call launches. No context is current in the child: each
+ * call's first launch is refused for it (launch_no_context), and made in the pushed context. */
 static void child_launch_push_fails(th_result *r, void *arg) {
     init_launch_child(r, arg);
     float *p = (float *)(uintptr_t)0x10000; /* never dereferenced: the fake launches nothing */
@@ -294,7 +295,7 @@ static void test_launch_pops_only_after_a_push(void **state) {
     assert_int_equal(r->init_status, CUDALOAD_OK);
     const int *u = r->user_int;
     if (u[L_ST1] != CUDALOAD_OK || u[L_ST2] != CUDALOAD_ERROR_CUDA || u[L_ST3] != CUDALOAD_OK || u[L_PUSH_FAILED] != 1 ||
-        u[L_POP_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_LAUNCH_NO_CONTEXT] != 0 || u[L_LAUNCH] != 1)
+        u[L_POP_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_LAUNCH_NO_CONTEXT] != 2 || u[L_LAUNCH] != 1)
         fail_launch(r, "a failed push in the launch");
     th_result_free(r);
 }
@@ -549,6 +550,65 @@ static void test_one_device_asks_nothing_per_call(void **state) {
     assert_int_equal(r->user_int[1], CUDALOAD_OK);
     assert_int_equal(r->user_int[2], 2 + 3);
     assert_int_equal(r->user_int[3], 2);
+    th_result_free(r);
+}
+
+/* A call whose device's primary context is current (as after any runtime call of the thread)
+ * makes one driver call, the launch: no context query, no push. With none current, the launch is
+ * refused, and made again in the pushed context, popped after. */
+enum { Q_ST1, Q_ST2, Q_GET, Q_PUSH, Q_LAUNCH, Q_COLD_ST1, Q_COLD_ST2, Q_COLD_REFUSED, Q_COLD_PUSH, Q_COLD_POP, Q_COLD_LAUNCH, Q_N };
+
+static void child_no_context_query(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    const cudaload_driver_table *d = cudaload_driver();
+    CUcontext primary = NULL, popped = NULL;
+    if (!fake_mem_get(&f) || !stat || !d || kernels_runnable(0) != CUDALOAD_OK) return;
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    float *x = f.devptr(0, 0), *y = f.devptr(0, 4096), *C = f.devptr(0, 8192);
+    int *u = r->user_int;
+    /* cold: nothing current */
+    int refused = stat("launch_no_context"), push = stat("push"), pop = stat("pop"), launch = stat("launch");
+    u[Q_COLD_ST1] = cudaload_saxpy(1000, 2.f, x, y, NULL);
+    u[Q_COLD_ST2] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 16, 16, 16, 1.f, x, 16, y, 16, 0.f, C, 16, NULL);
+    u[Q_COLD_REFUSED] = stat("launch_no_context") - refused, u[Q_COLD_PUSH] = stat("push") - push;
+    u[Q_COLD_POP] = stat("pop") - pop, u[Q_COLD_LAUNCH] = stat("launch") - launch;
+    /* warm: the primary context current */
+    if (d->cuDevicePrimaryCtxRetain(&primary, 0) != CUDA_SUCCESS || d->cuCtxPushCurrent(primary) != CUDA_SUCCESS) return;
+    int get = stat("ctx_get_current");
+    push = stat("push"), launch = stat("launch");
+    u[Q_ST1] = cudaload_saxpy(1000, 2.f, x, y, NULL);
+    u[Q_ST2] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 16, 16, 16, 1.f, x, 16, y, 16, 0.f, C, 16, NULL);
+    u[Q_GET] = stat("ctx_get_current") - get, u[Q_PUSH] = stat("push") - push, u[Q_LAUNCH] = stat("launch") - launch;
+    d->cuCtxPopCurrent(&popped);
+    d->cuDevicePrimaryCtxRelease(0);
+    dlclose(h);
+}
+
+static void test_launch_asks_no_context(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
+    const char *env[] = {launch_env, "FAKE_CUDA_CC=90", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_no_context_query, roots);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    const int *u = r->user_int;
+    /* warm: two calls, two driver calls (the launches), no query, no push */
+    assert_int_equal(u[Q_ST1], CUDALOAD_OK);
+    assert_int_equal(u[Q_ST2], CUDALOAD_OK);
+    assert_int_equal(u[Q_GET], 0);
+    assert_int_equal(u[Q_PUSH], 0);
+    assert_int_equal(u[Q_LAUNCH], 2);
+    /* cold: each call's launch refused once, then made in the pushed context, popped after */
+    assert_int_equal(u[Q_COLD_ST1], CUDALOAD_OK);
+    assert_int_equal(u[Q_COLD_ST2], CUDALOAD_OK);
+    assert_int_equal(u[Q_COLD_REFUSED], 2);
+    assert_int_equal(u[Q_COLD_PUSH], 2);
+    assert_int_equal(u[Q_COLD_POP], 2);
+    assert_int_equal(u[Q_COLD_LAUNCH], 2);
     th_result_free(r);
 }
 
@@ -916,6 +976,7 @@ int main(void) {
         cmocka_unit_test(test_first_calls_on_many_devices_at_once),
         cmocka_unit_test(test_one_device_asks_nothing_per_call),
         cmocka_unit_test(test_split_sum_launched_as_dependent),
+        cmocka_unit_test(test_launch_asks_no_context),
     };
     return cmocka_run_group_tests_name("kernels", tests, setup, NULL);
 }

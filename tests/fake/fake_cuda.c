@@ -43,7 +43,9 @@
  * symbols the bundled kernels need (cuDevicePrimaryCtxRetain/Release, cuCtxPushCurrent,
  * cuCtxPopCurrent, cuCtxGetCurrent, cuModuleLoadData, cuModuleUnload, cuModuleGetFunction,
  * cuLaunchKernel), which do no device work: a context is a per-device token, a module and
- * a function are tokens, a launch only checks that a context is current. Each thread has a
+ * its functions are tokens of the device whose context was current at the load, a launch only
+ * checks that a context is current (CUDA_ERROR_INVALID_CONTEXT) and that it is the function's
+ * (CUDA_ERROR_INVALID_HANDLE, as the real driver refuses a function of another context). Each thread has a
  * context stack as in the real driver (push, pop, get current); a pop on an empty stack
  * fails with CUDA_ERROR_INVALID_CONTEXT and is counted as unbalanced. Forced failures, read
  * at each call like the rest:
@@ -73,7 +75,9 @@
  * "release_unbalanced", "push", "push_failed", "pop", "pop_unbalanced", "module_load",
  * "module_unload", "launch", "launch_no_context", "retained" (retains not yet released, all
  * devices), "pointer_query" (cuPointerGetAttributes calls), "launch_ex", "launch_dependent",
- * "pool_alloc", "pool_free"; -1 for an unknown name.
+ * "pool_alloc", "pool_free", "launch_other_context" (launches refused: the function is of another
+ * context's module, CUDA_ERROR_INVALID_HANDLE), "ctx_get_current" (cuCtxGetCurrent calls); -1 for
+ * an unknown name.
  *
  * Built with mingw-w64 it is the fake nvcuda.dll of the Windows tests (tests/windows/): the same
  * exports, without the fork of FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION.
@@ -316,11 +320,12 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str) { return loo
 
 enum { S_RETAIN, S_RELEASE, S_RELEASE_UNBALANCED, S_PUSH, S_PUSH_FAILED, S_POP, S_POP_UNBALANCED, S_MODULE_LOAD,
        S_MODULE_UNLOAD, S_LAUNCH, S_LAUNCH_NO_CONTEXT, S_RETAINED, S_POINTER_QUERY, S_LAUNCH_EX, S_LAUNCH_DEPENDENT,
-       S_POOL_ALLOC, S_POOL_FREE, S_COUNT };
+       S_POOL_ALLOC, S_POOL_FREE, S_LAUNCH_OTHER_CONTEXT, S_CTX_GET_CURRENT, S_COUNT };
 static const char *const stat_names[S_COUNT] = {"retain", "release", "release_unbalanced", "push", "push_failed", "pop",
                                                 "pop_unbalanced", "module_load", "module_unload", "launch",
                                                 "launch_no_context", "retained", "pointer_query", "launch_ex",
-                                                "launch_dependent", "pool_alloc", "pool_free"};
+                                                "launch_dependent", "pool_alloc", "pool_free", "launch_other_context",
+                                                "ctx_get_current"};
 static atomic_int stats[S_COUNT];
 /* calls of each function that can be forced to fail, for the _COUNT variables */
 static atomic_int retain_calls, push_calls, module_load_calls;
@@ -348,7 +353,9 @@ static char primary_ctx[FAKE_MAX_DEVICES];      /* device d's context is &primar
 static atomic_int primary_refs[FAKE_MAX_DEVICES];
 static _Thread_local CUcontext ctx_stack[FAKE_STACK];
 static _Thread_local int ctx_depth;
-static char module_token, function_token;
+/* device d's module and its functions are the tokens &module_token[d], &function_token[d]: a
+ * module belongs to the context current when it was loaded, as in the real driver */
+static char module_token[FAKE_MAX_DEVICES], function_token[FAKE_MAX_DEVICES];
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     CUresult st = check_device(pctx, dev);
@@ -403,6 +410,7 @@ CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx) { /* exported as cuCtxPopCurre
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    atomic_fetch_add(&stats[S_CTX_GET_CURRENT], 1);
     *pctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
     return CUDA_SUCCESS;
 }
@@ -413,20 +421,26 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
     CUresult st = forced("FAKE_CUDA_MODULE_LOAD_ERROR", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT", &module_load_calls);
     if (st != CUDA_SUCCESS) return st;
     atomic_fetch_add(&stats[S_MODULE_LOAD], 1);
-    *module = (CUmodule)(void *)&module_token;
+    *module = (CUmodule)(void *)&module_token[(char *)(void *)ctx_stack[ctx_depth - 1] - primary_ctx];
     return CUDA_SUCCESS;
 }
 
+static int module_device(CUmodule module) {
+    char *t = (char *)(void *)module;
+    return t >= module_token && t < module_token + FAKE_MAX_DEVICES ? (int)(t - module_token) : -1;
+}
+
 CUresult CUDAAPI cuModuleUnload(CUmodule module) {
-    if (module != (CUmodule)(void *)&module_token) return CUDA_ERROR_INVALID_HANDLE;
+    if (module_device(module) < 0) return CUDA_ERROR_INVALID_HANDLE;
     atomic_fetch_add(&stats[S_MODULE_UNLOAD], 1);
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name) {
     if (!fn || !name) return CUDA_ERROR_INVALID_VALUE;
-    if (module != (CUmodule)(void *)&module_token) return CUDA_ERROR_INVALID_HANDLE;
-    *fn = (CUfunction)(void *)&function_token;
+    int dev = module_device(module);
+    if (dev < 0) return CUDA_ERROR_INVALID_HANDLE;
+    *fn = (CUfunction)(void *)&function_token[dev];
     return CUDA_SUCCESS;
 }
 
@@ -541,13 +555,19 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
                                 unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,
                                 void **extra) {
     (void)shared, (void)params, (void)extra;
-    if (f != (CUfunction)(void *)&function_token || !gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+    char *ft = (char *)(void *)f;
+    if (ft < function_token || ft >= function_token + FAKE_MAX_DEVICES || !gx || !gy || !gz || !bx || !by || !bz)
+        return CUDA_ERROR_INVALID_VALUE;
     if (!ctx_depth) {
         atomic_fetch_add(&stats[S_LAUNCH_NO_CONTEXT], 1);
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     char *cur = (char *)(void *)ctx_stack[ctx_depth - 1];
     int dev = (int)(cur - primary_ctx), sdev = stream_device(stream);
+    if ((int)(ft - function_token) != dev) { /* a function of another context's module */
+        atomic_fetch_add(&stats[S_LAUNCH_OTHER_CONTEXT], 1);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
     if (sdev >= 0 && sdev != dev) return CUDA_ERROR_INVALID_HANDLE; /* a stream of another context */
     atomic_fetch_add(&stats[S_LAUNCH], 1);
     atomic_fetch_add(&launches_on[dev], 1);

@@ -61,6 +61,22 @@ static void *dalloc(size_t bytes) {
 static void h2d(void *d, const void *h, size_t bytes) { assert_int_equal(rt->cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess); }
 static void d2h(void *h, const void *d, size_t bytes) { assert_int_equal(rt->cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess); }
 
+/* Set by test_calls_under_another_context: a context of the device, not its primary one, made
+ * current around each cudaload call (the operands are allocated before, in the primary one). */
+static CUcontext foreign_ctx;
+
+static void foreign_enter(void) {
+    if (foreign_ctx) assert_int_equal(cudaload_driver()->cuCtxPushCurrent(foreign_ctx), CUDA_SUCCESS);
+}
+
+/* The call left the caller's context current: the one popped is the one pushed. */
+static void foreign_leave(void) {
+    CUcontext popped = NULL;
+    if (!foreign_ctx) return;
+    assert_int_equal(cudaload_driver()->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    assert_ptr_equal(popped, foreign_ctx);
+}
+
 static const cudaload_backend backends[] = {CUDALOAD_BACKEND_BUNDLED, CUDALOAD_BACKEND_CUBLAS};
 static const char *const backend_names[] = {"auto", "bundled", "cublas"};
 
@@ -73,7 +89,9 @@ static void saxpy_case(cudaload_backend be, long long n, int offset, cudaStream_
     h2d(dx, hx, bytes);
     h2d(dy, hy, bytes);
     assert_int_equal(cudaload_set_backend(be), CUDALOAD_OK);
+    foreign_enter();
     cudaload_status st = cudaload_saxpy(n, a, dx + offset, dy + offset, stream);
+    foreign_leave();
     if (st != CUDALOAD_OK) fail_msg("saxpy n=%lld backend %s: %s: %s", n, backend_names[be], cudaload_status_name(st), cudaload_last_error());
     assert_int_equal(rt->cudaDeviceSynchronize(), cudaSuccess);
     d2h(out, dy, bytes);
@@ -166,8 +184,10 @@ static void sgemm_case_checked(cudaload_backend be, const gemm_case *c, cudaStre
     h2d(dB, B, nb * 4);
     h2d(dC, C, nc * 4);
     assert_int_equal(cudaload_set_backend(be), CUDALOAD_OK);
+    foreign_enter();
     cudaload_status st = cudaload_sgemm(c->ta ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->tb ? CUDALOAD_OP_T : CUDALOAD_OP_N, c->m, c->n,
                                         c->k, c->alpha, dA, lda, dB, ldb, c->beta, dC, ldc, stream);
+    foreign_leave();
     if (st != CUDALOAD_OK)
         fail_msg("sgemm %s %c%c %lldx%lldx%lld: %s: %s", backend_names[be], c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k,
                  cudaload_status_name(st), cudaload_last_error());
@@ -296,6 +316,58 @@ static void test_sgemm_scratch_paths(void **state) {
     rt->cudaStreamDestroy(s);
 }
 
+/* Calls made while another context of the device is current (a driver-API program's own, from
+ * cuCtxCreate), on operands of the primary context, where the kernels run: the launch the
+ * library makes first, without asking which context is current, is refused there, and made
+ * again in the primary context; the caller's context is current again after each call, and
+ * nothing ran in it (it synchronises without error). One launch (SAXPY, a small and a large
+ * product), and split k (512^3, 1024^3: scratch, two launches) on the default and a caller's
+ * stream. */
+static void test_calls_under_another_context(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    if (getenv("CUDALOAD_TEST_API_ERRORS")) {
+        /* sanitize.sh: compute-sanitizer reports every refused driver call, and this test's first
+         * launches are refused by design; it runs apart, with API errors not reported */
+        print_message("skipped: its refused first launches run apart under compute-sanitizer (sanitize.sh)\n");
+        skip();
+    }
+    const cudaload_driver_table *d = cudaload_driver();
+    if (!d->has.cuCtxCreate_v4 || !d->has.cuCtxDestroy_v2 || !d->has.cuCtxSynchronize) {
+        print_message("skipped: this driver has no cuCtxCreate_v4 (CUDA 12.5)\n");
+        skip();
+    }
+    int dev = 0;
+    CUdevice cu;
+    assert_int_equal(rt->cudaGetDevice(&dev), cudaSuccess);
+    assert_int_equal(rt->cudaFree(NULL), cudaSuccess); /* the primary context made */
+    assert_int_equal(d->cuDeviceGet(&cu, dev), CUDA_SUCCESS);
+    CUctxCreateParams params;
+    memset(&params, 0, sizeof params);
+    CUcontext mine = NULL, popped = NULL;
+    assert_int_equal(d->cuCtxCreate_v4(&mine, &params, 0, cu), CUDA_SUCCESS); /* made current: pushed */
+    assert_int_equal(d->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    assert_ptr_equal(popped, mine);
+    cudaStream_t s;
+    assert_int_equal(rt->cudaStreamCreate(&s), cudaSuccess);
+    foreign_ctx = mine;
+    saxpy_case(CUDALOAD_BACKEND_BUNDLED, 4097, 0, NULL);
+    saxpy_case(CUDALOAD_BACKEND_BUNDLED, 1000, 1, s);
+    const gemm_case shapes[] = {
+        {0, 0, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f},      {0, 1, 200, 300, 100, 1, 2, 3, 1.5f, 0.5f},
+        {0, 0, 512, 512, 512, 0, 0, 0, 1.0f, 0.0f},   {1, 0, 512, 512, 512, 0, 0, 0, 1.0f, 0.5f},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) sgemm_case(CUDALOAD_BACKEND_BUNDLED, &shapes[i], i % 2 ? s : NULL);
+    const gemm_case wide = {0, 0, 1024, 1024, 1024, 0, 0, 0, 1.0f, 0.0f};
+    sgemm_case_checked(CUDALOAD_BACKEND_BUNDLED, &wide, NULL, 1);
+    foreign_ctx = NULL;
+    assert_int_equal(d->cuCtxPushCurrent(mine), CUDA_SUCCESS);
+    assert_int_equal(d->cuCtxSynchronize(), CUDA_SUCCESS);
+    assert_int_equal(d->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    assert_int_equal(d->cuCtxDestroy_v2(mine), CUDA_SUCCESS);
+    rt->cudaStreamDestroy(s);
+}
+
 static void test_auto_takes_bundled_on_this_gpu(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
@@ -318,12 +390,16 @@ static void test_auto_takes_bundled_on_this_gpu(void **state) {
 }
 
 int main(void) {
+    /* sanitize.sh runs the test under another context apart (CUDALOAD_TEST_OTHER_CONTEXT_ONLY) */
+    const struct CMUnitTest apart[] = {cmocka_unit_test(test_calls_under_another_context)};
+    if (getenv("CUDALOAD_TEST_OTHER_CONTEXT_ONLY")) return cmocka_run_group_tests_name("gpu_kernels", apart, setup, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_auto_takes_bundled_on_this_gpu),
         cmocka_unit_test(test_saxpy),
         cmocka_unit_test(test_sgemm),
         cmocka_unit_test(test_sgemm_scratch_paths),
         cmocka_unit_test(test_sgemm_shape_classes),
+        cmocka_unit_test(test_calls_under_another_context),
     };
     return cmocka_run_group_tests_name("gpu_kernels", tests, setup, NULL);
 }
