@@ -285,14 +285,21 @@ static void child_launch_push_fails(th_result *r, void *arg) {
     record_launch_stats(r);
 }
 
-static void test_launch_pops_only_after_a_push(void **state) {
-    (void)state;
-    if (!kernels_built()) skip();
+/* Runs child with the fake launch driver's one sm_90 device over the toolkit's runtime; init
+ * must succeed there. */
+static th_result *run_one_device(void (*child)(th_result *, void *)) {
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     const char *env[] = {launch_env, "FAKE_CUDA_CC=90", NULL};
     th_result *r = th_result_new();
-    th_run(r, env, child_launch_push_fails, roots);
+    th_run(r, env, child, roots);
     assert_int_equal(r->init_status, CUDALOAD_OK);
+    return r;
+}
+
+static void test_launch_pops_only_after_a_push(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    th_result *r = run_one_device(child_launch_push_fails);
     const int *u = r->user_int;
     if (u[L_ST1] != CUDALOAD_OK || u[L_ST2] != CUDALOAD_ERROR_CUDA || u[L_ST3] != CUDALOAD_OK || u[L_PUSH_FAILED] != 1 ||
         u[L_POP_UNBALANCED] != 0 || u[L_PUSH] != u[L_POP] || u[L_LAUNCH_NO_CONTEXT] != 2 || u[L_LAUNCH] != 1)
@@ -590,11 +597,7 @@ static void child_no_context_query(th_result *r, void *arg) {
 static void test_launch_asks_no_context(void **state) {
     (void)state;
     if (!kernels_built()) skip();
-    const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
-    const char *env[] = {launch_env, "FAKE_CUDA_CC=90", NULL};
-    th_result *r = th_result_new();
-    th_run(r, env, child_no_context_query, roots);
-    assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_result *r = run_one_device(child_no_context_query);
     const int *u = r->user_int;
     /* warm: two calls, two driver calls (the launches), no query, no push */
     assert_int_equal(u[Q_ST1], CUDALOAD_OK);
