@@ -52,7 +52,7 @@ LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited A
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
 # Makefile's default is every arch nvcc has: 7 instead of 12, and the wheel stays < 1 MB. sm_89
 # (Ada) has the FP32 units of sm_86 (Ampere GA10x) and runs its SASS; leaving it out frees
-# about 95 KB of the module for the kernels (docs/python.md).
+# about 60 KB of the module for the kernels (docs/python.md).
 WHEEL_ARCHS = [75, 80, 86, 90, 100, 110, 120]
 
 
