@@ -565,9 +565,9 @@ static cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int d
  * context (or none) is current, the driver refuses a function of another context, with nothing
  * queued, so the primary context is entered (cl_ctx_enter) and the launch made there; a launch
  * that fails for another reason fails there again and is reported. */
-static cudaload_status cl_launch(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy,
-                                 unsigned block, void **args, void *stream) {
+static cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream) {
     const cl_device_kernels *k = &K.dev[dev];
+    const cudaload_driver_table *d = k->drv;
     if (d->cuLaunchKernel(k->fn[which], gx, gy, 1, block, 1, 1, 0, (CUstream)stream, args, NULL) == CUDA_SUCCESS)
         return CUDALOAD_OK;
     int pushed;
@@ -696,8 +696,7 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
                 return CUDALOAD_ERROR_INVALID_ARGUMENT;
             }
             void *args[] = {&n4, &a, &x, &y};
-            if ((st = cl_launch(K.dev[dev].drv, dev, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args,
-                                stream)) != CUDALOAD_OK)
+            if ((st = cl_launch(dev, CL_K_SAXPY_VEC4, (unsigned)blocks, 1, (unsigned)per_block, args, stream)) != CUDALOAD_OK)
                 return st;
         }
         long long rest = n - n4 * 4;
@@ -708,7 +707,7 @@ cudaload_status cl_kernels_saxpy_on(int dev, long long n, float a, const float *
             long long sms = K.dev[dev].sms > 0 ? K.dev[dev].sms : 1;
             if (blocks > sms * 32) blocks = sms * 32;
             void *args[] = {&rest, &a, &xr, &yr};
-            st = cl_launch(K.dev[dev].drv, dev, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
+            st = cl_launch(dev, CL_K_SAXPY_SCALAR, (unsigned)blocks, 1, 256, args, stream);
         }
         return st;
     }
@@ -870,7 +869,7 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
         int ni = (int)n;
         long long c_split = 0;
         void *args[] = {&mi, &ni, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k, &c_split};
-        return cl_launch(d, dev, CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb, (unsigned)p.tiles_m, (unsigned)p.tiles_n,
+        return cl_launch(dev, CL_K_SGEMM_FIRST + 4 * p.tile + 2 * ta + tb, (unsigned)p.tiles_m, (unsigned)p.tiles_n,
                          (unsigned)cl_sgemm_tiles[p.tile].threads, args, stream);
     }
     /* the scratch is allocated in the context, and the launches follow */

@@ -415,13 +415,16 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) {
     return CUDA_SUCCESS;
 }
 
+/* The device whose primary context is current on this thread; a context must be current. */
+static int current_device(void) { return (int)((char *)(void *)ctx_stack[ctx_depth - 1] - primary_ctx); }
+
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
     if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
     if (!ctx_depth) return CUDA_ERROR_INVALID_CONTEXT;
     CUresult st = forced("FAKE_CUDA_MODULE_LOAD_ERROR", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT", &module_load_calls);
     if (st != CUDA_SUCCESS) return st;
     atomic_fetch_add(&stats[S_MODULE_LOAD], 1);
-    *module = (CUmodule)(void *)&module_token[(char *)(void *)ctx_stack[ctx_depth - 1] - primary_ctx];
+    *module = (CUmodule)(void *)&module_token[current_device()];
     return CUDA_SUCCESS;
 }
 
@@ -562,8 +565,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
         atomic_fetch_add(&stats[S_LAUNCH_NO_CONTEXT], 1);
         return CUDA_ERROR_INVALID_CONTEXT;
     }
-    char *cur = (char *)(void *)ctx_stack[ctx_depth - 1];
-    int dev = (int)(cur - primary_ctx), sdev = stream_device(stream);
+    int dev = current_device(), sdev = stream_device(stream);
     if ((int)(ft - function_token) != dev) { /* a function of another context's module */
         atomic_fetch_add(&stats[S_LAUNCH_OTHER_CONTEXT], 1);
         return CUDA_ERROR_INVALID_HANDLE;
