@@ -21,11 +21,11 @@
 
 typedef void (*new_fn)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long);
 
-template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool VEC, bool KV, int MINB, bool TA, bool TB>
+template <int BM, int BN, int BK, int TM, int TN, int LM, int ST, bool VEC, bool KV, bool SC, int MINB, bool TA, bool TB>
 __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)
 new_k(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, float *C,
      long long ldc) {
-    sgemm_body<BM, BN, BK, TM, TN, LM, ST, VEC, KV, TA, TB>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_body<BM, BN, BK, TM, TN, LM, ST, VEC, KV, TA, TB, SC>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 struct Variant {
@@ -36,25 +36,26 @@ struct Variant {
 };
 // BM x BN x BK tile, TM x TN per thread, LM lanes along m, ST stages, VEC (16-byte copies of an
 // operand contiguous along m or n: it must be aligned), KV (16-byte loads of an operand
-// contiguous along k: it must be aligned and k a multiple of 4), MINB blocks per SM for
-// __launch_bounds__.
-#define V(BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB)                                                                      \
-    {#BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " vec" #VEC " kv" #KV " minb" #MINB,                      \
-     {new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 0, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 0, 1>,   \
-      new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 1, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, MINB, 1, 1>},  \
+// contiguous along k: it must be aligned and k a multiple of 4), SC (an unaligned C stored
+// through shared memory), MINB blocks per SM for __launch_bounds__.
+#define V(BM, BN, BK, TM, TN, LM, ST, VEC, KV, SC, MINB)                                                                  \
+    {#BM "x" #BN "x" #BK " t" #TM "x" #TN " lm" #LM " st" #ST " vec" #VEC " kv" #KV " sc" #SC " minb" #MINB,          \
+     {new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, SC, MINB, 0, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, SC, MINB, 0, 1>, \
+      new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, SC, MINB, 1, 0>, new_k<BM, BN, BK, TM, TN, LM, ST, VEC, KV, SC, MINB, 1, 1>}, \
      BM, BN, CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), VEC, KV}
 
 static Variant vs[] = {
-    V(256, 128, 8, 16, 8, 4, 3, true, false, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
-    V(128, 128, 8, 16, 8, 4, 3, true, true, 2),    // 1: shipped (cudaload_sgemm_128x128k_tn)
-    V(128, 128, 8, 8, 8, 8, 3, false, false, 2),   // 2: shipped (cudaload_sgemm_128x128_*)
-    V(128, 64, 16, 8, 8, 8, 3, true, false, 2),    // 3: shipped (cudaload_sgemm_128x64_nn, _nt)
-    V(64, 64, 8, 8, 4, 4, 4, false, false, 4),     // 4: shipped (cudaload_sgemm_64x64_*)
-    V(128, 128, 8, 16, 8, 4, 3, true, false, 2),   // 5: shipped (cudaload_sgemm_128x128v_nn)
-#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped six (quicker to build)
-    V(256, 128, 8, 16, 8, 4, 3, true, true, 1),   V(128, 128, 8, 8, 8, 8, 3, true, true, 2),
-    V(128, 64, 16, 8, 8, 8, 3, true, true, 2),    V(256, 128, 8, 16, 8, 4, 3, false, false, 1),
-    V(128, 128, 8, 16, 8, 4, 3, false, false, 2),
+    V(256, 128, 8, 16, 8, 4, 3, true, false, false, 1),   // 0: shipped (cudaload_sgemm_256x128_nn, _nt)
+    V(128, 128, 8, 16, 8, 4, 3, true, true, false, 2),    // 1: shipped (cudaload_sgemm_128x128k_tn)
+    V(128, 128, 8, 8, 8, 8, 3, false, false, false, 2),   // 2: shipped (cudaload_sgemm_128x128_*)
+    V(128, 64, 16, 8, 8, 8, 3, true, false, false, 2),    // 3: shipped (cudaload_sgemm_128x64_nn, _nt)
+    V(64, 64, 8, 8, 4, 4, 4, false, false, false, 4),     // 4: shipped (cudaload_sgemm_64x64_*)
+    V(128, 128, 8, 16, 8, 4, 3, true, false, false, 2),   // 5: shipped (cudaload_sgemm_128x128v_nn)
+    V(256, 128, 8, 16, 8, 4, 3, false, false, true, 1),   // 6: shipped (cudaload_sgemm_256x128a_nn)
+#ifndef TUNE_SHIPPED_ONLY  // -DTUNE_SHIPPED_ONLY: only the shipped seven (quicker to build)
+    V(256, 128, 8, 16, 8, 4, 3, true, true, false, 1),   V(128, 128, 8, 8, 8, 8, 3, true, true, false, 2),
+    V(128, 64, 16, 8, 8, 8, 3, true, true, false, 2),    V(256, 128, 8, 16, 8, 4, 3, false, false, false, 1),
+    V(128, 128, 8, 16, 8, 4, 3, false, false, false, 2), V(128, 128, 8, 8, 8, 8, 3, false, false, true, 2),
 #endif
 };
 static const int NV = (int)(sizeof vs / sizeof vs[0]);

@@ -183,11 +183,65 @@ __device__ __forceinline__ void sgemm_fragment(float (&f)[TH], const float *stag
     }
 }
 
+// The epilogue of the SC tiles (sgemm_body), C through shared memory. A thread's rows come in
+// runs of 4 consecutive rows of C. Where C is 16-byte aligned with ldc a multiple of 4, the
+// other tiles store each run as one float4, a warp's stores covering whole 32-byte sectors;
+// elsewhere they store it one float at a time, 4 floats apart, and a warp writes every sector of
+// its columns 4 times over. When all blocks end at once (a grid of one wave) those stores are the
+// kernel's last work, unhidden: 2048^3 with ld + 13 on the H100, 8% of the 256 x 128 tile's time
+// (docs/performance.md). Here each warp passes one column of each lane at a time through its part
+// of the stages (free once every thread is past the main loop), and its lanes store 32
+// consecutive rows of a column at a time, whatever C's alignment: one path, half the code of the
+// other tiles' two. The values are scaled by alpha on the way in, into new registers: a float4
+// store of acc itself would want 4 of acc in 4 consecutive registers, a constraint that cost the
+// main loop's FFMAs register bank conflicts (4-13% on the H100). Only the tiles that need it
+// carry this code: any change to a kernel moves its registers, and the other tiles measured 2-5%
+// slower with it.
+template <int TM, int TN, int LM, int WM, int STAGE_FLOATS, int WARPS>
+__device__ __forceinline__ void sgemm_store_staged(const float (&acc)[TM][TN], float *smem, int m, int n, int m0, int n0,
+                                                   int wm0, int wn0, float alpha, float beta, float *__restrict__ C,
+                                                   long long ldc) {
+    constexpr int LN = 32 / LM, LDW = WM + 16;  // a warp's LN columns, 16 floats apart: a quarter warp's
+                                                // float4 stores (two columns' lanes when LM = 4) hit distinct banks
+    static_assert(WARPS * LN * LDW <= STAGE_FLOATS && WM % 32 == 0, "the epilogue fits the stages, in runs of 32 rows");
+    const int lane = threadIdx.x % 32, lm = lane % LM, ln = lane / LM;
+    float *const mine = smem + (threadIdx.x / 32) * LN * LDW;
+    __syncthreads();  // every warp is past its last read of the stages
+#pragma unroll
+    for (int c = 0; c < TN; c++) {
+        // column c of each lane (lm, ln): its rows g * 4 * LM + 4 * lm .. + 3 of the warp's column
+        // (c / 4) * 4 * LN + 4 * ln + c % 4
+        __syncwarp();
+#pragma unroll
+        for (int g = 0; g < TM / 4; g++) {
+            float4 v;
+            v.x = alpha == 0.f ? 0.f : alpha * acc[4 * g][c], v.y = alpha == 0.f ? 0.f : alpha * acc[4 * g + 1][c];
+            v.z = alpha == 0.f ? 0.f : alpha * acc[4 * g + 2][c], v.w = alpha == 0.f ? 0.f : alpha * acc[4 * g + 3][c];
+            *reinterpret_cast<float4 *>(mine + ln * LDW + g * 4 * LM + 4 * lm) = v;
+        }
+        __syncwarp();
+        const int gi = m0 + wm0 + lane;
+#pragma unroll 1  // (unrolled, this loop's addresses took registers from the main loop)
+        for (int l = 0; l < LN; l++) {
+            const int gj = n0 + wn0 + (c / 4) * 4 * LN + 4 * l + c % 4;
+            if (gj >= n) continue;
+            float *const col = C + (long long)gj * ldc;
+#pragma unroll
+            for (int q = 0; q < WM / 32; q++) {
+                if (gi + 32 * q >= m) continue;
+                float *const dst = col + gi + 32 * q;
+                const float v = mine[l * LDW + 32 * q + lane];
+                *dst = beta == 0.f ? v : fmaf(beta, *dst, v);
+            }
+        }
+    }
+}
+
 // Rows of tiles per group of the block order (sgemm_body). On the H100, against the plain order:
 // 4096^3 NN 1.000 -> 1.025x cuBLAS, 8192^3 1.006 -> 1.031, TN 0.969 -> 0.978, TT 0.978 -> 0.995;
 // groups of 8 and 16 within 0.3% of 4 (docs/performance.md).
 #define CUDALOAD_SGEMM_GROUP 4u
-template <int BM, int BN, int BK, int TM, int TN, int LM, int STAGES, bool VEC, bool KV, bool TA, bool TB>
+template <int BM, int BN, int BK, int TM, int TN, int LM, int STAGES, bool VEC, bool KV, bool TA, bool TB, bool SC>
 __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, const float *__restrict__ A, long long lda,
                                            const float *__restrict__ B, long long ldb, float beta, float *__restrict__ C,
                                            long long ldc) {
@@ -290,6 +344,11 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
     // Epilogue: a thread's rows come in runs of 4 consecutive rows of C, stored as one
     // float4 when C allows it. C is read only when beta != 0 (BLAS: with beta == 0, C may
     // hold NaN).
+    if constexpr (SC) {  // every C, aligned or not: the float4 path below would double the kernel's code
+        sgemm_store_staged<TM, TN, LM, WM, STAGES * (LA::FLOATS + LB::FLOATS), WARPS_M * WARPS_N>(
+            acc, smem, m, n, m0, n0, wm0, wn0, alpha, beta, C, ldc);
+        return;
+    }
     const bool vec_c = ((unsigned long long)C % 16 == 0) && ldc % 4 == 0;
 #pragma unroll
     for (int c = 0; c < TN; c++) {
@@ -321,18 +380,19 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 
 #define CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM) (32 * ((BM) / ((LM) * (TM))) * ((BN) / ((32 / (LM)) * (TN))))
 
-// Entry points: <tile>_<op(A)><op(B)>, found by name by the loader. Split k (gridDim.z > 1):
+// Entry points: <tile>_<op(A)><op(B)>, found by name by the loader; SC: C stored through shared
+// memory (sgemm_store_staged). Split k (gridDim.z > 1):
 // block z computes the partial product over k in [z * kc, z * kc + kc) into C + z * c_split
 // (a scratch buffer then summed by cudaload_sgemm_splitk_reduce); with one split, kc = k and
 // the whole product goes to C. kc is a multiple of 16, so a split's operands keep their
 // 16-byte alignment.
-#define CUDALOAD_SGEMM_ENTRY(NAME, BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB, MINB)                               \
+#define CUDALOAD_SGEMM_ENTRY(NAME, BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB, SC, MINB)                           \
     extern "C" __global__ void __launch_bounds__(CUDALOAD_SGEMM_THREADS(BM, BN, TM, TN, LM), MINB)                      \
         NAME(int m, int n, int k, float alpha, const float *A, long long lda, const float *B, long long ldb, float beta, \
              float *C, long long ldc, int kc, long long c_split) {                                                     \
         const long long k0 = (long long)blockIdx.z * kc;                                                               \
         const int kz = k - k0 < kc ? (int)(k - k0) : kc;                                                               \
-        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB>(m, n, kz, alpha, A + (TA ? k0 : k0 * lda), lda,     \
+        sgemm_body<BM, BN, BK, TM, TN, LM, STAGES, VEC, KV, TA, TB, SC>(m, n, kz, alpha, A + (TA ? k0 : k0 * lda), lda,     \
                                                                 B + (TB ? k0 * ldb : k0), ldb, beta,                   \
                                                                 C + blockIdx.z * c_split, ldc);                        \
     }
@@ -391,35 +451,39 @@ extern "C" __global__ void __launch_bounds__(256)
 // 256 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 256 threads, 3 stages, one block
 // per SM, VEC: large aligned products with op(A) = A. (With A transposed it is no faster than
 // the 128 x 128 tile, which is smaller: not built.)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nn, 256, 128, 8, 16, 8, 4, 3, true, false, false, false, 1)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nt, 256, 128, 8, 16, 8, 4, 3, true, false, false, true, 1)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nn, 256, 128, 8, 16, 8, 4, 3, true, false, false, false, false, 1)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128_nt, 256, 128, 8, 16, 8, 4, 3, true, false, false, true, false, 1)
 // 128 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 128 threads, 3 stages, two blocks
 // per SM, VEC and KV (operands along k loaded 16 bytes at a time into registers and stored
 // transposed): TN, aligned, k a multiple of 4 (cuBLAS's own shape for TN). (TT gains 6% from
 // it too, but the 128 x 128 tile below already meets TT's goal, and the python wheel's module
 // has room for one more kernel, not two: docs/kernels.md.)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128k_tn, 128, 128, 8, 16, 8, 4, 3, true, true, true, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128k_tn, 128, 128, 8, 16, 8, 4, 3, true, true, true, false, false, 2)
 // 128 x 128 x 8, warps of 32 x 64 (8 x 4 lanes of 8 x 8), 256 threads, 3 stages, two blocks
 // per SM, any alignment: large products with unaligned operands (or k not a multiple of 4 with
 // A transposed).
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 8, 8, 8, 8, 3, false, false, false, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 8, 8, 8, 8, 3, false, false, false, true, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 8, 8, 8, 8, 3, false, false, true, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, 8, 3, false, false, true, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nn, 128, 128, 8, 8, 8, 8, 3, false, false, false, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_nt, 128, 128, 8, 8, 8, 8, 3, false, false, false, true, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tn, 128, 128, 8, 8, 8, 8, 3, false, false, true, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128_tt, 128, 128, 8, 8, 8, 8, 3, false, false, true, true, false, 2)
+// 256 x 128 x 8 as the first tile, any alignment, SC (C stored through shared memory), NN: unaligned products of one wave, which cl_sgemm_plan_make moves here from the
+// 128 x 128 tile when each SM does the same work (2048^3, ld + 13: 0.98 -> 1.03x cuBLAS;
+// 3001^3's several waves are better served by the 128 x 128 tile: 0.97 against 0.82).
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_256x128a_nn, 256, 128, 8, 16, 8, 4, 3, false, false, false, false, true, 1)
 // 128 x 64 x 16, warps of 64 x 32 (8 x 4 lanes of 8 x 8), 128 threads, 3 stages, two blocks
 // per SM, VEC: aligned products too small to fill the GPU with the large tiles, op(A) = A
 // (transposed, the 64 x 64 tile serves them).
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nn, 128, 64, 16, 8, 8, 8, 3, true, false, false, false, 2)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nt, 128, 64, 16, 8, 8, 8, 3, true, false, false, true, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nn, 128, 64, 16, 8, 8, 8, 3, true, false, false, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x64_nt, 128, 64, 16, 8, 8, 8, 3, true, false, false, true, false, 2)
 // 128 x 128 x 8, warps of 64 x 64 (4 x 8 lanes of 16 x 8), 128 threads, 3 stages, two blocks
 // per SM, VEC, NN: the split products the 128 x 64 tile would take when the blocks of this one,
 // split the same way, fill a wave (short-wide 128 x 8192 x 8192 in 4 slices: cuBLAS's own
 // tile and split there); the same work per SM, op(A) read half as often.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128v_nn, 128, 128, 8, 16, 8, 4, 3, true, false, false, false, 2)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_128x128v_nn, 128, 128, 8, 16, 8, 4, 3, true, false, false, false, false, 2)
 // 64 x 64 x 8, warps of 32 x 32 (4 x 8 lanes of 8 x 4), 128 threads, 4 stages, four blocks
 // per SM, any alignment: small products.
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 8, 4, 4, 4, false, false, false, false, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nt, 64, 64, 8, 8, 4, 4, 4, false, false, false, true, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tn, 64, 64, 8, 8, 4, 4, 4, false, false, true, false, 4)
-CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tt, 64, 64, 8, 8, 4, 4, 4, false, false, true, true, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nn, 64, 64, 8, 8, 4, 4, 4, false, false, false, false, false, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_nt, 64, 64, 8, 8, 4, 4, 4, false, false, false, true, false, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tn, 64, 64, 8, 8, 4, 4, 4, false, false, true, false, false, 4)
+CUDALOAD_SGEMM_ENTRY(cudaload_sgemm_64x64_tt, 64, 64, 8, 8, 4, 4, 4, false, false, true, true, false, 4)
 #endif

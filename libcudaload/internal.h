@@ -267,18 +267,21 @@ typedef struct cl_tables {
 /* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
  * and the plan's choice: X(name, tile rows, tile columns, threads, blocks per SM, vec: needs
  * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
- * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, wide: the
- * tile of twice the columns that takes a split product when its blocks, split the same way,
- * still fill one wave (the tile's own name: none), then its speed in each transpose case NN,
- * NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu; 0: not
- * built for that case)). The plan's cost model is docs/kernels.md's. */
-#define CL_SGEMM_TILES(X)                                              \
-    X(256x128, 256, 128, 256, 1, 1, 0, 256x128, 105, 105, 0, 0)       \
-    X(128x128k, 128, 128, 128, 2, 1, 1, 128x128k, 0, 0, 100, 0)       \
-    X(128x128, 128, 128, 256, 2, 0, 0, 128x128, 99, 97, 91, 100)      \
-    X(128x64, 128, 64, 128, 2, 1, 0, 128x128v, 100, 105, 0, 0)        \
-    X(128x128v, 128, 128, 128, 2, 1, 0, 128x128v, 99, 0, 0, 0)        \
-    X(64x64, 64, 64, 128, 4, 0, 0, 64x64, 73, 78, 67, 76)
+ * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, weighed: the
+ * plan weighs it against the others (0: taken only as another tile's wide or one_wave), wide:
+ * the tile of twice the columns that takes a split product when its blocks, split the same way,
+ * still fill one wave, one_wave: the tile that takes an unsplit product of one wave when it puts
+ * no more work on an SM (for each, the tile's own name: none), then its speed in each transpose
+ * case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu;
+ * 0: not built for that case)). The plan's cost model is docs/kernels.md's. */
+#define CL_SGEMM_TILES(X)                                                             \
+    X(256x128, 256, 128, 256, 1, 1, 0, 1, 256x128, 256x128, 105, 105, 0, 0)           \
+    X(128x128k, 128, 128, 128, 2, 1, 1, 1, 128x128k, 128x128k, 0, 0, 100, 0)         \
+    X(128x128, 128, 128, 256, 2, 0, 0, 1, 128x128, 256x128a, 99, 97, 91, 100)         \
+    X(128x64, 128, 64, 128, 2, 1, 0, 1, 128x128v, 128x64, 100, 105, 0, 0)             \
+    X(128x128v, 128, 128, 128, 2, 1, 0, 1, 128x128v, 128x128v, 99, 0, 0, 0)           \
+    X(256x128a, 256, 128, 256, 1, 0, 0, 0, 256x128a, 256x128a, 98, 0, 0, 0)           \
+    X(64x64, 64, 64, 128, 4, 0, 0, 1, 64x64, 64x64, 73, 78, 67, 76)
 #define CL_SGEMM_TILE_ENUM_(name, ...) CL_SGEMM_TILE_##name,
 enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the

@@ -40,7 +40,7 @@ extern const unsigned char cl_fatbin_end[];
 /* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
  * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
 enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
-#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, wide, nn, nt, tn, tt)                                       \
+#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)            \
     (nn) ? "cudaload_sgemm_" #name "_nn" : NULL, (nt) ? "cudaload_sgemm_" #name "_nt" : NULL,                           \
         (tn) ? "cudaload_sgemm_" #name "_tn" : NULL, (tt) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
@@ -48,11 +48,13 @@ static const char *const cl_kernel_names[CL_K_COUNT] = {
 
 typedef struct cl_sgemm_tile {
     int bm, bn, threads, per_sm, vec, kv;
+    int weighed;  /* the plan weighs it (0: only moved to, as a wide or one_wave tile) */
     int wide;     /* CL_SGEMM_TILE_*: the tile a split product moves to (internal.h), itself for none */
+    int one_wave; /* CL_SGEMM_TILE_*: the tile an unsplit product of one wave moves to, itself for none */
     int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built (internal.h) */
 } cl_sgemm_tile;
-#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, wide, nn, nt, tn, tt)                                   \
-    {bm, bn, threads, per_sm, vec, kv, CL_SGEMM_TILE_##wide, {nn, nt, tn, tt}},
+#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)                \
+    {bm, bn, threads, per_sm, vec, kv, weighed, CL_SGEMM_TILE_##wide, CL_SGEMM_TILE_##one_wave, {nn, nt, tn, tt}},
 static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
 /* The state (devices, backend, lock) is cl_ctx.kernels (internal.h). */
@@ -788,7 +790,7 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
 #pragma GCC unroll 8
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
-        if (!cl_sgemm_tile_takes(T, vec, kvec, op)) continue;
+        if (!T->weighed || !cl_sgemm_tile_takes(T, vec, kvec, op)) continue;
         long long tm = (m + T->bm - 1) / T->bm, tn = (n + T->bn - 1) / T->bn, nt = tm * tn, slots = sms * T->per_sm;
         long long waves = 1, held = 1; /* a grid of at most one block per SM: no division */
         if (nt > sms) {
@@ -801,6 +803,23 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p->tile];
     long long tiles = p->tiles_m * p->tiles_n;
     p->splits = 1, p->kc = k;
+    /* one wave of blocks: they all end at once, and their stores of C are the product's last
+     * work, unhidden. The 128 x 128 tile stores an unaligned C one float at a time, each sector
+     * written 4 times; the any-alignment 256 x 128 tile passes it through shared memory (kernels/
+     * sgemm.cu: sgemm_store_staged). Taken when its blocks fit one wave and put no more work on
+     * an SM than the choice's (2048^3, ld + 13, on the H100: 256 tiles of 128 x 128, two per SM,
+     * or 128 of 256 x 128; 0.98 -> 1.03x cuBLAS). Several waves hide the stores behind other
+     * blocks' work, and there the 128 x 128 tile is better (3001^3: 0.97 against 0.82). Decided
+     * before the split below, which is for grids that leave SMs idle or a last wave mostly
+     * empty: a move needs more blocks than SMs in one wave, neither of those. */
+    const cl_sgemm_tile *O = &cl_sgemm_tiles[T->one_wave];
+    if (O != T && cl_sgemm_tile_takes(O, vec, kvec, op) && tiles <= sms * T->per_sm) {
+        long long om = (m + O->bm - 1) / O->bm, on = (n + O->bn - 1) / O->bn, held = (tiles + sms - 1) / sms;
+        if (om * on <= sms * O->per_sm && (long long)O->bm * O->bn * ((om * on + sms - 1) / sms) <= (long long)T->bm * T->bn * held) {
+            p->tile = T->one_wave, p->tiles_m = om, p->tiles_n = on;
+            return;
+        }
+    }
     scratch = scratch && k > 0 && (double)m * (double)n * (double)k >= CL_SCRATCH_MIN_FMA;
     /* split when the tiles fill at most half the slots, then into enough slices for two waves of
      * blocks: one wave leaves the SMs idle behind its last blocks (128 x 8192 x 8192 on 128 x 64

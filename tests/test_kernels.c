@@ -870,8 +870,12 @@ static void test_sgemm_plan(void **state) {
         {1, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
         {1, 1, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128, 2},
         /* unaligned: leading dimensions 2061 (2048 + 13), a misaligned pointer, 3001: the
-         * 128 x 128 tile reads them as they are */
-        {0, 0, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128, 1},
+         * 128 x 128 tile reads them as they are; NN in one wave of its tiles, two per SM (2048),
+         * the any-alignment 256 x 128 tile, one per SM (the same work: its C passes through
+         * shared memory); NT has no such tile */
+        {0, 0, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_256x128a, 1},
+        {0, 1, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128, 1},
+        {1, 1, 2048, 0, 0, 2061, 2061, CL_SGEMM_TILE_128x128, 1},
         {0, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
         {0, 0, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128, 2},
         /* NN reads B along k and NT reads A along k element by element: only the operand
@@ -900,6 +904,22 @@ static void test_sgemm_plan(void **state) {
      * 264 slots: not taken */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 768, 768, 768, al, 768, al, 768);
     assert_true(p.tile == CL_SGEMM_TILE_128x64 && p.splits == 6 && p.kc == 128);
+    /* the one-wave move: 2000 x 2000 unaligned, 256 tiles of 128 x 128 (two on 124 SMs) or 128
+     * of 256 x 128 (8 x 16, one each); 1500 x 1500, 144 tiles (two on 12 SMs) or 72. Not 1000 x
+     * 1000, whose 64 tiles of 128 x 128 would put half the work on an SM (smaller ones in a
+     * split take it); nor 2048 x 2112, whose 272 tiles of 128 x 128 take more than a wave (the
+     * 64 x 64 tile takes it); nor, on a GPU of 100 SMs, 2048 x 2048, whose 128 large tiles
+     * would not fit one wave. */
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 2000, 2000, 61, odd, 2001, odd, 2001);
+    assert_true(p.tile == CL_SGEMM_TILE_256x128a && p.tiles_m == 8 && p.tiles_n == 16 && p.splits == 1 && p.kc == 61);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1500, 1500, 1500, al, 1501, al, 1501);
+    assert_true(p.tile == CL_SGEMM_TILE_256x128a && p.tiles_m == 6 && p.tiles_n == 12 && p.splits == 1);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1000, 1000, 1000, al, 1001, al, 1001);
+    assert_true(p.tile != CL_SGEMM_TILE_256x128a);
+    cl_sgemm_plan_make(&p, 1, 132, 0, 0, 2048, 2112, 2048, al, 2061, al, 2061);
+    assert_true(p.tile != CL_SGEMM_TILE_256x128a);
+    cl_sgemm_plan_make(&p, 1, 100, 0, 0, 2048, 2048, 2048, al, 2061, al, 2061);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
     /* misaligned A: the wide tile (VEC) cannot take it; nor, then, 128 x 64 */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, odd, 1024, al, 1024);
     assert_true(p.tile != CL_SGEMM_TILE_128x128v && p.tile != CL_SGEMM_TILE_128x64);

@@ -230,7 +230,9 @@ static void test_sgemm(void **state) {
          * of 4, one wave of its tiles on an H100: libcudaload/kernels.c): edge tiles, a partial
          * first slice */
         {0, 0, 2000, 1996, 44, 4, 8, 3, 1.25f, 0.0f},
-        {0, 0, 2000, 2000, 61, 1, 1, 1, 1.0f, 0.5f}, /* unaligned: the 128 x 128 tile, all four cases */
+        /* unaligned: the 128 x 128 tile, all four cases; NN one wave of the any-alignment
+         * 256 x 128 tile (C through shared memory), edge tiles both ways, beta != 0 and 0 */
+        {0, 0, 2000, 2000, 61, 1, 1, 1, 1.0f, 0.5f}, {0, 0, 1999, 2001, 45, 3, 1, 6, 1.25f, 0.0f},
         {0, 0, 1000, 1000, 64, 4, 4, 4, 1.0f, 0.0f}, /* the 128 x 64 tile (NN, NT) */
         {0, 0, 129, 130, 257, 3, 5, 7, 0.75f, 0.0f}, {0, 0, 1000, 7, 1000, 0, 0, 0, 1.0f, 1.0f},
         {0, 0, 300, 200, 0, 0, 0, 4, 2.0f, 0.5f},    /* k = 0: C = beta * C */
@@ -238,7 +240,7 @@ static void test_sgemm(void **state) {
         {0, 0, 1000, 1001, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
         {0, 0, 2048, 2048, 64, 0, 0, 0, 1.0f, 0.5f}, /* the 256 x 128 kernel, full tiles, beta != 0 */
     };
-    size_t nshapes = quick ? 5 : sizeof shapes / sizeof shapes[0];
+    size_t nshapes = quick ? 7 : sizeof shapes / sizeof shapes[0];
     for (size_t b = 0; b < 2; b++)
         for (int t = 0; t < 4; t++)
             for (size_t i = 0; i < nshapes; i++) {

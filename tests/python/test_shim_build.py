@@ -90,7 +90,9 @@ def test_extension_links_no_cuda_and_exports_only_pyinit(extension):
 
 def test_kernels_embedded_when_nvcc(shim_target):
     """With nvcc the kernels are in the module, one SASS per family (setup.py's WHEEL_ARCHS),
-    not the Makefile's every arch; without nvcc there are none."""
+    not the Makefile's every arch, and PTX of the newest; without nvcc there are none. The
+    fatbin's bound is a check of its own; what holds the module under 1 MB compressed is
+    test_wheel_contents_and_size."""
     venv = make_venv("venv-bare")
     r = run_py(venv / "bin" / "python", "import json, cudaload; k = cudaload.probe()['kernels']; "
                "print(json.dumps([cudaload.KERNELS_BUILT, k['built'], k['sass'], k['ptx'], k['fatbin_bytes']]))",
@@ -98,9 +100,9 @@ def test_kernels_embedded_when_nvcc(shim_target):
     flag, built, sass, ptx, size = json.loads(r.stdout)
     assert flag == built == nvcc_available(), r.stdout
     if built:
-        assert 90 in sass and ptx == 75 and sass == sorted(sass), sass
+        assert 90 in sass and sass == sorted(sass) and ptx == sass[-1], (sass, ptx)
         assert not [a for a in sass if a in (87, 88, 89, 103, 121)], "covered by a lower SASS of the family: %s" % sass
-        assert 0 < size < 800_000, size
+        assert 0 < size < 860_000, size
 
 
 def test_auditwheel_show_and_repair(shim_wheel, tmp_path):
