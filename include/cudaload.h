@@ -486,7 +486,8 @@ typedef struct cudaload_kernels_info {
     int built;                /* 1 when libcudaload was built with nvcc and embeds a fatbin */
     int toolkit_version;      /* CUDA version of the nvcc that built them (13000), 0 if not built */
     const char *sass_archs;   /* e.g. "75,80,86,89,90,100,120"; "" if not built */
-    int ptx_arch;             /* the PTX embedded (lowest arch, e.g. 75), 0 if none */
+    int ptx_arch;             /* the PTX embedded (the build's KERNEL_PTX: by default the lowest
+                                 arch, e.g. 75; the python wheel's is its newest), 0 if none */
     size_t fatbin_bytes;      /* size of the embedded fatbin */
     /* per device (filled when device >= 0 and a driver is loaded): */
     int device;
