@@ -199,13 +199,12 @@ __device__ __forceinline__ void sgemm_fragment(float (&f)[TH], const float *stag
 // slower with it.
 template <int TM, int TN, int LM, int WM, int STAGE_FLOATS, int WARPS>
 __device__ __forceinline__ void sgemm_store_staged(const float (&acc)[TM][TN], float *smem, int m, int n, int m0, int n0,
-                                                   int wm0, int wn0, float alpha, float beta, float *__restrict__ C,
-                                                   long long ldc) {
+                                                   int warp, int wm0, int wn0, int lane, int lm, int ln, float alpha,
+                                                   float beta, float *__restrict__ C, long long ldc) {
     constexpr int LN = 32 / LM, LDW = WM + 16;  // a warp's LN columns, 16 floats apart: a quarter warp's
                                                 // float4 stores (two columns' lanes when LM = 4) hit distinct banks
     static_assert(WARPS * LN * LDW <= STAGE_FLOATS && WM % 32 == 0, "the epilogue fits the stages, in runs of 32 rows");
-    const int lane = threadIdx.x % 32, lm = lane % LM, ln = lane / LM;
-    float *const mine = smem + (threadIdx.x / 32) * LN * LDW;
+    float *const mine = smem + warp * LN * LDW;
     __syncthreads();  // every warp is past its last read of the stages
 #pragma unroll
     for (int c = 0; c < TN; c++) {
@@ -346,7 +345,7 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
     // hold NaN).
     if constexpr (SC) {  // every C, aligned or not: the float4 path below would double the kernel's code
         sgemm_store_staged<TM, TN, LM, WM, STAGES * (LA::FLOATS + LB::FLOATS), WARPS_M * WARPS_N>(
-            acc, smem, m, n, m0, n0, wm0, wn0, alpha, beta, C, ldc);
+            acc, smem, m, n, m0, n0, warp, wm0, wn0, lane, lm, ln, alpha, beta, C, ldc);
         return;
     }
     const bool vec_c = ((unsigned long long)C % 16 == 0) && ldc % 4 == 0;
