@@ -814,8 +814,11 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
      * empty: a move needs more blocks than SMs in one wave, neither of those. */
     const cl_sgemm_tile *O = &cl_sgemm_tiles[T->one_wave];
     if (O != T && cl_sgemm_tile_takes(O, vec, kvec, op) && tiles <= sms * T->per_sm) {
-        long long om = (m + O->bm - 1) / O->bm, on = (n + O->bn - 1) / O->bn, held = (tiles + sms - 1) / sms;
-        if (om * on <= sms * O->per_sm && (long long)O->bm * O->bn * ((om * on + sms - 1) / sms) <= (long long)T->bm * T->bn * held) {
+        long long om = (m + O->bm - 1) / O->bm, on = (n + O->bn - 1) / O->bn, o_tiles = om * on;
+        /* in one wave, the busiest SM's work: the blocks it holds times a block's area */
+        long long work = (long long)T->bm * T->bn * ((tiles + sms - 1) / sms);
+        long long o_work = (long long)O->bm * O->bn * ((o_tiles + sms - 1) / sms);
+        if (o_tiles <= sms * O->per_sm && o_work <= work) {
             p->tile = T->one_wave, p->tiles_m = om, p->tiles_n = on;
             return;
         }
