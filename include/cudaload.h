@@ -62,7 +62,10 @@ typedef enum cudaload_status {
     CUDALOAD_ERROR_BELOW_FLOOR = 16,      /* copies exist, but only of versions below the floor stated
                                              (CUDALOAD_MIN_<NAME>, options.min_versions) */
     CUDALOAD_ERROR_DEVICE_MISMATCH = 17,  /* a call's operands (or its stream) are on different devices */
-    CUDALOAD_STATUS_COUNT_ = 18
+    CUDALOAD_ERROR_REENTRANT = 18,        /* called from foreign code that a load by this same thread is
+                                             running (a library's constructor or version call): refused
+                                             at once instead of waiting on itself */
+    CUDALOAD_STATUS_COUNT_ = 19
 } cudaload_status;
 
 /* A library of the catalogue (docs/catalogue.md), by id. The ids of the catalogue's first four

@@ -32,6 +32,7 @@ static const struct {
     [CUDALOAD_ERROR_NO_KERNEL_IMAGE] = {"CUDALOAD_ERROR_NO_KERNEL_IMAGE", "the bundled kernels have no image this GPU and driver can run"},
     [CUDALOAD_ERROR_BELOW_FLOOR] = {"CUDALOAD_ERROR_BELOW_FLOOR", "only versions below the minimum asked for were found"},
     [CUDALOAD_ERROR_DEVICE_MISMATCH] = {"CUDALOAD_ERROR_DEVICE_MISMATCH", "the operands of a call are on different devices"},
+    [CUDALOAD_ERROR_REENTRANT] = {"CUDALOAD_ERROR_REENTRANT", "called back from a library this thread is loading"},
 };
 
 const char *cudaload_status_name(cudaload_status status) {
