@@ -7,6 +7,8 @@
 #   vecadd: examples/c's plain CUDA program (kernel + cuBLAS), unchanged, on the stubs;
 #   torch: after `import torch`, a stub-linked module loaded into the same python: one copy of
 #     libcudart in /proc/self/maps, the same runtime version as torch's;
+#   all-stubs: every shared stub linked into one module, loaded alone and after torch
+#     (tests/gpu/all_stubs.py): NVIDIA's inter-library calls never bound to a stub;
 #   example: examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
 #     imported after torch: one copy of each library mapped, results equal to torch's
 #     (tests/gpu/example_after_torch.py);
@@ -56,6 +58,16 @@ assert v == int(tv[0]) * 1000 + int(tv[1]) * 10, (v, torch.version.cuda)
 assert len(copies) == 1 and os.path.realpath(m.module_cudart_path().decode()) == copies[0], copies
 print("ok: one libcudart, shared with torch")
 '
+# every shared stub in one module (tests/gpu/all_stubs_module.c), loaded RTLD_GLOBAL alone and after
+# torch: real work through each library, NVIDIA's own inter-library calls (cuBLAS -> cuBLASLt,
+# cuSOLVER -> cuBLAS) bound to NVIDIA's libraries and never to a stub (LD_DEBUG=bindings), no hang,
+# one copy of each library mapped (tests/gpu/all_stubs.py)
+step all-stubs-build sh -c "cc -std=c11 -O1 -g -shared -fPIC -fvisibility=hidden -isystem /usr/local/cuda/include \
+  -o build/tests/all_stubs_module.so tests/gpu/all_stubs_module.c -Wl,--no-as-needed -L'$top/build/stub-prefix/lib' \
+  $(ls build/stubs/libcudaload-*.so | sed 's|.*/lib\(.*\)\.so$|-l\1|' | tr '\n' ' ') -lcudaload \
+  -Wl,-rpath,'$top/build/stub-prefix/lib' -lm && ! readelf -d build/tests/all_stubs_module.so | grep NEEDED | grep -E 'libcu[bdfrs]|libnv'"
+step all-stubs env CUDALOAD_PATH="$libdir" "$PY" tests/gpu/all_stubs.py build/tests/all_stubs_module.so
+step all-stubs-torch "$PY" tests/gpu/all_stubs.py build/tests/all_stubs_module.so --torch
 # the example extension (a kernel and cuFFT through the stubs), built here and imported after torch
 step example-build sh -c "rm -rf build/example-whl build/example-src build/example-target && cp -r examples/python-extension build/example-src && \
   PKG_CONFIG_PATH='$top/build/stub-prefix/lib/pkgconfig' CUDA_HOME=/usr/local/cuda '$PY' -m pip wheel --no-deps \
