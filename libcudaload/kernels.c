@@ -40,7 +40,7 @@ extern const unsigned char cl_fatbin_end[];
 /* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
  * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
 enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
-#define CL_K_TILE_NAMES_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)            \
+#define CL_K_TILE_NAMES_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)           \
     (nn) ? "cudaload_sgemm_" #name "_nn" : NULL, (nt) ? "cudaload_sgemm_" #name "_nt" : NULL,                           \
         (tn) ? "cudaload_sgemm_" #name "_tn" : NULL, (tt) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
@@ -53,7 +53,7 @@ typedef struct cl_sgemm_tile {
     int one_wave; /* CL_SGEMM_TILE_*: the tile an unsplit product of one wave moves to, itself for none */
     int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built (internal.h) */
 } cl_sgemm_tile;
-#define CL_K_TILE_ROW_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)                \
+#define CL_K_TILE_ROW_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)            \
     {bm, bn, threads, per_sm, vec, kv, weighed, CL_SGEMM_TILE_##wide, CL_SGEMM_TILE_##one_wave, {nn, nt, tn, tt}},
 static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
