@@ -857,7 +857,8 @@ static void cl_sgemm_plan_tiles(cl_sgemm_plan *p, int scratch, long long sms, in
 /* The tile and the split (cl_sgemm_plan_tiles), then the launches: one, unless its grid would
  * exceed 65535 tiles of columns, or number its blocks past 32 bits (the tiles that take theirs
  * in groups: kernels/sgemm.cu); then column chunks of at most that many tiles each. A split
- * product has at most 65535 columns and 2^28 elements (its scratch): always one launch. */
+ * product has at most 65535 columns and 2^27 elements (two slices fill 1 GiB of scratch): always
+ * one launch. */
 void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                          const float *A, long long lda, const float *B, long long ldb) {
     cl_sgemm_plan_tiles(p, scratch, sms, ta, tb, m, n, k, A, lda, B, ldb);
