@@ -8,7 +8,8 @@
  * to catch a wrong product: one with a k step or a slice of k dropped (test_sgemm_planted_defects).
  * Outputs are poisoned before each run: C is NaN when beta == 0 (so a kernel that reads C
  * then fails), and the padding rows of C (ldc > m) hold a sentinel that must survive.
- * Sizes are not multiples of the tiles (1, 7, 1000, 4097, 1 x N, N x 1), both SGEMM
+ * Sizes are not multiples of the tiles (1, 7, 1000, 4097, 1 x N, N x 1, 2 x 4194340: more
+ * tiles of columns than one grid holds), both SGEMM
  * kernels (the 256 x 128 one needs aligned operands and a large product), all four
  * transpose combinations, leading dimensions larger than needed, alpha/beta including
  * beta = 0, alpha = 0 and k = 0, misaligned (scalar-path) SAXPY, and a non-default stream.
@@ -282,6 +283,9 @@ static void test_sgemm(void **state) {
         {0, 0, 300, 200, 50, 0, 0, 0, 0.0f, 3.0f},   /* alpha = 0: A and B not read */
         {0, 0, 1000, 1001, 64, 4, 4, 4, 1.0f, 0.0f}, /* beyond one wave of tiles */
         {0, 0, 2048, 2048, 64, 0, 0, 0, 1.0f, 0.5f}, /* the 256 x 128 kernel, full tiles, beta != 0 */
+        /* 65535 x 64 + 100 columns: 65537 tiles of 64 x 64, more than a grid's y holds, run in
+         * two launches, chunks of columns (kernels.c: the plan's launch_n) */
+        {0, 0, 2, 65535LL * 64 + 100, 3, 0, 0, 1, 1.0f, 0.5f},
     };
     size_t nshapes = quick ? 7 : sizeof shapes / sizeof shapes[0];
     for (size_t b = 0; b < 2; b++)
