@@ -1064,7 +1064,8 @@ static plan_fault plan_check(const cl_sgemm_plan *p, const plan_call *c, char *w
     if (p->tiles_m * p->launch_n > 4294967295LL)
         PLAN_FAIL(PLAN_BLOCKS, "%lld x %lld blocks in a launch", p->tiles_m, p->launch_n);
     /* a chunk of columns offsets B and C by launch_n * bn columns: a VEC tile needs a multiple of 4 */
-    if (p->launch_n < p->tiles_n && (p->launch_n * T->bn) % 4 != 0) PLAN_FAIL(PLAN_ALIGN, "chunks of %lld columns", p->launch_n * T->bn);
+    if (p->launch_n < p->tiles_n && (p->launch_n * T->bn) % 4 != 0)
+        PLAN_FAIL(PLAN_ALIGN, "chunks of %lld columns", p->launch_n * T->bn);
     if (p->tiles_m * T->bm - 1 > INT_MAX || p->launch_n * T->bn - 1 > INT_MAX)
         PLAN_FAIL(PLAN_INDEX, "last row %lld, last column of a launch %lld", p->tiles_m * T->bm - 1, p->launch_n * T->bn - 1);
     /* k: slice z of the split (the kernel's entry point: k0 = z * kc, kz = min(kc, k - k0)) */

@@ -442,7 +442,8 @@ static void test_sgemm_planted_defects(void **state) {
                 h2d(dC, nan_c, nc * 4);
                 cudaload_status st = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, m, n, k - dropped[d], 1.0f, dA, m, dB, k, 0.0f,
                                                     dC, m, NULL);
-                if (st != CUDALOAD_OK) fail_msg("sgemm k=%lld: %s: %s", k - dropped[d], cudaload_status_name(st), cudaload_last_error());
+                if (st != CUDALOAD_OK)
+                    fail_msg("sgemm k=%lld: %s: %s", k - dropped[d], cudaload_status_name(st), cudaload_last_error());
                 assert_int_equal(rt->cudaDeviceSynchronize(), cudaSuccess);
                 d2h(out, dC, nc * 4);
                 long long flagged = 0, flagged_linear = 0;
