@@ -405,7 +405,8 @@ static void test_sgemm_small_integers(void **state) {
 
 /* The checks catch a wrong product. At k = 4096 and 8192 (160 x 96, NN: split k on the GPU),
  * the product computed by cudaload_sgemm with its last k step dropped (k - 1 on the same
- * operands) and with its last slice of 8 dropped (k - 8) is compared with the float64 product
+ * operands), its last slice of 8 (k - 8) and its last sixteenth (k - k / 16, a slice of split
+ * k) is compared with the float64 product
  * of all k: on random operands the sqrt(k) bound (sgemm_tol) flags most entries, where the
  * former bound (sgemm_tol_linear) flags none for a dropped step (it exceeds any single product
  * of operands in [-1, 1)); on small integers the exact comparison flags every entry whose
@@ -437,8 +438,10 @@ static void test_sgemm_planted_defects(void **state) {
             float *dA = dalloc(na * 4), *dB = dalloc(nb * 4), *dC = dalloc(nc * 4);
             h2d(dA, A, na * 4);
             h2d(dB, B, nb * 4);
-            static const long long dropped[] = {0, 1, 8};
-            for (size_t d = 0; d < 3; d++) {
+            /* none; the last step; the last slice of BK; the last sixteenth (a slice of split k: on
+             * the H100 160 x 96 x k is split in 16) */
+            const long long dropped[] = {0, 1, 8, k / 16};
+            for (size_t d = 0; d < 4; d++) {
                 h2d(dC, nan_c, nc * 4);
                 cudaload_status st = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, m, n, k - dropped[d], 1.0f, dA, m, dB, k, 0.0f,
                                                     dC, m, NULL);
