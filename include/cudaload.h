@@ -531,7 +531,9 @@ CUDALOAD_API cudaload_status cudaload_saxpy(long long n, float a, const float *x
  * is k x n, C is m x n with leading dimension ldc >= max(1, m); lda >= max(1, rows of A
  * as stored: m for OP_N, k for OP_T), ldb likewise (k for OP_N, n for OP_T). When beta is 0
  * C is not read (NaN in C does not propagate). m, n or k == 0 follows BLAS (k == 0 scales C
- * by beta). Sizes are checked for overflow in 64 bits. Device pointers, stream and the device
+ * by beta). m and n at most INT_MAX, k at most INT_MAX - 15 (the bundled kernels count k in
+ * slices of up to 16 in 32 bits), on either backend; sizes are checked for overflow in 64 bits;
+ * anything else is CUDALOAD_ERROR_INVALID_ARGUMENT. Device pointers, stream and the device
  * that runs it as for cudaload_saxpy.
  */
 CUDALOAD_API cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long m, long long n,

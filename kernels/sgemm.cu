@@ -263,8 +263,8 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
     // square of tiles that share their rows of op(A) and columns of op(B) in L2. The other
     // tiles serve grids of a wave or two, where the order matters little: the small ones, and
     // the wide split tile (128 x 128, VEC without KV: one wave at most), whose kernel the extra
-    // code made 0.6% slower (220 registers instead of 224). The linear index fits 32 bits for
-    // any C that fits in a GPU's memory.
+    // code made 0.6% slower (220 registers instead of 224). The linear index fits 32 bits: the
+    // host keeps a launch's blocks within 2^32 - 1 (internal.h: CL_SGEMM_LAUNCH_BLOCKS_MAX).
     int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
     if constexpr (BM * BN >= 128 * 128 && (BM > 128 || KV || !VEC)) {
         const unsigned gm = gridDim.x, per_group = CUDALOAD_SGEMM_GROUP * gridDim.y;
@@ -280,6 +280,11 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 #pragma unroll
         for (int c = 0; c < TN; c++) acc[r][c] = 0.f;
 
+    // 32-bit indices (kernels.c refuses larger sizes: internal.h, CL_SGEMM_K_MAX): m <= INT_MAX
+    // and BM a power of 2, so m0 + BM - 1 (a tile's last row, and every row index below) is at
+    // most INT_MAX; n is a launch's columns (at most 65535 tiles); k - kst is k rounded up to a
+    // slice, at most CL_SGEMM_K_MAX rounded up to 16 = INT_MAX - 15. Offsets into the operands
+    // are 64-bit.
     if (k > 0) {
         const int kst = k % BK == 0 ? 0 : k % BK - BK;  // the partial slice first
         const int slices = (k - kst) / BK;

@@ -265,7 +265,7 @@ typedef struct cl_tables {
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
 /* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
- * and the plan's choice: X(name, tile rows, tile columns, threads, blocks per SM, vec: needs
+ * and the plan's choice: X(name, tile rows, tile columns, k per slice (BK), threads, blocks per SM, vec: needs
  * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
  * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, weighed: the
  * plan weighs it against the others (0: taken only as another tile's wide or one_wave), wide:
@@ -274,14 +274,14 @@ typedef struct cl_tables {
  * no more work on an SM (for each, the tile's own name: none), then its speed in each transpose
  * case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (bench/sgemm_tune.cu;
  * 0: not built for that case)). The plan's cost model is docs/kernels.md's. */
-#define CL_SGEMM_TILES(X)                                                             \
-    X(256x128, 256, 128, 256, 1, 1, 0, 1, 256x128, 256x128, 105, 105, 0, 0)           \
-    X(128x128k, 128, 128, 128, 2, 1, 1, 1, 128x128k, 128x128k, 0, 0, 100, 0)         \
-    X(128x128, 128, 128, 256, 2, 0, 0, 1, 128x128, 256x128a, 99, 97, 91, 100)         \
-    X(128x64, 128, 64, 128, 2, 1, 0, 1, 128x128v, 128x64, 100, 105, 0, 0)             \
-    X(128x128v, 128, 128, 128, 2, 1, 0, 1, 128x128v, 128x128v, 99, 0, 0, 0)           \
-    X(256x128a, 256, 128, 256, 1, 0, 0, 0, 256x128a, 256x128a, 98, 0, 0, 0)           \
-    X(64x64, 64, 64, 128, 4, 0, 0, 1, 64x64, 64x64, 73, 78, 67, 76)
+#define CL_SGEMM_TILES(X)                                                        \
+    X(256x128, 256, 128, 8, 256, 1, 1, 0, 1, 256x128, 256x128, 105, 105, 0, 0)   \
+    X(128x128k, 128, 128, 8, 128, 2, 1, 1, 1, 128x128k, 128x128k, 0, 0, 100, 0)  \
+    X(128x128, 128, 128, 8, 256, 2, 0, 0, 1, 128x128, 256x128a, 99, 97, 91, 100) \
+    X(128x64, 128, 64, 16, 128, 2, 1, 0, 1, 128x128v, 128x64, 100, 105, 0, 0)    \
+    X(128x128v, 128, 128, 8, 128, 2, 1, 0, 1, 128x128v, 128x128v, 99, 0, 0, 0)   \
+    X(256x128a, 256, 128, 8, 256, 1, 0, 0, 0, 256x128a, 256x128a, 98, 0, 0, 0)   \
+    X(64x64, 64, 64, 8, 128, 4, 0, 0, 1, 64x64, 64x64, 73, 78, 67, 76)
 #define CL_SGEMM_TILE_ENUM_(name, ...) CL_SGEMM_TILE_##name,
 enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
@@ -311,12 +311,31 @@ typedef struct cl_device_kernels {
     int n_blas_idle;
 } cl_device_kernels;
 
-/* How cl_sgemm_bundled runs a product: the tile, split k. */
+/* The sizes the bundled kernels take (kernels/sgemm.cu), checked by cudaload_sgemm for every
+ * backend. m, n: at most INT_MAX (the kernels' row and column indices are 32-bit; the tiles'
+ * sides are powers of 2 up to 256, so a tile's last row, m rounded up to a tile, less 1, is at
+ * most INT_MAX too). k: at most INT_MAX less 15: a block counts its k in slices of BK (at most
+ * 16) in 32 bits, and k rounded up to a slice must fit (beyond it the count wraps negative and
+ * the product is never summed: C would silently become beta * C). */
+#define CL_SGEMM_K_MAX 2147483632 /* INT_MAX - 15 */
+/* The grid's y and z dimensions hold at most 65535 blocks (x: 2^31 - 1). */
+#define CL_GRID_Y_MAX 65535LL
+/* The blocks of one launch of a product kernel: the tiles that take theirs in groups along the
+ * columns number a block by blockIdx.x + blockIdx.y * gridDim.x in 32 bits (kernels/sgemm.cu). */
+#define CL_SGEMM_LAUNCH_BLOCKS_MAX 4294967295LL
+/* At most this much scratch per call: beyond it no split (never more memory than a caller could
+ * expect from a GEMM). */
+#define CL_SCRATCH_MAX (1ULL << 30)
+
+/* How cl_sgemm_bundled runs a product: the tile, split k, the launches. */
 typedef struct cl_sgemm_plan {
-    int tile;       /* CL_SGEMM_TILE_* */
-    long long tiles_m, tiles_n; /* its tiles along m and n: the grid's x and y */
-    int splits, kc; /* split k: splits slices of kc (a multiple of 16), else 1 and k */
-    size_t bytes_w; /* the partial products' scratch (a multiple of 256), else 0 */
+    int tile;                   /* CL_SGEMM_TILE_* */
+    long long tiles_m, tiles_n; /* its tiles along m and n: the grid's x, and y over all launches */
+    long long launch_n;         /* tiles of columns per launch (the grid's y; the last launch may take
+                                   fewer): tiles_n, else at most 65535 and tiles_m * launch_n at most
+                                   CL_SGEMM_LAUNCH_BLOCKS_MAX */
+    int splits, kc;             /* split k: splits slices of kc (a multiple of 16), else 1 and k */
+    size_t bytes_w;             /* the partial products' scratch (a multiple of 256), else 0 */
 } cl_sgemm_plan;
 
 /* The plan of C = op(A) op(B) (m x n, k deep) through the bundled kernels on a device of sms

@@ -40,7 +40,7 @@ extern const unsigned char cl_fatbin_end[];
 /* The kernels of the fatbin, by the name the loader asks for: CL_K_SGEMM_FIRST + 4 * tile + 2 * ta
  * + tb for the product kernels (internal.h's CL_SGEMM_TILES). */
 enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
-#define CL_K_TILE_NAMES_(name, bm, bn, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)            \
+#define CL_K_TILE_NAMES_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)           \
     (nn) ? "cudaload_sgemm_" #name "_nn" : NULL, (nt) ? "cudaload_sgemm_" #name "_nt" : NULL,                           \
         (tn) ? "cudaload_sgemm_" #name "_tn" : NULL, (tt) ? "cudaload_sgemm_" #name "_tt" : NULL,
 static const char *const cl_kernel_names[CL_K_COUNT] = {
@@ -53,7 +53,7 @@ typedef struct cl_sgemm_tile {
     int one_wave; /* CL_SGEMM_TILE_*: the tile an unsplit product of one wave moves to, itself for none */
     int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built (internal.h) */
 } cl_sgemm_tile;
-#define CL_K_TILE_ROW_(name, bm, bn, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)                \
+#define CL_K_TILE_ROW_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)            \
     {bm, bn, threads, per_sm, vec, kv, weighed, CL_SGEMM_TILE_##wide, CL_SGEMM_TILE_##one_wave, {nn, nt, tn, tt}},
 static const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_TILE_ROW_)};
 
@@ -743,9 +743,6 @@ static long long cl_span(long long rows, long long cols, long long ld) {
  * (GPU time, queued: 256^3 on 64 x 64 tiles is 15.9 us whole and 11.7 us in 4 slices,
  * bench/sgemm_split_tune.cu.) */
 #define CL_SCRATCH_MIN_FMA 16777216.0
-/* At most this much scratch per call: beyond it no split (never more memory than a caller could
- * expect from a GEMM). */
-#define CL_SCRATCH_MAX (1ULL << 30)
 /* A split k slice covers at least this many k: shorter ones spend more on the partial
  * products' traffic and the prologue than the extra blocks win; except that up to
  * CL_SPLIT_SHORT slices of at least CL_SPLIT_SHORT_K are taken (a small product's few tiles:
@@ -756,8 +753,6 @@ static long long cl_span(long long rows, long long cols, long long ld) {
 /* Two slices even out a grid of several waves whose last one is mostly empty only when k is at
  * least this: below it the partial products' traffic costs more than the waves save. */
 #define CL_SPLIT_WAVES_MIN_K 2048
-/* The grid's y dimension holds at most 65535 blocks. */
-#define CL_GRID_Y_MAX 65535LL
 
 static size_t cl_round256(size_t b) { return (b + 255) & ~(size_t)255; }
 
@@ -776,8 +771,8 @@ static int cl_sgemm_tile_takes(const cl_sgemm_tile *T, int vec, int kvec, int op
     return (!T->vec || vec) && (!T->kv || kvec) && T->speed[op] > 0;
 }
 
-void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
-                         const float *A, long long lda, const float *B, long long ldb) {
+static void cl_sgemm_plan_tiles(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                                const float *A, long long lda, const float *B, long long ldb) {
     memset(p, 0, sizeof *p);
     /* 16-byte copies: of the operands contiguous along m or n (A unless transposed, B when
      * transposed), and of those contiguous along k (the others) */
@@ -859,6 +854,19 @@ void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, i
     }
 }
 
+/* The tile and the split (cl_sgemm_plan_tiles), then the launches: one, unless its grid would
+ * exceed 65535 tiles of columns, or number its blocks past 32 bits (the tiles that take theirs
+ * in groups: kernels/sgemm.cu); then column chunks of at most that many tiles each. A split
+ * product has at most 65535 columns and 2^27 elements (two slices fill 1 GiB of scratch): always
+ * one launch. */
+void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
+                         const float *A, long long lda, const float *B, long long ldb) {
+    cl_sgemm_plan_tiles(p, scratch, sms, ta, tb, m, n, k, A, lda, B, ldb);
+    p->launch_n = p->tiles_n;
+    if (p->launch_n > CL_GRID_Y_MAX) p->launch_n = CL_GRID_Y_MAX;
+    if (p->tiles_m * p->launch_n > CL_SGEMM_LAUNCH_BLOCKS_MAX) p->launch_n = CL_SGEMM_LAUNCH_BLOCKS_MAX / p->tiles_m;
+}
+
 /* The plan of every call. A product inside one block of the smallest tile and too small to
  * split (every small call: 16^3 is bench_launch's) runs on that tile: the answer the weighing
  * gives it on any GPU (test_kernels: test_sgemm_plan_small checks the two agree), taken without
@@ -868,7 +876,7 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
     const cl_sgemm_tile *S = &cl_sgemm_tiles[CL_SGEMM_TILE_64x64];
     if (m <= S->bm && n <= S->bn && (double)m * (double)n * (double)k < CL_SCRATCH_MIN_FMA) {
         memset(p, 0, sizeof *p);
-        p->tile = CL_SGEMM_TILE_64x64, p->tiles_m = p->tiles_n = 1, p->splits = 1, p->kc = k;
+        p->tile = CL_SGEMM_TILE_64x64, p->tiles_m = p->tiles_n = p->launch_n = 1, p->splits = 1, p->kc = k;
         return;
     }
     cl_sgemm_plan_weigh(p, scratch, sms, ta, tb, m, n, k, A, lda, B, ldb);
@@ -885,9 +893,9 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
     cl_sgemm_plan p;
     cl_sgemm_plan_make(&p, kd->pool != NULL, sms, ta, tb, m, n, k, A, lda, B, ldb);
     int mi = (int)m;
-    if (p.splits == 1 && p.tiles_n <= CL_GRID_Y_MAX) {
-        /* one launch (no split, at most 65535 tiles of columns: every small call), made without
-         * entering the context first (cl_launch) */
+    if (p.splits == 1 && p.launch_n == p.tiles_n) {
+        /* one launch (no split, one grid of every tile: every small call), made without entering
+         * the context first (cl_launch) */
         int ni = (int)n;
         long long c_split = 0;
         void *args[] = {&mi, &ni, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k, &c_split};
@@ -922,15 +930,15 @@ static cudaload_status cl_sgemm_bundled(int dev, int ta, int tb, long long m, lo
             st = cl_launch_dependent(d, dev, CL_K_SGEMM_SPLITK_REDUCE, (unsigned)(((m + 3) / 4 * n + 255) / 256), 256, rargs,
                                      stream);
     } else {
-        /* the grid's y dimension holds at most 65535 tiles of columns: launch in column chunks
-         * (a multiple of 64 columns: a chunk of a VEC tile's operand stays 16-byte aligned) */
-        long long chunk_cols = CL_GRID_Y_MAX * T->bn, c_split = 0;
+        /* launch in column chunks of the plan's launch_n tiles (a multiple of 64 columns: a chunk
+         * of a VEC tile's operand stays 16-byte aligned) */
+        long long chunk_cols = p.launch_n * T->bn, c_split = 0;
         for (long long j = 0; st == CUDALOAD_OK && j < n; j += chunk_cols) {
             int nj = (int)(n - j < chunk_cols ? n - j : chunk_cols);
             const float *Bj = B ? B + (tb ? j : j * ldb) : B;
             float *Cj = C + j * ldc;
             void *args[] = {&mi, &nj, &k, &alpha, &A, &lda, &Bj, &ldb, &beta, &Cj, &ldc, &k, &c_split};
-            /* one chunk (every product up to 65535 tiles of columns): the plan's count, no division */
+            /* one chunk (every product of one grid): the plan's count, no division */
             unsigned gy = nj == n ? (unsigned)p.tiles_n : (unsigned)((nj + T->bn - 1) / T->bn);
             st = cl_launch_in(d, dev, which, gx, gy, 1, (unsigned)T->threads, args, stream);
         }
@@ -951,6 +959,11 @@ cudaload_status cudaload_sgemm(cudaload_op transa, cudaload_op transb, long long
     }
     if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX) {
         cl_set_errorf("cudaload_sgemm: m = %lld, n = %lld, k = %lld: each must be in 0..%d", m, n, k, INT_MAX);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    if (k > CL_SGEMM_K_MAX) { /* internal.h: the kernels count k in slices of up to 16, in 32 bits */
+        cl_set_errorf("cudaload_sgemm: k = %lld: at most %d (INT_MAX - 15: the bundled kernels count k in slices of up "
+                      "to 16 in 32 bits)", k, CL_SGEMM_K_MAX);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     long long a_rows = transa == CUDALOAD_OP_N ? m : k, a_cols = transa == CUDALOAD_OP_N ? k : m;

@@ -152,6 +152,31 @@ static void test_argument_checks(void **state) {
     th_result_free(r);
 }
 
+/* k past CL_SGEMM_K_MAX (one past it, and INT_MAX, where the kernels' 32-bit count of k slices
+ * would wrap and leave C = beta * C) is refused before any device work, with the limit named. */
+static void child_k_limit(th_result *r, void *arg) {
+    (void)arg;
+    th_init_child(r, NULL);
+    float *p = (float *)(uintptr_t)0x10000;
+    r->user_int[0] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 1, 1, CL_SGEMM_K_MAX + 1LL, 1.f, p, 1, p, CL_SGEMM_K_MAX + 1LL,
+                                    0.f, p, 1, NULL);
+    size_t off = (size_t)snprintf(r->user, sizeof r->user, "%s\n", cudaload_last_error());
+    r->user_int[1] = cudaload_sgemm(CUDALOAD_OP_T, CUDALOAD_OP_T, 1, 1, INT_MAX, 1.f, p, INT_MAX, p, 1, 0.f, p, 1, NULL);
+    snprintf(r->user + off, sizeof r->user - off, "%s\n", cudaload_last_error());
+}
+
+static void test_sgemm_k_limit(void **state) {
+    (void)state;
+    const char *env[] = {driver_env, "CUDALOAD_SOURCES=caller", NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_k_limit, NULL);
+    if (r->user_int[0] != CUDALOAD_ERROR_INVALID_ARGUMENT || r->user_int[1] != CUDALOAD_ERROR_INVALID_ARGUMENT ||
+        !strstr(r->user, "k = 2147483633: at most 2147483632") || !strstr(r->user, "k = 2147483647: at most 2147483632"))
+        fail_msg("k = CL_SGEMM_K_MAX + 1: %s, k = INT_MAX: %s; messages:\n%s", cudaload_status_name(r->user_int[0]),
+                 cudaload_status_name(r->user_int[1]), r->user);
+    th_result_free(r);
+}
+
 static void child_quick(th_result *r, void *arg) {
     (void)arg;
     th_init_child(r, NULL);
@@ -835,6 +860,7 @@ static void test_sgemm_plan_small(void **state) {
                             assert_int_equal(made.tile, weighed.tile);
                             assert_int_equal(made.tiles_m, weighed.tiles_m);
                             assert_int_equal(made.tiles_n, weighed.tiles_n);
+                            assert_int_equal(made.launch_n, weighed.launch_n);
                             assert_int_equal(made.splits, weighed.splits);
                             assert_int_equal(made.kc, weighed.kc);
                             assert_int_equal(made.bytes_w, weighed.bytes_w);
@@ -968,6 +994,290 @@ static void test_sgemm_plan(void **state) {
     assert_true(p.splits == 1 && p.bytes_w == 0);
 }
 
+/* ---- SGEMM plan invariants (kernels.c: cl_sgemm_plan_make) ----
+ * What every plan must satisfy for the kernels (kernels/sgemm.cu) to compute the product: a
+ * tile built for the transpose case and given the alignment it needs, enough tiles to cover C,
+ * grids within the driver's limits and the kernels' 32-bit block numbering and indices, k summed
+ * exactly once over the split slices and, within each, over the kernel's own slices of BK as
+ * its 32-bit arithmetic counts them, and scratch within its bound. The tiles' facts come from
+ * internal.h's CL_SGEMM_TILES. */
+typedef struct tile_facts {
+    int bm, bn, bk, vec, kv, speed[4];
+} tile_facts;
+#define TILE_FACTS_(name, bm, bn, bk, threads, per_sm, vec, kv, weighed, wide, one_wave, nn, nt, tn, tt)                    \
+    {bm, bn, bk, vec, kv, {nn, nt, tn, tt}},
+static const tile_facts tile_facts_of[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(TILE_FACTS_)};
+
+typedef enum plan_fault {
+    PLAN_OK,
+    PLAN_TILE,     /* no such tile, or not built for the transpose case */
+    PLAN_ALIGN,    /* a VEC or KV tile on operands that do not meet its alignment, or a chunk that breaks it */
+    PLAN_TILES,    /* tiles_m, tiles_n not the tiles that cover C */
+    PLAN_GRID,     /* a grid dimension past the driver's limits (x 2^31 - 1, y and z 65535) */
+    PLAN_BLOCKS,   /* a launch's blocks past 2^32 - 1 (the grouped tiles' 32-bit block number) */
+    PLAN_INDEX,    /* a row or column index of a launch past INT_MAX */
+    PLAN_K,        /* k not summed exactly once */
+    PLAN_SCRATCH,  /* scratch missing, too small, past CL_SCRATCH_MAX, or taken unsplit */
+} plan_fault;
+static const char *const plan_fault_names[] = {"ok", "tile", "align", "tiles", "grid", "blocks", "index", "k", "scratch"};
+
+typedef struct plan_call {
+    int scratch;
+    long long sms;
+    int ta, tb;
+    long long m, n;
+    int k;
+    const float *A, *B;
+    long long lda, ldb;
+} plan_call;
+
+/* The k steps a block of the kernel sums for a slice of kz (sgemm_body): the partial slice
+ * first, from kst = kz % BK - BK (its steps below 0 are zeros), then whole slices, their count
+ * (kz - kst) / BK in 32-bit int, which the GPU wraps. Exactly kz when the count is right. */
+static long long kernel_k_summed(int kz, int bk) {
+    if (kz <= 0) return 0;
+    int kst = kz % bk == 0 ? 0 : kz % bk - bk;
+    int32_t span = (int32_t)((uint32_t)kz - (uint32_t)kst); /* the kernel's int k - kst */
+    int slices = span / bk;
+    return slices > 0 ? (long long)kst + (long long)slices * bk : 0;
+}
+
+static int aligned16(const float *p, long long ld) { return ((uintptr_t)p & 15) == 0 && ld % 4 == 0; }
+
+#define PLAN_FAIL(code, ...) return (snprintf(why, len, __VA_ARGS__), (code))
+static plan_fault plan_check(const cl_sgemm_plan *p, const plan_call *c, char *why, size_t len) {
+    why[0] = 0;
+    if (p->tile < 0 || p->tile >= CL_SGEMM_TILE_COUNT) PLAN_FAIL(PLAN_TILE, "tile %d", p->tile);
+    const tile_facts *T = &tile_facts_of[p->tile];
+    int op = 2 * c->ta + c->tb;
+    if (!T->speed[op]) PLAN_FAIL(PLAN_TILE, "tile %d is not built for case %d", p->tile, op);
+    /* operands contiguous along m or n: A unless transposed, B when transposed; along k the others */
+    int a_ok = aligned16(c->A, c->lda), b_ok = aligned16(c->B, c->ldb);
+    if (T->vec && !((c->ta || a_ok) && (!c->tb || b_ok))) PLAN_FAIL(PLAN_ALIGN, "VEC tile %d, operands unaligned", p->tile);
+    if (T->kv && !(c->k % 4 == 0 && (!c->ta || a_ok) && (c->tb || b_ok)))
+        PLAN_FAIL(PLAN_ALIGN, "KV tile %d, operands along k unaligned or k %% 4", p->tile);
+    if (p->tiles_m != (c->m + T->bm - 1) / T->bm || p->tiles_n != (c->n + T->bn - 1) / T->bn)
+        PLAN_FAIL(PLAN_TILES, "%lld x %lld tiles of %d x %d for %lld x %lld", p->tiles_m, p->tiles_n, T->bm, T->bn, c->m, c->n);
+    if (p->tiles_m < 1 || p->tiles_m > INT_MAX || p->launch_n < 1 || p->launch_n > 65535 || p->launch_n > p->tiles_n ||
+        p->splits < 1 || p->splits > 65535 || (p->splits > 1 && p->launch_n != p->tiles_n))
+        PLAN_FAIL(PLAN_GRID, "grid %lld x %lld (of %lld) x %d", p->tiles_m, p->launch_n, p->tiles_n, p->splits);
+    if (p->tiles_m * p->launch_n > 4294967295LL)
+        PLAN_FAIL(PLAN_BLOCKS, "%lld x %lld blocks in a launch", p->tiles_m, p->launch_n);
+    /* a chunk of columns offsets B and C by launch_n * bn columns: a VEC tile needs a multiple of 4 */
+    if (p->launch_n < p->tiles_n && (p->launch_n * T->bn) % 4 != 0)
+        PLAN_FAIL(PLAN_ALIGN, "chunks of %lld columns", p->launch_n * T->bn);
+    if (p->tiles_m * T->bm - 1 > INT_MAX || p->launch_n * T->bn - 1 > INT_MAX)
+        PLAN_FAIL(PLAN_INDEX, "last row %lld, last column of a launch %lld", p->tiles_m * T->bm - 1, p->launch_n * T->bn - 1);
+    /* k: slice z of the split (the kernel's entry point: k0 = z * kc, kz = min(kc, k - k0)) */
+    if (p->splits == 1 ? p->kc != c->k : p->kc <= 0 || p->kc % 16 != 0)
+        PLAN_FAIL(PLAN_K, "slices of %d for k = %d in %d", p->kc, c->k, p->splits);
+    long long covered = 0;
+    for (int z = 0; z < p->splits; z++) {
+        long long k0 = (long long)z * p->kc;
+        int kz = c->k - k0 < p->kc ? (int)(c->k - k0) : p->kc;
+        if (kz <= 0 && c->k > 0) PLAN_FAIL(PLAN_K, "slice %d of %d is empty (k = %d, kc = %d)", z, p->splits, c->k, p->kc);
+        long long summed = kernel_k_summed(kz, T->bk);
+        if (k0 != covered || summed != kz)
+            PLAN_FAIL(PLAN_K, "slice %d: k from %lld, %lld of its %d summed (bk %d)", z, k0, summed, kz, T->bk);
+        covered += summed;
+    }
+    if (covered != (c->k > 0 ? c->k : 0)) PLAN_FAIL(PLAN_K, "%lld of k = %d summed", covered, c->k);
+    if (p->splits == 1 ? p->bytes_w != 0
+                       : !c->scratch || p->bytes_w % 256 != 0 || p->bytes_w > CL_SCRATCH_MAX ||
+                             p->bytes_w < (size_t)p->splits * (size_t)c->m * (size_t)c->n * sizeof(float))
+        PLAN_FAIL(PLAN_SCRATCH, "%zu bytes for %d slices of %lld x %lld (pool %d)", p->bytes_w, p->splits, c->m, c->n, c->scratch);
+    return PLAN_OK;
+}
+#undef PLAN_FAIL
+
+static plan_fault plan_made(cl_sgemm_plan *p, const plan_call *c, char *why, size_t len) {
+    cl_sgemm_plan_make(p, c->scratch, c->sms, c->ta, c->tb, c->m, c->n, c->k, c->A, c->lda, c->B, c->ldb);
+    return plan_check(p, c, why, len);
+}
+
+/* Every plan over a sweep of shapes, from 1 to the largest sizes cudaload_sgemm accepts (m, n
+ * INT_MAX, k CL_SGEMM_K_MAX), the four transposes, aligned and unaligned operands, with and
+ * without scratch, on GPUs of 1 to 2^20 SMs, satisfies every invariant; and the sweep reaches
+ * every tile, split products and products launched in chunks. */
+static void test_sgemm_plan_invariants(void **state) {
+    (void)state;
+    const float *al = (const float *)(uintptr_t)0x100000, *odd = (const float *)(uintptr_t)0x100004;
+    static const long long dims[] = {1,    2,    3,      4,       7,       16,       17,        63,        64,
+                                     65,   128,  129,    255,     256,     257,      1000,      2048,      3001,
+                                     8192, 65535, 65536, 8388480, 8388481, 1 << 24,  1 << 30,   INT_MAX - 255,
+                                     INT_MAX - 254, INT_MAX};
+    static const int ks[] = {0,    1,     3,      4,       8,       9,       15,      16,       17,        61,
+                             64,   300,   1000,   2048,    4096,    70001,   1 << 24, 1 << 30,  CL_SGEMM_K_MAX - 16,
+                             CL_SGEMM_K_MAX - 1,  CL_SGEMM_K_MAX};
+    static const long long sms_list[] = {1, 132, 1 << 20};
+    const size_t nd = sizeof dims / sizeof dims[0], nk = sizeof ks / sizeof ks[0];
+    long long plans = 0, split = 0, chunked = 0, per_tile[CL_SGEMM_TILE_COUNT] = {0};
+    char why[256];
+    for (size_t g = 0; g < sizeof sms_list / sizeof sms_list[0]; g++)
+        for (int scratch = 0; scratch < 2; scratch++)
+            for (int op = 0; op < 4; op++)
+                for (int a = 0; a < 4; a++) /* A, B: 16-byte aligned with ld % 4 == 0, or not */
+                    for (size_t mi = 0; mi < nd; mi++)
+                        for (size_t ni = 0; ni < nd; ni++)
+                            for (size_t ki = 0; ki < nk; ki++) {
+                                plan_call c = {scratch, sms_list[g], op >> 1, op & 1, dims[mi], dims[ni], ks[ki],
+                                               a & 2 ? odd : al, a & 1 ? odd : al, a & 2 ? 1001 : 1024, a & 1 ? 1001 : 1024};
+                                cl_sgemm_plan p;
+                                plan_fault f = plan_made(&p, &c, why, sizeof why);
+                                if (f != PLAN_OK)
+                                    fail_msg("plan of %c%c %lld x %lld x %d (sms %lld, scratch %d, alignment %d): %s: %s",
+                                             c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.m, c.n, c.k, c.sms, scratch, a,
+                                             plan_fault_names[f], why);
+                                plans++, split += p.splits > 1, chunked += p.launch_n < p.tiles_n, per_tile[p.tile]++;
+                            }
+    print_message("%lld plans: %lld split, %lld in chunks of columns\n", plans, split, chunked);
+    assert_true(split > 0 && chunked > 0);
+    for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++)
+        if (!per_tile[t]) fail_msg("no shape of the sweep took tile %d", t);
+}
+
+/* The checker above catches a wrong plan: planted defects, each a valid plan perturbed (a
+ * dropped k slice, a dropped k step, slices that overlap, too few tiles, a grid past the
+ * driver's limits, too little scratch, a tile the operands are misaligned for, the chunking
+ * of columns as it was: at most 65535 tiles of columns, whatever the rows), each reported
+ * with its fault. And the plan of k = INT_MAX, which cudaload_sgemm refuses, is wrong: the
+ * kernels' 32-bit count of k slices wraps and they sum nothing (C would become beta * C);
+ * CL_SGEMM_K_MAX is the largest k every tile sums, and the tile of 16-k slices fails one past it. */
+static void test_sgemm_plan_checker_catches_defects(void **state) {
+    (void)state;
+    const float *al = (const float *)(uintptr_t)0x100000, *odd = (const float *)(uintptr_t)0x100004;
+    char why[256];
+    cl_sgemm_plan p, q;
+    /* a split product (1024^3: four slices of 256 on the wide tile) */
+    plan_call split = {1, 132, 0, 0, 1024, 1024, 1024, al, al, 1024, 1024};
+    assert_int_equal(plan_made(&p, &split, why, sizeof why), PLAN_OK);
+    assert_true(p.splits == 4 && p.kc == 256);
+    static const struct {
+        const char *what;
+        int field, delta;
+        plan_fault want;
+    } split_defects[] = {
+        {"the last slice dropped", 0, -1, PLAN_K},     {"slices of kc - 16", 1, -16, PLAN_K},
+        {"slices of 2 kc (the last two empty)", 1, 256, PLAN_K}, {"kc not a multiple of 16", 1, 1, PLAN_K},
+        {"one tile row short", 2, -1, PLAN_TILES},     {"one tile column short", 3, -1, PLAN_TILES},
+        {"256 bytes of scratch short", 4, -256, PLAN_SCRATCH},
+    };
+    for (size_t i = 0; i < sizeof split_defects / sizeof split_defects[0]; i++) {
+        q = p;
+        switch (split_defects[i].field) {
+        case 0: q.splits += split_defects[i].delta; break;
+        case 1: q.kc += split_defects[i].delta; break;
+        case 2: q.tiles_m += split_defects[i].delta, q.launch_n = q.tiles_n; break;
+        case 3: q.tiles_n += split_defects[i].delta, q.launch_n = q.tiles_n; break;
+        default: q.bytes_w += (size_t)(long long)split_defects[i].delta; break;
+        }
+        plan_fault f = plan_check(&q, &split, why, sizeof why);
+        if (f != split_defects[i].want)
+            fail_msg("%s: checker says %s (%s), want %s", split_defects[i].what, plan_fault_names[f], why,
+                     plan_fault_names[split_defects[i].want]);
+    }
+    /* the split taken without a pool */
+    split.scratch = 0;
+    assert_int_equal(plan_check(&p, &split, why, sizeof why), PLAN_SCRATCH);
+    /* an unsplit product, one k step dropped (kc = k - 1), or a whole slice of 8 */
+    plan_call whole = {0, 132, 0, 0, 4096, 4096, 4096, al, al, 4096, 4096};
+    assert_int_equal(plan_made(&p, &whole, why, sizeof why), PLAN_OK);
+    assert_true(p.splits == 1 && p.tile == CL_SGEMM_TILE_256x128);
+    q = p, q.kc = 4095;
+    assert_int_equal(plan_check(&q, &whole, why, sizeof why), PLAN_K);
+    q = p, q.kc = 4088;
+    assert_int_equal(plan_check(&q, &whole, why, sizeof why), PLAN_K);
+    /* the aligned tile on an operand off 16 bytes, and the TN tile taking NN */
+    plan_call misaligned = whole;
+    misaligned.A = odd;
+    assert_int_equal(plan_check(&p, &misaligned, why, sizeof why), PLAN_ALIGN);
+    q = p, q.tile = CL_SGEMM_TILE_128x128k, q.tiles_m = q.tiles_n = q.launch_n = 32;
+    assert_int_equal(plan_check(&q, &whole, why, sizeof why), PLAN_TILE);
+    /* INT_MAX x 2^20: chunks of 65535 tiles of columns, whatever the rows, would number a
+     * launch's blocks past 32 bits */
+    plan_call huge = {0, 132, 0, 0, INT_MAX, 1 << 20, 1, odd, odd, INT_MAX, 1};
+    assert_int_equal(plan_made(&p, &huge, why, sizeof why), PLAN_OK);
+    assert_true(p.launch_n < p.tiles_n);
+    q = p, q.launch_n = p.tiles_n < 65535 ? p.tiles_n : 65535;
+    assert_int_equal(plan_check(&q, &huge, why, sizeof why), PLAN_BLOCKS);
+    /* 2^24 columns in one launch: past the grid's 65535 */
+    plan_call wide = {0, 132, 0, 0, 64, 1 << 24, 64, al, al, 64, 64};
+    assert_int_equal(plan_made(&p, &wide, why, sizeof why), PLAN_OK);
+    q = p, q.launch_n = q.tiles_n;
+    assert_int_equal(plan_check(&q, &wide, why, sizeof why), PLAN_GRID);
+    /* k near INT_MAX, no scratch (one slice: the kernel counts all of k), each tile forced:
+     * every tile sums k up to CL_SGEMM_K_MAX; past it the tile of slices of 16 does not, and at
+     * k = INT_MAX none does (the kernel would leave C = beta * C; the KV tile takes only k a
+     * multiple of 4) */
+    int bk_max = 0;
+    for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) bk_max = tile_facts_of[t].bk > bk_max ? tile_facts_of[t].bk : bk_max;
+    assert_int_equal(CL_SGEMM_K_MAX, 2147483648LL - bk_max);
+    for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
+        const tile_facts *T = &tile_facts_of[t];
+        int op = T->speed[0] ? 0 : T->speed[2] ? 2 : 1;
+        static const int near[] = {CL_SGEMM_K_MAX - 7, CL_SGEMM_K_MAX, CL_SGEMM_K_MAX + 1, INT_MAX - 7, INT_MAX};
+        for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+            if (T->kv && near[i] % 4) continue;
+            plan_call c = {0, 132, op >> 1, op & 1, 1, 1, near[i], al, al, 4, 4};
+            cl_sgemm_plan_make(&p, 0, 132, c.ta, c.tb, 1, 1, c.k, al, 4, al, 4);
+            p.tile = t, p.tiles_m = p.tiles_n = p.launch_n = 1;
+            long long rounded = ((long long)near[i] + T->bk - 1) / T->bk * T->bk; /* k - kst in the kernel */
+            plan_fault want = rounded > INT_MAX ? PLAN_K : PLAN_OK;
+            if (near[i] == INT_MAX || (near[i] == CL_SGEMM_K_MAX + 1 && T->bk == bk_max)) assert_int_equal(want, PLAN_K);
+            if (near[i] <= CL_SGEMM_K_MAX) assert_int_equal(want, PLAN_OK);
+            plan_fault f = plan_check(&p, &c, why, sizeof why);
+            if (f != want)
+                fail_msg("tile %d (bk %d), k = %d: checker says %s (%s), want %s", t, T->bk, near[i], plan_fault_names[f], why,
+                         plan_fault_names[want]);
+        }
+    }
+}
+
+/* cudaload_sgemm at its size limits, through the fake launch driver (no pool: no split, so a
+ * kernel counts all of k): k = CL_SGEMM_K_MAX runs in one launch (one more is refused:
+ * test_argument_checks); m = INT_MAX by 2^20 columns runs in chunks of columns whose blocks
+ * fit 32 bits, each launch within the driver's grid limits (the fake refuses larger grids, as
+ * the driver does). */
+enum { Z_KMAX, Z_KMAX_LAUNCHES, Z_HUGE, Z_HUGE_LAUNCHES, Z_HUGE_WANT, Z_N };
+
+static void child_size_limits(th_result *r, void *arg) {
+    init_launch_child(r, arg);
+    fake_mem f;
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    if (!fake_mem_get(&f) || !stat) return;
+    cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
+    int *u = r->user_int;
+    float *A = f.devptr(0, 0), *B = f.devptr(0, 1 << 20), *C = f.devptr(0, 2 << 20);
+    size_t off = 0;
+    int before = stat("launch");
+    u[Z_KMAX] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 1, 1, CL_SGEMM_K_MAX, 1.f, A, 1, B, CL_SGEMM_K_MAX, 0.f, C, 1, NULL);
+    u[Z_KMAX_LAUNCHES] = stat("launch") - before;
+    if (u[Z_KMAX] != CUDALOAD_OK) off += (size_t)snprintf(r->user + off, sizeof r->user - off, "%s\n", cudaload_last_error());
+    before = stat("launch");
+    u[Z_HUGE] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, INT_MAX, 1 << 20, 1, 1.f, A, INT_MAX, B, 1, 0.f, C, INT_MAX, NULL);
+    u[Z_HUGE_LAUNCHES] = stat("launch") - before;
+    if (u[Z_HUGE] != CUDALOAD_OK) snprintf(r->user + off, sizeof r->user - off, "%s\n", cudaload_last_error());
+    /* the plan of that call on this fake's 132 SMs: its launches */
+    cl_sgemm_plan p;
+    cl_sgemm_plan_make(&p, 0, 132, 0, 0, INT_MAX, 1 << 20, 1, A, INT_MAX, B, 1);
+    u[Z_HUGE_WANT] = (int)((p.tiles_n + p.launch_n - 1) / p.launch_n);
+    dlclose(h);
+}
+
+static void test_sgemm_size_limits(void **state) {
+    (void)state;
+    if (!kernels_built()) skip();
+    th_result *r = run_one_device(child_size_limits);
+    const int *u = r->user_int;
+    if (u[Z_KMAX] != CUDALOAD_OK || u[Z_KMAX_LAUNCHES] != 1)
+        fail_msg("k = CL_SGEMM_K_MAX: %s, %d launches; %s", cudaload_status_name(u[Z_KMAX]), u[Z_KMAX_LAUNCHES], r->user);
+    if (u[Z_HUGE] != CUDALOAD_OK || u[Z_HUGE_LAUNCHES] != u[Z_HUGE_WANT] || u[Z_HUGE_WANT] < 2)
+        fail_msg("%d x 2^20: %s, %d launches, want %d; %s", INT_MAX, cudaload_status_name(u[Z_HUGE]), u[Z_HUGE_LAUNCHES],
+                 u[Z_HUGE_WANT], r->user);
+    th_result_free(r);
+}
+
 static void test_fork_while_kernels_busy(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
@@ -986,8 +1296,12 @@ int main(void) {
         cmocka_unit_test(test_gate),
         cmocka_unit_test(test_sgemm_plan),
         cmocka_unit_test(test_sgemm_plan_small),
+        cmocka_unit_test(test_sgemm_plan_invariants),
+        cmocka_unit_test(test_sgemm_plan_checker_catches_defects),
+        cmocka_unit_test(test_sgemm_size_limits),
         cmocka_unit_test(test_fatbin_embedded),
         cmocka_unit_test(test_argument_checks),
+        cmocka_unit_test(test_sgemm_k_limit),
         cmocka_unit_test(test_quick_returns),
         cmocka_unit_test(test_gate_through_driver),
         cmocka_unit_test(test_launch_pops_only_after_a_push),

@@ -561,6 +561,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
     char *ft = (char *)(void *)f;
     if (ft < function_token || ft >= function_token + FAKE_MAX_DEVICES || !gx || !gy || !gz || !bx || !by || !bz)
         return CUDA_ERROR_INVALID_VALUE;
+    if (gx > 2147483647u || gy > 65535 || gz > 65535) return CUDA_ERROR_INVALID_VALUE; /* the driver's grid limits */
     if (!ctx_depth) {
         atomic_fetch_add(&stats[S_LAUNCH_NO_CONTEXT], 1);
         return CUDA_ERROR_INVALID_CONTEXT;
