@@ -243,7 +243,7 @@ static void check_nvrtc_nvjitlink(out *o) {
     cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, dev);
     char arch[32], lto_arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d%d", maj, min);
-    snprintf(lto_arch, sizeof lto_arch, "-arch=lto_%d%d", maj, min);
+    snprintf(lto_arch, sizeof lto_arch, "-arch=compute_%d%d", maj, min); /* with -dlto: LTO IR */
     nvrtcProgram prog = NULL;
     nvrtcResult nr = nvrtcCreateProgram(&prog, src, "twice.cu", 0, NULL, NULL);
     const char *opts[] = {lto_arch, "-dlto"};
