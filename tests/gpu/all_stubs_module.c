@@ -241,18 +241,18 @@ static void check_nvrtc_nvjitlink(out *o) {
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, dev);
     cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, dev);
-    char arch[32], lto_arch[32];
+    char arch[32], ir_arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d%d", maj, min);
-    snprintf(lto_arch, sizeof lto_arch, "-arch=compute_%d%d", maj, min); /* with -dlto: LTO IR */
+    snprintf(ir_arch, sizeof ir_arch, "-arch=compute_%d%d", maj, min); /* with -dlto: LTO IR */
     nvrtcProgram prog = NULL;
     nvrtcResult nr = nvrtcCreateProgram(&prog, src, "twice.cu", 0, NULL, NULL);
-    const char *opts[] = {lto_arch, "-dlto"};
+    const char *opts[] = {ir_arch, "-dlto"};
     if (nr == NVRTC_SUCCESS) nr = nvrtcCompileProgram(prog, 2, opts);
     size_t ir_size = 0;
     char *ir = NULL;
     if (nr == NVRTC_SUCCESS) nr = nvrtcGetLTOIRSize(prog, &ir_size);
     if (nr == NVRTC_SUCCESS && (ir = malloc(ir_size)) != NULL) nr = nvrtcGetLTOIR(prog, ir);
-    say(o, nr == NVRTC_SUCCESS && ir_size > 0, "nvrtcCompileProgram (%s -dlto): %s, %zu bytes of LTO IR", lto_arch, nvrtcGetErrorString(nr),
+    say(o, nr == NVRTC_SUCCESS && ir_size > 0, "nvrtcCompileProgram (%s -dlto): %s, %zu bytes of LTO IR", ir_arch, nvrtcGetErrorString(nr),
         ir_size);
     nvJitLinkHandle lh = NULL;
     const char *lopts[] = {arch, "-lto"};
