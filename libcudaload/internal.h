@@ -382,9 +382,12 @@ cudaload_status cl_walk(int lib);
 int cl_use_compat(void);
 void cl_lib_forget(int lib);
 void cl_note_compat(void);
-/* Test seam: when set, called with a candidate's path between its file check and its dlopen
- * (a test swaps the file there to prove the same-inode check). NULL in normal use. */
+/* Test seams: when set, called with a candidate's path once its dependencies are taken (after
+ * its file check), just before its dlopen and just after it (a test swaps the file there to prove
+ * that the mapped file is the one checked). NULL in normal use. */
 extern void (*cl_test_before_dlopen)(const char *path);
+extern void (*cl_test_during_deps)(const char *path);
+extern void (*cl_test_after_dlopen)(const char *path);
 /* Publishes a finished library's table for the lock-free accessors. */
 void cl_publish_table(int lib);
 

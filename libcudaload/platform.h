@@ -30,9 +30,27 @@
 char *strndup(const char *s, size_t n);
 #endif
 
-/* Checks that path is a loadable shared library for this process before opening it: exists,
- * not a directory, readable, ELF (PE on Windows), our class and machine, not truncated.
- * Returns OK or a status with the reason in *why. */
+/* The identity of a file: device and inode (volume serial and file index on Windows). */
+typedef struct cl_file_id {
+    unsigned long long dev, ino;
+} cl_file_id;
+/* A candidate file opened once: its header was read from this descriptor (a Windows HANDLE) and
+ * its identity taken from it, so that what is loaded can be compared with what was checked. */
+typedef struct cl_file {
+    long long fd;   /* -1 when not open */
+    cl_file_id id;
+    int overlay;    /* on overlayfs: a mapping shows the layer's device (the inode still compares) */
+} cl_file;
+/* Opens path and checks that it is a loadable shared library for this process: exists, a
+ * regular file, readable, ELF (PE on Windows), our class and machine, not truncated. OK with
+ * *f open (cl_file_close), or a status with the reason in *why and *f closed. */
+cudaload_status cl_file_open(const char *path, cl_file *f, cl_buf *why);
+void cl_file_close(cl_file *f);
+/* 1 when the object handle (cl_open_path of the same path) is the file f: the mapping's device
+ * and inode (/proc/self/maps; the file at the loader's name where /proc cannot be read) are f's.
+ * 0 with both identities in *why when another file was mapped. */
+int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why);
+/* cl_file_open and cl_file_close: the check alone (find-only: nothing is loaded). */
 cudaload_status cl_open_check_file(const char *path, cl_buf *why);
 /* Pure part of the ELF check, on the first bytes of a file and its size (POSIX only). */
 cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
@@ -70,10 +88,6 @@ void cl_plat_path_normalize(char *path);
 int cl_plat_lexists(const char *path);
 /* Is path out of reach because a directory on the way is not searchable (EACCES)? */
 int cl_plat_unsearchable(const char *path);
-/* The identity of a file: device and inode (volume serial and file index on Windows). */
-typedef struct cl_file_id {
-    unsigned long long dev, ino;
-} cl_file_id;
 int cl_plat_file_id(const char *path, cl_file_id *id); /* 1 when found */
 /* Environment overrides are ignored: setuid/setgid (AT_SECURE); never on Windows. */
 int cl_plat_secure(void);

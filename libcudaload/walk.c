@@ -33,6 +33,8 @@
 #define G cl_ctx
 
 void (*cl_test_before_dlopen)(const char *path);
+void (*cl_test_during_deps)(const char *path);
+void (*cl_test_after_dlopen)(const char *path);
 
 static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
 
@@ -349,16 +351,6 @@ static cudaload_status cl_take_deps(int lib, const char *path, cudaload_source s
 
 /* ---- one file ---- */
 
-/* The file ld.so mapped is the file that was checked: same device and inode (a file swapped
- * between the check and dlopen is refused). */
-static int cl_same_inode(const cl_file_id *before, void *h) {
-    char *mapped = cl_handle_path(h);
-    cl_file_id after;
-    int same = mapped && cl_plat_file_id(mapped, &after) && after.dev == before->dev && after.ino == before->ino;
-    free(mapped);
-    return same;
-}
-
 /*
  * Tries one file for lib: the file check, its dependencies, then dlopen, the tables and the
  * gates. Records the candidate either way. major is 0 when neither the file's name nor the
@@ -367,8 +359,10 @@ static int cl_same_inode(const cl_file_id *before, void *h) {
 static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index) {
     cl_buf why = {0};
     cl_why w = {0};
-    /* the file first: a corrupt or foreign file costs no dependency load */
-    cudaload_status st = cl_open_check_file(path, &why);
+    /* the file first, opened once: a corrupt or foreign file costs no dependency load, and what
+     * is loaded below is compared with this open file */
+    cl_file file;
+    cudaload_status st = cl_file_open(path, &file, &why);
     if (st != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, path, source, st, &w);
@@ -380,36 +374,35 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     G.lib[lib].busy = 1;
     st = cl_take_deps(lib, path, source, major, root_index, &taken);
     G.lib[lib].busy = 0;
+    if (cl_test_during_deps) cl_test_during_deps(path);
     if (st != CUDALOAD_OK) {
+        cl_file_close(&file);
         cl_buf_free(&why);
         return st;
     }
     if (cl_find_only()) {
+        cl_file_close(&file);
         cl_record_code(lib, path, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, major);
         cl_take(lib, NULL, path, major ? cl_flavor_soname(lib, major) : NULL, source, 0, major, 0, root_index);
         cl_buf_free(&why);
         return CUDALOAD_OK;
     }
-    void *h = NULL;
     int version = 0;
-    cl_file_id before;
-    if (!cl_plat_file_id(path, &before)) {
-        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
+    if (cl_test_before_dlopen) cl_test_before_dlopen(path);
+    void *h = cl_open_path(path, &why);
+    if (h && cl_test_after_dlopen) cl_test_after_dlopen(path);
+    if (!h) {
         st = CUDALOAD_ERROR_NOT_FOUND;
-    }
-    if (st == CUDALOAD_OK) {
+        cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
+    } else {
+        /* the file ld.so mapped is the file checked, whatever happened to the path since */
         cl_buf_free(&why);
-        if (cl_test_before_dlopen) cl_test_before_dlopen(path);
-        h = cl_open_path(path, &why);
-        if (!h) {
+        if (!cl_file_is_mapped(&file, h, &why)) {
             st = CUDALOAD_ERROR_NOT_FOUND;
-            cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
-        } else if (!cl_same_inode(&before, h)) {
-            st = CUDALOAD_ERROR_NOT_FOUND;
-            cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s",
-                       "the file changed between its check and dlopen (another file is mapped now)");
+            cl_why_set(&w, CUDALOAD_REASON_FILE_CHANGED, major, 0, 0, "%s", cl_buf_str(&why));
         }
     }
+    cl_file_close(&file);
     if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
     if (st != CUDALOAD_OK && h) cl_plat_close(h);
     cl_buf_free(&why);
@@ -809,11 +802,12 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     cl_why w = {0};
     cudaload_status st = missing;
     const char *where = dir ? path : label;
+    cl_file file = {-1, {0, 0}, 0}; /* dir/<SONAME>, opened once: what is loaded is compared with it */
     if (dir && !path) {
         st = CUDALOAD_ERROR_OUT_OF_MEMORY;
     } else if (dir && !cl_plat_file_id(path, &(cl_file_id){0, 0})) {
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_PRESENT, 0);
-    } else if (dir && cl_open_check_file(path, &why) != CUDALOAD_OK) {
+    } else if (dir && cl_file_open(path, &file, &why) != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
     } else if (cl_find_only()) {
@@ -822,9 +816,15 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
         cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+    } else if (dir && !cl_file_is_mapped(&file, h, &why)) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_CHANGED, 0, 0, 0, "%s", cl_buf_str(&why));
+        cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+        cl_plat_close(h);
+        h = NULL;
     } else {
         real = cl_handle_path(h);
     }
+    cl_file_close(&file);
     if (real) where = real;
     if ((h || real) && cl_in_stubs_dir(where)) {
         /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
@@ -899,13 +899,24 @@ static cudaload_status cl_walk_driver_like(int lib) {
     } else if (!h) {
         source = CUDALOAD_SOURCE_OVERRIDE;
         real = cl_strdup(override);
-        st = cl_open_check_file(override, &why);
+        cl_file file; /* opened once: what is loaded is compared with it */
+        cudaload_reason reason = CUDALOAD_REASON_FILE_UNUSABLE;
+        st = cl_file_open(override, &file, &why);
         if (st == CUDALOAD_OK && !cl_find_only()) {
+            reason = CUDALOAD_REASON_DLOPEN_FAILED;
             h = cl_open_path(override, &why);
-            if (!h) st = CUDALOAD_ERROR_NOT_FOUND;
+            if (!h) {
+                st = CUDALOAD_ERROR_NOT_FOUND;
+            } else if (!cl_file_is_mapped(&file, h, &why)) {
+                reason = CUDALOAD_REASON_FILE_CHANGED;
+                cl_plat_close(h);
+                h = NULL;
+                st = CUDALOAD_ERROR_NOT_FOUND;
+            }
         }
+        cl_file_close(&file);
         if (st != CUDALOAD_OK) {
-            cl_why_set(&w, h ? CUDALOAD_REASON_FILE_UNUSABLE : CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
+            cl_why_set(&w, reason, 0, 0, 0, "%s", cl_buf_str(&why));
             cl_record(lib, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
             cl_set_note(lib, G.cfg.file_origin[lib], override, ls->cands[ls->n_cands - 1].reason);
             st = CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
