@@ -51,6 +51,9 @@ void cl_buf_free(cl_buf *b);
 char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
 char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
 char *cl_dir_of(const char *path);             /* the directory part of a path with a '/'; NULL if none or OOM */
+/* Notes an allocation that failed during a walk (under the context's lock): cl_walk turns a
+ * failed search that met one into OUT_OF_MEMORY instead of a misleading NOT_FOUND. */
+void cl_oom(void);
 
 /* ---- info structs with a size field (ABI growth) ----
  * The smallest size accepted for each: the struct as the first version shipped it. Later
@@ -365,6 +368,8 @@ typedef struct cl_context {
     pthread_key_t error_key;
     int error_key_ok;
     int debug;
+    unsigned long n_oom;     /* allocations that failed under the lock (cl_oom): a walk that saw one
+                                and found nothing ends OUT_OF_MEMORY */
 } cl_context;
 
 extern cl_context cl_ctx;

@@ -22,6 +22,16 @@
 #define CL_PATH_LIST_SEP ':'
 #endif
 
+/* The longest path the system opens, in bytes with its NUL: PATH_MAX on POSIX; on Windows the
+ * wide API's limit (platform_windows.c turns paths into \\?\ form where needed). A longer
+ * candidate is recorded with PATH_TOO_LONG, never truncated. */
+#ifdef _WIN32
+#define CL_PATH_LIMIT 32768
+#else
+#include <limits.h>
+#define CL_PATH_LIMIT PATH_MAX
+#endif
+
 #ifdef _WIN32
 /* what mingw-w64's C library lacks, given by platform_windows.c */
 #ifndef O_CLOEXEC

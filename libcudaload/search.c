@@ -56,6 +56,7 @@ size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *f
     size_t out = 0;
     for (size_t i = 0; i < n; i++)
         if (dirs[i]) dirs[out++] = dirs[i];
+        else cl_oom(); /* a directory not searched: the walk says OUT_OF_MEMORY if it finds nothing */
     return out;
 }
 
