@@ -382,7 +382,7 @@ check-python: test-deps py-testenv
 
 SAN_B   := $(B)/sanitize
 SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk test_stubs
+SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk test_stubs test_alloc_faults
 check-sanitize: test-deps
 	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
 	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1 $(SAN_B)/fake/launch/libcuda.so.1
@@ -417,7 +417,7 @@ check-tsan: test-deps
 # definite leak anywhere fails the target. tests/valgrind.supp: glibc/NVIDIA internals, each
 # explained. VG_JOBS programs run at once (the longest, test_search, first). test_probe and
 # test_install are left out: test_install runs make, cc and pkg-config, nothing of its own.
-VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_selfcheck test_faults test_catalogue test_walk
+VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_selfcheck test_faults test_catalogue test_walk test_alloc_faults
 VG_LOG   := $(abspath $(B))/valgrind
 VALGRIND ?= valgrind
 VG_JOBS  ?= 2

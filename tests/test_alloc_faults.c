@@ -32,6 +32,14 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
 #define MAX_N 20000 /* far more allocations than any of the runs makes */
@@ -66,7 +74,8 @@ static void child_walk(th_result *r, void *arg) {
     const walk_job *j = arg;
     fa_arm(j->n);
     cudaload_status st = cudaload_init(j->o);
-    r->user_int[0] = cudaload_load_cublas();
+    /* under valgrind, init alone: cuBLASLt's 500 MB take it seconds to map, in each of ~60 runs */
+    r->user_int[0] = RUNNING_ON_VALGRIND ? CUDALOAD_OK : cudaload_load_cublas();
     /* the report of both: what a caller reads next */
     cudaload_library_info info;
     memset(&info, 0, sizeof info);
@@ -80,35 +89,52 @@ static void child_walk(th_result *r, void *arg) {
 
 static int is_oom_or(int st, int normal) { return st == normal || st == CUDALOAD_ERROR_OUT_OF_MEMORY; }
 
-static void test_walk_every_allocation_fails(void **state) {
-    (void)state;
-    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
-    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+/* One configuration of init, every N. */
+static void walk_every_n(const char *what, const cudaload_options *o) {
     const char *env[] = {driver_env, NULL};
     th_result *r = th_result_new();
-    walk_job j = {0, &o};
+    walk_job j = {0, o};
     th_run(r, env, child_walk, &j); /* nothing fails: the normal outcome */
     assert_int_equal(r->init_status, CUDALOAD_OK);
     assert_int_equal(r->user_int[0], CUDALOAD_OK);
     int runs = 0, ooms = 0;
     for (j.n = 1; j.n < MAX_N; j.n++) {
         th_run(r, env, child_walk, &j);
-        if (!r->exited || r->exit_code != 0) fail_msg("N=%ld: the child did not end normally (exit %d)", j.n, r->exit_code);
+        if (!r->exited || r->exit_code != 0)
+            fail_msg("%s, N=%ld: the child did not end normally (exit %d)", what, j.n, r->exit_code);
         if (!is_oom_or(r->init_status, CUDALOAD_OK) || !is_oom_or(r->user_int[0], CUDALOAD_OK) ||
             (r->user_int[3] != CUDALOAD_OK && r->user_int[3] != CUDALOAD_ERROR_OUT_OF_MEMORY))
-            fail_msg("N=%ld: init %s, load_cublas %s, get_library_info %s; want OK or OUT_OF_MEMORY; message:\n%s", j.n,
-                     cudaload_status_name((cudaload_status)r->init_status), cudaload_status_name((cudaload_status)r->user_int[0]),
+            fail_msg("%s, N=%ld: init %s, load_cublas %s, get_library_info %s; want OK or OUT_OF_MEMORY; message:\n%s", what,
+                     j.n, cudaload_status_name((cudaload_status)r->init_status),
+                     cudaload_status_name((cudaload_status)r->user_int[0]),
                      cudaload_status_name((cudaload_status)r->user_int[3]), r->error);
-        if (r->user_int[4]) fail_msg("N=%ld: LeakSanitizer found a leak (its report is above)", j.n);
+        if (r->user_int[4]) fail_msg("%s, N=%ld: LeakSanitizer found a leak (its report is above)", what, j.n);
         runs++;
         ooms += r->init_status == CUDALOAD_ERROR_OUT_OF_MEMORY || r->user_int[0] == CUDALOAD_ERROR_OUT_OF_MEMORY;
         if (!r->user_int[2]) break; /* fewer than N allocations: every one has failed once */
     }
-    print_message("init + load_cublas: %d runs, the last made %d allocations; %d ended OUT_OF_MEMORY\n", runs,
-                  r->user_int[1], ooms);
+    print_message("%s: %d runs, the last made %d allocations; %d ended OUT_OF_MEMORY\n", what, runs, r->user_int[1], ooms);
     assert_true(j.n < MAX_N);
     assert_true(ooms > 0);
     th_result_free(r);
+}
+
+/* A caller root (the walk's roots, a dependency beside its library), the system search (ld.so's
+ * by SONAME: the toolkit's, through ld.so.cache) and find-only (located, checked, not loaded). */
+static void test_walk_every_allocation_fails(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    walk_every_n("a caller root", &o);
+    char where[PATH_MAX];
+    if (!th_loader_resolves("libcudart.so.13", where, sizeof where)) {
+        print_message("the system search part skipped: ld.so finds no libcudart.so.13 here\n");
+    } else {
+        o = th_opts(NULL, 0, SRC(SYSTEM), 0);
+        walk_every_n("the system search", &o);
+    }
+    o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY);
+    walk_every_n("find-only", &o);
 }
 
 /* ---- a program built with the injector, run for N = 1, 2, ... ---- */
@@ -117,7 +143,11 @@ static void test_walk_every_allocation_fails(void **state) {
  * whether the nth allocation was reached (from CUDALOAD_TEST_FAIL_ALLOC_LOG). */
 static int run_program(char *const argv[], const char *const *env, long n, int *reached) {
     static char log[PATH_MAX];
-    if (!log[0]) snprintf(log, sizeof log, "%s/failalloc.log", th_tmpdir());
+    if (!log[0]) {
+        char *dir = th_tmpdir();
+        snprintf(log, sizeof log, "%s/failalloc.log", dir);
+        free(dir);
+    }
     unlink(log);
     fflush(NULL);
     pid_t pid = fork();
@@ -163,8 +193,18 @@ static void every_n(const char *what, char *const argv[], const char *const *env
     assert_true(n < MAX_N);
 }
 
+/* The programs are run ~80 times each: under valgrind (which follows them) that is an hour, so
+ * there they are left to check-sanitize, where LeakSanitizer checks each run. */
+static int skip_under_valgrind(void) {
+    if (!RUNNING_ON_VALGRIND) return 0;
+    print_message("skipped under valgrind: ~80 runs of a program that maps cuBLASLt (minutes each there); "
+                  "make check-sanitize runs it with LeakSanitizer\n");
+    return 1;
+}
+
 static void test_probe_every_allocation_fails(void **state) {
     (void)state;
+    if (skip_under_valgrind()) skip();
     char probe[PATH_MAX], roots_env[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/tests/cudaload-probe-failalloc", th_require_build(0));
     snprintf(roots_env, sizeof roots_env, "CUDALOAD_PATH=%s/nvidia/cu13/lib", th_fixture("toolkit-cu13-wheel"));
@@ -176,6 +216,7 @@ static void test_probe_every_allocation_fails(void **state) {
 
 static void test_stub_first_call_every_allocation_fails(void **state) {
     (void)state;
+    if (skip_under_valgrind()) skip();
     char prog[PATH_MAX], roots_env[PATH_MAX + 32];
     snprintf(prog, sizeof prog, "%s/tests/stub_blas_failalloc", th_require_build(0));
     snprintf(roots_env, sizeof roots_env, "CUDALOAD_PATH=%s/nvidia/cu13/lib", th_fixture("toolkit-cu13-wheel"));
