@@ -48,8 +48,11 @@ typedef struct cl_file_id {
  * its identity taken from it, so that what is loaded can be compared with what was checked. */
 typedef struct cl_file {
     long long fd;   /* -1 when not open */
-    cl_file_id id;
-    int overlay;    /* on overlayfs: a mapping shows the layer's device (the inode still compares) */
+    cl_file_id id;  /* fstat's device and inode */
+    cl_file_id map_id; /* the same file as the kernel shows its mappings (a page of it mapped once
+                          and looked up in /proc/self/maps): overlayfs shows the layer's file there,
+                          btrfs the file system's device where stat gives the subvolume's */
+    int has_map_id; /* 0 where /proc/self/maps cannot be read */
 } cl_file;
 /* Opens path and checks that it is a loadable shared library for this process: exists, a
  * regular file, readable, ELF (PE on Windows), our class and machine, not truncated. OK with

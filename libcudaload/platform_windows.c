@@ -118,7 +118,7 @@ cudaload_status cl_pe_check_header(const unsigned char *hdr, size_t n, unsigned 
 /* Opens a candidate once: the header and the identity are read from this handle. */
 cudaload_status cl_file_open(const char *path, cl_file *out, cl_buf *why) {
     out->fd = -1;
-    out->overlay = 0;
+    out->has_map_id = 0;
     wchar_t *w = cl_wide(path);
     if (!w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     DWORD attr = GetFileAttributesW(w);
