@@ -841,7 +841,7 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     cl_why w = {0};
     cudaload_status st = missing;
     const char *where = dir ? path : label;
-    cl_file file = {-1, {0, 0}, 0}; /* dir/<SONAME>, opened once: what is loaded is compared with it */
+    cl_file file = {.fd = -1}; /* dir/<SONAME>, opened once: what is loaded is compared with it */
     if (dir && !path) {
         st = CUDALOAD_ERROR_OUT_OF_MEMORY;
     } else if (dir && cl_path_too_long(lib, path, CUDALOAD_SOURCE_SYSTEM, 0)) {
