@@ -308,6 +308,21 @@ $(B)/tests/stub_prog: tests/stubs/stub_prog.cu $(STUB_A) $(STATIC) | $(B)/tests
 endif
 $(B)/tests/test_stubs: $(STUB_TEST_BIN)
 
+# The allocation-failure injector (tests/failalloc.c), linked with --wrap: only the allocations
+# of the objects of the link (libcudaload.a, the probe's files, the stubs, the test) count.
+# test_alloc_faults runs init and the walk in the process, and these two programs built with it.
+FAILALLOC := tests/failalloc.c -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=realpath
+$(B)/tests/cudaload-probe-failalloc: $(PROBE_SRC) $(wildcard tools/probe_*.h) tests/failalloc.c $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -Itests -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) $(FAILALLOC) \
+	  $(STATIC) -lm $(LIBS)
+$(B)/tests/stub_blas_failalloc: tests/stubs/stub_blas.c tests/failalloc.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -Itests -isystem $(CUDA_INC) -o $@ $< $(FAILALLOC) $(B)/stubs/libcudaload-cublas.a \
+	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
+$(B)/tests/test_alloc_faults: tests/test_alloc_faults.c tests/failalloc.c tests/failalloc.h tests/harness.c tests/harness.h \
+  $(STATIC) $(B)/tests/cudaload-probe-failalloc $(B)/tests/stub_blas_failalloc | $(B)/tests
+	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
+	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(FAILALLOC) $(STATIC) $(CMOCKA_LIBS) $(LIBS)
+
 # The catalogue's table in the docs, generated from the rows (tools/gen_catalogue_md.py).
 CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md
 generate-docs: $(PROBE)
@@ -367,7 +382,7 @@ check-python: test-deps py-testenv
 
 SAN_B   := $(B)/sanitize
 SAN_CC  := $(CC) -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk test_stubs
+SAN_TESTS := test_units test_search test_kernels test_probe test_faults test_catalogue test_walk test_stubs test_alloc_faults
 check-sanitize: test-deps
 	$(MAKE) B=$(SAN_B) NVCC= CC="$(SAN_CC)" CFLAGS="-O1 -g" $(SAN_B)/cudaload-probe $(SAN_TESTS:%=$(SAN_B)/tests/%) \
 	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1 $(SAN_B)/fake/launch/libcuda.so.1
@@ -402,7 +417,7 @@ check-tsan: test-deps
 # definite leak anywhere fails the target. tests/valgrind.supp: glibc/NVIDIA internals, each
 # explained. VG_JOBS programs run at once (the longest, test_search, first). test_probe and
 # test_install are left out: test_install runs make, cc and pkg-config, nothing of its own.
-VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_selfcheck test_faults test_catalogue test_walk
+VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_selfcheck test_faults test_catalogue test_walk test_alloc_faults
 VG_LOG   := $(abspath $(B))/valgrind
 VALGRIND ?= valgrind
 VG_JOBS  ?= 2

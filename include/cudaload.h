@@ -188,7 +188,11 @@ typedef struct cudaload_options {
                                   value, not the needed: not taken */                                  \
     X(COMPAT_BLOCKED, 31)      /* a forward-compatibility libcuda (text: its version) that would run
                                   CUDA needed, not taken: the system's driver stays in the process
-                                  (loaded before libcudaload, or not unloadable) */
+                                  (loaded before libcudaload, or not unloadable) */        \
+    X(FILE_CHANGED, 32)        /* the file mapped is not the file checked: replaced between its check
+                                  and its load (text: both device and inode pairs) */              \
+    X(PATH_TOO_LONG, 33)       /* the path, value bytes long, does not fit the system's limit of needed
+                                  bytes (PATH_MAX): never opened (text: the directory it is in) */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,

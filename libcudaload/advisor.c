@@ -117,6 +117,11 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
                            "system's driver stays in the process (loaded before libcudaload, or not unloadable); start the "
                            "process with CUDALOAD_DRIVER_PATH set to this file", t, d->needed / 1000, d->needed % 1000 / 10);
         break;
+    case CUDALOAD_REASON_FILE_CHANGED: cl_buf_printf(out, "%s", t); break;
+    case CUDALOAD_REASON_PATH_TOO_LONG:
+        cl_buf_printf(out, "not searched: the path is %d bytes long, more than the system's limit of %d (PATH_MAX); "
+                           "use a shorter directory than %s", d->value, d->needed - 1, t);
+        break;
     case CUDALOAD_REASON_BELOW_FLOOR: {
         /* value and needed as major*10000 + minor*100 + patch (cl_version_triplet): X.Y, or X.Y.Z */
         char have[32], need[32];

@@ -186,7 +186,8 @@ static cudaload_status cl_load_locked(int lib) {
                           rt->error ? rt->error : "");
             ls->attempted = 1;
             ls->finished = 1;
-            ls->status = rt->status;
+            /* init ended before the runtime's search (out of memory): init's status */
+            ls->status = rt->status != CUDALOAD_ERROR_NOT_ATTEMPTED ? rt->status : g.status;
             free(ls->error);
             ls->error = cl_strdup(cl_buf_str(&b));
             cl_buf_free(&b);

@@ -80,20 +80,21 @@ static void *cl_open_nvml(const char *driver_path) {
     const cl_row *row = lib >= 0 ? cl_row_at((size_t)lib) : NULL;
     if (!row) return NULL;
     const char *soname = row->flavor[0].soname;
-    char path[4096];
     void *h = NULL;
     cl_buf why = {0};
-    const char *slash = driver_path ? strrchr(driver_path, '/') : NULL;
-    if (slash && (size_t)(slash - driver_path) + strlen(soname) + 2 < sizeof path) {
-        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - driver_path), driver_path, soname);
-        h = cl_open_path(path, &why);
-    }
+    /* every path through cl_path_join: never truncated; NULL (out of memory) is a place not tried */
+    char *dir = driver_path ? cl_dir_of(driver_path) : NULL;
+    char *path = dir ? cl_path_join(dir, soname) : NULL;
+    if (path && strlen(path) < CL_PATH_LIMIT) h = cl_open_path(path, &why);
+    free(path);
+    free(dir);
     if (!h) h = cl_open_path(soname, &why);
     const char *p = row->system_dirs;
-    char dir[256];
-    while (!h && cl_row_next_word(&p, dir, sizeof dir)) {
-        snprintf(path, sizeof path, "%s/%s", dir, soname);
-        h = cl_open_path(path, &why);
+    char word[256];
+    while (!h && cl_row_next_word(&p, word, sizeof word)) {
+        path = cl_path_join(word, soname);
+        if (path) h = cl_open_path(path, &why);
+        free(path);
     }
     cl_buf_free(&why); /* NVML is optional: the branch is then unknown */
     return h;

@@ -51,6 +51,9 @@ void cl_buf_free(cl_buf *b);
 char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
 char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
 char *cl_dir_of(const char *path);             /* the directory part of a path with a '/'; NULL if none or OOM */
+/* Notes an allocation that failed during a walk (under the context's lock): cl_walk turns a
+ * failed search that met one into OUT_OF_MEMORY instead of a misleading NOT_FOUND. */
+void cl_oom(void);
 
 /* ---- info structs with a size field (ABI growth) ----
  * The smallest size accepted for each: the struct as the first version shipped it. Later
@@ -384,6 +387,8 @@ typedef struct cl_context {
     pthread_key_t error_key;
     int error_key_ok;
     int debug;
+    unsigned long n_oom;     /* allocations that failed under the lock (cl_oom): a walk that saw one
+                                and found nothing ends OUT_OF_MEMORY */
 } cl_context;
 
 extern cl_context cl_ctx;
@@ -401,9 +406,12 @@ cudaload_status cl_walk(int lib);
 int cl_use_compat(void);
 void cl_lib_forget(int lib);
 void cl_note_compat(void);
-/* Test seam: when set, called with a candidate's path between its file check and its dlopen
- * (a test swaps the file there to prove the same-inode check). NULL in normal use. */
+/* Test seams: when set, called with a candidate's path once its dependencies are taken (after
+ * its file check), just before its dlopen and just after it (a test swaps the file there to prove
+ * that the mapped file is the one checked). NULL in normal use. */
 extern void (*cl_test_before_dlopen)(const char *path);
+extern void (*cl_test_during_deps)(const char *path);
+extern void (*cl_test_after_dlopen)(const char *path);
 /* Publishes a finished library's table for the lock-free accessors. */
 void cl_publish_table(int lib);
 

@@ -22,6 +22,16 @@
 #define CL_PATH_LIST_SEP ':'
 #endif
 
+/* The longest path the system opens, in bytes with its NUL: PATH_MAX on POSIX; on Windows the
+ * wide API's limit (platform_windows.c turns paths into \\?\ form where needed). A longer
+ * candidate is recorded with PATH_TOO_LONG, never truncated. */
+#ifdef _WIN32
+#define CL_PATH_LIMIT 32768
+#else
+#include <limits.h>
+#define CL_PATH_LIMIT PATH_MAX
+#endif
+
 #ifdef _WIN32
 /* what mingw-w64's C library lacks, given by platform_windows.c */
 #ifndef O_CLOEXEC
@@ -30,9 +40,30 @@
 char *strndup(const char *s, size_t n);
 #endif
 
-/* Checks that path is a loadable shared library for this process before opening it: exists,
- * not a directory, readable, ELF (PE on Windows), our class and machine, not truncated.
- * Returns OK or a status with the reason in *why. */
+/* The identity of a file: device and inode (volume serial and file index on Windows). */
+typedef struct cl_file_id {
+    unsigned long long dev, ino;
+} cl_file_id;
+/* A candidate file opened once: its header was read from this descriptor (a Windows HANDLE) and
+ * its identity taken from it, so that what is loaded can be compared with what was checked. */
+typedef struct cl_file {
+    long long fd;   /* -1 when not open */
+    cl_file_id id;  /* fstat's device and inode */
+    cl_file_id map_id; /* the same file as the kernel shows its mappings (a page of it mapped once
+                          and looked up in /proc/self/maps): overlayfs shows the layer's file there,
+                          btrfs the file system's device where stat gives the subvolume's */
+    int has_map_id; /* 0 where /proc/self/maps cannot be read */
+} cl_file;
+/* Opens path and checks that it is a loadable shared library for this process: exists, a
+ * regular file, readable, ELF (PE on Windows), our class and machine, not truncated. OK with
+ * *f open (cl_file_close), or a status with the reason in *why and *f closed. */
+cudaload_status cl_file_open(const char *path, cl_file *f, cl_buf *why);
+void cl_file_close(cl_file *f);
+/* 1 when the object handle (cl_open_path of the same path) is the file f: the mapping's device
+ * and inode (/proc/self/maps; the file at the loader's name where /proc cannot be read) are f's.
+ * 0 with both identities in *why when another file was mapped. */
+int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why);
+/* cl_file_open and cl_file_close: the check alone (find-only: nothing is loaded). */
 cudaload_status cl_open_check_file(const char *path, cl_buf *why);
 /* Pure part of the ELF check, on the first bytes of a file and its size (POSIX only). */
 cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
@@ -70,10 +101,6 @@ void cl_plat_path_normalize(char *path);
 int cl_plat_lexists(const char *path);
 /* Is path out of reach because a directory on the way is not searchable (EACCES)? */
 int cl_plat_unsearchable(const char *path);
-/* The identity of a file: device and inode (volume serial and file index on Windows). */
-typedef struct cl_file_id {
-    unsigned long long dev, ino;
-} cl_file_id;
 int cl_plat_file_id(const char *path, cl_file_id *id); /* 1 when found */
 /* Environment overrides are ignored: setuid/setgid (AT_SECURE); never on Windows. */
 int cl_plat_secure(void);

@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -89,8 +92,55 @@ cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned
     return CUDALOAD_OK;
 }
 
-cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+/* The device and inode of the mapping that holds addr, from /proc/self/maps; 1 when found.
+ * Read with a fixed buffer (no allocation): each line starts "start-end perms offset maj:min inode". */
+static int cl_maps_id(uintptr_t addr, cl_file_id *id) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[8192];
+    size_t have = 0;
+    int found = 0, skipping = 0, eof = 0;
+    while (!found && !(eof && have == 0)) {
+        if (!eof && have < sizeof buf) {
+            ssize_t n = read(fd, buf + have, sizeof buf - have);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) eof = 1;
+            else have += (size_t)n;
+        }
+        char *nl = memchr(buf, '\n', have);
+        size_t line = nl ? (size_t)(nl - buf) : have;
+        if (!nl && !eof && have < sizeof buf) continue; /* a line not read whole yet */
+        if (!skipping) {
+            char head[160];
+            size_t hn = line < sizeof head - 1 ? line : sizeof head - 1;
+            memcpy(head, buf, hn);
+            head[hn] = 0;
+            unsigned long long lo, hi, ino;
+            unsigned maj, min;
+            if (sscanf(head, "%llx-%llx %*s %*s %x:%x %llu", &lo, &hi, &maj, &min, &ino) == 5 && addr >= lo && addr < hi) {
+                id->dev = (unsigned long long)makedev(maj, min);
+                id->ino = ino;
+                found = 1;
+            }
+        }
+        /* a line longer than the buffer (a long path): its head was read, the rest is skipped */
+        skipping = !nl;
+        size_t used = nl ? line + 1 : have;
+        memmove(buf, buf + used, have - used);
+        have -= used;
+    }
+    close(fd);
+    return found;
+}
+
+/* Opens a candidate once: the checks that name a problem in the user's words are made on the
+ * path first (a dangling link, a directory, a FIFO that an open would wait on), then the file is
+ * opened and everything that decides is read from the descriptor: its type and size (fstat), its
+ * header (pread) and its identity. A symbolic link swapped after the open changes nothing. */
+cudaload_status cl_file_open(const char *path, cl_file *f, cl_buf *why) {
     struct stat lst, st;
+    f->fd = -1;
+    f->has_map_id = 0;
     if (lstat(path, &lst) != 0) {
         cl_buf_printf(why, "%s", strerror(errno));
         return CUDALOAD_ERROR_NOT_FOUND;
@@ -115,22 +165,85 @@ cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
         cl_buf_printf(why, "not a regular file");
         return CUDALOAD_ERROR_NOT_FOUND;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put there since the stat above fails the fstat below instead of waiting */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         cl_buf_printf(why, "cannot read: %s", strerror(errno));
         return CUDALOAD_ERROR_NOT_FOUND;
     }
-    unsigned char hdr[sizeof(Elf64_Ehdr)];
-    ssize_t n;
-    do n = read(fd, hdr, sizeof hdr);
-    while (n < 0 && errno == EINTR);
-    int e = errno;
-    close(fd);
-    if (n < 0) {
-        cl_buf_printf(why, "cannot read: %s", strerror(e));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cl_buf_printf(why, "not a regular file");
+        close(fd);
         return CUDALOAD_ERROR_NOT_FOUND;
     }
-    return cl_elf_check_header(hdr, (size_t)n, (unsigned long long)st.st_size, why);
+    unsigned char hdr[sizeof(Elf64_Ehdr)];
+    ssize_t n;
+    do n = pread(fd, hdr, sizeof hdr, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        cl_buf_printf(why, "cannot read: %s", strerror(errno));
+        close(fd);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    cudaload_status rc = cl_elf_check_header(hdr, (size_t)n, (unsigned long long)st.st_size, why);
+    if (rc != CUDALOAD_OK) {
+        close(fd);
+        return rc;
+    }
+    f->fd = fd;
+    f->id.dev = (unsigned long long)st.st_dev;
+    f->id.ino = (unsigned long long)st.st_ino;
+    /* the identity a mapping of this descriptor shows: what ld.so's mapping is compared with */
+    long page = sysconf(_SC_PAGESIZE);
+    void *m = mmap(NULL, page > 0 ? (size_t)page : 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+        f->has_map_id = cl_maps_id((uintptr_t)m, &f->map_id);
+        munmap(m, page > 0 ? (size_t)page : 4096);
+    }
+    return CUDALOAD_OK;
+}
+
+void cl_file_close(cl_file *f) {
+    if (f->fd >= 0) close((int)f->fd);
+    f->fd = -1;
+}
+
+cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+    cl_file f;
+    cudaload_status st = cl_file_open(path, &f, why);
+    cl_file_close(&f);
+    return st;
+}
+
+int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
+    struct link_map *lm = NULL;
+    cl_file_id m = {0, 0};
+    int from_maps = 0;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+        from_maps = cl_maps_id(lm->l_ld ? (uintptr_t)lm->l_ld : (uintptr_t)lm->l_addr, &m);
+    if (from_maps && f->has_map_id) {
+        if (m.dev == f->map_id.dev && m.ino == f->map_id.ino) return 1;
+        cl_buf_printf(why,
+                      "the file changed between its check and dlopen: the file mapped (device %u:%u, inode %llu) is not "
+                      "the file checked (device %u:%u, inode %llu)",
+                      major(m.dev), minor(m.dev), m.ino, major(f->map_id.dev), minor(f->map_id.dev), f->map_id.ino);
+        return 0;
+    }
+    /* no /proc (a chroot without it): the file at the name ld.so recorded, which a file swapped
+     * in and back between dlopen and this check would pass (docs/security.md) */
+    struct stat st;
+    if (!lm || !lm->l_name || stat(lm->l_name, &st) != 0) {
+        cl_buf_printf(why, "the file changed between its check and dlopen (the mapped file cannot be found)");
+        return 0;
+    }
+    m.dev = (unsigned long long)st.st_dev;
+    m.ino = (unsigned long long)st.st_ino;
+    if (m.ino == f->id.ino && m.dev == f->id.dev) return 1;
+    cl_buf_printf(why,
+                  "the file changed between its check and dlopen: the file at the loader's name (device %u:%u, inode "
+                  "%llu) is not the file checked (device %u:%u, inode %llu)",
+                  major(m.dev), minor(m.dev), m.ino, major(f->id.dev), minor(f->id.dev), f->id.ino);
+    return 0;
 }
 
 void *cl_open_path(const char *path, cl_buf *why) {

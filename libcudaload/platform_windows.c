@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,10 @@ cudaload_status cl_pe_check_header(const unsigned char *hdr, size_t n, unsigned 
     return CUDALOAD_OK;
 }
 
-cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+/* Opens a candidate once: the header and the identity are read from this handle. */
+cudaload_status cl_file_open(const char *path, cl_file *out, cl_buf *why) {
+    out->fd = -1;
+    out->has_map_id = 0;
     wchar_t *w = cl_wide(path);
     if (!w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     DWORD attr = GetFileAttributesW(w);
@@ -139,15 +143,49 @@ cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
     unsigned char hdr[4096];
     DWORD got = 0;
     LARGE_INTEGER size = {0};
-    BOOL ok = GetFileSizeEx(f, &size) && ReadFile(f, hdr, sizeof hdr, &got, NULL);
+    BY_HANDLE_FILE_INFORMATION info;
+    BOOL ok = GetFileSizeEx(f, &size) && ReadFile(f, hdr, sizeof hdr, &got, NULL) && GetFileInformationByHandle(f, &info);
     DWORD e = GetLastError();
-    CloseHandle(f);
     if (!ok) {
+        CloseHandle(f);
         cl_buf_printf(why, "cannot read: ");
         cl_win_error(why, "ReadFile", e);
         return CUDALOAD_ERROR_NOT_FOUND;
     }
-    return cl_pe_check_header(hdr, got, (unsigned long long)size.QuadPart, why);
+    cudaload_status st = cl_pe_check_header(hdr, got, (unsigned long long)size.QuadPart, why);
+    if (st != CUDALOAD_OK) {
+        CloseHandle(f);
+        return st;
+    }
+    out->fd = (long long)(intptr_t)f;
+    out->id.dev = info.dwVolumeSerialNumber;
+    out->id.ino = (unsigned long long)info.nFileIndexHigh << 32 | info.nFileIndexLow;
+    return CUDALOAD_OK;
+}
+
+void cl_file_close(cl_file *f) {
+    if (f->fd != -1) CloseHandle((HANDLE)(intptr_t)f->fd);
+    f->fd = -1;
+}
+
+cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+    cl_file f;
+    cudaload_status st = cl_file_open(path, &f, why);
+    cl_file_close(&f);
+    return st;
+}
+
+/* The module's file, by the name the loader recorded (Windows has no /proc/self/maps). */
+int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
+    char *mapped = cl_handle_path(handle);
+    cl_file_id m = {0, 0};
+    int found = mapped && cl_plat_file_id(mapped, &m);
+    free(mapped);
+    if (found && m.dev == f->id.dev && m.ino == f->id.ino) return 1;
+    cl_buf_printf(why, "the file changed between its check and LoadLibraryExW: the file loaded (volume %llu, index %llu) "
+                       "is not the file checked (volume %llu, index %llu)",
+                  m.dev, m.ino, f->id.dev, f->id.ino);
+    return 0;
 }
 
 void *cl_open_path(const char *path, cl_buf *why) {

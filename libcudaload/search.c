@@ -56,6 +56,7 @@ size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *f
     size_t out = 0;
     for (size_t i = 0; i < n; i++)
         if (dirs[i]) dirs[out++] = dirs[i];
+        else cl_oom(); /* a directory not searched: the walk says OUT_OF_MEMORY if it finds nothing */
     return out;
 }
 
@@ -202,9 +203,9 @@ size_t cl_target_triples(int machine, int tegra, const char *out[CL_MAX_TRIPLES]
 /* Whether the file at root/rel holds needle (binary-safe: device-tree strings are NUL-separated).
  * Reads at most 4 KiB: compatible lists are a few dozen bytes. */
 static int cl_file_has(const char *root, const char *rel, const char *needle) {
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s%s", root, rel) >= sizeof path) return 0;
-    FILE *f = fopen(path, "rb");
+    char *path = cl_path_join(root, rel);
+    FILE *f = path && strlen(path) < CL_PATH_LIMIT ? fopen(path, "rb") : NULL;
+    free(path);
     if (!f) return 0;
     char buf[4096];
     size_t got = fread(buf, 1, sizeof buf, f), len = strlen(needle);
@@ -215,15 +216,16 @@ static int cl_file_has(const char *root, const char *rel, const char *needle) {
 }
 
 int cl_detect_tegra(const char *root, const char **why) {
-    char path[PATH_MAX];
-    const char *r = strcmp(root, "/") == 0 ? "" : root; /* "/" + "/etc/..." would read "//etc/..." */
     *why = "no /etc/nv_tegra_release, no \"nvidia,tegra\" in /proc/device-tree/compatible";
-    if ((size_t)snprintf(path, sizeof path, "%s/etc/nv_tegra_release", r) < sizeof path && access(path, F_OK) == 0) {
+    char *path = cl_path_join(root, "etc/nv_tegra_release"); /* "/" + it: "/etc/nv_tegra_release" */
+    int l4t = path && strlen(path) < CL_PATH_LIMIT && access(path, F_OK) == 0;
+    free(path);
+    if (l4t) {
         *why = "/etc/nv_tegra_release exists (L4T)";
         return 1;
     }
     /* a container without L4T's /etc still sees the board's device tree */
-    if (cl_file_has(r, "/proc/device-tree/compatible", "nvidia,tegra")) {
+    if (cl_file_has(root, "proc/device-tree/compatible", "nvidia,tegra")) {
         *why = "/proc/device-tree/compatible names nvidia,tegra";
         return 1;
     }

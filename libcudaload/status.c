@@ -92,6 +92,8 @@ void cl_buf_free(cl_buf *b) {
 
 char *cl_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
+void cl_oom(void) { cl_ctx.n_oom++; }
+
 char *cl_dir_of(const char *path) {
     char *dir = cl_strdup(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;

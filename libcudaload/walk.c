@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@
 #define G cl_ctx
 
 void (*cl_test_before_dlopen)(const char *path);
+void (*cl_test_during_deps)(const char *path);
+void (*cl_test_after_dlopen)(const char *path);
 
 static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
 
@@ -40,7 +43,9 @@ static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) !
 
 /* ---- candidates ---- */
 
-static void cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
+/* Records a candidate of lib. Returns its index, or -1 when it could not be recorded (out of
+ * memory: noted by cl_oom, so that the library's walk ends OUT_OF_MEMORY if it finds nothing). */
+static long cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
     cl_lib_state *ls = &G.lib[lib];
     cudaload_candidate_detail d = {w->reason, w->major, w->value, w->needed, NULL};
     cl_buf text = {0};
@@ -52,9 +57,10 @@ static void cl_record(int lib, const char *path, cudaload_source source, cudaloa
         if (p) ls->cands = p;
         cudaload_candidate_detail *q = p ? realloc(ls->details, cap * sizeof *q) : NULL;
         if (q) ls->details = q;
-        if (!p || !q) { /* the candidate is lost from the report, the walk goes on */
+        if (!p || !q) {
             cl_buf_free(&text);
-            return;
+            cl_oom();
+            return -1;
         }
         ls->cap_cands = cap;
     }
@@ -67,21 +73,23 @@ static void cl_record(int lib, const char *path, cudaload_source source, cudaloa
         free((char *)c->path);
         free((char *)c->reason);
         free((char *)d.text);
-        return;
+        cl_oom();
+        return -1;
     }
     c->source = source;
     c->result = result;
     ls->details[ls->n_cands] = d;
-    ls->n_cands++;
+    return (long)ls->n_cands++;
 }
 
 /* A candidate with a reason that has no parameter but the major. */
-static void cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result,
+static long cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result,
                            cudaload_reason reason, int major) {
     cl_why w = {0};
     cl_why_set(&w, reason, major, 0, 0, "%s", "");
-    cl_record(lib, path, source, result, &w);
+    long i = cl_record(lib, path, source, result, &w);
     cl_why_free(&w);
+    return i;
 }
 
 /* Candidate i of lib says something else now (a copy taken, then let go): its result, and its
@@ -102,6 +110,7 @@ static void cl_record_rewrite(int lib, size_t i, cudaload_status result, const c
     } else {
         free(r);
         free(t);
+        cl_oom();
     }
     ls->cands[i].result = result;
 }
@@ -114,6 +123,24 @@ static int cl_already_candidate(int lib, const char *path) {
 }
 
 static int cl_lexists(const char *path) { return cl_plat_lexists(path); }
+
+/* A candidate path too long for the system (CL_PATH_LIMIT) is recorded with PATH_TOO_LONG, not
+ * silently passed over (the system calls would fail on it with ENAMETOOLONG and it would look
+ * absent): 1 when path does not fit. */
+static int cl_path_too_long(int lib, const char *path, cudaload_source source, int major) {
+    size_t len = strlen(path);
+    if (len < CL_PATH_LIMIT) return 0;
+    if (!cl_already_candidate(lib, path)) {
+        char *dir = cl_dir_of(path);
+        cl_why w = {0};
+        cl_why_set(&w, CUDALOAD_REASON_PATH_TOO_LONG, major, len > INT_MAX ? INT_MAX : (int)len, CL_PATH_LIMIT, "%s",
+                   dir ? dir : "");
+        cl_record(lib, path, source, CUDALOAD_ERROR_NOT_FOUND, &w);
+        cl_why_free(&w);
+        free(dir);
+    }
+    return 1;
+}
 
 /* A candidate path that cannot even be looked at (a directory on the way is not searchable) is
  * recorded, not silently passed over: the user may expect a copy there. */
@@ -287,9 +314,14 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
         char *dir = cl_dir_of(path);
         char *same = dir ? cl_path_join(dir, soname) : NULL;
         free(dir);
-        if (!same) return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        if (!same) {
+            cl_oom();
+            return CUDALOAD_ERROR_OUT_OF_MEMORY;
+        }
         int tried = 0;
-        if (cl_lexists(same)) {
+        if (cl_path_too_long(dep, same, source, major)) {
+            tried = 1;
+        } else if (cl_lexists(same)) {
             st = cl_try_file(dep, same, source, major, root_index);
             tried = 1;
         }
@@ -301,7 +333,9 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
             size_t nd = fl ? cl_search_dirs(root, row, fl, dirs) : 0;
             for (size_t i = 0; i < nd; i++) {
                 char *p = tried ? NULL : cl_path_join(dirs[i], soname);
-                if (p && cl_lexists(p) && !cl_already_candidate(dep, p)) {
+                if (!tried && !p) cl_oom();
+                if (p && cl_path_too_long(dep, p, source, major)) tried = 1;
+                else if (p && cl_lexists(p) && !cl_already_candidate(dep, p)) {
                     st = cl_try_file(dep, p, source, major, root_index);
                     tried = 1;
                 }
@@ -349,16 +383,6 @@ static cudaload_status cl_take_deps(int lib, const char *path, cudaload_source s
 
 /* ---- one file ---- */
 
-/* The file ld.so mapped is the file that was checked: same device and inode (a file swapped
- * between the check and dlopen is refused). */
-static int cl_same_inode(const cl_file_id *before, void *h) {
-    char *mapped = cl_handle_path(h);
-    cl_file_id after;
-    int same = mapped && cl_plat_file_id(mapped, &after) && after.dev == before->dev && after.ino == before->ino;
-    free(mapped);
-    return same;
-}
-
 /*
  * Tries one file for lib: the file check, its dependencies, then dlopen, the tables and the
  * gates. Records the candidate either way. major is 0 when neither the file's name nor the
@@ -367,8 +391,10 @@ static int cl_same_inode(const cl_file_id *before, void *h) {
 static cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index) {
     cl_buf why = {0};
     cl_why w = {0};
-    /* the file first: a corrupt or foreign file costs no dependency load */
-    cudaload_status st = cl_open_check_file(path, &why);
+    /* the file first, opened once: a corrupt or foreign file costs no dependency load, and what
+     * is loaded below is compared with this open file */
+    cl_file file;
+    cudaload_status st = cl_file_open(path, &file, &why);
     if (st != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, path, source, st, &w);
@@ -380,36 +406,35 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     G.lib[lib].busy = 1;
     st = cl_take_deps(lib, path, source, major, root_index, &taken);
     G.lib[lib].busy = 0;
+    if (cl_test_during_deps) cl_test_during_deps(path);
     if (st != CUDALOAD_OK) {
+        cl_file_close(&file);
         cl_buf_free(&why);
         return st;
     }
     if (cl_find_only()) {
+        cl_file_close(&file);
         cl_record_code(lib, path, source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, major);
         cl_take(lib, NULL, path, major ? cl_flavor_soname(lib, major) : NULL, source, 0, major, 0, root_index);
         cl_buf_free(&why);
         return CUDALOAD_OK;
     }
-    void *h = NULL;
     int version = 0;
-    cl_file_id before;
-    if (!cl_plat_file_id(path, &before)) {
-        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", strerror(errno));
+    if (cl_test_before_dlopen) cl_test_before_dlopen(path);
+    void *h = cl_open_path(path, &why);
+    if (h && cl_test_after_dlopen) cl_test_after_dlopen(path);
+    if (!h) {
         st = CUDALOAD_ERROR_NOT_FOUND;
-    }
-    if (st == CUDALOAD_OK) {
+        cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
+    } else {
+        /* the file ld.so mapped is the file checked, whatever happened to the path since */
         cl_buf_free(&why);
-        if (cl_test_before_dlopen) cl_test_before_dlopen(path);
-        h = cl_open_path(path, &why);
-        if (!h) {
+        if (!cl_file_is_mapped(&file, h, &why)) {
             st = CUDALOAD_ERROR_NOT_FOUND;
-            cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, major, 0, 0, "%s", cl_buf_str(&why));
-        } else if (!cl_same_inode(&before, h)) {
-            st = CUDALOAD_ERROR_NOT_FOUND;
-            cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s",
-                       "the file changed between its check and dlopen (another file is mapped now)");
+            cl_why_set(&w, CUDALOAD_REASON_FILE_CHANGED, major, 0, 0, "%s", cl_buf_str(&why));
         }
     }
+    cl_file_close(&file);
     if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
     if (st != CUDALOAD_OK && h) cl_plat_close(h);
     cl_buf_free(&why);
@@ -544,11 +569,13 @@ static cudaload_status cl_try_exact(int lib) {
     cl_lib_state *ls = &G.lib[lib];
     const char *path = G.cfg.file[lib];
     int major = cl_major_of_file(lib, path);
+    size_t before = ls->n_cands;
     cudaload_status st = major ? cl_major_gate(lib, path, CUDALOAD_SOURCE_OVERRIDE, major) : CUDALOAD_OK;
     if (st == CUDALOAD_OK) st = cl_try_file(lib, path, CUDALOAD_SOURCE_OVERRIDE, major, -1);
     if (st == CUDALOAD_OK) return CUDALOAD_OK;
+    /* the file's own record, when it could be made (not one of an earlier candidate) */
     cl_set_note(lib, G.cfg.file_origin[lib], path,
-                ls->n_cands ? ls->cands[ls->n_cands - 1].reason : cudaload_status_string(st));
+                ls->n_cands > before ? ls->cands[ls->n_cands - 1].reason : cudaload_status_string(st));
     return CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
 }
 
@@ -625,7 +652,8 @@ static int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *r
 
 static int cl_try_root(int lib, size_t r) {
     const cl_root *root = &G.roots.items[r];
-    if (!root->pub.exists) return 0;
+    /* a root too long to be looked at is walked anyway: its candidates say PATH_TOO_LONG */
+    if (!root->pub.exists && strlen(root->pub.path) < CL_PATH_LIMIT) return 0;
     const cl_row *row = row_of(lib);
     int majors[CL_MAX_FLAVORS];
     size_t nm = cl_majors_for(lib, majors);
@@ -638,7 +666,10 @@ static int cl_try_root(int lib, size_t r) {
         for (size_t d = 0; d < nd; d++) {
             for (size_t k = 0; k < 2 && names[k] && !taken; k++) {
                 char *path = cl_path_join(dirs[d], names[k]);
-                if (path && !cl_lexists(path)) {
+                if (!path) cl_oom();
+                else if (cl_path_too_long(lib, path, root->pub.source, k == 0 ? fl->major : 0)) {
+                    /* recorded; nothing there can be opened */
+                } else if (!cl_lexists(path)) {
                     if (k == 0) cl_note_unsearchable(lib, path, root->pub.source);
                 } else if (path && !cl_already_candidate(lib, path)) {
                     int major = cl_major_in_dir(row, fl, root->pub.path, dirs[d]);
@@ -728,8 +759,9 @@ static int cl_try_system(int lib, int major) {
     cl_why_free(&w);
     cl_dep_list taken = {{0}, 0};
     if (cl_take_deps(lib, label, CUDALOAD_SOURCE_SYSTEM, known, -1, &taken) != CUDALOAD_OK) return 0;
-    if (cl_system_take(lib, known, fl->soname) == CUDALOAD_OK) return 1;
-    cl_drop_deps(&taken, G.lib[lib].cands[G.lib[lib].n_cands - 1].result, lib);
+    cudaload_status st = cl_system_take(lib, known, fl->soname);
+    if (st == CUDALOAD_OK) return 1;
+    cl_drop_deps(&taken, st, lib);
     return 0;
 }
 
@@ -759,9 +791,9 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
     }
     if (st != CUDALOAD_OK) {
         cudaload_status rep = source == CUDALOAD_SOURCE_OVERRIDE ? CUDALOAD_ERROR_OVERRIDE_UNUSABLE : st;
-        cl_record(lib, where, source, rep, &w);
+        long i = cl_record(lib, where, source, rep, &w);
         if (source == CUDALOAD_SOURCE_OVERRIDE)
-            cl_set_note(lib, G.cfg.file_origin[lib], where, G.lib[lib].cands[G.lib[lib].n_cands - 1].reason);
+            cl_set_note(lib, G.cfg.file_origin[lib], where, i >= 0 ? G.lib[lib].cands[i].reason : cl_buf_str(&w.text));
         cl_resolve_clear((cudaload_lib)lib);
         if (source != CUDALOAD_SOURCE_LOADED) cl_plat_close(h);
         st = rep;
@@ -809,11 +841,14 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     cl_why w = {0};
     cudaload_status st = missing;
     const char *where = dir ? path : label;
+    cl_file file = {.fd = -1}; /* dir/<SONAME>, opened once: what is loaded is compared with it */
     if (dir && !path) {
         st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    } else if (dir && cl_path_too_long(lib, path, CUDALOAD_SOURCE_SYSTEM, 0)) {
+        /* recorded: a directory of the driver's list too long to hold a file the system opens */
     } else if (dir && !cl_plat_file_id(path, &(cl_file_id){0, 0})) {
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_PRESENT, 0);
-    } else if (dir && cl_open_check_file(path, &why) != CUDALOAD_OK) {
+    } else if (dir && cl_file_open(path, &file, &why) != CUDALOAD_OK) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
     } else if (cl_find_only()) {
@@ -822,9 +857,15 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
         cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+    } else if (dir && !cl_file_is_mapped(&file, h, &why)) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_CHANGED, 0, 0, 0, "%s", cl_buf_str(&why));
+        cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
+        cl_plat_close(h);
+        h = NULL;
     } else {
         real = cl_handle_path(h);
     }
+    cl_file_close(&file);
     if (real) where = real;
     if ((h || real) && cl_in_stubs_dir(where)) {
         /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
@@ -899,15 +940,26 @@ static cudaload_status cl_walk_driver_like(int lib) {
     } else if (!h) {
         source = CUDALOAD_SOURCE_OVERRIDE;
         real = cl_strdup(override);
-        st = cl_open_check_file(override, &why);
+        cl_file file; /* opened once: what is loaded is compared with it */
+        cudaload_reason reason = CUDALOAD_REASON_FILE_UNUSABLE;
+        st = cl_file_open(override, &file, &why);
         if (st == CUDALOAD_OK && !cl_find_only()) {
+            reason = CUDALOAD_REASON_DLOPEN_FAILED;
             h = cl_open_path(override, &why);
-            if (!h) st = CUDALOAD_ERROR_NOT_FOUND;
+            if (!h) {
+                st = CUDALOAD_ERROR_NOT_FOUND;
+            } else if (!cl_file_is_mapped(&file, h, &why)) {
+                reason = CUDALOAD_REASON_FILE_CHANGED;
+                cl_plat_close(h);
+                h = NULL;
+                st = CUDALOAD_ERROR_NOT_FOUND;
+            }
         }
+        cl_file_close(&file);
         if (st != CUDALOAD_OK) {
-            cl_why_set(&w, h ? CUDALOAD_REASON_FILE_UNUSABLE : CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
-            cl_record(lib, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
-            cl_set_note(lib, G.cfg.file_origin[lib], override, ls->cands[ls->n_cands - 1].reason);
+            cl_why_set(&w, reason, 0, 0, 0, "%s", cl_buf_str(&why));
+            long i = cl_record(lib, override, source, CUDALOAD_ERROR_OVERRIDE_UNUSABLE, &w);
+            cl_set_note(lib, G.cfg.file_origin[lib], override, i >= 0 ? ls->cands[i].reason : cl_buf_str(&w.text));
             st = CUDALOAD_ERROR_OVERRIDE_UNUSABLE;
         }
     }
@@ -945,22 +997,26 @@ static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_CO
     const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
     if (!home || !cl_plat_is_absolute(home)) home = cl_config_env(&G.cfg, "CUDA_PATH");
     const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
-    char dirs[CL_COMPAT_MAX][4096];
+    /* each place as a prefix and the file under it: joined by cl_path_join, never truncated */
+    const char *prefix[CL_COMPAT_MAX], *rel[CL_COMPAT_MAX];
     cudaload_source from[CL_COMPAT_MAX];
     int n_dirs = 0, n = 0;
     if (cl_plat_is_absolute(home)) {
-        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/compat/lib", home), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = home, rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = home, rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
-    snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-    snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "/usr/local/cuda/compat/lib"), from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     if (cl_plat_is_absolute(conda))
-        snprintf(dirs[n_dirs], sizeof dirs[n_dirs], "%s/cuda-compat", conda), from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
+        prefix[n_dirs] = conda, rel[n_dirs] = "cuda-compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
     char *in_use = cl_plat_realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "");
     for (int i = 0; i < n_dirs; i++) {
-        char path[4096 + 16];
-        snprintf(path, sizeof path, "%.4095s/libcuda.so.1", dirs[i]);
-        char *r = cl_plat_realpath(path);
+        char *path = cl_path_join(prefix[i], rel[i]);
+        if (!path) cl_oom();
+        /* a prefix too long for a file the system opens: a driver candidate that says so */
+        int too_long = path && cl_path_too_long(CUDALOAD_LIB_DRIVER, path, from[i], 0);
+        char *r = path && !too_long ? cl_plat_realpath(path) : NULL;
+        free(path);
         int dup = !r || (in_use && strcmp(r, in_use) == 0);
         for (int k = 0; r && !dup && k < n; k++) dup = strcmp(real[k], r) == 0;
         if (dup) {
@@ -1024,6 +1080,7 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
         /* the branch is the kernel module's, whichever libcuda runs: kept as read (/proc or NVML) */
         char *kernel_branch = G.drv.branch;
         G.drv.branch = NULL;
+        size_t before = ls->n_cands;
         cl_driver_take(CUDALOAD_LIB_DRIVER, h, real, src, version);
         if (kernel_branch) {
             free(G.drv.branch);
@@ -1031,7 +1088,7 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
             G.drv.branch_major = atoi(kernel_branch);
         }
         cl_why_set(&w, CUDALOAD_REASON_COMPAT_TAKEN, 0, drv_version, need, "%s", ver);
-        cl_record_rewrite(CUDALOAD_LIB_DRIVER, ls->n_cands - 1, CUDALOAD_OK, &w);
+        if (ls->n_cands > before) cl_record_rewrite(CUDALOAD_LIB_DRIVER, ls->n_cands - 1, CUDALOAD_OK, &w);
         if (sys < ls->n_cands) {
             cl_why_free(&w);
             cl_why_set(&w, CUDALOAD_REASON_COMPAT_REPLACED, 0, drv_version, need, "%s", real);
@@ -1253,7 +1310,10 @@ static void cl_finish_deps(int lib) {
 }
 
 cudaload_status cl_walk(int lib) {
+    unsigned long oom_before = G.n_oom;
     cudaload_status st = cl_search(lib);
+    /* an allocation failed on the way: the search was not complete, and the status says so */
+    if (st != CUDALOAD_OK && G.n_oom != oom_before) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
     if (st != CUDALOAD_OK) {
         /* no dependency is kept for a library that failed (one in the process before is) */
         const cl_row *row = row_of(lib);

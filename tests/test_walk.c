@@ -9,7 +9,10 @@
  *   - foreign code that forks while libcudaload holds its lock (here the driver's
  *     cuDriverGetVersion, as a constructor or cuInit could) does not deadlock;
  *   - cuBLAS asked for after cudart failed is reported with cudart's status, not "not attempted";
- *   - a file swapped between its check and dlopen is refused (same device and inode);
+ *   - a file swapped after its check (before dlopen, during its dependencies' load, or in and back
+ *     around dlopen) is refused: the mapping's device and inode are the checked descriptor's;
+ *   - a root, CUDA_HOME or CONDA_PREFIX near PATH_MAX: each candidate that does not fit is
+ *     recorded (PATH_TOO_LONG), none truncated or passed over;
  *   - cudaload_device_count asks the driver again after a transient failure, keeps a permanent one;
  *   - every catalogue library of the toolkit: order, corrupt candidate, exact file, find-only.
  *
@@ -154,36 +157,151 @@ static void test_cublas_after_cudart_failed(void **state) {
     free(empty);
 }
 
-/* A file replaced between its check and dlopen: the mapped file is not the checked one, so the
- * candidate is refused and the walk goes on to the next root. */
-static char swap_from[PATH_MAX], swap_to[PATH_MAX];
-static void swap_file(const char *path) {
-    if (strcmp(path, swap_to) == 0 && rename(swap_from, swap_to) != 0) perror("rename");
+/* A file replaced after its check: the mapped file is not the one whose header was read (the
+ * descriptor opened for the check), so the candidate is refused (FILE_CHANGED) and the walk goes
+ * on to the next root. Three moments: just before dlopen; once its dependencies are loaded (their
+ * constructors could do it); and swapped in before dlopen and back after it, which a second stat
+ * of the path would not see. Each swap puts the same bytes under another inode. */
+static char swap_from[PATH_MAX], swap_to[PATH_MAX], swap_keep[PATH_MAX];
+static void swap_in(const char *path) {
+    if (strcmp(path, swap_to) != 0) return;
+    if (rename(swap_to, swap_keep) != 0 || rename(swap_from, swap_to) != 0) perror("rename");
+}
+static void swap_back(const char *path) {
+    if (strcmp(path, swap_to) != 0) return;
+    if (rename(swap_to, swap_from) != 0 || rename(swap_keep, swap_to) != 0) perror("rename");
 }
 
+typedef struct swap_job {
+    int when; /* 0: before dlopen, 1: during the dependencies' load, 2: in before dlopen, back after */
+    int lib;
+    const cudaload_options *o;
+} swap_job;
+
 static void child_swap(th_result *r, void *arg) {
-    cl_test_before_dlopen = swap_file;
-    th_init_child(r, arg);
+    const swap_job *j = arg;
+    if (j->when == 1) cl_test_during_deps = swap_in;
+    else cl_test_before_dlopen = swap_in;
+    if (j->when == 2) cl_test_after_dlopen = swap_back;
+    cudaload_status st = cudaload_init(j->o);
+    if (j->lib == CUDALOAD_LIB_CUBLAS) r->user_int[0] = cudaload_load_cublas();
+    th_capture(r, st);
+}
+
+static void run_swap(int when, int lib, const char *file) {
+    char *site = th_tmpdir(), dir[PATH_MAX], src[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/nvidia/cu13/lib", site);
+    th_mkdirs(dir);
+    snprintf(src, sizeof src, "%s/%s", toolkit, file);
+    snprintf(swap_to, sizeof swap_to, "%s/%s", dir, file);
+    snprintf(swap_from, sizeof swap_from, "%s/other-copy", dir);
+    snprintf(swap_keep, sizeof swap_keep, "%s/kept-copy", dir);
+    th_copy(src, swap_to);
+    th_copy(src, swap_from); /* the same bytes, another inode */
+    /* cuBLAS: its dependency beside it, and the runtime (whose root is searched first) */
+    static const char *const beside[] = {"libcublasLt.so.13", "libcudart.so.13"};
+    for (size_t i = 0; lib == CUDALOAD_LIB_CUBLAS && i < 2; i++) {
+        char link[PATH_MAX], target[PATH_MAX];
+        snprintf(link, sizeof link, "%s/%s", dir, beside[i]);
+        snprintf(target, sizeof target, "%s/%s", toolkit, beside[i]);
+        th_symlink(target, link);
+    }
+    const char *roots[] = {site, th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
+    swap_job j = {when, lib, &o};
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_swap, &j);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    if (lib == CUDALOAD_LIB_CUBLAS) assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_true(find_code(r, lib, site, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_FILE_CHANGED));
+    th_assert_taken(r, lib, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
+    th_result_free(r);
+    free(site);
 }
 
 static void test_file_swapped_before_dlopen(void **state) {
     (void)state;
-    char *site = th_tmpdir(), dir[PATH_MAX], src[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/nvidia/cu13/lib", site);
-    th_mkdirs(dir);
+    run_swap(0, CUDALOAD_LIB_CUDART, "libcudart.so.13");
+}
+
+static void test_file_swapped_during_dependencies(void **state) {
+    (void)state;
+    run_swap(1, CUDALOAD_LIB_CUBLAS, "libcublas.so.13");
+}
+
+static void test_file_swapped_and_swapped_back(void **state) {
+    (void)state;
+    run_swap(2, CUDALOAD_LIB_CUDART, "libcudart.so.13");
+}
+
+/* Paths longer than the system's limit (PATH_MAX): a root near the limit whose candidates do not
+ * fit, and CUDA_HOME and CONDA_PREFIX near it (their library directories and cuda-compat copies
+ * do not fit). Each such candidate is recorded with PATH_TOO_LONG, never truncated nor passed
+ * over as if absent. */
+static int find_source_code(const th_result *r, int lib, int source, int code) {
+    for (int i = 0; i < r->lib[lib].n_candidates && i < TH_MAX_CANDS; i++)
+        if (r->lib[lib].cand[i].source == source && r->lib[lib].cand[i].code == code) return 1;
+    print_message("no %s candidate from %s with %s; message:\n%s\n", cudaload_lib_name((cudaload_lib)lib),
+                  cudaload_source_name((cudaload_source)source), cudaload_reason_name((cudaload_reason)code), r->error);
+    return 0;
+}
+
+/* dir/xxx...x/xxx...x/... made (mkdir each) until it is len bytes long (PATH_MAX - len small) */
+static void long_dir(char *out, size_t cap, const char *dir, size_t len, int make) {
+    snprintf(out, cap, "%s", dir);
+    while (strlen(out) < len) {
+        size_t l = strlen(out), add = len - l - 1 > 200 ? 200 : len - l - 1;
+        out[l] = '/';
+        memset(out + l + 1, 'x', add);
+        out[l + 1 + add] = 0;
+        if (make) th_mkdirs(out);
+    }
+}
+
+static void test_root_near_path_max(void **state) {
+    (void)state;
+    char *site = th_tmpdir(), cwd[PATH_MAX], src[PATH_MAX];
+    static char root[PATH_MAX];
+    long_dir(root, sizeof root, site, PATH_MAX - 12, 1); /* "<root>/libcudart.so.13" does not fit */
     snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit);
-    snprintf(swap_to, sizeof swap_to, "%s/libcudart.so.13", dir);
-    snprintf(swap_from, sizeof swap_from, "%s/other-copy", dir);
-    th_copy(src, swap_to);
-    th_copy(src, swap_from); /* the same bytes, another inode */
-    const char *roots[] = {site, th_fixture("toolkit-cu13-wheel")};
+    /* the file is there, reached by a relative path from inside the root */
+    if (!getcwd(cwd, sizeof cwd) || chdir(root) != 0) fail_msg("chdir into the long root failed");
+    th_copy(src, "libcudart.so.13");
+    if (chdir(cwd) != 0) fail_msg("chdir back failed");
+    const char *roots[] = {root, th_fixture("toolkit-cu13-wheel")};
     cudaload_options o = th_opts(roots, 2, SRC(CALLER), 0);
     const char *env[] = {driver_env, NULL};
     th_result *r = th_result_new();
-    th_run(r, env, child_swap, &o);
+    th_run(r, env, th_init_child, &o);
     assert_int_equal(r->init_status, CUDALOAD_OK);
     th_assert_taken(r, CUDALOAD_LIB_CUDART, th_fixture("toolkit-cu13-wheel"), CUDALOAD_SOURCE_CALLER);
-    assert_true(find_code(r, CUDALOAD_LIB_CUDART, site, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_FILE_UNUSABLE));
+    assert_true(find_code(r, CUDALOAD_LIB_CUDART, site, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_PATH_TOO_LONG));
+    th_result_free(r);
+    free(site);
+}
+
+static void test_cuda_home_and_conda_near_path_max(void **state) {
+    (void)state;
+    char *site = th_tmpdir();
+    static char home[PATH_MAX + 16], conda[PATH_MAX + 16];
+    char home_dir[PATH_MAX], conda_dir[PATH_MAX];
+    snprintf(home_dir, sizeof home_dir, "%s/home", site);
+    snprintf(conda_dir, sizeof conda_dir, "%s/conda", site);
+    long_dir(home + 10, sizeof home - 10, home_dir, PATH_MAX - 10, 0); /* lib64/... does not fit */
+    long_dir(conda + 13, sizeof conda - 13, conda_dir, PATH_MAX - 10, 0);
+    memcpy(home, "CUDA_HOME=", 10);
+    memcpy(conda, "CONDA_PREFIX=", 13);
+    cudaload_options o = th_opts(NULL, 0, SRC(CUDA_HOME) | SRC(CONDA), 0);
+    const char *env[] = {driver_env, home, conda, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, th_init_child, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_NOT_FOUND);
+    assert_true(find_source_code(r, CUDALOAD_LIB_CUDART, CUDALOAD_SOURCE_CUDA_HOME, CUDALOAD_REASON_PATH_TOO_LONG));
+    assert_true(find_source_code(r, CUDALOAD_LIB_CUDART, CUDALOAD_SOURCE_CONDA, CUDALOAD_REASON_PATH_TOO_LONG));
+    /* their cuda-compat copies, the driver's candidates */
+    assert_true(find_source_code(r, CUDALOAD_LIB_DRIVER, CUDALOAD_SOURCE_CUDA_HOME, CUDALOAD_REASON_PATH_TOO_LONG));
+    assert_true(find_source_code(r, CUDALOAD_LIB_DRIVER, CUDALOAD_SOURCE_CONDA, CUDALOAD_REASON_PATH_TOO_LONG));
     th_result_free(r);
     free(site);
 }
@@ -744,6 +862,10 @@ int main(void) {
         cmocka_unit_test(test_fork_in_foreign_code_under_the_lock),
         cmocka_unit_test(test_cublas_after_cudart_failed),
         cmocka_unit_test(test_file_swapped_before_dlopen),
+        cmocka_unit_test(test_file_swapped_during_dependencies),
+        cmocka_unit_test(test_file_swapped_and_swapped_back),
+        cmocka_unit_test(test_root_near_path_max),
+        cmocka_unit_test(test_cuda_home_and_conda_near_path_max),
         cmocka_unit_test(test_device_count_retries_transient_errors),
         cmocka_unit_test(test_every_toolkit_library),
         cmocka_unit_test(test_dist_info_tells_the_major),

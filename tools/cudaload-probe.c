@@ -145,12 +145,15 @@ int main(int argc, char **argv) {
     size_t n_roots = 0, n_libs = 0;
     libs = calloc(cudaload_library_count() * ((size_t)argc + 1), sizeof *libs);
     int load = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
-    if (!roots || !libs) return PROBE_EXIT_USAGE;
     /* --quiet first, wherever it stands, so that it silences the usage errors too (the word
      * after --root is that root's name, not a flag) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0) i++;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+    }
+    if (!roots || !libs) { /* out of memory: as when the report cannot be collected (below) */
+        if (!quiet) fprintf(stderr, "cudaload-probe: out of memory\n");
+        return PROBE_EXIT_LIB_MISSING;
     }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) roots[n_roots++] = argv[++i];
