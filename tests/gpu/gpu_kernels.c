@@ -252,7 +252,7 @@ static void test_sgemm(void **state) {
     rt->cudaStreamDestroy(s);
 }
 
-/* The shape classes of issue 16, read from bench/sgemm_shapes.txt (the benchmark's rows), at
+/* The SGEMM shape classes, read from bench/sgemm_shapes.txt (the benchmark's rows), at
  * their benchmark sizes, through the bundled kernels: odd sizes, the four transposes,
  * tall-skinny and short-wide, small, padded leading dimensions; beta = 0 on NaN-poisoned C,
  * and the padded shape once more with beta != 0. Sampled against float64 where the product is
