@@ -953,6 +953,48 @@ static void test_usage_errors(void **state) {
     done(&o);
 }
 
+/* With --json, wherever it stands, a usage error still prints JSON on stdout (a script parsing
+ * it reads why): {"error": {"status", "message", "exit_code"}}, status being libcudaload's name
+ * for a setting it refused, null for an argument of the probe's own; without --json stdout
+ * stays empty, and --quiet prints nothing. */
+static void test_json_usage_errors(void **state) {
+    (void)state;
+    run_out o;
+    const char *bad_env[] = {"CUDALOAD_SOURCES=caller,bogus", NULL};
+    const char *j[] = {"--json", NULL}, *j_bogus[] = {"--bogus", "--json", NULL},
+               *j_lib[] = {"--json", "--lib", "nosuchlib", NULL}, *j_root[] = {"--root", "relative/dir", "--json", NULL},
+               *j_libs[] = {"--json", "--libs", "cudart", NULL};
+    struct {
+        const char *const *env, *const *args;
+        const char *status, *in_message;
+    } cases[] = {
+        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+        {NULL, j_bogus, "null", "--bogus"},
+        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "nosuchlib"},
+        {NULL, j_root, "null", "relative/dir"},
+        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_expect(&o, cases[i].env, cases[i].args, 4);
+        ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
+        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"status\"]");
+        ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
+        ASSERT_JQ(&o, "d[\"error\"][\"status\"]", cases[i].status);
+        char expr[256];
+        snprintf(expr, sizeof expr, "\"%s\" in d[\"error\"][\"message\"]", cases[i].in_message);
+        ASSERT_JQ(&o, expr, "true");
+        assert_non_null(strstr(o.err, cases[i].in_message)); /* and the message on stderr, as without --json */
+        done(&o);
+    }
+    run_expect(&o, bad_env, NULL, 4);
+    assert_string_equal(o.text, "");
+    done(&o);
+    const char *jq_quiet[] = {"--json", "--quiet", "--bogus", NULL};
+    run_expect(&o, NULL, jq_quiet, 4);
+    if (o.text[0] || o.err[0]) fail_msg("--quiet --json printed:\n%s%s", o.text, o.err);
+    done(&o);
+}
+
 /* A relative CUDA_HOME, CUDA_PATH, CONDA_PREFIX or VIRTUAL_ENV is ignored by the search: the
  * report says so, naming the variable; an absolute one draws no such line. */
 static void test_relative_env_warned(void **state) {
@@ -1365,6 +1407,7 @@ int main(void) {
         cmocka_unit_test(test_selftest_failure_is_reported),
         cmocka_unit_test(test_every_device_listed_and_tested),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_json_usage_errors),
         cmocka_unit_test(test_cu13_only_with_cu12_driver),
         cmocka_unit_test(test_text_fits_80_columns),
         cmocka_unit_test(test_colour_only_on_terminal),
