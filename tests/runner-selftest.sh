@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/runner-selftest.sh -- the runners' own rules, on programs that print what cmocka prints
 # (run by make check-cpu as the runner "runner-selftest"; a second, no GPU or fixtures needed):
-#   a skip without a reason fails tests/run-tests.sh, on any machine;
+#   a skip without a reason fails tests/run-tests.sh, on any machine, and so does one cmocka
+#   counts but does not name;
 #   under CI=true a skip the expected list does not name fails it; one it names passes;
 #   without CI a skip with its reason passes, listed;
 #   a program that exits 77 is a skip of the whole program with its last line as the reason;
@@ -45,6 +46,9 @@ X
 }
 fake bare.sh ':'
 fake why.sh "echo 'skipped: no widget on this machine'"
+# cmocka counts a skip that no RUN/SKIPPED pair names
+printf '#!/bin/sh\necho "[  PASSED  ] 1 test(s)."\necho "[  SKIPPED ] 1 test(s), listed below:"\n' > "$work/unnamed.sh"
+chmod +x "$work/unnamed.sh"
 printf '#!/bin/sh\necho "needs a widget: none here"\nexit 77\n' > "$work/whole.sh"
 chmod +x "$work/whole.sh"
 : > "$CHECK_EXPECTED_SKIPS"
@@ -60,6 +64,7 @@ printf 'selftest  why.sh/test_*  the widget is not on CI\n' > "$CHECK_EXPECTED_S
 expect "CI=true: a skip the list names passes" 0 env CI=true TEST_RUNNER=selftest "$top/tests/run-tests.sh" "$work/why.sh"
 printf 'selftest  why.sh/test_*\n' > "$CHECK_EXPECTED_SKIPS"
 expect "CI=true: a list line without its why does not count" 1 env CI=true TEST_RUNNER=selftest "$top/tests/run-tests.sh" "$work/why.sh"
+expect "a skip cmocka counts but no test names fails" 1 run "$work/unnamed.sh"
 "$top/tests/summary.sh" reset
 expect "exit 77: the program skipped, with its last line" 0 run "$work/whole.sh"
 grep -q '^selftest	whole.sh/\*	needs a widget: none here$' "$CHECK_SUMMARY.skips" &&
