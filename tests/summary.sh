@@ -117,14 +117,14 @@ table)
     status=0
     echo
     echo "make check: summary ($sum)"
-    printf '  %-12s %7s %7s %8s %8s\n' runner passed failed skipped seconds
+    printf '  %-16s %7s %7s %8s %8s\n' runner passed failed skipped seconds
     tp=0 tf=0 ts=0 tt=0
     while IFS=$'\t' read -r r p f s t; do
-        printf '  %-12s %7s %7s %8s %8s\n' "$r" "$p" "$f" "$s" "$t"
+        printf '  %-16s %7s %7s %8s %8s\n' "$r" "$p" "$f" "$s" "$t"
         tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s)) tt=$((tt + t))
         [ "$f" -eq 0 ] || status=1
     done < "$sum"
-    printf '  %-12s %7s %7s %8s %8s\n' total "$tp" "$tf" "$ts" "$tt"
+    printf '  %-16s %7s %7s %8s %8s\n' total "$tp" "$tf" "$ts" "$tt"
     if [ -s "$sum.skips" ]; then
         echo "skipped, with the reason:"
         while IFS=$'\t' read -r r test reason; do echo "  $r $test: ${reason:-(no reason given)}"; done < "$sum.skips"
