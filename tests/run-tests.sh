@@ -5,6 +5,13 @@
 # A program that exits 77 was skipped as a whole (its reason is in its output); one that
 # crashes or exits non-zero without a cmocka report counts as one failure.
 #
+# Skips: each skipped test is listed as BINARY/TEST with its reason, the last "skipped: ..."
+# line it printed (TH_SKIP in tests/harness.h; for a whole program, its last line), and goes
+# through tests/summary.sh with TEST_RUNNER (default "tests") as the runner's name: the run
+# fails when a test skipped without a reason, or under CI=true when tests/expected-skips.txt
+# does not expect the skip. The runner's totals and skips go to $CHECK_SUMMARY (make check's
+# build/check-summary.tsv; a file of its own, dropped at exit, when that is not set).
+#
 # For the sanitizer and valgrind targets (make check-sanitize, check-tsan, check-valgrind):
 #   TEST_WRAPPER        a command put in front of each binary (e.g. valgrind and its options)
 #   TEST_REPORT_DIR     where the tool writes one log per process: scanned after each binary,
@@ -30,6 +37,11 @@ passed=0 failed=0 skipped=0
 bad=()
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+runner=${TEST_RUNNER:-tests}
+summary=$(dirname "$0")/summary.sh
+if [ -z "${CHECK_SUMMARY:-}" ]; then export CHECK_SUMMARY=$work/summary.tsv; "$summary" reset; fi
+"$summary" begin "$runner"
+start=$SECONDS
 
 # run binary number $1 ($2): output in $work/$1.out, exit status in $work/$1.rc
 run_one() {
@@ -72,10 +84,25 @@ collect() {
         echo "$(basename "$t"): $reports sanitizer/valgrind report(s) above"
         [ "$rc" -eq 0 ] && rc=1
     fi
+    # each skipped test with its reason: the last "skipped: " line between its RUN and SKIPPED
+    awk -v bin="$(basename "$t")" '
+        /^\[ RUN      \] / { cur = substr($0, 14); why = ""; next }
+        /^skipped: / { why = substr($0, 10); next }
+        /^\[  SKIPPED \] / { name = substr($0, 14); if (name == cur) { printf "%s/%s\t%s\n", bin, name, why; cur = "" } }
+    ' "$log" > "$work/$i.skips"
+    if [ "$rc" -eq 77 ]; then
+        printf '%s/*\t%s\n' "$(basename "$t")" "$(grep -v '^[[:space:]]*$' "$log" | tail -1)" >> "$work/$i.skips"
+    fi
+    while IFS=$'\t' read -r name why; do "$summary" skip "$runner" "$name" "$why"; done < "$work/$i.skips"
     p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
+    # every skip cmocka counted is one listed above, so none passes unseen
+    if [ "$(grep -vc '/\*	' "$work/$i.skips")" -ne "${s:-0}" ]; then
+        echo "$(basename "$t"): cmocka counted ${s:-0} skipped, $(grep -vc '/\*	' "$work/$i.skips") listed with their names"
+        bad+=("$(basename "$t") (skips not listed)")
+    fi
     if [ "$rc" -eq 77 ]; then
         # the automake convention: the whole program was skipped, with its reason above
         skipped=$((skipped + 1))
@@ -106,4 +133,7 @@ fi
 echo
 if [ ${#bad[@]} -gt 0 ]; then echo "failing binaries: ${bad[*]}"; fi
 echo "tests: $passed passed, $failed failed, $skipped skipped"
-[ ${#bad[@]} -eq 0 ]
+"$summary" runner "$runner" "$passed" "$failed" "$skipped" $((SECONDS - start))
+skips_ok=1
+"$summary" check "$runner" || skips_ok=0
+[ ${#bad[@]} -eq 0 ] && [ $skips_ok = 1 ]

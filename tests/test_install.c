@@ -136,7 +136,7 @@ static void test_cuda_program_on_stubs(void **state) {
     (void)state;
     const char *out;
     const char *nvcc = "/usr/local/cuda/bin/nvcc";
-    if (access(nvcc, X_OK) != 0) skip();
+    if (access(nvcc, X_OK) != 0) TH_SKIP("no nvcc at %s", nvcc);
     int st = sh(&out, "cd '%s/examples/c' && rm -f vecadd && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s vecadd NVCC=%s 2>&1", top,
                 prefix, nvcc);
     if (st != 0) fail_msg("building examples/c/vecadd failed:\n%s", out);
@@ -167,7 +167,7 @@ static int cmake_build(const char **out, const char *pfx, const char *bdir) {
 static void test_cmake_package(void **state) {
     (void)state;
     const char *out;
-    if (sh(&out, "command -v cmake") != 0) skip();
+    if (sh(&out, "command -v cmake") != 0) TH_SKIP("cmake is not installed (apt-get install cmake)");
     char bdir[PATH_MAX + 32], moved[PATH_MAX + 32];
     snprintf(bdir, sizeof bdir, "%s/cmake-build", build);
     snprintf(moved, sizeof moved, "%s/install-moved", build);

@@ -216,7 +216,7 @@ static void test_gate_through_driver(void **state) {
     (void)state;
     cudaload_kernels_info info = {.size = sizeof info};
     cudaload_kernels_info_get(-1, &info);
-    if (!info.built) skip();
+    if (!info.built) TH_SKIP("this build has no nvcc, so no kernels");
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     th_result *r = th_result_new();
     const char *old[] = {driver_env, "FAKE_CUDA_VERSION=12040", NULL};
@@ -323,7 +323,7 @@ static th_result *run_one_device(void (*child)(th_result *, void *)) {
 
 static void test_launch_pops_only_after_a_push(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     th_result *r = run_one_device(child_launch_push_fails);
     const int *u = r->user_int;
     if (u[L_ST1] != CUDALOAD_OK || u[L_ST2] != CUDALOAD_ERROR_CUDA || u[L_ST3] != CUDALOAD_OK || u[L_PUSH_FAILED] != 1 ||
@@ -371,7 +371,7 @@ static void run_prepare_case(const prepare_case *c) {
  * is kept: the driver is not asked again. */
 static void test_prepare_retries_transient_failures(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     enum { OK = CUDALOAD_OK, CUDA = CUDALOAD_ERROR_CUDA, NOIMG = CUDALOAD_ERROR_NO_KERNEL_IMAGE };
     static const prepare_case cases[] = {
         {"no failure", {NULL}, {OK, OK, OK}, 1, 1, 0, 1},
@@ -446,7 +446,7 @@ static void child_multi_kinfo(th_result *r, void *arg) {
 
 static void test_devices_gated_each(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     th_result *r = run_three_devices(child_multi_kinfo);
     const int *u = r->user_int;
     const int want[4][4] = {{CUDALOAD_OK, 90, 1, 0},
@@ -518,7 +518,7 @@ static void child_multi_calls(th_result *r, void *arg) {
 
 static void test_calls_run_where_the_pointers_are(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     th_result *r = run_three_devices(child_multi_calls);
     const int *u = r->user_int;
     struct { int i, want; const char *what; } checks[] = {
@@ -567,7 +567,7 @@ static void child_pointer_queries(th_result *r, void *arg) {
 
 static void test_one_device_asks_nothing_per_call(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     const char *one[] = {launch_env, "FAKE_CUDA_DEVICES=1", NULL};
     th_result *r = th_result_new();
@@ -621,7 +621,7 @@ static void child_no_context_query(th_result *r, void *arg) {
 
 static void test_launch_asks_no_context(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     th_result *r = run_one_device(child_no_context_query);
     const int *u = r->user_int;
     /* warm: two calls, two driver calls (the launches), no query, no push */
@@ -667,7 +667,7 @@ static void child_split_launches(th_result *r, void *arg) {
 
 static void test_split_sum_launched_as_dependent(void **state) {
     (void)state;
-    if (!kernels_built()) skip();
+    if (!kernels_built()) TH_SKIP("this build has no nvcc, so no kernels");
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     static const struct {
         const char *cc, *ex_error;

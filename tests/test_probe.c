@@ -953,6 +953,106 @@ static void test_usage_errors(void **state) {
     done(&o);
 }
 
+/* root (PATH_MAX) made a directory path of about len bytes (components of 250 'd's), under dir. */
+static void deep_dir(char *root, const char *dir, size_t len) {
+    int n = snprintf(root, PATH_MAX, "%s", dir);
+    while ((size_t)n + 251 < len) n += snprintf(root + n, PATH_MAX - (size_t)n, "/%0250d", 0);
+    snprintf(root + n, PATH_MAX - (size_t)n, "/%0*d", (int)(len - (size_t)n - 1), 0);
+}
+
+/* cudart and cuBLAS each in a directory of nearly PATH_MAX bytes (hard links to the fixtures'
+ * CUDA 13 files, two roots): the link flags (-L, -l: and -rpath for both) do not fit their
+ * buffer. Before, the writer went on past the buffer once it was truncated; now the JSON's
+ * link_flags is null (never a cut command line), lib_dirs has both directories whole, and the
+ * text report prints both -L items. */
+static void test_link_flags_too_long(void **state) {
+    (void)state;
+    const char *site = th_fixture_env("VENV_CU13_SITE");
+    if (strcmp(th_fixture_env("CU13_CUBLAS"), "1") != 0) {
+        print_message("skipped: the fixtures' CUDA 13 venv has no cuBLAS wheel (FIXTURES_CU13_CUBLAS=0)\n");
+        skip();
+    }
+    /* under the build directory, where the fixtures are: hard links need the same file system */
+    char top[PATH_MAX], cmd[PATH_MAX + 32];
+    snprintf(top, sizeof top, "%s/probe-long-paths", getenv("CUDALOAD_TEST_BUILD"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+    assert_int_equal(system(cmd), 0);
+    static char roots[2][PATH_MAX];
+    const char *files[2][3] = {{"libcudart.so.13", NULL}, {"libcublas.so.13", "libcublasLt.so.13", NULL}};
+    for (int r = 0; r < 2; r++) {
+        char base[PATH_MAX], lib[PATH_MAX + 32], src[PATH_MAX], dst[PATH_MAX + 64];
+        snprintf(base, sizeof base, "%s/%c", top, 'a' + r);
+        /* root/nvidia/cu13/lib/libcublasLt.so.13 is PATH_MAX - 1 bytes long */
+        deep_dir(roots[r], base, PATH_MAX - 1 - strlen("/nvidia/cu13/lib/libcublasLt.so.13"));
+        snprintf(lib, sizeof lib, "%s/nvidia/cu13/lib", roots[r]);
+        th_mkdirs(lib);
+        for (int f = 0; files[r][f]; f++) {
+            snprintf(src, sizeof src, "%s/nvidia/cu13/lib/%s", site, files[r][f]);
+            snprintf(dst, sizeof dst, "%s/%s", lib, files[r][f]);
+            if (link(src, dst) != 0) fail_msg("link %s %s: %s", src, dst, strerror(errno));
+        }
+    }
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", roots[0], "--root", roots[1], NULL};
+    run_out o;
+    run_expect(&o, env, args, 2);
+    ASSERT_JQ(&o, "[d[\"libraries\"][k][\"status\"] for k in (\"cudart\", \"cublas\")]", "[\"loaded\", \"loaded\"]");
+    ASSERT_JQ(&o, "[len(x) for x in d[\"build\"][\"lib_dirs\"]]", "[4077, 4077]");
+    ASSERT_JQ(&o, "d[\"build\"][\"link_flags\"]", "null");
+    done(&o);
+    const char *args_text[] = {"--root", roots[0], "--root", roots[1], NULL};
+    run_expect(&o, env, args_text, 2);
+    char want[PATH_MAX + 64];
+    for (int r = 0; r < 2; r++) {
+        snprintf(want, sizeof want, "-L%s/nvidia/cu13/lib", roots[r]);
+        if (!strstr(o.text, want)) fail_msg("no %.60s... in the text report:\n%.2000s", want, o.text);
+    }
+    done(&o);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* With --json, wherever it stands, a usage error still prints JSON on stdout (a script parsing
+ * it reads why): {"error": {"status", "message", "exit_code"}}, status being libcudaload's name
+ * for a setting it refused, null for an argument of the probe's own; without --json stdout
+ * stays empty, and --quiet prints nothing. */
+static void test_json_usage_errors(void **state) {
+    (void)state;
+    run_out o;
+    const char *bad_env[] = {"CUDALOAD_SOURCES=caller,bogus", NULL};
+    const char *j[] = {"--json", NULL}, *j_bogus[] = {"--bogus", "--json", NULL},
+               *j_lib[] = {"--json", "--lib", "nosuchlib", NULL}, *j_root[] = {"--root", "relative/dir", "--json", NULL},
+               *j_libs[] = {"--json", "--libs", "cudart", NULL};
+    struct {
+        const char *const *env, *const *args;
+        const char *status, *in_message;
+    } cases[] = {
+        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+        {NULL, j_bogus, "null", "--bogus"},
+        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "nosuchlib"},
+        {NULL, j_root, "null", "relative/dir"},
+        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_expect(&o, cases[i].env, cases[i].args, 4);
+        ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
+        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"status\"]");
+        ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
+        ASSERT_JQ(&o, "d[\"error\"][\"status\"]", cases[i].status);
+        char expr[256];
+        snprintf(expr, sizeof expr, "\"%s\" in d[\"error\"][\"message\"]", cases[i].in_message);
+        ASSERT_JQ(&o, expr, "true");
+        assert_non_null(strstr(o.err, cases[i].in_message)); /* and the message on stderr, as without --json */
+        done(&o);
+    }
+    run_expect(&o, bad_env, NULL, 4);
+    assert_string_equal(o.text, "");
+    done(&o);
+    const char *jq_quiet[] = {"--json", "--quiet", "--bogus", NULL};
+    run_expect(&o, NULL, jq_quiet, 4);
+    if (o.text[0] || o.err[0]) fail_msg("--quiet --json printed:\n%s%s", o.text, o.err);
+    done(&o);
+}
+
 /* A relative CUDA_HOME, CUDA_PATH, CONDA_PREFIX or VIRTUAL_ENV is ignored by the search: the
  * report says so, naming the variable; an absolute one draws no such line. */
 static void test_relative_env_warned(void **state) {
@@ -1365,6 +1465,8 @@ int main(void) {
         cmocka_unit_test(test_selftest_failure_is_reported),
         cmocka_unit_test(test_every_device_listed_and_tested),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_json_usage_errors),
+        cmocka_unit_test(test_link_flags_too_long),
         cmocka_unit_test(test_cu13_only_with_cu12_driver),
         cmocka_unit_test(test_text_fits_80_columns),
         cmocka_unit_test(test_colour_only_on_terminal),

@@ -159,9 +159,9 @@ static void test_nothing_findable_gives_library_codes(void **state) {
 
 static void test_registrations_replayed_after_late_init(void **state) {
     (void)state;
-    if (!have("stub_prog")) skip();
+    if (!have("stub_prog")) TH_SKIP("no stub_prog: this build has no nvcc");
     const char *fx = getenv("CUDALOAD_TEST_FIXTURES");
-    if (!fx) skip();
+    if (!fx) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
     char out[4096];
     assert_int_equal(sh(out, sizeof out, "%s STUB_ROOT='%s/cudahome/lib64' '%s/tests/stub_prog'", th_fake_driver_env(), fx, build), 0);
     assert_int_equal(val(out, "fatbins"), 1);
@@ -178,7 +178,7 @@ static void test_two_modules_beside_the_real_runtime(void **state) {
     (void)state;
     char real[PATH_MAX];
     snprintf(real, sizeof real, "%s/lib64/libcudart.so.13", cuda_home);
-    if (access(real, R_OK) != 0) skip();
+    if (access(real, R_OK) != 0) TH_SKIP("no %s", real);
     char out[8192];
     /* the modules export their own functions only: no cuda* symbol interposes on the runtime */
     assert_int_equal(sh(out, sizeof out, "nm -D --defined-only '%s/tests/stub_module_a.so' | awk '{print $3}' | sort", build), 0);
@@ -244,7 +244,7 @@ static int other_major_child(void) {
  * overrun it). */
 static void test_other_major_keeps_only_stable_entries(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
     child_a = th_fixture_env("VENV_CU12_SITE");
     in_child(other_major_child);
 }
@@ -278,7 +278,7 @@ static int preload_child(void) {
  * SONAME), not to the one its cache lists (the toolkit's, on this machine): one copy mapped. */
 static void test_preload_mode(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
     const char *root = th_fixture("toolkit-cu13-wheel");
     char module[PATH_MAX + 64];
     snprintf(module, sizeof module, "%s/tests/preload_module.so", build);
@@ -311,7 +311,7 @@ static void test_threads_and_fork(void **state) {
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
-    if (!top) skip();
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP is not set (run through make check)");
     char out[65536];
     /* row name, stub id, the toolkit's file (the driver: its link stub) */
     static const char *const libs[][3] = {

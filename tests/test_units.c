@@ -125,7 +125,7 @@ static void test_proc_driver_version(void **state) {
 static void test_ldcache_lookup(void **state) {
     (void)state;
     int fd = open("/etc/ld.so.cache", O_RDONLY);
-    if (fd < 0) skip();
+    if (fd < 0) TH_SKIP("no /etc/ld.so.cache on this machine");
     struct stat st;
     fstat(fd, &st);
     unsigned char *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -494,7 +494,7 @@ static void test_dist_info_tells_the_major(void **state) {
     free(site);
 }
 
-/* ---- the driver's places after the dynamic loader (NixOS, WSL, containers: issue 15) ---- */
+/* ---- the driver's places after the dynamic loader (NixOS, WSL, containers) ---- */
 
 typedef struct driver_tree {
     char *top;
@@ -766,7 +766,7 @@ static void test_compat_taken_when_it_helps(void **state) {
     free_driver_tree(t);
 }
 
-/* ---- version floors (CUDALOAD_MIN_<NAME>, options.min_versions: issue 15) ---- */
+/* ---- version floors (CUDALOAD_MIN_<NAME>, options.min_versions) ---- */
 
 /* The toolkit's runtime (13.0) comes first, the CUDA 13 wheel's (13.5 in the fixtures) second:
  * a floor of 13.1 skips the first with BELOW_FLOOR and the numbers, and takes the second; from

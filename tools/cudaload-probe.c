@@ -16,6 +16,7 @@
 #include "cudaload.h"
 #include "probe_report.h"
 #include "probe_platform.h"
+#include "probe_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,14 +58,44 @@ static void free_roots(void) {
     free(libs);
 }
 
-/* Adds the comma-separated names to libs; 0 on an unknown name (reported unless quiet). */
-static int add_names(const char *list, size_t *n, int quiet) {
+/* How an error that ends the probe before its report (a usage error, out of memory) is told:
+ * nothing with --quiet; else its message on stderr and, with --json, also a JSON error object on stdout, so that a script parsing the output reads why:
+ *   {"error": {"status": "CUDALOAD_ERROR_INVALID_OPTION", "message": "...", "exit_code": 4}}
+ * status is libcudaload's status name when libcudaload refused the setting, else null (an
+ * argument of the probe's own); exit_code is 4 for a usage error, 1 out of memory. Both flags are
+ * read before the other arguments. */
+static int quiet, json;
+
+/* Reports an error that ends the probe before its report (status: libcudaload's status, or
+ * CUDALOAD_OK when the probe's own arguments are wrong) and returns code, its exit code. */
+static int error_exit(cudaload_status status, const char *message, int code) {
+    if (quiet) return code;
+    fprintf(stderr, "cudaload-probe: %s\n", message);
+    if (json) {
+        pj_writer w = {.out = stdout};
+        pj_begin_object(&w);
+        pj_key(&w, "error"), pj_begin_object(&w);
+        pj_key(&w, "status"), pj_string(&w, status != CUDALOAD_OK ? cudaload_status_name(status) : NULL);
+        pj_key(&w, "message"), pj_string(&w, message);
+        pj_key(&w, "exit_code"), pj_int(&w, code);
+        pj_end_object(&w);
+        pj_end_object(&w); /* ends the line */
+    }
+    return code;
+}
+static int usage_error(cudaload_status status, const char *message) { return error_exit(status, message, PROBE_EXIT_USAGE); }
+/* Out of memory before the report could be made: as a library that cannot be had (exit 1). */
+static int out_of_memory(void) { return error_exit(CUDALOAD_ERROR_OUT_OF_MEMORY, "out of memory", PROBE_EXIT_LIB_MISSING); }
+
+/* Adds the comma-separated names to libs; 0 on an unknown name (reported). */
+static int add_names(const char *list, size_t *n) {
     char *copy = strdup(list), *save = NULL;
     int ok = copy != NULL;
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save)) {
         cudaload_lib lib;
-        if (cudaload_lib_by_name(t, &lib) != CUDALOAD_OK) {
-            if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
+        cudaload_status st = cudaload_lib_by_name(t, &lib);
+        if (st != CUDALOAD_OK) {
+            usage_error(st, cudaload_last_error());
             ok = 0;
         } else {
             libs[(*n)++] = lib;
@@ -95,17 +126,14 @@ static void print_catalogue(void) {
 }
 
 /* --cflags / --libs: locate each library (nothing loaded) and print its build flags. */
-static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roots_in, int quiet) {
+static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roots_in) {
     cudaload_options o;
     cudaload_options_init(&o);
     o.roots = roots_in;
     o.n_roots = n_roots_in;
     o.flags = CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL;
     cudaload_status st = cudaload_init(&o);
-    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) {
-        if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
-        return PROBE_EXIT_USAGE;
-    }
+    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
     int code = PROBE_EXIT_OK;
     const char *sep = "";
     for (size_t i = 0; i < n; i++) {
@@ -139,22 +167,20 @@ static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roo
 }
 
 int main(int argc, char **argv) {
-    int json = 0, find_only = 0, selftest = 1, quiet = 0;
+    int find_only = 0, selftest = 1;
     roots = calloc((size_t)argc + 1, sizeof *roots);
     atexit(free_roots);
     size_t n_roots = 0, n_libs = 0;
     libs = calloc(cudaload_library_count() * ((size_t)argc + 1), sizeof *libs);
     int load = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
-    /* --quiet first, wherever it stands, so that it silences the usage errors too (the word
-     * after --root is that root's name, not a flag) */
+    /* --quiet and --json first, wherever they stand, so that they shape the usage errors too
+     * (the word after --root is that root's name, not a flag) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0) i++;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else if (strcmp(argv[i], "--json") == 0) json = 1;
     }
-    if (!roots || !libs) { /* out of memory: as when the report cannot be collected (below) */
-        if (!quiet) fprintf(stderr, "cudaload-probe: out of memory\n");
-        return PROBE_EXIT_LIB_MISSING;
-    }
+    if (!roots || !libs) return out_of_memory();
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) roots[n_roots++] = argv[++i];
         else if (strncmp(argv[i], "--root=", 7) == 0) roots[n_roots++] = argv[i] + 7;
@@ -163,9 +189,9 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-selftest") == 0) selftest = 0;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
         else if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc) {
-            if (!add_names(argv[++i], &n_libs, quiet)) return PROBE_EXIT_USAGE;
+            if (!add_names(argv[++i], &n_libs)) return PROBE_EXIT_USAGE;
         } else if (strncmp(argv[i], "--lib=", 6) == 0) {
-            if (!add_names(argv[i] + 6, &n_libs, quiet)) return PROBE_EXIT_USAGE;
+            if (!add_names(argv[i] + 6, &n_libs)) return PROBE_EXIT_USAGE;
         } else if (strcmp(argv[i], "--all") == 0) {
             for (size_t k = 0; k < cudaload_library_count(); k++) libs[n_libs++] = (cudaload_lib)k;
         } else if (strcmp(argv[i], "--load") == 0) load = 1;
@@ -175,7 +201,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--cflags") == 0 || strcmp(argv[i], "--libs") == 0) {
             flags_mode = argv[i][2] == 'c' ? 1 : 2;
             for (; i + 1 < argc && argv[i + 1][0] != '-'; i++)
-                if (!add_names(argv[i + 1], &n_libs, quiet)) return PROBE_EXIT_USAGE;
+                if (!add_names(argv[i + 1], &n_libs)) return PROBE_EXIT_USAGE;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return PROBE_EXIT_OK;
@@ -183,19 +209,20 @@ int main(int argc, char **argv) {
             printf("cudaload-probe %s\n", cudaload_version_string());
             return PROBE_EXIT_OK;
         } else {
-            if (!quiet) {
-                fprintf(stderr, "cudaload-probe: unknown or incomplete argument '%s'\n", argv[i]);
-                usage(stderr);
-            }
-            return PROBE_EXIT_USAGE;
+            char msg[512];
+            snprintf(msg, sizeof msg, "unknown or incomplete argument '%.400s'", argv[i]);
+            int code = usage_error(CUDALOAD_OK, msg);
+            if (!quiet) usage(stderr);
+            return code;
         }
     }
     for (size_t i = 0; i < n_roots; i++)
         if (!probe_is_absolute(roots[i])) {
-            if (!quiet) fprintf(stderr, "cudaload-probe: --root %s: give an absolute path\n", roots[i]);
-            return PROBE_EXIT_USAGE;
+            char msg[4200];
+            snprintf(msg, sizeof msg, "--root %.4096s: give an absolute path", roots[i]);
+            return usage_error(CUDALOAD_OK, msg);
         }
-    if (flags_mode) return print_flags(flags_mode == 1, n_libs, roots, n_roots, quiet);
+    if (flags_mode) return print_flags(flags_mode == 1, n_libs, roots, n_roots);
     cudaload_options opts;
     cudaload_options_init(&opts);
     opts.roots = roots;
@@ -203,10 +230,7 @@ int main(int argc, char **argv) {
     opts.flags = CUDALOAD_FLAG_LOAD_CUBLAS | CUDALOAD_FLAG_DRIVER_OPTIONAL | (find_only ? CUDALOAD_FLAG_FIND_ONLY : 0);
     cudaload_status st = cudaload_init(&opts);
     const char *init_error = st != CUDALOAD_OK ? cudaload_last_error() : NULL;
-    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) {
-        if (!quiet) fprintf(stderr, "cudaload-probe: %s\n", init_error);
-        return PROBE_EXIT_USAGE;
-    }
+    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, init_error);
     /* the libraries asked for: searched after init, loaded with --load, else only located */
     for (size_t i = 0; i < n_libs; i++) {
         if ((int)libs[i] < CUDALOAD_LIB_COUNT_) continue;
@@ -216,10 +240,7 @@ int main(int argc, char **argv) {
     if (st != CUDALOAD_OK) init_error = cudaload_status_string(st); /* the text above was overwritten */
     probe_request rq = {st, init_error, find_only, selftest, libs, n_libs, NULL};
     probe_report *r = probe_report_collect(&rq);
-    if (!r) {
-        if (!quiet) fprintf(stderr, "cudaload-probe: out of memory\n");
-        return PROBE_EXIT_LIB_MISSING;
-    }
+    if (!r) return out_of_memory();
     int code = probe_report_exit_code(r);
     if (!quiet && json) probe_report_json(r, stdout);
     else if (!quiet) probe_report_text(r, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));

@@ -76,8 +76,7 @@ static void shell_words(const char *reqs, char *out, size_t n) {
     for (const char *s = reqs; *s;) {
         size_t w = strcspn(s, " ");
         int q = memchr(s, '*', w) || memchr(s, '>', w) || memchr(s, '<', w);
-        len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s%.*s%s", len ? " " : "", q ? "\"" : "", (int)w, s,
-                                q ? "\"" : "");
+        len = probe_appendf(out, n, len, "%s%s%.*s%s", len ? " " : "", q ? "\"" : "", (int)w, s, q ? "\"" : "");
         s += w;
         if (*s) s++;
     }
@@ -401,7 +400,7 @@ static void word_ld_library_path(probe *p) {
     char rest[8192] = "", cmd[8192 + 64], why[128];
     size_t len = 0;
     for (int i = 0; i < n_keep; i++) {
-        if (i) len += (size_t)snprintf(rest + len, len < sizeof rest ? sizeof rest - len : 0, ":");
+        if (i) len = probe_appendf(rest, sizeof rest, len, ":");
         len = probe_shell_word(rest, sizeof rest, len, keep[i]);
     }
     if (n_keep) snprintf(cmd, sizeof cmd, "export LD_LIBRARY_PATH=%s", rest);

@@ -258,7 +258,7 @@ static probe_value get_f_requirements(const probe_lib *l, size_t k, char *b, siz
             char pkg[128], req[160];
             snprintf(pkg, sizeof pkg, "%.*s", (int)w, s);
             probe_requirement(l->info.lib, f->major, pkg, req, sizeof req);
-            len += (size_t)snprintf(b + len, len < n ? n - len : 0, "%s%s", len ? " " : "", req);
+            len = probe_appendf(b, n, len, "%s%s", len ? " " : "", req);
         }
         s += w;
         if (*s) s++;

@@ -10,6 +10,7 @@
 
 #include "cudaload_tables.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,13 +95,17 @@ static void build_flags(probe *p) {
     if (strcmp(bdir, rdir) == 0) bdir[0] = 0;
     for (int i = 0; i < 2; i++)
         if (p->lib_dirs[i][0]) origin_rel_of(p, p->lib_dirs[i], p->origin_rel[i], PATH_MAX);
-    int n = snprintf(p->link_flags, sizeof p->link_flags, "-L%s -l:%s", rdir, rt->soname);
+    char *lf = p->link_flags;
+    size_t n = probe_appendf(lf, sizeof p->link_flags, 0, "-L%s -l:%s", rdir, rt->soname);
     if (have_bl) {
-        if (bdir[0]) n += snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -L%s", bdir);
-        n += snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -l:%s", bl->soname);
+        if (bdir[0]) n = probe_appendf(lf, sizeof p->link_flags, n, " -L%s", bdir);
+        n = probe_appendf(lf, sizeof p->link_flags, n, " -l:%s", bl->soname);
     }
-    n += snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -Wl,--disable-new-dtags -Wl,-rpath,%s", rdir);
-    if (bdir[0]) snprintf(p->link_flags + n, sizeof p->link_flags - (size_t)n, " -Wl,-rpath,%s", bdir);
+    n = probe_appendf(lf, sizeof p->link_flags, n, " -Wl,--disable-new-dtags -Wl,-rpath,%s", rdir);
+    if (bdir[0]) n = probe_appendf(lf, sizeof p->link_flags, n, " -Wl,-rpath,%s", bdir);
+    /* flags cut short would link against a directory that is not there: none rather than those
+     * (the text report builds its lines from lib_dirs) */
+    if (n >= sizeof p->link_flags) lf[0] = 0;
 }
 
 /* The index of major in a catalogue row's flavors, or -1. */
@@ -180,11 +185,19 @@ size_t probe_shell_word(char *out, size_t n, size_t len, const char *s) {
     int plain = s[0] != 0;
     for (const char *c = s; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._:+-,=@%", *c)) plain = 0;
-    if (plain) return len + (size_t)snprintf(out + len, len < n ? n - len : 0, "%s", s);
-    len += (size_t)snprintf(out + len, len < n ? n - len : 0, "'");
-    for (const char *c = s; *c; c++)
-        len += (size_t)snprintf(out + len, len < n ? n - len : 0, *c == '\'' ? "'\\''" : "%c", *c);
-    return len + (size_t)snprintf(out + len, len < n ? n - len : 0, "'");
+    if (plain) return probe_appendf(out, n, len, "%s", s);
+    len = probe_appendf(out, n, len, "'");
+    for (const char *c = s; *c; c++) len = *c == '\'' ? probe_appendf(out, n, len, "'\\''") : probe_appendf(out, n, len, "%c", *c);
+    return probe_appendf(out, n, len, "'");
+}
+
+size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    /* past the end: only the length is counted (a NULL buffer of size 0 is valid C11) */
+    int w = len < n ? vsnprintf(out + len, n - len, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    return len + (w > 0 ? (size_t)w : 0);
 }
 
 /* Whether two paths name the same file, symbolic links resolved (0 when either is missing). */

@@ -139,6 +139,11 @@ typedef struct probe_report probe;
 void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra);
 void probe_checks(probe *p);
 size_t probe_shell_word(char *out, size_t n, size_t len, const char *s);
+/* Appends the formatted text to out (of size n, holding len bytes) and returns the length the
+ * whole text has: len + what this call adds, whether it fit or not. Once that reaches n, out
+ * holds a truncated text and later calls write nothing (never at out + len, which is past the
+ * buffer then): the caller checks the returned length against n. */
+size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* probe_selftest.c */
 void probe_selftest(probe *p);

@@ -177,11 +177,16 @@ static void wrap(FILE *o, const char *prefix, int indent, const char *text) { wr
 /* Prints a group of command-line items after label, all on one line when they fit, else
  * one item a line joined by " \" so the block still pastes into a shell. */
 static void flag_block(FILE *o, const char *label, char *const *items, int n) {
-    char line[8 * PATH_MAX];
-    int len = snprintf(line, sizeof line, "  %-9s", label);
-    for (int i = 0; i < n; i++) len += snprintf(line + len, sizeof line - (size_t)len, "%s%s", i ? " " : "", tx(items[i]));
-    if (vis_width(line, strlen(line)) <= WIDTH || n == 1) {
-        fprintf(o, "%s\n", line);
+    /* the width the line would have, counted rather than written into a buffer of its own */
+    size_t width = 11; /* "  %-9s" */
+    for (int i = 0; i < n; i++) {
+        const char *t = tx(items[i]);
+        width += (i ? 1 : 0) + vis_width(t, strlen(t));
+    }
+    if (width <= WIDTH || n == 1) {
+        fprintf(o, "  %-9s", label);
+        for (int i = 0; i < n; i++) fprintf(o, "%s%s", i ? " " : "", tx(items[i]));
+        fputc('\n', o);
         return;
     }
     for (int i = 0; i < n; i++) fprintf(o, i ? "%11s%s%s\n" : "  %-9s%s%s\n", i ? "" : label, tx(items[i]), i + 1 < n ? " \\" : "");

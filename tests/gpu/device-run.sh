@@ -31,7 +31,7 @@ step probe-system env CUDALOAD_SOURCES=system ./build/cudaload-probe
 step probe-nonroot ./build/cudaload-probe
 step probe-json ./build/cudaload-probe --json --root "$CUDALOAD_GPU_SITE"
 step probe-llp env LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./build/cudaload-probe --root "$CUDALOAD_GPU_SITE" --no-selftest
-# The probe on the GPU machine, checked (issue 4's acceptance): the wheels' cu13 libraries,
+# The probe on the GPU machine, checked: the wheels' cu13 libraries,
 # the driver's CUDA version and branch, the device as sm_XY with SASS, the self-test passed.
 check_probe() {
     local f=$out/probe-json.txt ok=1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/gpu/driver-run.sh OUTDIR RT_TREE -- the driver facts of issue 15 on the GPU machine (logs
+# tests/gpu/driver-run.sh OUTDIR RT_TREE -- the driver facts on the GPU machine (logs
 # committed under docs/gpu-run/driver/). RT_TREE: a directory holding only libcudart.so.13 of a
 # newer minor than the driver runs (the nvidia-cuda-runtime 13.5 wheel's; carried to the machine,
 # e.g. build/rt-13.5). Each step's log goes to OUTDIR/<step>.txt, its rc to OUTDIR/summary.txt:

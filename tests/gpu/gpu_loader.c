@@ -184,7 +184,7 @@ static void child_preloaded(th_result *r, void *arg) {
 static void test_reuses_a_loaded_runtime(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
-    if (!has_cu13_wheels()) skip();
+    if (!has_cu13_wheels()) TH_SKIP("no nvidia/cu13/lib under CUDALOAD_GPU_SITE");
     cudaload_options o;
     cudaload_options_init(&o);
     o.flags = CUDALOAD_FLAG_LOAD_CUBLAS;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/gpu/multigpu-run.sh OUTDIR -- libcudaload on a machine with two or more GPUs, in one go
-# (issue 17; logs committed under docs/gpu-run/multigpu/):
+# (logs committed under docs/gpu-run/multigpu/):
 #   env:        nvidia-smi -L and topo, the torch that will be used;
 #   check-gpu:  make check-gpu (gpu_loader, gpu_kernels, gpu_multi, compute-sanitizer), with
 #               every GPU visible;

@@ -28,7 +28,7 @@ root=$work/root
 out=$work/out
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
-skip() { echo "check-oldglibc: SKIPPED: $*"; exit 0; }
+skip() { echo "SKIP: check-oldglibc: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot, bind mounts)"
 command -v debootstrap >/dev/null || skip "debootstrap is not installed (apt-get install debootstrap)"
 zig=$("$py" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null) ||
@@ -50,10 +50,19 @@ bind() { # bind SRC DEST [ro]
 
 mkdir -p "$work"
 if [ ! -s "$work/bullseye.tar" ]; then
-    echo "check-oldglibc: making a Debian bullseye root with debootstrap ($mirror)"
+    echo "... debootstrap: building the old-glibc root, a Debian bullseye root ($mirror; log: $work/debootstrap.log)"
     rm -rf --one-file-system "$work/boot"
-    if ! debootstrap --variant=minbase --include=python3,python3-venv,python3-dev,make,binutils,ca-certificates bullseye "$work/boot" \
-            "$mirror" > "$work/debootstrap.log" 2>&1; then
+    debootstrap --variant=minbase --include=python3,python3-venv,python3-dev,make,binutils,ca-certificates bullseye "$work/boot" \
+        "$mirror" > "$work/debootstrap.log" 2>&1 &
+    boot_pid=$!
+    # minutes with its output in the log: its latest step every 30 s, so the run is seen to move
+    boot_start=$SECONDS
+    while kill -0 "$boot_pid" 2>/dev/null; do
+        for _ in $(seq 30); do kill -0 "$boot_pid" 2>/dev/null && sleep 1; done
+        kill -0 "$boot_pid" 2>/dev/null &&
+            echo "... debootstrap: building the old-glibc root, $((SECONDS - boot_start)) s: $(grep '^I: ' "$work/debootstrap.log" | tail -1)"
+    done
+    if ! wait "$boot_pid"; then
         tail -5 "$work/debootstrap.log"
         skip "debootstrap could not make the root (no network to $mirror?); log: $work/debootstrap.log"
     fi

@@ -337,3 +337,44 @@ def auditwheel_show_and_repair(wheel, tmp_path):
         assert not [n for n in names if ".libs/" in n], f"auditwheel grafted libraries: {names}"
         assert [n for n in names if n.endswith(".so")], names
     return m.group(1)
+
+
+# ---- make check's summary and progress (tests/summary.sh) ----
+# With CHECK_SUMMARY set (make check-python), this run's totals are the runner "python" and each
+# skip is recorded with its reason (a module skipped as a whole under the module's name);
+# make check-python then runs `tests/summary.sh check python`, which fails a skip without a
+# reason, or under CI=true one tests/expected-skips.txt does not expect.
+_SUMMARY = REPO / "tests" / "summary.sh"
+_started = []
+
+
+def pytest_sessionstart(session):
+    import time
+    _started.append(time.monotonic())
+    if os.environ.get("CHECK_SUMMARY"):
+        subprocess.run([str(_SUMMARY), "begin", "python"], check=False)
+
+
+def pytest_collection_finish(session):
+    # progress: the run is long (wheels built, venvs made) and -v names each test as it starts
+    print("\n... pytest: %d tests" % len(session.items), flush=True)
+
+
+def _skip_reason(report):
+    r = report.longrepr
+    text = r[2] if isinstance(r, tuple) and len(r) == 3 else str(r or "")
+    return text[len("Skipped: "):] if text.startswith("Skipped: ") else text
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    import time
+    if not os.environ.get("CHECK_SUMMARY"):
+        return
+    stats = terminalreporter.stats
+    skips = stats.get("skipped", [])
+    for rep in skips:
+        subprocess.run([str(_SUMMARY), "skip", "python", rep.nodeid, _skip_reason(rep)], check=False)
+    failed = len(stats.get("failed", [])) + len(stats.get("error", []))
+    seconds = int(time.monotonic() - _started[0]) if _started else 0
+    subprocess.run([str(_SUMMARY), "runner", "python", str(len(stats.get("passed", []))), str(failed),
+                    str(len(skips)), str(seconds)], check=False)

@@ -218,7 +218,7 @@ def test_probe_schema_matches_the_cli(venv_bare):
 
 def test_pip_install_from_the_repo_in_a_clean_venv(tmp_path):
     """`pip install ./python-shim` in a fresh venv, as a user runs it (build isolation: pip
-    fetches setuptools; the build reuses this session's libcudaload objects through
+    fetches setuptools; the build reuses this test run's libcudaload objects through
     CUDALOAD_BUILD_BASE). Then it imports and reports."""
     v = tmp_path / "venv"
     sh([sys.executable, "-m", "venv", v])
