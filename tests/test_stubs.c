@@ -291,6 +291,77 @@ static void test_preload_mode(void **state) {
     in_child(preload_child);
 }
 
+/* The binding lines of LD_DEBUG=bindings files in dir ("binding file A [0] to B [0]: ..."):
+ * fails on one where an NVIDIA library binds to a libcudaload object; counts those from a file
+ * named from_lib to one named to_lib (both basenames' prefixes). */
+static int ld_bindings(const char *dir, const char *from_lib, const char *to_lib) {
+    char out[1 << 16];
+    int n = 0;
+    assert_int_equal(sh(out, sizeof out, "ls '%s'", dir), 0);
+    for (char *f = strtok(out, "\n"); f; f = strtok(NULL, "\n")) {
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, f);
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char line[4096];
+        while (fgets(line, sizeof line, fp)) {
+            const char *p = strstr(line, "binding file ");
+            char a[1024], b[1024];
+            if (!p || sscanf(p, "binding file %1023s [%*[^]]] to %1023s", a, b) != 2) continue;
+            const char *an = strrchr(a, '/') ? strrchr(a, '/') + 1 : a, *bn = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+            int a_nvidia = (strncmp(an, "libcu", 5) == 0 || strncmp(an, "libnv", 5) == 0) && strncmp(an, "libcudaload", 11) != 0;
+            if (a_nvidia && strncmp(bn, "libcudaload", 11) == 0) {
+                fclose(fp);
+                fail_msg("an NVIDIA library bound to a stub: %s", p);
+            }
+            n += strncmp(an, from_lib, strlen(from_lib)) == 0 && strncmp(bn, to_lib, strlen(to_lib)) == 0;
+        }
+        fclose(fp);
+    }
+    return n;
+}
+
+/* Every shared stub and libcudaload.so.0 linked into one program, against the toolkit: the calls
+ * that make one NVIDIA library call another (cuBLAS's version call and cublasCreate -> cuBLASLt,
+ * cuSOLVER -> cuBLAS, cuBLASLt, cuSPARSE; cuSPARSE -> nvJitLink) return, and NVIDIA's imports
+ * bind to NVIDIA's libraries, never to a stub (LD_DEBUG=bindings, every import bound at load:
+ * LD_BIND_NOW). The stubs' exports are in a version node of their own (stubs/stub.map): without
+ * it libcublas bound its cuBLASLt imports to the cuBLASLt stub and the first call hung. */
+static void test_all_shared_stubs_together(void **state) {
+    (void)state;
+    char prog[PATH_MAX + 64];
+    snprintf(prog, sizeof prog, "%s/tests/stub_all_shared", build);
+    if (access(prog, X_OK) != 0) {
+        print_message("skipped: %s not built (the sanitizer builds make the stub archives only)\n", prog);
+        skip();
+    }
+    char *dir = th_tmpdir();
+    char out[4096];
+    int st = sh(out, sizeof out,
+                "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='%s/b' "
+                "timeout 60 '%s' 2>/dev/null",
+                cuda_home, dir, prog);
+    if (st != 0) fail_msg("stub_all_shared exited %d (124: it hung):\n%s", st, out);
+    assert_int_equal(val(out, "done"), 1);
+    assert_int_equal(val(out, "blas_property"), 0);
+    assert_int_equal(val(out, "blas_major"), 13);
+    assert_int_equal(val(out, "solver_property"), 0);
+    assert_int_equal(val(out, "sparse_property"), 0);
+    assert_int_equal(val(out, "jitlink_version"), 0);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    if (access("/dev/nvidiactl", F_OK) != 0) { /* no GPU: each library's own answer, through the stub */
+        assert_int_equal(val(out, "blas_create"), 1);      /* CUBLAS_STATUS_NOT_INITIALIZED */
+        assert_int_equal(val(out, "solver_dn_create"), 1); /* CUSOLVER_STATUS_NOT_INITIALIZED */
+        assert_int_equal(val(out, "sparse_create"), 1);    /* CUSPARSE_STATUS_NOT_INITIALIZED */
+    }
+    /* the imports are there to capture: each pair is seen bound, to NVIDIA's own file */
+    assert_true(ld_bindings(dir, "libcublas.so", "libcublasLt.so") > 0);
+    assert_true(ld_bindings(dir, "libcusolver.so", "libcublas.so") > 0);
+    assert_true(ld_bindings(dir, "libcusolver.so", "libcusparse.so") > 0);
+    assert_true(ld_bindings(dir, "libcusparse.so", "libnvJitLink.so") > 0);
+    free(dir);
+}
+
 /* First calls into three stubs from 16 threads at once, then forks while 4 threads call (the
  * stubs' lock and libcudaload's, taken in one order, around fork too); run under ASan and TSan by
  * make check-sanitize and check-tsan as well. */
@@ -329,7 +400,7 @@ static void test_stubs_cover_every_export(void **state) {
         int st = sh(out, sizeof out,
                     "mkdir -p '%s' && cd '%s' && "
                     "nm -D --defined-only '%s' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > real && "
-                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{print $3}' | sort -u > stub && "
+                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > stub && "
                     "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
                     "| sort -u > left; comm -23 real stub | comm -23 - left",
                     tmp, tmp, real, build, libs[i][1], libs[i][0], top);
@@ -350,6 +421,7 @@ int main(void) {
         cmocka_unit_test(test_preload_mode),
         cmocka_unit_test(test_stubs_cover_every_export),
         cmocka_unit_test(test_threads_and_fork),
+        cmocka_unit_test(test_all_shared_stubs_together),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
