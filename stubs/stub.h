@@ -39,7 +39,8 @@ typedef struct cl_stub_lib {
 } cl_stub_lib;
 
 /* The slow path of a call: loads the library (once; a failure is retried by the next call,
- * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. */
+ * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. NULL at once when
+ * called back from the foreign code of a first load this thread runs (stub_core.c). */
 CL_STUB_HIDDEN const void *cl_stub_load(cl_stub_lib *lib);
 /* Records that fn is absent from the loaded copy of lib (cudaload_last_error()). */
 CL_STUB_HIDDEN void cl_stub_absent(cl_stub_lib *lib, const char *fn);

@@ -362,6 +362,26 @@ static void test_all_shared_stubs_together(void **state) {
     free(dir);
 }
 
+/* A stub called back on the thread that runs its first load, from the foreign code that load
+ * runs under the stubs' lock (here the after-load hook, as cudart's registration replay runs the
+ * runtime's code): the call returns its library's failure code at once, for the library being
+ * loaded and for another one's first call; the outer call then goes through. Before, the
+ * thread waited on its own lock for ever. */
+static void test_reentered_stub_fails_fast(void **state) {
+    (void)state;
+    char out[4096];
+    int st = sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' timeout 60 '%s/tests/stub_reenter' 2>&1", cuda_home,
+                build);
+    if (st != 0) fail_msg("stub_reenter exited %d (124: it hung):\n%s", st, out);
+    assert_int_equal(val(out, "hook_runs"), 1);
+    assert_int_equal(val(out, "inner_lt"), 1);     /* CUBLAS_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "inner_rand"), 203); /* CURAND_STATUS_INITIALIZATION_FAILED */
+    assert_int_equal(val(out, "outer"), 0);
+    assert_int_equal(val(out, "outer_major"), 13);
+    assert_int_equal(val(out, "again"), 0);
+    assert_int_equal(val(out, "rand_after"), 0);
+}
+
 /* First calls into three stubs from 16 threads at once, then forks while 4 threads call (the
  * stubs' lock and libcudaload's, taken in one order, around fork too); run under ASan and TSan by
  * make check-sanitize and check-tsan as well. */
@@ -422,6 +442,7 @@ int main(void) {
         cmocka_unit_test(test_stubs_cover_every_export),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
+        cmocka_unit_test(test_reentered_stub_fails_fast),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
