@@ -382,6 +382,77 @@ static void test_reentered_stub_fails_fast(void **state) {
     assert_int_equal(val(out, "rand_after"), 0);
 }
 
+/* The return code a stub gives when its library cannot be loaded, by its return type. */
+static long load_failure_code(const char *ret) {
+    if (strcmp(ret, "CUresult") == 0 || strcmp(ret, "cudaError_t") == 0) return 303; /* ..._SHARED_OBJECT_INIT_FAILED */
+    if (strcmp(ret, "nvrtcResult") == 0) return 11;                                  /* NVRTC_ERROR_INTERNAL_ERROR */
+    fail_msg("no expected code for return type %s: add it here", ret);
+    return -1;
+}
+
+/* Every stub function that hands back a string or a name buffer through an out-parameter (the
+ * generated stubs' CL_STUB_OUT / CL_STUB_OLDER_OUT, and at least every const char ** parameter,
+ * read here from stubs/gen/ independently of the generator), called with no library to be had:
+ * its library's load-failure code, and the out-parameter a text of libcudaload, not the garbage
+ * it held (stub_outparams). A Python extension on the driver stub read cuGetErrorString's
+ * uninitialised output after cuInit failed, and crashed. */
+static void test_out_parameters_filled_on_failure(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) {
+        print_message("skipped: CUDALOAD_TEST_TOP unset (the generated stubs are read from the source tree)\n");
+        skip();
+    }
+    char fns[16384], strs[16384], out[16384];
+    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER)?_OUT\\(/{print l}' stubs/gen/*.c",
+                        top),
+                     0);
+    assert_int_equal(sh(strs, sizeof strs, "cd '%s' && grep -h '^CL_STUB_EXPORT.*const char \\*\\*' stubs/gen/*.c", top), 0);
+    for (char *l = strs; *l; l = strchr(l, '\n') + 1) {
+        char *nl = strchr(l, '\n');
+        if (!nl) break;
+        *nl = 0;
+        if (!strstr(fns, l)) fail_msg("a const char ** out-parameter the stub does not fill on failure: %s", l);
+        *nl = '\n';
+    }
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override timeout 60 '%s/tests/stub_outparams'", build), 0);
+    assert_int_equal(val(out, "cuInit"), 303);
+    int n = 0;
+    for (char *l = fns; *l; l = strchr(l, '\n') + 1) {
+        char ret[64], name[128], key[160];
+        if (sscanf(l, "CL_STUB_EXPORT %63s %127[A-Za-z0-9_](", ret, name) != 2) fail_msg("unread line: %s", l);
+        if (val(out, name) == INT_MIN) fail_msg("%s is not called by tests/stubs/stub_outparams.c: add it there", name);
+        assert_int_equal(val(out, name), load_failure_code(ret));
+        snprintf(key, sizeof key, "%s_text", name);
+        if (val(out, key) != 1) fail_msg("%s: its out-parameter holds no text of libcudaload", name);
+        n++;
+        if (!strchr(l, '\n')) break;
+    }
+    assert_true(n >= 6); /* cuGetErrorString, cuGetErrorName, ... */
+    assert_int_equal(val(out, "short_buffer_text"), 1);
+    assert_int_equal(val(out, "null_out"), 303);
+    assert_int_equal(val(out, "zero_len"), 303);
+}
+
+/* The same out-parameters when the library loads but lacks the function: CUDA 12's runtime from
+ * its wheel leaves the generated entries (CUDA 13's prototypes) empty, so cudaFuncGetName and
+ * cudaDeviceGetPCIBusId return cudaErrorNotSupported with the text naming them. */
+static void test_out_parameters_filled_when_absent(void **state) {
+    (void)state;
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) {
+        print_message("skipped: CUDALOAD_TEST_FIXTURES unset (CUDA 12's runtime comes from the fixtures' venv)\n");
+        skip();
+    }
+    char out[16384];
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' timeout 60 '%s/tests/stub_outparams'",
+                        th_fixture_env("VENV_CU12_SITE"), build),
+                     0);
+    assert_int_equal(val(out, "cudaFuncGetName"), 801); /* cudaErrorNotSupported */
+    assert_int_equal(val(out, "cudaFuncGetName_text"), 1);
+    assert_int_equal(val(out, "cudaDeviceGetPCIBusId"), 801);
+    assert_int_equal(val(out, "cudaDeviceGetPCIBusId_text"), 1);
+}
+
 /* First calls into three stubs from 16 threads at once, then forks while 4 threads call (the
  * stubs' lock and libcudaload's, taken in one order, around fork too); run under ASan and TSan by
  * make check-sanitize and check-tsan as well. */
@@ -443,6 +514,8 @@ int main(void) {
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
         cmocka_unit_test(test_reentered_stub_fails_fast),
+        cmocka_unit_test(test_out_parameters_filled_on_failure),
+        cmocka_unit_test(test_out_parameters_filled_when_absent),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
