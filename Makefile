@@ -290,7 +290,7 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
 STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_all_shared $(B)/tests/stub_reenter $(B)/tests/stub_outparams $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
-                 $(if $(NVCC),$(B)/tests/stub_prog)
+                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
@@ -305,6 +305,9 @@ $(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/t
 $(B)/tests/stub_outparams: tests/stubs/stub_outparams.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cuda.a \
 	  $(B)/stubs/libcudaload-cudart.a $(B)/stubs/libcudaload-nvrtc.a $(STUB_CORE)
+# nvcc's registrations from threads, racing the replay (a fatbinary file as its argument)
+$(B)/tests/stub_reg_threads: tests/stubs/stub_reg_threads.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
 $(B)/tests/stub_threads: tests/stubs/stub_threads.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-curand.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)

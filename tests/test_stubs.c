@@ -458,6 +458,35 @@ static void test_out_parameters_filled_when_absent(void **state) {
     assert_int_equal(val(out, "cudaDeviceGetPCIBusId_text"), 1);
 }
 
+/* nvcc's registrations from 8 threads (register, a function, end, unregister; and half of the
+ * 64 fatbinaries kept before the load unregistered) while the main thread's first call loads the
+ * runtime and replays the kept ones (stub_reg_threads, with the bundled kernels' fatbinary): the
+ * replay walks the list as others append and unlink, and a record unregistered during its replay
+ * is released by the replay. Under ASan and TSan (check-sanitize, check-tsan) a race or a use
+ * after free is a report. */
+static void test_registrations_race_the_replay(void **state) {
+    (void)state;
+    char fatbin[PATH_MAX + 64];
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    snprintf(fatbin, sizeof fatbin, "%s/kernels/cudaload.fatbin", build);
+    if (access(fatbin, R_OK) != 0 && top) snprintf(fatbin, sizeof fatbin, "%s/build/kernels/cudaload.fatbin", top);
+    if (access(fatbin, R_OK) != 0) {
+        print_message("skipped: no fatbinary (build/kernels/cudaload.fatbin: make with nvcc)\n");
+        skip();
+    }
+    char out[4096];
+    int st = sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' timeout 120 '%s/tests/stub_reg_threads' '%s' 2>&1",
+                cuda_home, build, fatbin);
+    if (st != 0) fail_msg("stub_reg_threads exited %d:\n%s", st, out);
+    assert_int_equal(val(out, "kept_before"), 64);
+    assert_int_equal(val(out, "runtime_err"), 0);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    assert_int_equal(val(out, "register_errors"), 0);
+    assert_int_equal(val(out, "fatbins_after"), 32); /* the 32 kept ones not unregistered */
+    assert_int_equal(val(out, "kept_after"), 0);     /* all replayed */
+    assert_int_equal(val(out, "fatbins_end"), 0);
+}
+
 /* First calls into three stubs from 16 threads at once, then forks while 4 threads call (the
  * stubs' lock and libcudaload's, taken in one order, around fork too); run under ASan and TSan by
  * make check-sanitize and check-tsan as well. */
@@ -521,6 +550,7 @@ int main(void) {
         cmocka_unit_test(test_reentered_stub_fails_fast),
         cmocka_unit_test(test_out_parameters_filled_on_failure),
         cmocka_unit_test(test_out_parameters_filled_when_absent),
+        cmocka_unit_test(test_registrations_race_the_replay),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
