@@ -107,7 +107,7 @@ static void test_no_cuda_dt_needed(void **state) {
                      0);
     char shared[PATH_MAX + 64];
     snprintf(shared, sizeof shared, "%s/stubs/libcudaload-cudart.so", build);
-    if (access(shared, F_OK) == 0) /* the sanitizer builds make the archives only */
+    if (access(shared, F_OK) == 0) /* a build made without the shared stubs */
         assert_non_null(strstr(out, "stubs/libcudaload-cudart.so libcudaload.so.0"));
     for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
         const char *lib = strchr(p, ' ');
@@ -159,9 +159,15 @@ static void test_nothing_findable_gives_library_codes(void **state) {
 
 static void test_registrations_replayed_after_late_init(void **state) {
     (void)state;
-    if (!have("stub_prog")) skip();
+    if (!have("stub_prog")) {
+        print_message("skipped: stub_prog not built (no nvcc in this build: the sanitizer builds)\n");
+        skip();
+    }
     const char *fx = getenv("CUDALOAD_TEST_FIXTURES");
-    if (!fx) skip();
+    if (!fx) {
+        print_message("skipped: CUDALOAD_TEST_FIXTURES unset (the runtime's root comes from tests/fixtures.sh)\n");
+        skip();
+    }
     char out[4096];
     assert_int_equal(sh(out, sizeof out, "%s STUB_ROOT='%s/cudahome/lib64' '%s/tests/stub_prog'", th_fake_driver_env(), fx, build), 0);
     assert_int_equal(val(out, "fatbins"), 1);
@@ -183,7 +189,10 @@ static void test_two_modules_beside_the_real_runtime(void **state) {
     (void)state;
     char real[PATH_MAX];
     snprintf(real, sizeof real, "%s/lib64/libcudart.so.13", cuda_home);
-    if (access(real, R_OK) != 0) skip();
+    if (access(real, R_OK) != 0) {
+        print_message("skipped: no libcudart.so.13 under CUDA_HOME's lib64\n");
+        skip();
+    }
     char out[8192];
     /* the modules export their own functions only: no cuda* symbol interposes on the runtime */
     assert_int_equal(sh(out, sizeof out, "nm -D --defined-only '%s/tests/stub_module_a.so' | awk '{print $3}' | sort", build), 0);
@@ -249,7 +258,10 @@ static int other_major_child(void) {
  * overrun it). */
 static void test_other_major_keeps_only_stable_entries(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) {
+        print_message("skipped: CUDALOAD_TEST_FIXTURES unset (CUDA 12's runtime comes from the fixtures' venv)\n");
+        skip();
+    }
     child_a = th_fixture_env("VENV_CU12_SITE");
     in_child(other_major_child);
 }
@@ -283,7 +295,10 @@ static int preload_child(void) {
  * SONAME), not to the one its cache lists (the toolkit's, on this machine): one copy mapped. */
 static void test_preload_mode(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) skip();
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) {
+        print_message("skipped: CUDALOAD_TEST_FIXTURES unset (the CUDA 13 wheel tree comes from tests/fixtures.sh)\n");
+        skip();
+    }
     const char *root = th_fixture("toolkit-cu13-wheel");
     char module[PATH_MAX + 64];
     snprintf(module, sizeof module, "%s/tests/preload_module.so", build);
@@ -337,7 +352,7 @@ static void test_all_shared_stubs_together(void **state) {
     char prog[PATH_MAX + 64];
     snprintf(prog, sizeof prog, "%s/tests/stub_all_shared", build);
     if (access(prog, X_OK) != 0) {
-        print_message("skipped: %s not built (the sanitizer builds make the stub archives only)\n", prog);
+        print_message("skipped: %s not built\n", prog);
         skip();
     }
     char *dir = th_tmpdir();
@@ -468,7 +483,10 @@ static void test_registrations_race_the_replay(void **state) {
     (void)state;
     char fatbin[PATH_MAX + 64];
     const char *top = getenv("CUDALOAD_TEST_TOP");
+    /* this build's, else the plain build's (the sanitizer builds, in build/san and build/tsan,
+     * make no kernels) */
     snprintf(fatbin, sizeof fatbin, "%s/kernels/cudaload.fatbin", build);
+    if (access(fatbin, R_OK) != 0) snprintf(fatbin, sizeof fatbin, "%s/../kernels/cudaload.fatbin", build);
     if (access(fatbin, R_OK) != 0 && top) snprintf(fatbin, sizeof fatbin, "%s/build/kernels/cudaload.fatbin", top);
     if (access(fatbin, R_OK) != 0) {
         print_message("skipped: no fatbinary (build/kernels/cudaload.fatbin: make with nvcc)\n");
@@ -507,7 +525,10 @@ static void test_threads_and_fork(void **state) {
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
-    if (!top) skip();
+    if (!top) {
+        print_message("skipped: CUDALOAD_TEST_TOP unset (docs/api-coverage.md is read from the source tree)\n");
+        skip();
+    }
     char out[65536];
     /* row name, stub id, the toolkit's file (the driver: its link stub) */
     static const char *const libs[][3] = {
