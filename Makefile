@@ -220,7 +220,7 @@ STUB_IDS    := $(sort $(basename $(notdir $(filter-out %_older.c,$(wildcard stub
 STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
 STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
-STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so)
+STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
 stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
                $(if $(wildcard stubs/$(1)_core.c),$(B)/stubs/obj/$(1)_core.o) $(B)/stubs/obj/stub_core.o
 stubs: $(STUB_A) $(STUB_SO)
@@ -233,9 +233,11 @@ $(B)/stubs/obj/%.o: stubs/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 define STUB_RULES
 $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
 	rm -f $$@ && $(AR) rcs $$@ $$^
-$(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so
-	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now -o $$@ \
-	  $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+$(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so stubs/stub.map
+	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now \
+	  -Wl,--version-script=stubs/stub.map -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+$(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so
+	ln -sf libcudaload-$(1).so $$@
 endef
 $(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
 
@@ -292,11 +294,25 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # plain C cuBLAS program, two modules embedding the cudart stub, and (with nvcc) a CUDA program
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
-STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
-                 $(if $(NVCC),$(B)/tests/stub_prog)
+STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_all_shared $(B)/tests/stub_reenter $(B)/tests/stub_outparams $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
+                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
+# every shared stub and libcudaload.so.0 in one program (found through its RUNPATH: the build tree)
+$(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_NAME) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< -Wl,--no-as-needed \
+	  $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR)) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+# defines the cuBLASLt stub's after-load hook, which calls stubs back on the loading thread
+$(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublaslt.a \
+	  $(B)/stubs/libcudaload-curand.a $(STUB_CORE)
+$(B)/tests/stub_outparams: tests/stubs/stub_outparams.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cuda.a \
+	  $(B)/stubs/libcudaload-cudart.a $(B)/stubs/libcudaload-nvrtc.a $(STUB_CORE)
+# nvcc's registrations from threads, racing the replay (a fatbinary file as its argument)
+$(B)/tests/stub_reg_threads: tests/stubs/stub_reg_threads.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
 $(B)/tests/stub_threads: tests/stubs/stub_threads.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-curand.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)

@@ -10,7 +10,16 @@
  *
  * The handle returned to nvcc's code is always this file's record, never the runtime's: the
  * same value stays valid before and after the load, and each later call maps it to the real
- * handle. No lock is held while the runtime's own code runs.
+ * handle.
+ *
+ * Locks: the registrations' lock (cl_reg_lock) guards the record list and each record's fields,
+ * and is never held while the runtime's code runs (a registration may come from a constructor
+ * that dlopen runs under the dynamic loader's own lock, which the runtime may want too). The
+ * replay runs under the stubs' lock (stub_core.c: it is part of the runtime's first load), so
+ * the runtime's code does run under that one: other threads' first calls wait for the replay to
+ * end, and a call back into a stub from it fails fast. The replay walks the list one record at
+ * a time, each pinned while it is used: a record unregistered meanwhile stays in the list, and
+ * the last one to let it go unregisters it from the runtime and frees it.
  */
 #define _GNU_SOURCE
 #include "stub.h"
@@ -61,13 +70,16 @@ typedef struct cl_reg_op {
 
 typedef enum { CL_REC_KEPT, CL_REC_REPLAYING, CL_REC_LIVE } cl_rec_state;
 
-/* A registered fatbinary: the handle nvcc's code holds. */
+/* A registered fatbinary: the handle nvcc's code holds. Every field is read and written under
+ * cl_reg_lock, but real, which its replayer writes there and others read once it is live. */
 typedef struct cl_fatbin {
     struct cl_fatbin *next;
     void *fatbin;
     void **real;             /* the runtime's handle once registered there */
     cl_rec_state state;
     cl_reg_op *ops, **ops_tail; /* kept while not live, in call order */
+    int pins;                /* the replay walks it: neither unlinked nor freed while > 0 */
+    int unregistered;        /* __cudaUnregisterFatBinary came while it was pinned */
 } cl_fatbin;
 
 static pthread_mutex_t cl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,16 +123,20 @@ static void cl_replay_ops(cl_fatbin *r, cl_reg_op *op) {
 }
 
 /* Registers r in the runtime and replays its kept calls; calls made meanwhile by another thread
- * are kept too (state REPLAYING) and replayed by the loop before r goes live. */
+ * are kept too (state REPLAYING) and replayed by the loop before r goes live. The caller keeps
+ * r from being freed (a pin, or the handle not yet returned). */
 static void cl_replay(cl_fatbin *r) {
     pthread_mutex_lock(&cl_reg_lock);
-    if (r->state != CL_REC_KEPT) {
+    if (r->state != CL_REC_KEPT || r->unregistered) {
         pthread_mutex_unlock(&cl_reg_lock);
         return;
     }
     r->state = CL_REC_REPLAYING;
     pthread_mutex_unlock(&cl_reg_lock);
-    r->real = cl_fns.register_fatbinary(r->fatbin);
+    void **real = cl_fns.register_fatbinary(r->fatbin);
+    pthread_mutex_lock(&cl_reg_lock);
+    r->real = real;
+    pthread_mutex_unlock(&cl_reg_lock);
     for (;;) {
         pthread_mutex_lock(&cl_reg_lock);
         cl_reg_op *ops = r->ops;
@@ -134,6 +150,37 @@ static void cl_replay(cl_fatbin *r) {
         pthread_mutex_unlock(&cl_reg_lock);
         cl_replay_ops(r, ops);
     }
+}
+
+/* Unlinks r from the list (cl_reg_lock held). */
+static void cl_unlink_locked(cl_fatbin *r) {
+    for (cl_fatbin **p = &cl_fatbins; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            if (cl_fatbins_tail == &r->next) cl_fatbins_tail = p;
+            return;
+        }
+}
+
+/* Unregisters r from the runtime when it went live there, and frees it with its kept calls
+ * (unlinked already; no lock held: the runtime's code runs). */
+static void cl_release(cl_fatbin *r, int live, void **real, cl_reg_op *ops) {
+    /* at exit, the runtime may already be gone: it unregisters what it holds itself then */
+    if (live && real && cl_fns.unregister_fatbinary) cl_fns.unregister_fatbinary(real);
+    while (ops) {
+        cl_reg_op *next = ops->next;
+        free(ops);
+        ops = next;
+    }
+    free(r);
+}
+
+/* Lets go of a pinned record (cl_reg_lock held); returns 1 when the caller must release it
+ * (unregistered while pinned, and this was the last pin): then it is unlinked already. */
+static int cl_unpin_locked(cl_fatbin *r) {
+    if (--r->pins > 0 || !r->unregistered) return 0;
+    cl_unlink_locked(r);
+    return 1;
 }
 
 /* Run by stub_core.c once the runtime is loaded, before its table is published. */
@@ -158,13 +205,27 @@ void cl_stub_cudart_loaded(const void *table) {
     CL_REG_SYM(launch_kernel_ptsz, "__cudaLaunchKernel_ptsz");
 #undef CL_REG_SYM
     if (!cl_fns.register_fatbinary || !cl_fns.register_function) return; /* not a runtime nvcc code can use */
+    /* From here on a new record is registered by its own registration (live); those already in
+     * the list are replayed here, each pinned while it is used and while its next is read. A
+     * record added meanwhile is walked too and skipped (not kept: its registrant replays it). */
     pthread_mutex_lock(&cl_reg_lock);
     cl_runtime_live = 1;
-    cl_fatbin *first = cl_fatbins;
+    cl_fatbin *r = cl_fatbins;
+    if (r) r->pins++;
     pthread_mutex_unlock(&cl_reg_lock);
-    /* the list only grows at its tail, and records are freed only by unregistration, which
-     * nvcc's code does at exit */
-    for (cl_fatbin *r = first; r; r = r->next) cl_replay(r);
+    while (r) {
+        cl_replay(r);
+        pthread_mutex_lock(&cl_reg_lock);
+        cl_fatbin *next = r->next;
+        if (next) next->pins++;
+        int release = cl_unpin_locked(r);
+        int live = r->state == CL_REC_LIVE;
+        void **real = r->real;
+        cl_reg_op *ops = release ? r->ops : NULL;
+        pthread_mutex_unlock(&cl_reg_lock);
+        if (release) cl_release(r, live, real, ops);
+        r = next;
+    }
 }
 
 /* The runtime, loading it when a registration needs it no more (a real call has come). */
@@ -250,30 +311,28 @@ CL_STUB_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle) {
     cl_fatbin *r = (cl_fatbin *)fatCubinHandle;
     if (!r) return;
     pthread_mutex_lock(&cl_reg_lock);
-    for (cl_fatbin **p = &cl_fatbins; *p; p = &(*p)->next)
-        if (*p == r) {
-            *p = r->next;
-            if (cl_fatbins_tail == &r->next) cl_fatbins_tail = p;
-            break;
-        }
+    if (r->pins > 0) {
+        /* the replay uses it now: it releases it when it lets it go */
+        r->unregistered = 1;
+        pthread_mutex_unlock(&cl_reg_lock);
+        return;
+    }
+    cl_unlink_locked(r);
     int live = r->state == CL_REC_LIVE;
+    void **real = r->real;
     cl_reg_op *ops = r->ops;
     pthread_mutex_unlock(&cl_reg_lock);
-    /* at exit, the runtime may already be gone: it unregisters what it holds itself then */
-    if (live && r->real && cl_fns.unregister_fatbinary) cl_fns.unregister_fatbinary(r->real);
-    while (ops) {
-        cl_reg_op *next = ops->next;
-        free(ops);
-        ops = next;
-    }
-    free(r);
+    cl_release(r, live, real, ops);
 }
 
 CL_STUB_EXPORT char __cudaInitModule(void **fatCubinHandle);
 CL_STUB_EXPORT char __cudaInitModule(void **fatCubinHandle) {
     cl_fatbin *r = (cl_fatbin *)fatCubinHandle;
-    if (!r || !cl_stub_table(&cl_stub_cudart) || !cl_fns.init_module || !r->real) return 0;
-    return cl_fns.init_module(r->real);
+    if (!r || !cl_stub_table(&cl_stub_cudart) || !cl_fns.init_module) return 0;
+    pthread_mutex_lock(&cl_reg_lock);
+    void **real = r->real;
+    pthread_mutex_unlock(&cl_reg_lock);
+    return real ? cl_fns.init_module(real) : 0;
 }
 
 /* The launch sequence of <<<>>>: push the configuration, pop it in the kernel's host stub, then
@@ -325,6 +384,7 @@ CL_STUB_EXPORT void cudaload_stub_registrations(size_t *fatbins, size_t *kept_fa
     size_t n = 0, k = 0;
     pthread_mutex_lock(&cl_reg_lock);
     for (cl_fatbin *r = cl_fatbins; r; r = r->next) {
+        if (r->unregistered) continue; /* gone for nvcc's code; the replay still holds it */
         n++;
         k += r->state != CL_REC_LIVE;
     }

@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The stub functions themselves are the library's API: default visibility (a module that
  * embeds the static stubs hides them with -Wl,--exclude-libs,ALL); the rest is hidden. The
@@ -39,7 +40,8 @@ typedef struct cl_stub_lib {
 } cl_stub_lib;
 
 /* The slow path of a call: loads the library (once; a failure is retried by the next call,
- * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. */
+ * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. NULL at once when
+ * called back from the foreign code of a first load this thread runs (stub_core.c). */
 CL_STUB_HIDDEN const void *cl_stub_load(cl_stub_lib *lib);
 /* Records that fn is absent from the loaded copy of lib (cudaload_last_error()). */
 CL_STUB_HIDDEN void cl_stub_absent(cl_stub_lib *lib, const char *fn);
@@ -67,6 +69,36 @@ static inline const void *cl_stub_table(cl_stub_lib *lib) {
     }                                                                      \
     t_->m args
 
+/* A stub whose function hands back a value through an out-parameter that callers read without
+ * checking the status (cuGetErrorString's string, after the call that failed; a name or log
+ * buffer): on failure the generated statements (...) fill it with a static text naming the
+ * failure (why_: the library could not be loaded, or the function is absent), then the code is
+ * returned. Which parameters: tools/gen_api.py (Entry.out_fills). */
+static inline void cl_stub_put_str(const char **out, const char *why) {
+    if (out) *out = why;
+}
+static inline void cl_stub_put_buf(char *buf, long long n, const char *why) {
+    if (!buf || n <= 0) return;
+    size_t k = strlen(why);
+    if ((unsigned long long)k >= (unsigned long long)n) k = (size_t)n - 1;
+    memcpy(buf, why, k);
+    buf[k] = 0;
+}
+#define CL_STUB_OUT(lib, T, m, args, fail_load, fail_absent, why_load, why_absent, ...) \
+    const T *t_ = (const T *)cl_stub_table(&lib);                          \
+    if (__builtin_expect(t_ == NULL, 0)) {                                 \
+        const char *why_ = why_load;                                       \
+        __VA_ARGS__;                                                       \
+        return fail_load;                                                  \
+    }                                                                      \
+    if (__builtin_expect(t_->m == NULL, 0)) {                              \
+        const char *why_ = why_absent;                                     \
+        cl_stub_absent(&lib, #m);                                          \
+        __VA_ARGS__;                                                       \
+        return fail_absent;                                                \
+    }                                                                      \
+    return t_->m args
+
 /* The older ABIs and APIs (stubs/gen/<lib>_older.c) are not in the typed table (their types
  * exist only under other defines): each is looked up by name in the loaded copy on first use. */
 typedef struct cl_stub_slots {
@@ -82,6 +114,15 @@ CL_STUB_HIDDEN void *cl_stub_older_fn(cl_stub_slots *s, size_t i, int *absent);
     int absent_;                                                           \
     void *f_ = cl_stub_older_fn(&slots, i, &absent_);                      \
     if (f_ == NULL) return absent_ ? fail_absent : fail_load;              \
+    return ((F)f_) args
+#define CL_STUB_OLDER_OUT(slots, i, F, args, fail_load, fail_absent, why_load, why_absent, ...) \
+    int absent_;                                                           \
+    void *f_ = cl_stub_older_fn(&slots, i, &absent_);                      \
+    if (f_ == NULL) {                                                      \
+        const char *why_ = absent_ ? why_absent : why_load;                \
+        __VA_ARGS__;                                                       \
+        return absent_ ? fail_absent : fail_load;                          \
+    }                                                                      \
     return ((F)f_) args
 #define CL_STUB_OLDER_VOID(slots, i, F, args)                              \
     int absent_;                                                           \

@@ -3,9 +3,13 @@
  * reasons recorded for cudaload_last_error().
  *
  * One lock serializes first loads (and the hook that runs after one, such as cudart's
- * registration replay). It is the stubs' own, never libcudaload's: libcudaload takes and
- * drops its own lock inside cudaload_init / cudaload_load_library, and never calls back into
- * a stub.
+ * registration replay). It is the stubs' own, never libcudaload's, and it is held while foreign
+ * code runs: the load's (constructors, a library's version call) and the hook's (the runtime's
+ * registration entry points). That code may call a stub again on this thread: NVIDIA's libraries
+ * do not (their imports of each other never bind to the shared stubs: stubs/stub.map), but a
+ * constructor, a program's code run by the runtime, or an interposed library may. Such a call
+ * is refused at once (its function returns its library's failure code) instead of waiting for
+ * the lock this thread holds.
  */
 #define _GNU_SOURCE
 #include "stub.h"
@@ -50,6 +54,10 @@ static void cl_stub_atfork_register(void) {
 const void *cl_stub_load(cl_stub_lib *s) {
     const void *t = atomic_load_explicit(&s->ready, memory_order_acquire);
     if (t) return t;
+    /* Called back from the foreign code of a first load this thread runs (above): the lock is
+     * this thread's, and nothing of libcudaload may be called either (its lock may be held by
+     * the same load). Fail fast. */
+    if (cl_stub_lock_held_here) return NULL;
     pthread_once(&cl_stub_atfork_once, cl_stub_atfork_register);
     pthread_mutex_lock(&cl_stub_lock);
     cl_stub_lock_held_here = 1;

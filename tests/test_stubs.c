@@ -107,7 +107,7 @@ static void test_no_cuda_dt_needed(void **state) {
                      0);
     char shared[PATH_MAX + 64];
     snprintf(shared, sizeof shared, "%s/stubs/libcudaload-cudart.so", build);
-    if (access(shared, F_OK) == 0) /* the sanitizer builds make the archives only */
+    if (access(shared, F_OK) == 0) /* a build made without the shared stubs */
         assert_non_null(strstr(out, "stubs/libcudaload-cudart.so libcudaload.so.0"));
     for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
         const char *lib = strchr(p, ' ');
@@ -159,9 +159,9 @@ static void test_nothing_findable_gives_library_codes(void **state) {
 
 static void test_registrations_replayed_after_late_init(void **state) {
     (void)state;
-    if (!have("stub_prog")) TH_SKIP("no stub_prog: this build has no nvcc");
+    if (!have("stub_prog")) TH_SKIP("stub_prog not built (no nvcc in this build: the sanitizer builds)");
     const char *fx = getenv("CUDALOAD_TEST_FIXTURES");
-    if (!fx) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
+    if (!fx) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (the runtime's root comes from tests/fixtures.sh)");
     char out[4096];
     assert_int_equal(sh(out, sizeof out, "%s STUB_ROOT='%s/cudahome/lib64' '%s/tests/stub_prog'", th_fake_driver_env(), fx, build), 0);
     assert_int_equal(val(out, "fatbins"), 1);
@@ -170,15 +170,20 @@ static void test_registrations_replayed_after_late_init(void **state) {
     assert_int_equal(val(out, "runtime_version"), 13000);
     assert_int_equal(val(out, "kept_after"), 0); /* replayed into the runtime the program's root gave */
     assert_int_equal(val(out, "cudart_source"), CUDALOAD_SOURCE_OVERRIDE);
-    long launch = val(out, "launch_err");
-    assert_true(launch != 303 && launch != 98 && launch != INT_MIN); /* loaded; not "invalid device function" */
+    /* The fake driver (CUDA 13.0, no launch API) answers the toolkit's runtime with
+     * cudaErrorCallRequiresNewerDriver (36), every call alike, the launch's included: exactly
+     * that, not 303 (the runtime not loaded), 98 (the kernel not registered) nor another code of
+     * the stub's own. (The runtime stops at its own initialization here, so the replay itself is
+     * shown by kept_after above, and the kernel's run by check-gpu: kernel_ok.) */
+    assert_int_equal(val(out, "count_err"), 36);
+    assert_int_equal(val(out, "launch_err"), 36);
 }
 
 static void test_two_modules_beside_the_real_runtime(void **state) {
     (void)state;
     char real[PATH_MAX];
     snprintf(real, sizeof real, "%s/lib64/libcudart.so.13", cuda_home);
-    if (access(real, R_OK) != 0) TH_SKIP("no %s", real);
+    if (access(real, R_OK) != 0) TH_SKIP("no libcudart.so.13 under CUDA_HOME's lib64");
     char out[8192];
     /* the modules export their own functions only: no cuda* symbol interposes on the runtime */
     assert_int_equal(sh(out, sizeof out, "nm -D --defined-only '%s/tests/stub_module_a.so' | awk '{print $3}' | sort", build), 0);
@@ -244,7 +249,7 @@ static int other_major_child(void) {
  * overrun it). */
 static void test_other_major_keeps_only_stable_entries(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (CUDA 12's runtime comes from the fixtures' venv)");
     child_a = th_fixture_env("VENV_CU12_SITE");
     in_child(other_major_child);
 }
@@ -278,7 +283,7 @@ static int preload_child(void) {
  * SONAME), not to the one its cache lists (the toolkit's, on this machine): one copy mapped. */
 static void test_preload_mode(void **state) {
     (void)state;
-    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES is not set (run through make check)");
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (the CUDA 13 wheel tree comes from tests/fixtures.sh)");
     const char *root = th_fixture("toolkit-cu13-wheel");
     char module[PATH_MAX + 64];
     snprintf(module, sizeof module, "%s/tests/preload_module.so", build);
@@ -289,6 +294,188 @@ static void test_preload_mode(void **state) {
     child_a = root;
     child_b = module;
     in_child(preload_child);
+}
+
+/* The binding lines of LD_DEBUG=bindings files in dir ("binding file A [0] to B [0]: ..."):
+ * fails on one where an NVIDIA library binds to a libcudaload object; counts those from a file
+ * named from_lib to one named to_lib (both basenames' prefixes). */
+static int ld_bindings(const char *dir, const char *from_lib, const char *to_lib) {
+    char out[1 << 16];
+    int n = 0;
+    assert_int_equal(sh(out, sizeof out, "ls '%s'", dir), 0);
+    for (char *f = strtok(out, "\n"); f; f = strtok(NULL, "\n")) {
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, f);
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char line[4096];
+        while (fgets(line, sizeof line, fp)) {
+            const char *p = strstr(line, "binding file ");
+            char a[1024], b[1024];
+            if (!p || sscanf(p, "binding file %1023s [%*[^]]] to %1023s", a, b) != 2) continue;
+            const char *an = strrchr(a, '/') ? strrchr(a, '/') + 1 : a, *bn = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+            int a_nvidia = (strncmp(an, "libcu", 5) == 0 || strncmp(an, "libnv", 5) == 0) && strncmp(an, "libcudaload", 11) != 0;
+            if (a_nvidia && strncmp(bn, "libcudaload", 11) == 0) {
+                fclose(fp);
+                fail_msg("an NVIDIA library bound to a stub: %s", p);
+            }
+            n += strncmp(an, from_lib, strlen(from_lib)) == 0 && strncmp(bn, to_lib, strlen(to_lib)) == 0;
+        }
+        fclose(fp);
+    }
+    return n;
+}
+
+/* Every shared stub and libcudaload.so.0 linked into one program, against the toolkit: the calls
+ * that make one NVIDIA library call another (cuBLAS's version call and cublasCreate -> cuBLASLt,
+ * cuSOLVER -> cuBLAS, cuBLASLt, cuSPARSE; cuSPARSE -> nvJitLink) return, and NVIDIA's imports
+ * bind to NVIDIA's libraries, never to a stub (LD_DEBUG=bindings, every import bound at load:
+ * LD_BIND_NOW). The stubs' exports are in a version node of their own (stubs/stub.map): without
+ * it libcublas bound its cuBLASLt imports to the cuBLASLt stub and the first call hung. */
+static void test_all_shared_stubs_together(void **state) {
+    (void)state;
+    char prog[PATH_MAX + 64];
+    snprintf(prog, sizeof prog, "%s/tests/stub_all_shared", build);
+    if (access(prog, X_OK) != 0) TH_SKIP("%s not built", prog);
+    char *dir = th_tmpdir();
+    char out[4096];
+    int st = sh(out, sizeof out,
+                "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='%s/b' "
+                "timeout 60 '%s' 2>/dev/null",
+                cuda_home, dir, prog);
+    if (st != 0) fail_msg("stub_all_shared exited %d (124: it hung):\n%s", st, out);
+    assert_int_equal(val(out, "done"), 1);
+    assert_int_equal(val(out, "blas_property"), 0);
+    assert_int_equal(val(out, "blas_major"), 13);
+    assert_int_equal(val(out, "solver_property"), 0);
+    assert_int_equal(val(out, "sparse_property"), 0);
+    assert_int_equal(val(out, "jitlink_version"), 0);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    if (access("/dev/nvidiactl", F_OK) != 0) { /* no GPU: each library's own answer, through the stub */
+        assert_int_equal(val(out, "blas_create"), 1);      /* CUBLAS_STATUS_NOT_INITIALIZED */
+        assert_int_equal(val(out, "solver_dn_create"), 1); /* CUSOLVER_STATUS_NOT_INITIALIZED */
+        assert_int_equal(val(out, "sparse_create"), 1);    /* CUSPARSE_STATUS_NOT_INITIALIZED */
+    }
+    /* the imports are there to capture: each pair is seen bound, to NVIDIA's own file */
+    assert_true(ld_bindings(dir, "libcublas.so", "libcublasLt.so") > 0);
+    assert_true(ld_bindings(dir, "libcusolver.so", "libcublas.so") > 0);
+    assert_true(ld_bindings(dir, "libcusolver.so", "libcusparse.so") > 0);
+    assert_true(ld_bindings(dir, "libcusparse.so", "libnvJitLink.so") > 0);
+    free(dir);
+}
+
+/* A stub called back on the thread that runs its first load, from the foreign code that load
+ * runs under the stubs' lock (here the after-load hook, as cudart's registration replay runs the
+ * runtime's code): the call returns its library's failure code at once, for the library being
+ * loaded and for another one's first call; the outer call then goes through. Before, the
+ * thread waited on its own lock for ever. */
+static void test_reentered_stub_fails_fast(void **state) {
+    (void)state;
+    char out[4096];
+    int st = sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' timeout 60 '%s/tests/stub_reenter' 2>&1", cuda_home,
+                build);
+    if (st != 0) fail_msg("stub_reenter exited %d (124: it hung):\n%s", st, out);
+    assert_int_equal(val(out, "hook_runs"), 1);
+    assert_int_equal(val(out, "inner_lt"), 1);     /* CUBLAS_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "inner_rand"), 203); /* CURAND_STATUS_INITIALIZATION_FAILED */
+    assert_int_equal(val(out, "outer"), 0);
+    assert_int_equal(val(out, "outer_major"), 13);
+    assert_int_equal(val(out, "again"), 0);
+    assert_int_equal(val(out, "rand_after"), 0);
+}
+
+/* The return code a stub gives when its library cannot be loaded, by its return type. */
+static long load_failure_code(const char *ret) {
+    if (strcmp(ret, "CUresult") == 0 || strcmp(ret, "cudaError_t") == 0) return 303; /* ..._SHARED_OBJECT_INIT_FAILED */
+    if (strcmp(ret, "nvrtcResult") == 0) return 11;                                  /* NVRTC_ERROR_INTERNAL_ERROR */
+    fail_msg("no expected code for return type %s: add it here", ret);
+    return -1;
+}
+
+/* Every stub function that hands back a string or a name buffer through an out-parameter (the
+ * generated stubs' CL_STUB_OUT / CL_STUB_OLDER_OUT, and at least every const char ** parameter,
+ * read here from stubs/gen/ independently of the generator), called with no library to be had:
+ * its library's load-failure code, and the out-parameter a text of libcudaload, not the garbage
+ * it held (stub_outparams). A Python extension on the driver stub read cuGetErrorString's
+ * uninitialised output after cuInit failed, and crashed. */
+static void test_out_parameters_filled_on_failure(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (the generated stubs are read from the source tree)");
+    char fns[16384], strs[16384], out[16384];
+    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER)?_OUT\\(/{print l}' stubs/gen/*.c",
+                        top),
+                     0);
+    assert_int_equal(sh(strs, sizeof strs, "cd '%s' && grep -h '^CL_STUB_EXPORT.*const char \\*\\*' stubs/gen/*.c", top), 0);
+    for (char *l = strs; *l; l = strchr(l, '\n') + 1) {
+        char *nl = strchr(l, '\n');
+        if (!nl) break;
+        *nl = 0;
+        if (!strstr(fns, l)) fail_msg("a const char ** out-parameter the stub does not fill on failure: %s", l);
+        *nl = '\n';
+    }
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override timeout 60 '%s/tests/stub_outparams'", build), 0);
+    assert_int_equal(val(out, "cuInit"), 303);
+    int n = 0;
+    for (char *l = fns; *l; l = strchr(l, '\n') + 1) {
+        char ret[64], name[128], key[160];
+        if (sscanf(l, "CL_STUB_EXPORT %63s %127[A-Za-z0-9_](", ret, name) != 2) fail_msg("unread line: %s", l);
+        if (val(out, name) == INT_MIN) fail_msg("%s is not called by tests/stubs/stub_outparams.c: add it there", name);
+        assert_int_equal(val(out, name), load_failure_code(ret));
+        snprintf(key, sizeof key, "%s_text", name);
+        if (val(out, key) != 1) fail_msg("%s: its out-parameter holds no text of libcudaload", name);
+        n++;
+        if (!strchr(l, '\n')) break;
+    }
+    assert_true(n >= 6); /* cuGetErrorString, cuGetErrorName, ... */
+    assert_int_equal(val(out, "short_buffer_text"), 1);
+    assert_int_equal(val(out, "null_out"), 303);
+    assert_int_equal(val(out, "zero_len"), 303);
+}
+
+/* The same out-parameters when the library loads but lacks the function: CUDA 12's runtime from
+ * its wheel leaves the generated entries (CUDA 13's prototypes) empty, so cudaFuncGetName and
+ * cudaDeviceGetPCIBusId return cudaErrorNotSupported with the text naming them. */
+static void test_out_parameters_filled_when_absent(void **state) {
+    (void)state;
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (CUDA 12's runtime comes from the fixtures' venv)");
+    char out[16384];
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' timeout 60 '%s/tests/stub_outparams'",
+                        th_fixture_env("VENV_CU12_SITE"), build),
+                     0);
+    assert_int_equal(val(out, "cudaFuncGetName"), 801); /* cudaErrorNotSupported */
+    assert_int_equal(val(out, "cudaFuncGetName_text"), 1);
+    assert_int_equal(val(out, "cudaDeviceGetPCIBusId"), 801);
+    assert_int_equal(val(out, "cudaDeviceGetPCIBusId_text"), 1);
+}
+
+/* nvcc's registrations from 8 threads (register, a function, end, unregister; and half of the
+ * 64 fatbinaries kept before the load unregistered) while the main thread's first call loads the
+ * runtime and replays the kept ones (stub_reg_threads, with the bundled kernels' fatbinary): the
+ * replay walks the list as others append and unlink, and a record unregistered during its replay
+ * is released by the replay. Under ASan and TSan (check-sanitize, check-tsan) a race or a use
+ * after free is a report. */
+static void test_registrations_race_the_replay(void **state) {
+    (void)state;
+    char fatbin[PATH_MAX + 64];
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    /* this build's, else the plain build's (the sanitizer builds, in build/san and build/tsan,
+     * make no kernels) */
+    snprintf(fatbin, sizeof fatbin, "%s/kernels/cudaload.fatbin", build);
+    if (access(fatbin, R_OK) != 0) snprintf(fatbin, sizeof fatbin, "%s/../kernels/cudaload.fatbin", build);
+    if (access(fatbin, R_OK) != 0 && top) snprintf(fatbin, sizeof fatbin, "%s/build/kernels/cudaload.fatbin", top);
+    if (access(fatbin, R_OK) != 0) TH_SKIP("no fatbinary (build/kernels/cudaload.fatbin: make with nvcc)");
+    char out[4096];
+    int st = sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' timeout 120 '%s/tests/stub_reg_threads' '%s' 2>&1",
+                cuda_home, build, fatbin);
+    if (st != 0) fail_msg("stub_reg_threads exited %d:\n%s", st, out);
+    assert_int_equal(val(out, "kept_before"), 64);
+    assert_int_equal(val(out, "runtime_err"), 0);
+    assert_int_equal(val(out, "runtime_version"), 13000);
+    assert_int_equal(val(out, "register_errors"), 0);
+    assert_int_equal(val(out, "fatbins_after"), 32); /* the 32 kept ones not unregistered */
+    assert_int_equal(val(out, "kept_after"), 0);     /* all replayed */
+    assert_int_equal(val(out, "fatbins_end"), 0);
 }
 
 /* First calls into three stubs from 16 threads at once, then forks while 4 threads call (the
@@ -311,7 +498,7 @@ static void test_threads_and_fork(void **state) {
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
-    if (!top) TH_SKIP("CUDALOAD_TEST_TOP is not set (run through make check)");
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (docs/api-coverage.md is read from the source tree)");
     char out[65536];
     /* row name, stub id, the toolkit's file (the driver: its link stub) */
     static const char *const libs[][3] = {
@@ -329,7 +516,7 @@ static void test_stubs_cover_every_export(void **state) {
         int st = sh(out, sizeof out,
                     "mkdir -p '%s' && cd '%s' && "
                     "nm -D --defined-only '%s' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > real && "
-                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{print $3}' | sort -u > stub && "
+                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > stub && "
                     "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
                     "| sort -u > left; comm -23 real stub | comm -23 - left",
                     tmp, tmp, real, build, libs[i][1], libs[i][0], top);
@@ -350,6 +537,11 @@ int main(void) {
         cmocka_unit_test(test_preload_mode),
         cmocka_unit_test(test_stubs_cover_every_export),
         cmocka_unit_test(test_threads_and_fork),
+        cmocka_unit_test(test_all_shared_stubs_together),
+        cmocka_unit_test(test_reentered_stub_fails_fast),
+        cmocka_unit_test(test_out_parameters_filled_on_failure),
+        cmocka_unit_test(test_out_parameters_filled_when_absent),
+        cmocka_unit_test(test_registrations_race_the_replay),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

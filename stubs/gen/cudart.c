@@ -228,7 +228,7 @@ CL_STUB_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *a0, enum cudaDeviceP2P
 }
 cudaError_t cudaDeviceGetPCIBusId(char *a0, int a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *a0, int a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetPCIBusId, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetPCIBusId, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: cudaDeviceGetPCIBusId is not in the loaded cudart (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *a0) {
@@ -332,7 +332,7 @@ CL_STUB_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a0, 
 }
 cudaError_t cudaFuncGetName(const char **a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaFuncGetName(const char **a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetName, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetName, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: cudaFuncGetName is not in the loaded cudart (cudaload_last_error() says why)", cl_stub_put_str(a0, why_));
 }
 cudaError_t cudaFuncGetParamInfo(const void *a0, size_t a1, size_t *a2, size_t *a3);
 CL_STUB_EXPORT cudaError_t cudaFuncGetParamInfo(const void *a0, size_t a1, size_t *a2, size_t *a3) {

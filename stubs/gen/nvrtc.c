@@ -51,7 +51,7 @@ CL_STUB_EXPORT nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram a0, size_t *a1) {
 }
 nvrtcResult nvrtcGetLoweredName(nvrtcProgram a0, const char *const a1, const char **a2);
 CL_STUB_EXPORT nvrtcResult nvrtcGetLoweredName(nvrtcProgram a0, const char *const a1, const char **a2) {
-    CL_STUB(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetLoweredName, (a0, a1, a2), NVRTC_ERROR_INTERNAL_ERROR, NVRTC_ERROR_INTERNAL_ERROR);
+    CL_STUB_OUT(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetLoweredName, (a0, a1, a2), NVRTC_ERROR_INTERNAL_ERROR, NVRTC_ERROR_INTERNAL_ERROR, "libcudaload: nvrtc could not be loaded (cudaload_last_error() says why)", "libcudaload: nvrtcGetLoweredName is not in the loaded nvrtc (cudaload_last_error() says why)", cl_stub_put_str(a2, why_));
 }
 nvrtcResult nvrtcGetNumSupportedArchs(int *a0);
 CL_STUB_EXPORT nvrtcResult nvrtcGetNumSupportedArchs(int *a0) {

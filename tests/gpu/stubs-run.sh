@@ -9,6 +9,10 @@
 #     libcudart in /proc/self/maps, the same runtime version as torch's;
 #   all-stubs: every shared stub linked into one module, loaded alone and after torch
 #     (tests/gpu/all_stubs.py): NVIDIA's inter-library calls never bound to a stub;
+#   all-shared, shared-before-torch, shared-bindings: every shared stub in one program (cuBLAS
+#     created on the GPU), and in python before torch (tests/gpu/shared_stubs_torch.py): torch's
+#     matmul and linear right, and LD_DEBUG=bindings shows libcublas -> libcublasLt and no
+#     NVIDIA library bound to a libcudaload object;
 #   example: examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
 #     imported after torch: one copy of each library mapped, results equal to torch's
 #     (tests/gpu/example_after_torch.py);
@@ -35,7 +39,7 @@ step() { local name=$1; shift; echo "=== $name: $*"; { time "$@"; } > "$out/$nam
     echo "site: $site"; ls "$libdir"
     $NVCC --version | tail -1
 } > "$out/env.txt" 2>&1
-step build make -j16 all build/tests/stub_prog build/tests/stub_module_a.so bench-bins BENCH_CUDART_DIR="$libdir"
+step build make -j16 all build/tests/stub_prog build/tests/stub_module_a.so build/tests/stub_all_shared bench-bins BENCH_CUDART_DIR="$libdir"
 step install make -s install PREFIX="$top/build/stub-prefix"
 step vecadd-build env PKG_CONFIG_PATH="$top/build/stub-prefix/lib/pkgconfig" make -s -C examples/c vecadd NVCC="$NVCC"
 step needed sh -c "readelf -d build/tests/stub_prog examples/c/vecadd build/bench/bench_stubs | grep -E 'NEEDED|File:'; \
@@ -68,6 +72,15 @@ step all-stubs-build sh -c "cc -std=c11 -O1 -g -shared -fPIC -fvisibility=hidden
   -Wl,-rpath,'$top/build/stub-prefix/lib' -lm && ! readelf -d build/tests/all_stubs_module.so | grep NEEDED | grep -E 'libcu[bdfrs]|libnv'"
 step all-stubs env CUDALOAD_PATH="$libdir" "$PY" tests/gpu/all_stubs.py build/tests/all_stubs_module.so
 step all-stubs-torch "$PY" tests/gpu/all_stubs.py build/tests/all_stubs_module.so --torch
+# every shared stub in one program, and in python before torch: NVIDIA's calls between its own
+# libraries never bind to a stub (docs/stubs.md, "Only the program's calls")
+step all-shared env CUDALOAD_PATH="$libdir" sh -c 'build/tests/stub_all_shared | tee /dev/stderr | grep -qx blas_create=0'
+rm -rf "$out/bindings" && mkdir -p "$out/bindings"
+step shared-before-torch env LD_DEBUG=bindings LD_DEBUG_OUTPUT="$out/bindings/b" "$PY" tests/gpu/shared_stubs_torch.py "$top/build"
+step shared-bindings sh -c "grep -h 'binding file' '$out'/bindings/b.* | grep -c 'libcublas\.so[^ ]* \[[0-9]*\] to [^ ]*libcublasLt' && \
+  ! grep -h 'binding file' '$out'/bindings/b.* | grep -v 'binding file [^ ]*/libcudaload' | \\
+  grep -E 'binding file [^ ]*/lib(cu|nv)[^/ ]* \[[0-9]+\] to [^ ]*libcudaload'"
+rm -rf "$out/bindings"
 # the example extension (a kernel and cuFFT through the stubs), built here and imported after torch
 step example-build sh -c "rm -rf build/example-whl build/example-src build/example-target && cp -r examples/python-extension build/example-src && \
   PKG_CONFIG_PATH='$top/build/stub-prefix/lib/pkgconfig' CUDA_HOME=/usr/local/cuda '$PY' -m pip wheel --no-deps \
