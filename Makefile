@@ -454,6 +454,9 @@ VG_TESTS := test_search test_units test_kernels test_fake_driver test_harness_se
 VG_LOG   := $(abspath $(B))/valgrind
 VALGRIND ?= valgrind
 VG_JOBS  ?= 2
+# a scenario child loading cuBLAS (600 MB mapped) takes tens of seconds under valgrind, more on a
+# busy machine: the harness's 60 s default killed one as hung; a real hang still ends the test
+VG_CHILD_TIMEOUT_S ?= 240
 VG_CMD   := $(VALGRIND) --tool=memcheck --error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
             --errors-for-leak-kinds=definite --trace-children=yes \
             --trace-children-skip=/usr/*,/bin/*,/sbin/*,*/python*,*/pip*,*/cudaload-*-helper --num-callers=30 \
@@ -462,7 +465,7 @@ check-valgrind: test-deps
 	@command -v $(VALGRIND) >/dev/null || { echo "check-valgrind: valgrind not found (apt-get install valgrind)"; exit 1; }
 	$(MAKE) all $(VG_TESTS:%=$(B)/tests/%) $(FAKE_DRV)
 	tests/fixtures.sh $(FIXTURES)
-	TEST_WRAPPER="$(VG_CMD)" TEST_REPORT_DIR=$(VG_LOG) TEST_JOBS=$(VG_JOBS) TEST_RUNNER=valgrind \
+	TEST_WRAPPER="$(VG_CMD)" TEST_REPORT_DIR=$(VG_LOG) TEST_JOBS=$(VG_JOBS) TEST_RUNNER=valgrind TH_TIMEOUT_S=$(VG_CHILD_TIMEOUT_S) \
 	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(B)) \
 	  tests/run-tests.sh $(B)/tests/$(firstword $(VG_TESTS)) tests/valgrind-probe.sh $(wordlist 2,99,$(VG_TESTS:%=$(B)/tests/%))
 
