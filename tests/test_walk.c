@@ -23,9 +23,12 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -737,6 +740,209 @@ static void test_floor_driver_and_bad_values(void **state) {
     th_result_free(r);
 }
 
+/* ---- foreign code calling back: no lock held across it, a re-entrant load refused ---- */
+
+/* What the foreign code (a constructor, the fake driver's cuDriverGetVersion) does when it calls
+ * th_foreign_hook: set by each child. The hook is exported (test_walk is linked -rdynamic). */
+static void (*foreign_hook)(const char *where);
+void th_foreign_hook(const char *where);
+void th_foreign_hook(const char *where) {
+    if (foreign_hook) foreign_hook(where);
+}
+
+static th_result *hook_result; /* the child's result, for the hook to write into */
+#define NVRTC ((cudaload_lib)cl_catalogue_find("nvrtc"))
+static atomic_int hook_calls;
+
+/* From foreign code of the walking thread: every call that would start a walk is refused with
+ * REENTRANT (init under way, or a library whose step has not ended); one whose answer is known
+ * is answered. user_int[0..7]: the statuses; [8]: the hook's calls. */
+static void reenter_calls(const char *where) {
+    th_result *r = hook_result;
+    if (atomic_fetch_add(&hook_calls, 1) > 0) return; /* the first call is recorded */
+    snprintf(r->user, sizeof r->user, "%s", where);
+    r->user_int[0] = cudaload_init(NULL);
+    r->user_int[1] = cudaload_load_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[2] = cudaload_find_library(CUDALOAD_LIB_CUBLAS);
+    /* an accessor that loads: no table, and the status of the load it asked for */
+    r->user_int[3] = cudaload_cublas() ? CUDALOAD_OK : cudaload_load_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[4] = cudaload_load_library(CUDALOAD_LIB_CUDART);
+    r->user_int[5] = cudaload_is_initialized();
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[6] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK ? (int)info.status : -1;
+    r->user_int[7] = (int)strlen(cudaload_last_error());
+}
+
+static void child_reenter_init(th_result *r, void *arg) {
+    alarm(20); /* a thread waiting on itself: killed, the test fails instead of hanging */
+    hook_result = r;
+    foreign_hook = reenter_calls;
+    cudaload_status st = cudaload_init(arg);
+    foreign_hook = NULL;
+    r->user_int[8] = atomic_load(&hook_calls);
+    r->user_int[9] = cudaload_load_cublas(); /* the refused calls left nothing behind */
+    r->user_int[10] = cudaload_cublas() != NULL;
+    th_capture(r, st);
+}
+
+/* The driver's cuDriverGetVersion (a version call, run by init's walk) and a runtime's
+ * constructor (dlopen, run by init's walk) call back into libcudaload on the same thread: before
+ * the walk let its lock go around foreign code, this waited on itself forever. Now each call
+ * that would walk returns REENTRANT at once; init goes on and succeeds. */
+static void test_reentrant_call_from_foreign_code_of_init(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char reenter[PATH_MAX + 32];
+    snprintf(reenter, sizeof reenter, "%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    char exact[PATH_MAX + 64];
+    const char *version_call[] = {driver_env, "FAKE_CUDA_HOOK=1", NULL};
+    th_result *r = th_result_new();
+    th_run(r, version_call, child_reenter_init, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_true(r->user_int[8] >= 1);
+    assert_string_equal(r->user, "cuDriverGetVersion");
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_REENTRANT); /* init, from its own walk */
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_REENTRANT); /* a load while init walks */
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[3], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[4], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[5], 0);
+    assert_int_equal(r->user_int[6], CUDALOAD_ERROR_NOT_ATTEMPTED); /* init's answer not out yet */
+    assert_true(r->user_int[7] > 0);
+    assert_int_equal(r->user_int[9], CUDALOAD_OK);
+    assert_int_equal(r->user_int[10], 1);
+
+    /* the runtime's constructor, during init: refused the same way; the file is no runtime */
+    snprintf(exact, sizeof exact, "CUDALOAD_CUDART_PATH=%s", reenter);
+    const char *constructor[] = {driver_env, exact, NULL};
+    th_run(r, constructor, child_reenter_init, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->user_int[8], 1);
+    assert_string_equal(r->user, "constructor");
+    for (int i = 0; i < 5; i++) assert_int_equal(r->user_int[i], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[9], CUDALOAD_ERROR_OVERRIDE_UNUSABLE); /* cuBLAS: cudart's failure */
+    th_result_free(r);
+}
+
+/* A load after init whose candidate's constructor calls back: the calls that would walk are
+ * refused (REENTRANT), those whose answer is known (init done, cudart loaded) are answered; the
+ * constructor's library then fails its checks (it has no nvrtc symbols) and a later load of
+ * cuBLAS works. */
+static void child_reenter_load(th_result *r, void *arg) {
+    alarm(20);
+    cudaload_status st = cudaload_init(arg);
+    hook_result = r;
+    foreign_hook = reenter_calls;
+    r->user_int[11] = cudaload_load_library(NVRTC);
+    foreign_hook = NULL;
+    r->user_int[8] = atomic_load(&hook_calls);
+    r->user_int[9] = cudaload_load_cublas();
+    r->user_int[10] = cudaload_cublas() != NULL;
+    th_capture(r, st);
+}
+
+static void test_reentrant_call_from_a_constructor(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char exact[PATH_MAX + 64];
+    snprintf(exact, sizeof exact, "CUDALOAD_NVRTC_PATH=%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    const char *env[] = {driver_env, exact, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_reenter_load, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(r->user_int[8], 1);
+    assert_string_equal(r->user, "constructor");
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);               /* init: done, answered */
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_REENTRANT);  /* cuBLAS: not loaded yet */
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[3], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[4], CUDALOAD_OK);               /* cudart: loaded by init */
+    assert_int_equal(r->user_int[5], 1);
+    assert_int_equal(r->user_int[6], CUDALOAD_OK);
+    assert_int_equal(r->user_int[11], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->user_int[9], CUDALOAD_OK);
+    assert_int_equal(r->user_int[10], 1);
+    th_result_free(r);
+}
+
+/* Another thread reads while a load runs foreign code: the constructor waits (up to 10 s) until
+ * the main thread has called the getters and loads whose answers are known. Before the lock was
+ * let go around dlopen, every one of them waited for the constructor: the wait timed out. */
+static atomic_int in_constructor, reader_done;
+
+static void wait_for_reader(const char *where) {
+    (void)where;
+    atomic_store(&in_constructor, 1);
+    for (int i = 0; i < 1000 && !atomic_load(&reader_done); i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    hook_result->user_int[12] = atomic_load(&reader_done) ? 1 : 0;
+}
+
+static void *load_nvrtc(void *arg) {
+    (void)arg;
+    return (void *)(intptr_t)cudaload_load_library(NVRTC);
+}
+
+static void child_reader_during_constructor(th_result *r, void *arg) {
+    alarm(30);
+    cudaload_status st = cudaload_init(arg);
+    hook_result = r;
+    foreign_hook = wait_for_reader;
+    pthread_t t;
+    pthread_create(&t, NULL, load_nvrtc, NULL);
+    while (!atomic_load(&in_constructor)) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* the other thread is inside the constructor, in the middle of nvrtc's walk */
+    r->user_int[0] = cudaload_is_initialized();
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[1] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK ? (int)info.status : -1;
+    int v = 0;
+    r->user_int[2] = cudaload_driver_version(&v);
+    r->user_int[3] = cudaload_cudart() != NULL;
+    r->user_int[4] = cudaload_load_library(CUDALOAD_LIB_CUDART); /* known: answered, no wait */
+    r->user_int[5] = cudaload_handle(CUDALOAD_LIB_CUDART) != NULL;
+    cudaload_library_info nv = {.size = sizeof nv};
+    r->user_int[6] = cudaload_get_library_info(NVRTC, &nv) == CUDALOAD_OK ? (int)nv.status : -1;
+    r->user_int[7] = (int)nv.n_candidates;
+    (void)cudaload_last_error();
+    atomic_store(&reader_done, 1);
+    void *ret = NULL;
+    pthread_join(t, &ret);
+    foreign_hook = NULL;
+    r->user_int[8] = (int)(intptr_t)ret;
+    th_capture(r, st);
+}
+
+static void test_getters_while_foreign_code_runs(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char exact[PATH_MAX + 64];
+    snprintf(exact, sizeof exact, "CUDALOAD_NVRTC_PATH=%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    const char *env[] = {driver_env, exact, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_reader_during_constructor, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    if (r->user_int[12] != 1) fail_msg("the reads waited for the constructor: the loader's lock was held across dlopen");
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], CUDALOAD_OK);
+    assert_int_equal(r->user_int[3], 1);
+    assert_int_equal(r->user_int[4], CUDALOAD_OK);
+    assert_int_equal(r->user_int[5], 1);
+    /* nvrtc's step had not ended: read as not attempted, no candidates handed out */
+    assert_int_equal(r->user_int[6], CUDALOAD_ERROR_NOT_ATTEMPTED);
+    assert_int_equal(r->user_int[7], 0);
+    assert_int_equal(r->user_int[8], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    th_result_free(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
@@ -754,6 +960,9 @@ int main(void) {
         cmocka_unit_test(test_compat_taken_when_it_helps),
         cmocka_unit_test(test_floors),
         cmocka_unit_test(test_floor_driver_and_bad_values),
+        cmocka_unit_test(test_reentrant_call_from_foreign_code_of_init),
+        cmocka_unit_test(test_reentrant_call_from_a_constructor),
+        cmocka_unit_test(test_getters_while_foreign_code_runs),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }
