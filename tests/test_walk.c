@@ -943,6 +943,200 @@ static void test_getters_while_foreign_code_runs(void **state) {
     th_result_free(r);
 }
 
+/* ---- the driver's table: published once, after the cuda-compat decision ---- */
+
+/* A reader spins on cudaload_driver() while init runs (and switches to a compat copy): the first
+ * table it sees must be the final one. user_int[0]: reads that saw a table whose entries then
+ * changed or were NULL; [1]: tables seen during init; [2]: the table after init is the first one
+ * seen (or the first seen after init when none was seen during it). */
+static atomic_int init_returned;
+static void *read_driver_table(void *arg) {
+    th_result *r = arg;
+    const void *first_fn = NULL;
+    while (!atomic_load(&init_returned)) {
+        const cudaload_driver_table *d = cudaload_driver();
+        if (!d) continue;
+        const void *fn = NULL;
+        memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
+        if (!fn || !d->cuInit || (first_fn && fn != first_fn)) r->user_int[0]++;
+        if (!first_fn) first_fn = fn;
+        r->user_int[1]++;
+    }
+    const cudaload_driver_table *d = cudaload_driver();
+    const void *fn = NULL;
+    if (d) memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
+    r->user_int[2] = d && fn && (!first_fn || fn == first_fn);
+    return NULL;
+}
+
+static void child_compat_reader(th_result *r, void *arg) {
+    alarm(60);
+    pthread_t t;
+    pthread_create(&t, NULL, read_driver_table, r);
+    cudaload_status st = cudaload_init(arg);
+    atomic_store(&init_returned, 1);
+    pthread_join(t, NULL);
+    /* the status and the table agree */
+    cudaload_library_info info = {.size = sizeof info};
+    cudaload_get_library_info(CUDALOAD_LIB_DRIVER, &info);
+    r->user_int[3] = (info.status == CUDALOAD_OK) == (cudaload_driver() != NULL);
+    int v = 0;
+    const cudaload_driver_table *d = cudaload_driver();
+    r->user_int[4] = d && d->cuDriverGetVersion(&v) == CUDA_SUCCESS ? v : -1;
+    th_capture(r, st);
+}
+
+/* The system's driver runs CUDA 12.8, the runtime is 13's, a compat copy runs 13.9: init takes
+ * the copy. Before, the walk published the system's table, then zeroed it, closed the system's
+ * driver and filled it again from the copy, while the reader read it without a lock (NULL
+ * entries, then other pointers). Now the table is published once, after the decision. Then a
+ * compat copy that fails its checks (a required symbol missing): the system's driver is kept,
+ * never closed, its table the one published, and the copy's candidate says why. */
+static void test_compat_table_published_once(void **state) {
+    (void)state;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    if (!t) skip();
+    add_nvml(t);
+    char home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16], file[PATH_MAX + 64], link[PATH_MAX + 32];
+    snprintf(home, sizeof home, "%s/cuda", t->top);
+    snprintf(compat, sizeof compat, "%s/compat", home);
+    th_mkdirs(compat);
+    snprintf(file, sizeof file, "%s/libcuda.so.590.10.01", compat);
+    snprintf(link, sizeof link, "%s/libcuda.so.1", compat);
+    snprintf(env_home, sizeof env_home, "CUDA_HOME=%s", home);
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    const char *roots[] = {th_fixture_env("VENV_CU13_SITE")};
+    static const char *const copies[] = {"fake/libcuda.so.1", "fake/missing-symbol/libcuda.so.1"};
+    for (size_t i = 0; i < 2; i++) {
+        char src[PATH_MAX];
+        snprintf(src, sizeof src, "%s/%s", getenv("CUDALOAD_TEST_BUILD"), copies[i]);
+        unlink(link);
+        unlink(file);
+        th_copy(src, file);
+        th_symlink(file, link);
+        const char *env[] = {t->env, env_home, "FAKE_CUDA_VERSION=12080", "FAKE_CUDA_COMPAT_VERSION=13090",
+                             "FAKE_NVML_DRIVER_VERSION=575.51.03", "FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS=150", NULL};
+        cudaload_options o = th_opts(roots, 1, 0, 0);
+        th_result *r = th_result_new();
+        th_run(r, env, child_compat_reader, &o);
+        const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER];
+        print_message("%s: %d reads of a published table during init\n", copies[i], r->user_int[1]);
+        if (r->user_int[0]) fail_msg("%d reads saw the published driver table change or hold NULL entries", r->user_int[0]);
+        assert_int_equal(r->user_int[2], 1);
+        assert_int_equal(r->user_int[3], 1);
+        assert_int_equal(d->status, CUDALOAD_OK);
+        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1);
+        if (i == 0) {
+            assert_int_equal(r->init_status, CUDALOAD_OK);
+            assert_non_null(strstr(d->path, file));
+            assert_int_equal(r->user_int[4], 13090);
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_OK, CUDALOAD_REASON_COMPAT_TAKEN));
+        } else {
+            assert_int_equal(r->init_status, CUDALOAD_ERROR_DRIVER_TOO_OLD); /* the runtime: 13 on a 12.8 driver */
+            assert_non_null(strstr(d->path, t->container));
+            assert_int_equal(d->version, 12080);
+            assert_int_equal(r->user_int[4], 12080);
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_ERROR_SYMBOL_MISSING, CUDALOAD_REASON_SYMBOL_MISSING));
+        }
+        th_result_free(r);
+    }
+    free_driver_tree(t);
+}
+
+/* ---- find-only and load, in every order ---- */
+
+/* The steps: find cuSOLVER (its dependencies located, nothing loaded), load cuBLAS, cuBLAS's
+ * accessor (which loads it), load cuSOLVER. Every order gives OK, the table, and in the end every
+ * library of the chain loaded once with its table. user_int[k]: step k's outcome (OK, or a
+ * status; the accessor: OK when it gave a table). */
+enum { STEP_FIND_CUSOLVER, STEP_LOAD_CUBLAS, STEP_CUBLAS_TABLE, STEP_LOAD_CUSOLVER, STEPS };
+static const char *const step_name[STEPS] = {"find cusolver", "load cublas", "cudaload_cublas()", "load cusolver"};
+
+typedef struct order_job {
+    cudaload_options *opts;
+    int step[STEPS];
+} order_job;
+
+static void child_order(th_result *r, void *arg) {
+    const order_job *j = arg;
+    cudaload_status st = cudaload_init(j->opts);
+    cudaload_lib cusolver = (cudaload_lib)cl_catalogue_find("cusolver");
+    for (int k = 0; k < STEPS; k++) {
+        int s = -1;
+        switch (j->step[k]) {
+        case STEP_FIND_CUSOLVER: s = cudaload_find_library(cusolver); break;
+        case STEP_LOAD_CUBLAS: s = cudaload_load_cublas(); break;
+        case STEP_CUBLAS_TABLE: s = cudaload_cublas() ? CUDALOAD_OK : cudaload_load_cublas() == CUDALOAD_OK ? -1 : -2; break;
+        case STEP_LOAD_CUSOLVER: s = cudaload_load_library(cusolver); break;
+        }
+        r->user_int[k] = s;
+    }
+    r->user_int[4] = cudaload_cublas() != NULL;
+    r->user_int[5] = cudaload_cublaslt() != NULL;
+    r->user_int[6] = cudaload_cusolver() != NULL;
+    r->user_int[7] = cudaload_cusparse() != NULL;
+    const char *const names[] = {"cublas", "cublasLt", "cusparse", "nvJitLink", "cusolver"};
+    for (int i = 0; i < 5; i++) {
+        cudaload_library_info info = {.size = sizeof info};
+        cudaload_lib lib = (cudaload_lib)cl_catalogue_find(names[i]);
+        r->user_int[8 + i] = cudaload_get_library_info(lib, &info) == CUDALOAD_OK && info.status == CUDALOAD_OK && info.loaded;
+    }
+    r->user_int[13] = th_count_maps("libcublas.so.");
+    r->user_int[14] = th_count_maps("libcusolver.so");
+    th_capture(r, st);
+}
+
+static void test_find_and_load_in_every_order(void **state) {
+    (void)state;
+    char *site = tree(NULL);
+    char src[PATH_MAX], p[PATH_MAX];
+    /* cuSOLVER's required dependencies beside it: cuBLAS(Lt) (tree's), cuSPARSE, nvJitLink */
+    static const char *const more[] = {"libcusparse.so.12", "libnvJitLink.so.13", NULL};
+    for (size_t i = 0; more[i]; i++) {
+        snprintf(p, sizeof p, "%s/" CU13 "/%s", site, more[i]);
+        snprintf(src, sizeof src, "%s/%s", toolkit, more[i]);
+        if (access(p, F_OK) != 0) th_symlink(src, p);
+    }
+    const char *roots[] = {site};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    int perm[STEPS] = {0, 1, 2, 3}, orders = 0;
+    for (;;) {
+        order_job j = {&o, {0}};
+        char order[256] = "";
+        for (int k = 0; k < STEPS; k++) {
+            j.step[k] = perm[k];
+            snprintf(order + strlen(order), sizeof order - strlen(order), "%s%s", k ? ", " : "", step_name[perm[k]]);
+        }
+        th_result *r = th_result_new();
+        th_run(r, env, child_order, &j);
+        assert_int_equal(r->init_status, CUDALOAD_OK);
+        for (int k = 0; k < STEPS; k++)
+            if (r->user_int[k] != CUDALOAD_OK)
+                fail_msg("%s: step %d (%s) gave %d (%s)", order, k + 1, step_name[perm[k]], r->user_int[k],
+                         r->user_int[k] >= 0 ? cudaload_status_name((cudaload_status)r->user_int[k])
+                                             : r->user_int[k] == -1 ? "no table, the load said OK" : "no table");
+        for (int i = 4; i <= 12; i++)
+            if (r->user_int[i] != 1) fail_msg("%s: in the end, check %d is %d (tables, then libraries loaded)", order, i, r->user_int[i]);
+        assert_int_equal(r->user_int[13], 1);
+        assert_int_equal(r->user_int[14], 1);
+        th_result_free(r);
+        orders++;
+        /* the next permutation (lexicographic) */
+        int i = STEPS - 2;
+        while (i >= 0 && perm[i] > perm[i + 1]) i--;
+        if (i < 0) break;
+        int k = STEPS - 1;
+        while (perm[k] < perm[i]) k--;
+        int tmp = perm[i];
+        perm[i] = perm[k];
+        perm[k] = tmp;
+        for (int a = i + 1, b = STEPS - 1; a < b; a++, b--) tmp = perm[a], perm[a] = perm[b], perm[b] = tmp;
+    }
+    assert_int_equal(orders, 24);
+    free(site);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
@@ -963,6 +1157,8 @@ int main(void) {
         cmocka_unit_test(test_reentrant_call_from_foreign_code_of_init),
         cmocka_unit_test(test_reentrant_call_from_a_constructor),
         cmocka_unit_test(test_getters_while_foreign_code_runs),
+        cmocka_unit_test(test_compat_table_published_once),
+        cmocka_unit_test(test_find_and_load_in_every_order),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }
