@@ -945,22 +945,35 @@ static void test_getters_while_foreign_code_runs(void **state) {
 
 /* ---- the driver's table: published once, after the cuda-compat decision ---- */
 
-/* A reader spins on cudaload_driver() while init runs (and switches to a compat copy): the first
- * table it sees must be the final one. user_int[0]: reads that saw a table whose entries then
- * changed or were NULL; [1]: tables seen during init; [2]: the table after init is the first one
- * seen (or the first seen after init when none was seen during it). */
-static atomic_int init_returned;
+/* A reader reads the driver's table the way a lock-free caller does, from the moment it is
+ * published (cl_ctx.table_ready), while init runs and switches to a compat copy: the table it
+ * sees must be the final one. Each cuDriverGetVersion init makes (FAKE_CUDA_HOOK) waits for the
+ * reader to have read once more. user_int[0]: reads that saw NULL entries or entries that then
+ * changed; [1]: reads during init; [2]: the table after init is the one first seen. */
+static atomic_int init_returned, read_request;
+static void wait_for_a_read(const char *where) {
+    (void)where;
+    atomic_store(&read_request, 1);
+    for (int i = 0; i < 1000 && atomic_load(&read_request); i++) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
 static void *read_driver_table(void *arg) {
     th_result *r = arg;
     const void *first_fn = NULL;
     while (!atomic_load(&init_returned)) {
-        const cudaload_driver_table *d = cudaload_driver();
-        if (!d) continue;
-        const void *fn = NULL;
-        memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
-        if (!fn || !d->cuInit || (first_fn && fn != first_fn)) r->user_int[0]++;
-        if (!first_fn) first_fn = fn;
-        r->user_int[1]++;
+        int asked = atomic_load(&read_request);
+        const cudaload_driver_table *d = NULL;
+        if (atomic_load_explicit(&cl_ctx.table_ready[CUDALOAD_LIB_DRIVER], memory_order_acquire)) d = cudaload_driver();
+        if (d) {
+            const void *fn = NULL;
+            memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
+            if (!fn || !d->cuInit || (first_fn && fn != first_fn)) r->user_int[0]++;
+            if (!first_fn) first_fn = fn;
+            r->user_int[1]++;
+        }
+        if (asked) atomic_store(&read_request, 0);
     }
     const cudaload_driver_table *d = cudaload_driver();
     const void *fn = NULL;
@@ -971,9 +984,11 @@ static void *read_driver_table(void *arg) {
 
 static void child_compat_reader(th_result *r, void *arg) {
     alarm(60);
+    foreign_hook = wait_for_a_read;
     pthread_t t;
     pthread_create(&t, NULL, read_driver_table, r);
     cudaload_status st = cudaload_init(arg);
+    foreign_hook = NULL;
     atomic_store(&init_returned, 1);
     pthread_join(t, NULL);
     /* the status and the table agree */
@@ -1015,7 +1030,7 @@ static void test_compat_table_published_once(void **state) {
         th_copy(src, file);
         th_symlink(file, link);
         const char *env[] = {t->env, env_home, "FAKE_CUDA_VERSION=12080", "FAKE_CUDA_COMPAT_VERSION=13090",
-                             "FAKE_NVML_DRIVER_VERSION=575.51.03", "FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS=150", NULL};
+                             "FAKE_NVML_DRIVER_VERSION=575.51.03", "FAKE_CUDA_HOOK=1", NULL};
         cudaload_options o = th_opts(roots, 1, 0, 0);
         th_result *r = th_result_new();
         th_run(r, env, child_compat_reader, &o);
