@@ -6,8 +6,13 @@
  *     library is mapped behind it;
  *   - a loaded CUDA 12 runtime is kept over installed CUDA 13 wheels, and the wheels' file is
  *     reported as not used (MAJOR_MIXED);
- *   - foreign code that forks while libcudaload holds its lock (here the driver's
- *     cuDriverGetVersion, as a constructor or cuInit could) does not deadlock;
+ *   - foreign code that forks in the middle of the walk (here the driver's cuDriverGetVersion,
+ *     as a constructor or cuInit could) does not deadlock;
+ *   - foreign code run by the walk (a constructor, the driver's cuDriverGetVersion) that calls
+ *     back into libcudaload gets REENTRANT for a call that would walk, answers for the others,
+ *     and another thread's getters answer while it runs (no lock held across it);
+ *   - the driver's table is published once, after the cuda-compat decision, never changed;
+ *   - find-only and load in every order across cuSOLVER and its dependencies;
  *   - cuBLAS asked for after cudart failed is reported with cudart's status, not "not attempted";
  *   - a file swapped between its check and dlopen is refused (same device and inode);
  *   - cudaload_device_count asks the driver again after a transient failure, keeps a permanent one;
@@ -118,10 +123,10 @@ static void test_loaded_older_major_kept_and_reported(void **state) {
     th_result_free(r);
 }
 
-/* The driver's cuDriverGetVersion forks while init holds the loader's lock on the same thread:
- * the atfork handler must not wait for that lock (before the fix: a deadlock, killed after the
- * harness's timeout). */
-static void test_fork_in_foreign_code_under_the_lock(void **state) {
+/* The driver's cuDriverGetVersion forks in the middle of init's walk, on the walking thread: the
+ * atfork handler must not wait for that walk (a deadlock otherwise, killed after the harness's
+ * timeout). */
+static void test_fork_in_foreign_code_of_the_walk(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
@@ -1156,7 +1161,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
         cmocka_unit_test(test_loaded_older_major_kept_and_reported),
-        cmocka_unit_test(test_fork_in_foreign_code_under_the_lock),
+        cmocka_unit_test(test_fork_in_foreign_code_of_the_walk),
         cmocka_unit_test(test_cublas_after_cudart_failed),
         cmocka_unit_test(test_file_swapped_before_dlopen),
         cmocka_unit_test(test_device_count_retries_transient_errors),
