@@ -73,7 +73,17 @@ static void cl_unlock_after_fork(void) {
     }
     pthread_mutex_unlock(&g.mu);
 }
-static void cl_atfork_register(void) { cl_plat_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_after_fork); }
+/* The child has only the forking thread: threads of the parent that waited on walk_cv are not
+ * there, so the condition variable starts afresh (as the kernels' does, kernels.c). */
+static void cl_unlock_in_child(void) {
+    if (cl_fork_skipped_lock) {
+        cl_fork_skipped_lock = 0;
+        return;
+    }
+    pthread_cond_init(&g.walk_cv, NULL);
+    pthread_mutex_unlock(&g.mu);
+}
+static void cl_atfork_register(void) { cl_plat_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_in_child); }
 void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 void cl_lock(void) {
