@@ -156,7 +156,8 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
     const cl_lib_state *ls = &G.lib[lib];
     const cl_row *row = cl_row_at((size_t)lib);
     size_t n = 0;
-    if (!ls->finished || ls->status == CUDALOAD_OK) return 0;
+    /* a step that ended (a load, or a find) and failed; never one a walk is changing now */
+    if ((!ls->finished && !ls->found) || ls->status == CUDALOAD_OK) return 0;
     memset(fix, 0, CL_MAX_FIXES * sizeof *fix);
     switch (ls->status) {
     case CUDALOAD_ERROR_NOT_FOUND:
