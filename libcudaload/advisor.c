@@ -287,9 +287,9 @@ void cl_describe_failure(int lib, cl_buf *b) {
 void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *b) {
     const cl_row *what = asked >= 0 ? cl_row_at((size_t)asked) : NULL;
     const cl_row *whose = lib >= 0 ? cl_row_at((size_t)lib) : NULL;
-    cl_buf_printf(b, "%s: %s (%s): called back from %s%s%s, run by a load this thread is in the middle of; "
-                     "a load cannot start from inside another (it would wait on itself): make this call after "
-                     "that load returns, not from a library's constructor or version call",
+    cl_buf_printf(b, "%s: %s (%s): the call came from %s%s%s, which a load of this thread is running; a load "
+                     "cannot start inside another (it would wait on itself): make this call after that load "
+                     "returns, not from a library's constructor or version call",
                   what ? what->name : "cudaload_init", cudaload_status_string(CUDALOAD_ERROR_REENTRANT),
                   cudaload_status_name(CUDALOAD_ERROR_REENTRANT), call ? call : "libcudaload's own code",
                   whose ? " of " : "", whose ? whose->name : "");
