@@ -779,7 +779,6 @@ static void reenter_calls(const char *where) {
 }
 
 static void child_reenter_init(th_result *r, void *arg) {
-    alarm(20); /* a thread waiting on itself: killed, the test fails instead of hanging */
     hook_result = r;
     foreign_hook = reenter_calls;
     cudaload_status st = cudaload_init(arg);
@@ -835,7 +834,6 @@ static void test_reentrant_call_from_foreign_code_of_init(void **state) {
  * constructor's library then fails its checks (it has no nvrtc symbols) and a later load of
  * cuBLAS works. */
 static void child_reenter_load(th_result *r, void *arg) {
-    alarm(20);
     cudaload_status st = cudaload_init(arg);
     hook_result = r;
     foreign_hook = reenter_calls;
@@ -893,7 +891,6 @@ static void *load_nvrtc(void *arg) {
 }
 
 static void child_reader_during_constructor(th_result *r, void *arg) {
-    alarm(30);
     cudaload_status st = cudaload_init(arg);
     hook_result = r;
     foreign_hook = wait_for_reader;
@@ -988,7 +985,6 @@ static void *read_driver_table(void *arg) {
 }
 
 static void child_compat_reader(th_result *r, void *arg) {
-    alarm(60);
     foreign_hook = wait_for_a_read;
     pthread_t t;
     pthread_create(&t, NULL, read_driver_table, r);
