@@ -1102,6 +1102,21 @@ static void child_order(th_result *r, void *arg) {
     th_capture(r, st);
 }
 
+/* find cuBLAS, then cuBLASLt's accessor (which never loads): NULL, its info found and not
+ * loaded; then load cuBLAS: both tables. user_int[0..5]. */
+static void child_find_then_load_cublas(th_result *r, void *arg) {
+    cudaload_status st = cudaload_init(arg);
+    r->user_int[0] = cudaload_find_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[1] = cudaload_cublaslt() != NULL;
+    cudaload_library_info info = {.size = sizeof info};
+    cudaload_get_library_info(CUDALOAD_LIB_CUBLASLT, &info);
+    r->user_int[2] = info.status == CUDALOAD_OK && !info.loaded;
+    r->user_int[3] = cudaload_load_cublas();
+    r->user_int[4] = cudaload_cublaslt() != NULL && cudaload_cublas() != NULL;
+    r->user_int[5] = cudaload_find_library(CUDALOAD_LIB_CUBLAS); /* a find after the load: its result */
+    th_capture(r, st);
+}
+
 static void test_find_and_load_in_every_order(void **state) {
     (void)state;
     char *site = tree(NULL);
@@ -1150,6 +1165,20 @@ static void test_find_and_load_in_every_order(void **state) {
         for (int a = i + 1, b = STEPS - 1; a < b; a++, b--) tmp = perm[a], perm[a] = perm[b], perm[b] = tmp;
     }
     assert_int_equal(orders, 24);
+
+    th_result *r = th_result_new();
+    th_run(r, env, child_find_then_load_cublas, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], 0);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->user_int[3], CUDALOAD_OK);
+    assert_int_equal(r->user_int[4], 1);
+    assert_int_equal(r->user_int[5], CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].loaded, 1);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLASLT].loaded, 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLAS], 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLASLT], 1);
+    th_result_free(r);
     free(site);
 }
 
