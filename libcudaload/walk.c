@@ -1287,11 +1287,12 @@ void cl_publish_table(int lib) {
 
 /* Ends a library's step: its status, its message when it failed, its table published. A
  * find-only walk ends its find (found), which a later load searches again; a load ends its load
- * (finished), final. The driver's table is published by init, after the cuda-compat decision. */
+ * (finished), final. A copy already in the process that a find-only walk reused is loaded: its
+ * load ended too. The driver's table is published by init, after the cuda-compat decision. */
 static void cl_finish(int lib, cudaload_status st) {
     cl_lib_state *ls = &G.lib[lib];
     ls->status = st;
-    if (cl_find_only()) ls->found = 1;
+    if (cl_find_only() && !(st == CUDALOAD_OK && ls->loaded)) ls->found = 1;
     else ls->finished = 1;
     if (st == CUDALOAD_OK && ls->loaded && ls->finished && lib != CUDALOAD_LIB_DRIVER) cl_publish_table(lib);
     if (st != CUDALOAD_OK) {

@@ -1117,6 +1117,44 @@ static void child_find_then_load_cublas(th_result *r, void *arg) {
     th_capture(r, st);
 }
 
+/* Find-only with the runtime already in the process: the loaded copy is reused, so its table is
+ * handed out, and a later load answers with it (its load ended: nothing searched again). */
+static void child_find_only_over_loaded(th_result *r, void *arg) {
+    preload_job *j = arg;
+    if (!dlopen(j->preload, RTLD_NOW | RTLD_LOCAL)) {
+        snprintf(r->user, sizeof r->user, "preload failed: %s", dlerror());
+        return;
+    }
+    cudaload_status st = cudaload_init(j->opts);
+    r->user_int[0] = cudaload_cudart() != NULL;
+    r->user_int[1] = cudaload_load_library(CUDALOAD_LIB_CUDART);
+    r->user_int[2] = cudaload_cudart() != NULL;
+    th_capture(r, st);
+}
+
+static void test_find_only_reuses_a_loaded_copy(void **state) {
+    (void)state;
+    char pre[PATH_MAX];
+    snprintf(pre, sizeof pre, "%s/libcudart.so.13", toolkit);
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY);
+    preload_job j = {pre, &o};
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_find_only_over_loaded, &j);
+    assert_string_equal(r->user, "");
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    char real[PATH_MAX];
+    assert_non_null(realpath(toolkit, real));
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, real, CUDALOAD_SOURCE_LOADED);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 1);
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 1); /* not searched again */
+    th_result_free(r);
+}
+
 static void test_find_and_load_in_every_order(void **state) {
     (void)state;
     char *site = tree(NULL);
@@ -1204,6 +1242,7 @@ int main(void) {
         cmocka_unit_test(test_getters_while_foreign_code_runs),
         cmocka_unit_test(test_compat_table_published_once),
         cmocka_unit_test(test_find_and_load_in_every_order),
+        cmocka_unit_test(test_find_only_reuses_a_loaded_copy),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }
