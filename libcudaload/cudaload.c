@@ -641,7 +641,7 @@ static const void *cl_table_if_loaded(cudaload_lib lib) {
         cl_set_error(g.lib[lib].error);
     } else {
         cl_set_errorf("%s: not loaded%s", cl_row_at((size_t)lib)->name,
-                      g.lib[lib].found && !g.lib[lib].finished ? " (only located, by cudaload_find_library)" : "");
+                      g.lib[lib].found && !g.lib[lib].finished ? " (only located, find-only)" : "");
     }
     cl_unlock();
     return t;
