@@ -390,7 +390,7 @@ check-sanitize: test-deps
 # not start threads after a multi-threaded fork, and none does). Every process writes its
 # reports to $(TSAN_B)/reports, which tests/run-tests.sh scans: any report fails the target.
 TSAN_B     := $(B)/tsan
-TSAN_TESTS := test_search test_kernels test_faults test_stubs
+TSAN_TESTS := test_search test_kernels test_faults test_stubs test_walk
 check-tsan: test-deps
 	$(MAKE) B=$(TSAN_B) NVCC= CC="$(CC) -fsanitize=thread" CFLAGS="-O1 -g" $(TSAN_TESTS:%=$(TSAN_B)/tests/%) \
 	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1 $(TSAN_B)/fake/launch/libcuda.so.1
