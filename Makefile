@@ -281,7 +281,15 @@ test-deps:
 
 $(B)/tests/%: tests/%.c tests/harness.c tests/harness.h $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -Wno-missing-prototypes -Wno-format-truncation -O1 -g -D_GNU_SOURCE -Iinclude -Ilibcudaload -Itests \
-	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) $(LIBS)
+	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(STATIC) $(CMOCKA_LIBS) $(LIBS) $(TEST_LDFLAGS)
+
+# A library whose constructor calls back into libcudaload (tests/reenter_lib.c), loaded by
+# test_walk's re-entry tests as a candidate; test_walk exports its symbols (-rdynamic) so that the
+# constructor and the fake driver's FAKE_CUDA_HOOK find its th_foreign_hook.
+$(B)/tests/libreenter.so: tests/reenter_lib.c | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -o $@ $< $(LIBS)
+$(B)/tests/test_walk: $(B)/tests/libreenter.so
+$(B)/tests/test_walk: TEST_LDFLAGS := -rdynamic
 
 # Two copies of a module embedding libcudaload.a the way a Python extension does (hidden
 # objects, --exclude-libs,ALL), loaded into one process by test_two_embedders.
@@ -430,7 +438,7 @@ check-sanitize: test-deps
 # not start threads after a multi-threaded fork, and none does). Every process writes its
 # reports to $(TSAN_B)/reports, which tests/run-tests.sh scans: any report fails the target.
 TSAN_B     := $(B)/tsan
-TSAN_TESTS := test_search test_kernels test_faults test_stubs
+TSAN_TESTS := test_search test_kernels test_faults test_stubs test_walk
 check-tsan: test-deps
 	$(MAKE) B=$(TSAN_B) NVCC= CC="$(CC) -fsanitize=thread" CFLAGS="-O1 -g" $(TSAN_TESTS:%=$(TSAN_B)/tests/%) \
 	  $(TSAN_B)/fake/libcuda.so.1 $(TSAN_B)/fake/missing-symbol/libcuda.so.1 $(TSAN_B)/fake/launch/libcuda.so.1

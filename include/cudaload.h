@@ -354,6 +354,8 @@ CUDALOAD_API void cudaload_options_init(cudaload_options *opts);
  * CUDALOAD_ERROR_INVALID_OPTION, _NO_DRIVER (cudart is still searched, ungated, so
  * cudaload_get_library_info() can tell what is there), _NOT_FOUND, _DRIVER_TOO_OLD,
  * _OVERRIDE_UNUSABLE, _SYMBOL_MISSING. Never prints (unless asked) and never exits.
+ * Called back from a library's constructor or version call that init itself is running:
+ * CUDALOAD_ERROR_REENTRANT at once.
  */
 CUDALOAD_API cudaload_status cudaload_init(const cudaload_options *opts);
 
@@ -377,15 +379,18 @@ CUDALOAD_API cudaload_status cudaload_load_cublas(void);
  * major of the libraries already taken (one major for the whole process). After an init with
  * CUDALOAD_FLAG_FIND_ONLY it locates without loading. Thread-safe; later calls return the
  * first result. Needs a completed init (any status but INVALID_OPTION/ARGUMENT). The
- * cudaload_get_library_info() of lib then tells what was taken and every candidate.
+ * cudaload_get_library_info() of lib then tells what was taken and every candidate. Called
+ * back from a library's constructor or version call that a load of this thread is running:
+ * CUDALOAD_ERROR_REENTRANT at once, unless lib's load had ended already.
  */
 CUDALOAD_API cudaload_status cudaload_load_library(cudaload_lib lib);
 
 /** Locates lib (and its dependencies) the way cudaload_load_library would, without loading
  *  either (find-only for this library alone): the candidates are recorded and the copy that
- *  would be taken is reported with loaded = 0. Final for the process, like a load: a later
- *  cudaload_load_library(lib) returns the same result and loads nothing. For diagnostics
- *  (cudaload-probe --lib without --load, build flags). */
+ *  would be taken is reported with loaded = 0. Final for later finds; a later
+ *  cudaload_load_library(lib) (or an accessor that loads) searches lib and the dependencies
+ *  only located again, and loads them. A library loaded already answers with its load's
+ *  result. For diagnostics (cudaload-probe --lib without --load, build flags). */
 CUDALOAD_API cudaload_status cudaload_find_library(cudaload_lib lib);
 
 /** cudaload_lib_by_name + cudaload_load_library + cudaload_get_library_info in one call.

@@ -161,7 +161,8 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
     const cl_lib_state *ls = &G.lib[lib];
     const cl_row *row = cl_row_at((size_t)lib);
     size_t n = 0;
-    if (!ls->finished || ls->status == CUDALOAD_OK) return 0;
+    /* a step that ended (a load, or a find) and failed; never one a walk is changing now */
+    if ((!ls->finished && !ls->found) || ls->status == CUDALOAD_OK) return 0;
     memset(fix, 0, CL_MAX_FIXES * sizeof *fix);
     switch (ls->status) {
     case CUDALOAD_ERROR_NOT_FOUND:
@@ -286,4 +287,15 @@ void cl_describe_failure(int lib, cl_buf *b) {
     cudaload_fix fix[CL_MAX_FIXES];
     size_t n = cl_advise(lib, fix);
     for (size_t i = 0; i < n; i++) cl_render_fix(lib, &fix[i], b);
+}
+
+void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *b) {
+    const cl_row *what = asked >= 0 ? cl_row_at((size_t)asked) : NULL;
+    const cl_row *whose = lib >= 0 ? cl_row_at((size_t)lib) : NULL;
+    cl_buf_printf(b, "%s: %s (%s): the call came from %s%s%s, which a load of this thread is running; a load "
+                     "cannot start inside another (it would wait on itself): make this call after that load "
+                     "returns, not from a library's constructor or version call",
+                  what ? what->name : "cudaload_init", cudaload_status_string(CUDALOAD_ERROR_REENTRANT),
+                  cudaload_status_name(CUDALOAD_ERROR_REENTRANT), call ? call : "libcudaload's own code",
+                  whose ? " of " : "", whose ? whose->name : "");
 }

@@ -9,10 +9,19 @@
  * libraries stay loaded for the life of the process (unloading the CUDA runtime is unsafe),
  * so every string and array handed out stays valid.
  *
- * The lock is held across the walk, which runs foreign code (dlopen runs constructors). A
- * constructor that forks would deadlock a plain atfork handler, which takes the lock: so the
- * handler skips the lock when the forking thread is the one holding it (the child then holds it
- * in the same state and the walk goes on there, as it does in the parent).
+ * The lock (cl_ctx.mu) guards the context's fields and is never held across foreign code: the
+ * walk lets it go around dlopen (constructors), dlclose, dlsym, the version calls, the driver's
+ * calls and NVML (cl_foreign_begin/end), and cudaload_device_count around cuInit. One thread at
+ * a time walks (init, a load, a find: cl_ctx.walking); another thread that needs a walk waits on
+ * walk_cv, and the walking thread itself, called back from the foreign code it runs, is refused
+ * with CUDALOAD_ERROR_REENTRANT instead of waiting on itself. Readers (the getters, the
+ * accessors) never wait for a walk: they see every library whose step ended, and the others as
+ * not attempted. A library's step ends once (finished); its fields and its table never change
+ * after that, and its table is published then (the driver's after init's cuda-compat decision).
+ *
+ * fork(): the handler waits for a walk in progress by another thread (the child then has the
+ * whole state and no walk half done); a fork from the walking thread's own foreign code (a
+ * constructor) goes through, and the child goes on with the walk as the parent does.
  */
 #define _GNU_SOURCE
 #include "cudaload_tables.h"
@@ -28,6 +37,7 @@
 
 cl_context cl_ctx = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
+    .walk_cv = PTHREAD_COND_INITIALIZER,
     .kernels = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .atfork_once = PTHREAD_ONCE_INIT},
     .error_once = PTHREAD_ONCE_INIT,
 };
@@ -38,17 +48,23 @@ const char *cudaload_lib_name(cudaload_lib lib) {
     return row ? row->name : "unknown";
 }
 
-/* fork() while another thread holds the mutex would leave the child's copy locked; fork() from
- * foreign code run under the lock by this very thread must not wait for itself. */
+/* fork() while another thread holds the mutex, or runs a walk, would leave the child's copy
+ * locked, or a walk half done that nobody ends: the handler takes the lock and waits for a walk
+ * of another thread to end. A fork from this very thread while it holds the lock (a signal
+ * handler) or runs the walk (a constructor, a version call) must not wait for itself. */
 static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local int cl_lock_held_here;    /* this thread holds the lock */
 static _Thread_local int cl_fork_skipped_lock; /* the fork handler left the lock alone */
+static _Thread_local int cl_walking_here;      /* this thread runs the walk (cl_ctx.walking) */
+static _Thread_local int cl_foreign_lib = -1;  /* the foreign code it runs now: whose, and what */
+static _Thread_local const char *cl_foreign_call;
 static void cl_lock_prepare(void) {
     if (cl_lock_held_here) {
         cl_fork_skipped_lock = 1;
         return;
     }
     pthread_mutex_lock(&g.mu);
+    while (g.walking && !cl_walking_here) pthread_cond_wait(&g.walk_cv, &g.mu);
 }
 static void cl_unlock_after_fork(void) {
     if (cl_fork_skipped_lock) {
@@ -57,7 +73,17 @@ static void cl_unlock_after_fork(void) {
     }
     pthread_mutex_unlock(&g.mu);
 }
-static void cl_atfork_register(void) { cl_plat_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_after_fork); }
+/* The child has only the forking thread: threads of the parent that waited on walk_cv are not
+ * there, so the condition variable starts afresh (as the kernels' does, kernels.c). */
+static void cl_unlock_in_child(void) {
+    if (cl_fork_skipped_lock) {
+        cl_fork_skipped_lock = 0;
+        return;
+    }
+    pthread_cond_init(&g.walk_cv, NULL);
+    pthread_mutex_unlock(&g.mu);
+}
+static void cl_atfork_register(void) { cl_plat_atfork(cl_lock_prepare, cl_unlock_after_fork, cl_unlock_in_child); }
 void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 void cl_lock(void) {
@@ -68,6 +94,49 @@ void cl_lock(void) {
 void cl_unlock(void) {
     cl_lock_held_here = 0;
     pthread_mutex_unlock(&g.mu);
+}
+
+void cl_foreign_begin(int lib, const char *call) {
+    cl_foreign_lib = lib;
+    cl_foreign_call = call;
+    cl_unlock();
+}
+void cl_foreign_end(void) {
+    cl_lock();
+    cl_foreign_lib = -1;
+    cl_foreign_call = NULL;
+}
+
+/* Waits, under the lock, until no other thread walks. REENTRANT (message set) when this thread
+ * walks already: it is called back from the foreign code of its own walk (asked: the library
+ * asked for, -1 for init). */
+static cudaload_status cl_wait_walk(int asked) {
+    if (cl_walking_here) {
+        cl_buf b = {0};
+        cl_describe_reentrant(asked, cl_foreign_lib, cl_foreign_call, &b);
+        cl_set_error(cl_buf_str(&b));
+        cl_buf_free(&b);
+        return CUDALOAD_ERROR_REENTRANT;
+    }
+    while (g.walking) {
+        cl_lock_held_here = 0;
+        pthread_cond_wait(&g.walk_cv, &g.mu);
+        cl_lock_held_here = 1;
+    }
+    return CUDALOAD_OK;
+}
+
+/* This thread walks now (cl_wait_walk returned OK, the lock held); find_only: a find-only walk. */
+static void cl_walk_begin(int find_only) {
+    g.walking = 1;
+    g.walk_find_only = find_only;
+    cl_walking_here = 1;
+}
+static void cl_walk_end(void) {
+    g.walking = 0;
+    g.walk_find_only = 0;
+    cl_walking_here = 0;
+    pthread_cond_broadcast(&g.walk_cv);
 }
 
 int cl_config_backend(void) {
@@ -110,7 +179,9 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
         cl_buf_free(&err);
         return st;
     }
+    cl_foreign_begin(-1, "dladdr"); /* ld.so's lock: never taken under ours */
     char *self_path = cl_plat_self_path((const void *)cudaload_init);
+    cl_foreign_end();
     st = cl_search_build_roots(&g.roots, &g.cfg, self_path);
     free(self_path);
     if (st != CUDALOAD_OK) {
@@ -126,6 +197,9 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
      * skipped for that driver is searched again under the compat copy */
     if (cl_use_compat() && rt != CUDALOAD_OK) rt = cl_walk_runtime_rows(1, &blas);
     cl_note_compat(); /* the other compat copies, each with why it is not the one running */
+    /* the driver's table is published once the compat decision is made, and never changes */
+    if (g.lib[CUDALOAD_LIB_DRIVER].status == CUDALOAD_OK && g.lib[CUDALOAD_LIB_DRIVER].loaded)
+        cl_publish_table(CUDALOAD_LIB_DRIVER);
     /* a missing driver is reported first (it explains a too-old or absent runtime), unless the
      * caller said it can live without one */
     int drv_fatal = drv != CUDALOAD_OK && !(drv == CUDALOAD_ERROR_NO_DRIVER && (g.cfg.flags & CUDALOAD_FLAG_DRIVER_OPTIONAL));
@@ -143,13 +217,20 @@ static cudaload_status cl_init_locked(const cudaload_options *opts) {
 
 cudaload_status cudaload_init(const cudaload_options *opts) {
     cl_lock();
-    if (!g.done) {
+    /* a second thread waits for the first one's init; the initializing thread itself, called
+     * back from a constructor or a version call its init runs, is refused */
+    cudaload_status st = g.done ? CUDALOAD_OK : cl_wait_walk(-1);
+    if (st == CUDALOAD_OK && !g.done) {
+        cl_walk_begin(0);
         g.status = cl_init_locked(opts);
         g.done = 1;
+        cl_walk_end();
         cl_debug("init: %s", cudaload_status_name(g.status));
     }
-    cudaload_status st = g.status;
-    if (st != CUDALOAD_OK) cl_set_error(g.error);
+    if (st == CUDALOAD_OK) {
+        st = g.status;
+        if (st != CUDALOAD_OK) cl_set_error(g.error);
+    }
     cl_unlock();
     return st;
 }
@@ -167,36 +248,43 @@ static cudaload_status cl_need_init(void) {
     return CUDALOAD_ERROR_NOT_INITIALIZED;
 }
 
-/* Loads any library once, under the lock. Libraries other than cudart need the CUDA runtime
- * when they are cuBLAS (cuBLAS is searched in the runtime's major and root): without it, they
- * take cudart's failure. */
-static cudaload_status cl_load_locked(int lib) {
-    cudaload_status st = cl_need_init();
-    if (st != CUDALOAD_OK) return st;
-    if (g.status == CUDALOAD_ERROR_INVALID_OPTION || g.status == CUDALOAD_ERROR_INVALID_ARGUMENT) {
+/* Has lib's step ended for a call of this kind: its load (finished), or for a find-only call its
+ * load or its find (found)? Then the answer needs no walk. */
+static int cl_lib_settled(int lib, int find_only) { return g.lib[lib].finished || (find_only && g.lib[lib].found); }
+
+/* lib's fields as a reader may see them: its step ended (never changed after, but for a found
+ * library whose load then starts: its arrays are retired, not freed), or no walk runs now. */
+static int cl_lib_visible(int lib) {
+    const cl_lib_state *ls = &g.lib[lib];
+    return g.done && ls->attempted && (ls->finished || ls->found || !g.walking);
+}
+
+/* Loads (or with find_only, locates) any library once. A walk runs when its step has not ended:
+ * after another thread's walk (init's included) when one runs, never from the walking thread's
+ * own foreign code (REENTRANT). */
+static cudaload_status cl_load(int lib, int find_only) {
+    cl_lock();
+    cudaload_status st = CUDALOAD_OK;
+    if (!g.done && g.walking) st = cl_wait_walk(lib); /* init under way: its answer first */
+    if (st == CUDALOAD_OK) st = cl_need_init();
+    if (st == CUDALOAD_OK && (g.status == CUDALOAD_ERROR_INVALID_OPTION || g.status == CUDALOAD_ERROR_INVALID_ARGUMENT)) {
         cl_set_error(g.error);
-        return g.status;
+        st = g.status;
     }
-    cl_lib_state *ls = &g.lib[lib];
-    if (!ls->finished) {
-        cl_lib_state *rt = &g.lib[CUDALOAD_LIB_CUDART];
-        if (lib == CUDALOAD_LIB_CUBLAS && rt->status != CUDALOAD_OK) {
-            cl_buf b = {0};
-            cl_buf_printf(&b, "cublas: not searched: cuBLAS needs the CUDA runtime, which was not loaded\n%s",
-                          rt->error ? rt->error : "");
-            ls->attempted = 1;
-            ls->finished = 1;
-            /* init ended before the runtime's search (out of memory): init's status */
-            ls->status = rt->status != CUDALOAD_ERROR_NOT_ATTEMPTED ? rt->status : g.status;
-            free(ls->error);
-            ls->error = cl_strdup(cl_buf_str(&b));
-            cl_buf_free(&b);
-        } else {
+    find_only |= (g.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0;
+    if (st == CUDALOAD_OK && !cl_lib_settled(lib, find_only)) {
+        st = cl_wait_walk(lib);
+        if (st == CUDALOAD_OK && !cl_lib_settled(lib, find_only)) {
+            cl_walk_begin(find_only);
             cl_walk(lib);
+            cl_walk_end();
         }
     }
-    st = ls->status;
-    if (st != CUDALOAD_OK) cl_set_error(ls->error ? ls->error : cudaload_status_string(st));
+    if (st == CUDALOAD_OK) {
+        st = g.lib[lib].status;
+        if (st != CUDALOAD_OK) cl_set_error(g.lib[lib].error ? g.lib[lib].error : cudaload_status_string(st));
+    }
+    cl_unlock();
     return st;
 }
 
@@ -207,10 +295,7 @@ cudaload_status cudaload_load_library(cudaload_lib lib) {
         cl_set_errorf("cudaload_load_library: %d is not a catalogue id (0..%zu)", (int)lib, cl_catalogue_count() - 1);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_lock();
-    cudaload_status st = cl_load_locked((int)lib);
-    cl_unlock();
-    return st;
+    return cl_load((int)lib, 0);
 }
 
 cudaload_status cudaload_find_library(cudaload_lib lib) {
@@ -218,14 +303,8 @@ cudaload_status cudaload_find_library(cudaload_lib lib) {
         cl_set_errorf("cudaload_find_library: %d is not a catalogue id (0..%zu)", (int)lib, cl_catalogue_count() - 1);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_lock();
-    /* the walk with find-only set for this one call: dependencies are located, not loaded */
-    unsigned flags = g.cfg.flags;
-    if (g.done) g.cfg.flags |= CUDALOAD_FLAG_FIND_ONLY;
-    cudaload_status st = cl_load_locked((int)lib);
-    g.cfg.flags = flags;
-    cl_unlock();
-    return st;
+    /* a find-only walk: the library and its dependencies are located, not loaded */
+    return cl_load((int)lib, 1);
 }
 
 size_t cudaload_library_count(void) { return cl_catalogue_count(); }
@@ -324,7 +403,7 @@ static char *cl_find_include_dir(int lib) {
     const cl_lib_state *ls = &g.lib[lib];
     char *found = NULL;
     if (!row->header) return NULL;
-    if (ls->status == CUDALOAD_OK && ls->path) {
+    if (cl_lib_visible(lib) && ls->status == CUDALOAD_OK && ls->path) {
         /* <root>/nvidia/cu13/lib/libx.so -> the row's include dirs under that root */
         if (ls->root_index >= 0 && (found = cl_include_in_root(&g.roots.items[ls->root_index], row))) return found;
         /* <prefix>/lib64/libx.so (an exact file, the system) -> <prefix>/include, up to three levels */
@@ -374,11 +453,13 @@ cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_inf
     cudaload_library_info full;
     memset(&full, 0, sizeof full);
     cl_lock();
-    const cl_lib_state *ls = &g.lib[lib];
+    /* a library a walk is changing now reads as not attempted (its step has not ended) */
+    static const cl_lib_state none = {.status = CUDALOAD_ERROR_NOT_ATTEMPTED};
+    const cl_lib_state *ls = cl_lib_visible((int)lib) ? &g.lib[lib] : &none;
     full.size = sizeof full;
     full.lib = lib;
     full.name = cl_row_at((size_t)lib)->name;
-    full.status = g.done && ls->attempted ? ls->status : CUDALOAD_ERROR_NOT_ATTEMPTED;
+    full.status = ls->status;
     full.loaded = ls->loaded;
     full.path = ls->status == CUDALOAD_OK ? ls->path : NULL;
     full.soname = ls->status == CUDALOAD_OK ? ls->soname : NULL;
@@ -386,7 +467,7 @@ cudaload_status cudaload_get_library_info(cudaload_lib lib, cudaload_library_inf
     full.already_loaded = ls->already_loaded;
     full.major = ls->major;
     full.version = ls->version;
-    full.driver_branch = lib == CUDALOAD_LIB_DRIVER ? g.drv.branch : NULL;
+    full.driver_branch = lib == CUDALOAD_LIB_DRIVER && g.done ? g.drv.branch : NULL;
     full.n_candidates = ls->n_cands;
     full.candidates = ls->cands;
     full.details = ls->details;
@@ -505,13 +586,13 @@ int cudaload_device_cu_result(void) {
 int cudaload_has_symbol(cudaload_lib lib, const char *name) {
     cl_lock();
     int r = 0;
-    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && cl_table_ptr(lib)) {
-        r = cl_symbol_present(lib, name);
-    } else if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && name) {
-        /* a row without a typed table: the library's own export */
-        r = cl_plat_sym(g.lib[lib].handle, name, NULL) != NULL;
-    }
+    void *h = NULL;
+    int loaded = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib) && g.lib[lib].loaded;
+    if (loaded && cl_table_ptr(lib)) r = cl_symbol_present(lib, name);
+    else if (loaded) h = g.lib[lib].handle; /* a row without a typed table: the library's own export */
     cl_unlock();
+    /* dlsym takes ld.so's lock: never under ours (a finished library's handle is never closed) */
+    if (h && name) r = cl_plat_sym(h, name, NULL) != NULL;
     return r;
 }
 
@@ -525,7 +606,7 @@ size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **name, int *re
 
 void *cudaload_handle(cudaload_lib lib) {
     cl_lock();
-    void *h = (size_t)lib < cl_catalogue_count() && g.lib[lib].loaded ? g.lib[lib].handle : NULL;
+    void *h = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib) && g.lib[lib].loaded ? g.lib[lib].handle : NULL;
     cl_unlock();
     return h;
 }
@@ -533,11 +614,12 @@ void *cudaload_handle(cudaload_lib lib) {
 cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol) {
     cl_lock();
     const char *name = cl_row_at((size_t)lib) ? cl_row_at((size_t)lib)->name : "?";
-    if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded && g.lib[lib].major && g.lib[lib].major != CL_HEADERS_MAJOR)
+    int visible = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib);
+    if (visible && g.lib[lib].loaded && g.lib[lib].major && g.lib[lib].major != CL_HEADERS_MAJOR)
         cl_set_errorf("%s: the loaded %s (%s) is CUDA %d's; built with CUDA %d's headers, only the calls whose ABI is the "
                       "same in both go through", symbol ? symbol : "?", name, g.lib[lib].path ? g.lib[lib].path : "?",
                       g.lib[lib].major, CL_HEADERS_MAJOR);
-    else if ((size_t)lib < cl_catalogue_count() && g.lib[lib].loaded)
+    else if (visible && g.lib[lib].loaded)
         cl_set_errorf("%s: not exported by the loaded %s (%s, version %d): a newer release has it", symbol ? symbol : "?",
                       name, g.lib[lib].path ? g.lib[lib].path : "?", g.lib[lib].version);
     else
@@ -549,13 +631,17 @@ cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *sym
 static const void *cl_table_if_loaded(cudaload_lib lib) {
     if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();
+    /* a table is handed out once published (its library's step ended loaded), never before */
     const void *t = NULL;
-    if (g.done && g.lib[lib].loaded && g.lib[lib].status == CUDALOAD_OK) {
+    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) {
         t = cl_table_ptr(lib);
     } else if (!g.done) {
         cl_set_error("libcudaload is not initialized: call cudaload_init() first");
+    } else if (cl_lib_visible(lib) && g.lib[lib].error) {
+        cl_set_error(g.lib[lib].error);
     } else {
-        cl_set_error(g.lib[lib].error ? g.lib[lib].error : "library not loaded");
+        cl_set_errorf("%s: not loaded%s", cl_row_at((size_t)lib)->name,
+                      g.lib[lib].found && !g.lib[lib].finished ? " (only located, find-only)" : "");
     }
     cl_unlock();
     return t;

@@ -182,11 +182,19 @@ char *cl_site_packages_of(const char *path);
 #include "platform.h"
 
 /* ---- resolve (resolve.c) ---- */
-/* Fills lib's table from handle into the library's static table (zeroed first); rows without a
- * typed table need their version call only (checked by cl_read_version). Returns OK, or
- * SYMBOL_MISSING with "<symbol> (<dlerror>)" in *why. */
-cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why);
-/* Clears lib's table (a candidate was rejected after resolve). */
+/* Fills the scratch table (cl_ctx.tables.scratch) for lib from handle: dlsym, and for the driver
+ * cuDriverGetVersion and cuGetProcAddress (foreign code: the walk calls it with the loader's lock
+ * let go, cl_foreign_begin). Rows without a typed table need their version call only (checked by
+ * cl_read_version). Returns OK, or SYMBOL_MISSING with "<symbol> (<dlerror>)" in *why. The
+ * library's own table is not touched. */
+cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why);
+/* Copies the scratch table cl_resolve_fill filled into lib's table (under the lock; never once the
+ * table is published). */
+void cl_resolve_commit(cudaload_lib lib);
+/* The scratch copy of lib's table, as cl_resolve_fill left it (the driver's version call is made
+ * through it before it is committed), or NULL for a row without a typed table. */
+const void *cl_resolve_scratch(cudaload_lib lib);
+/* Clears lib's table (a candidate was rejected after its table was committed). */
 void cl_resolve_clear(cudaload_lib lib);
 /* The CUDA major of the headers the generated lists come from (and libcudaload was built with). */
 #define CL_HEADERS_MAJOR (CUDART_VERSION / 1000)
@@ -237,7 +245,10 @@ typedef struct cl_lib_state {
     cudaload_status status;
     int attempted;
     int loaded;
-    int finished;            /* its step ended (status final, message made) */
+    int finished;            /* its load step ended: status final, message made, table published
+                                when loaded; never changes after */
+    int found;               /* its find-only step ended (status, path located, nothing loaded):
+                                a later load searches it again, as if never searched */
     int busy;                /* a file of it is being tried (its dependencies are being taken) */
     void *handle;
     char *path;
@@ -363,8 +374,22 @@ typedef struct cl_kernels_state {
     atomic_int ndev;    /* the devices the driver reports, once a call asked (0: not known) */
 } cl_kernels_state;
 
+/* A find-only answer a load replaced (walk.c cl_unfind): kept for the process, as readers may
+ * hold its path and candidates (cudaload_get_library_info). */
+struct cl_retired {
+    struct cl_retired *next;
+    cudaload_candidate *cands;
+    cudaload_candidate_detail *details;
+    char *path, *error, *note;
+};
+
 typedef struct cl_context {
-    pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it */
+    pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it;
+                                never held across foreign code (cl_foreign_begin) */
+    pthread_cond_t walk_cv;  /* the walk in progress ended */
+    int walking;             /* a thread runs init or a load (one at a time; others wait on walk_cv) */
+    int walk_find_only;      /* that walk is a find-only one (cudaload_find_library) */
+    struct cl_retired *retired;
     int done;
     cudaload_status status;
     char *error;
@@ -395,9 +420,18 @@ extern cl_context cl_ctx;
 /* The context's lock (cudaload.c): every public call that reads or changes the context. */
 void cl_lock(void);
 void cl_unlock(void);
+/* Foreign code run by the walk (dlopen and its constructors, dlclose, dlsym, a version call,
+ * cuDriverGetVersion, NVML): called by the walking thread with the lock held; the lock is let go
+ * until cl_foreign_end. lib is the library whose code runs (-1: none of the catalogue), call
+ * what runs (static text): a call back into a load from that code is refused with
+ * CUDALOAD_ERROR_REENTRANT, and its message names them. */
+void cl_foreign_begin(int lib, const char *call);
+void cl_foreign_end(void);
 
-/* ---- the walk (walk.c): one library, under the context's lock ---- */
-/* Searches lib (dependencies first) and ends its step: status, message, table published. */
+/* ---- the walk (walk.c): one library, by the one walking thread (cl_ctx.walking) ---- */
+/* Searches lib (dependencies first) and ends its step: status, message, table published (the
+ * driver's by init, after the cuda-compat decision). Called with the lock held; the lock is let
+ * go around foreign code only. */
 cudaload_status cl_walk(int lib);
 /* Forward compatibility (walk.c), after init's walk: cl_use_compat takes a cuda-compat libcuda
  * in place of the system's driver where that driver does not run the runtime found (1 when it
@@ -420,6 +454,10 @@ void cl_publish_table(int lib);
 void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_buf *out);
 /* The message of a library whose step failed: every candidate, the roots, and the fixes. */
 void cl_describe_failure(int lib, cl_buf *out);
+/* The message of a call refused with CUDALOAD_ERROR_REENTRANT: asked (a catalogue id, or -1 for
+ * cudaload_init) was called from the foreign code call of lib (-1: none) that a load by this
+ * thread runs. */
+void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *out);
 
 /* ---- launch (kernels.c) ---- */
 /* The kernel gate, pure: can kernels built by toolkit_version with SASS for sass_archs

@@ -4,8 +4,9 @@
  * The descriptors are generated (api_symbols.inc, from the lists of include/cudaload_tables.h
  * and include/cudaload_<lib>.h): one per entry, with its exported name, whether it is required,
  * the version of its ABI and the offsets of its pointer and presence flag. A table is filled in
- * a scratch copy and committed only when every required symbol was found, so a rejected
- * candidate never leaves a half-filled table behind.
+ * a scratch copy (cl_resolve_fill, with the loader's lock let go: dlsym and the driver's calls
+ * are foreign code) and committed under the lock (cl_resolve_commit) only once the candidate
+ * passed every check, so a rejected candidate never leaves a half-filled table behind.
  *
  * The driver's entries are asked of cuGetProcAddress with the version of their ABI and the
  * stream semantics their name says (_ptsz/_ptds: per-thread default stream), as the CUDA
@@ -86,7 +87,7 @@ static void *cl_driver_entry(const cl_driver_proc *dp, const cl_symbol *s) {
     return p;
 }
 
-cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
+cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why) {
     /* a row without a typed table: its version call (cl_read_version) is all that is required */
     const cl_table_desc *t = cl_table_of(lib);
     if (!t) return CUDALOAD_OK;
@@ -96,7 +97,7 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
         dp.proc = (cl_proc_fn)cl_plat_sym(handle, "cuGetProcAddress_v2", NULL);
         if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
     }
-    /* callers hold the context's lock */
+    /* the scratch is the walking thread's alone (one walk at a time): no lock needed here */
     memset(&cl_ctx.tables.scratch, 0, sizeof cl_ctx.tables.scratch);
     size_t missing_optional = 0, by_proc = 0;
     for (size_t i = 0; i < t->count; i++) {
@@ -121,11 +122,17 @@ cudaload_status cl_resolve(cudaload_lib lib, void *handle, cl_buf *why) {
         memcpy((char *)&cl_ctx.tables.scratch + s->fn_offset, &p, sizeof p);
         ((unsigned char *)&cl_ctx.tables.scratch)[s->has_offset] = 1;
     }
-    memcpy(t->table, &cl_ctx.tables.scratch, t->size);
     cl_debug("  resolved %zu of %zu symbols (%zu through cuGetProcAddress; %zu optional absent)",
              t->count - missing_optional, t->count, by_proc, missing_optional);
     return CUDALOAD_OK;
 }
+
+void cl_resolve_commit(cudaload_lib lib) {
+    const cl_table_desc *t = cl_table_of(lib);
+    if (t) memcpy(t->table, &cl_ctx.tables.scratch, t->size);
+}
+
+const void *cl_resolve_scratch(cudaload_lib lib) { return cl_table_of(lib) ? (const void *)&cl_ctx.tables.scratch : NULL; }
 
 void cl_resolve_keep_stable(cudaload_lib lib) {
     const cl_table_desc *t = cl_table_of(lib);

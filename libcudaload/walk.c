@@ -13,8 +13,14 @@
  * have steps 1, 2 and 4 only.
  *
  * One CUDA major for the process: the first library taken whose major is known pins it
- * (cl_ctx.major_pin); later libraries are searched in that major only. Called with the
- * context's lock held (cudaload.c).
+ * (cl_ctx.major_pin); later libraries are searched in that major only.
+ *
+ * Run by one thread at a time (cl_ctx.walking, cudaload.c), with the context's lock held except
+ * around foreign code: dlopen (constructors), dlclose (destructors), dlsym and the driver's
+ * calls that fill a table, a library's version call, NVML (the cl_dl* helpers below,
+ * cl_foreign_begin). The candidates' results are recorded with the lock held. A table is filled
+ * in scratch and committed only for a candidate kept; it is published when its library's step
+ * ends (the driver's by init, once the cuda-compat decision is made) and never changes after.
  */
 #define _GNU_SOURCE
 #include "cudaload_tables.h"
@@ -39,7 +45,47 @@ void (*cl_test_after_dlopen)(const char *path);
 
 static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
 
-static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0; }
+/* This walk locates files without loading them: CUDALOAD_FLAG_FIND_ONLY, or cudaload_find_library. */
+static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0 || G.walk_find_only; }
+
+/* ---- foreign code: each with the lock let go (cl_foreign_begin), lib the library it belongs to ---- */
+
+static void *cl_dlopen(int lib, const char *path, cl_buf *why) {
+    cl_foreign_begin(lib, "dlopen (its constructors)");
+    void *h = cl_open_path(path, why);
+    cl_foreign_end();
+    return h;
+}
+
+static void *cl_dlopen_loaded(int lib, const char *soname, char **real) {
+    cl_foreign_begin(lib, "dlopen (RTLD_NOLOAD)");
+    void *h = cl_open_loaded(soname, real);
+    cl_foreign_end();
+    return h;
+}
+
+static void cl_dlclose(int lib, void *h) {
+    cl_foreign_begin(lib, "dlclose (its destructors)");
+    cl_plat_close(h);
+    cl_foreign_end();
+}
+
+/* lib's table filled from h into the scratch table (dlsym; the driver's version call and
+ * cuGetProcAddress); committed by the caller once the candidate is kept */
+static cudaload_status cl_fill_scratch(int lib, void *h, cl_buf *why) {
+    cl_foreign_begin(lib, "dlsym (its table)");
+    cudaload_status st = cl_resolve_fill((cudaload_lib)lib, h, why);
+    cl_foreign_end();
+    return st;
+}
+
+static cudaload_status cl_version_call(int lib, void *h, int *version, cl_buf *why) {
+    const cl_row *row = cl_row_at((size_t)lib);
+    cl_foreign_begin(lib, row->version_fn ? row->version_fn : "its version call");
+    cudaload_status st = cl_read_version(row, h, version, why);
+    cl_foreign_end();
+    return st;
+}
 
 /* ---- candidates ---- */
 
@@ -212,13 +258,13 @@ static cudaload_status cl_floor_check(int lib, int major, int version, cl_why *w
 static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *version, cl_why *w) {
     const cl_row *row = row_of(lib);
     cl_buf why = {0};
-    cudaload_status st = cl_resolve((cudaload_lib)lib, h, &why);
+    cudaload_status st = cl_fill_scratch(lib, h, &why);
     if (st != CUDALOAD_OK) {
         cl_why_set(w, CUDALOAD_REASON_SYMBOL_MISSING, *major, 0, 0, "%s", cl_buf_str(&why));
         cl_buf_free(&why);
         return st;
     }
-    st = cl_read_version(row, h, version, &why);
+    st = cl_version_call(lib, h, version, &why);
     if (st != CUDALOAD_OK) {
         cl_why_set(w, st == CUDALOAD_ERROR_SYMBOL_MISSING ? CUDALOAD_REASON_SYMBOL_MISSING : CUDALOAD_REASON_VERSION_FAILED,
                    *major, 0, 0, "%s", cl_buf_str(&why));
@@ -236,9 +282,10 @@ static cudaload_status cl_accept_handle(int lib, void *h, int *major, int *versi
     /* below the caller's floor: closed, and the search goes on to another copy */
     if (st == CUDALOAD_OK) st = cl_floor_check(lib, *major, *version, w);
     cl_buf_free(&why);
-    if (st != CUDALOAD_OK) cl_resolve_clear((cudaload_lib)lib);
+    if (st != CUDALOAD_OK) return st; /* its table was never committed */
+    cl_resolve_commit((cudaload_lib)lib);
     /* the generated entries carry the headers' prototypes: kept for the headers' major only */
-    else if (*major && *major != CL_HEADERS_MAJOR) cl_resolve_keep_stable((cudaload_lib)lib);
+    if (*major && *major != CL_HEADERS_MAJOR) cl_resolve_keep_stable((cudaload_lib)lib);
     return st;
 }
 
@@ -257,8 +304,8 @@ static void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name) {
     cl_lib_state *d = &G.lib[dep];
     if (d->status != CUDALOAD_OK || d->source == CUDALOAD_SOURCE_LOADED) return;
     if (d->handle) {
-        cl_plat_close(d->handle);
-        cl_resolve_clear((cudaload_lib)dep);
+        cl_resolve_clear((cudaload_lib)dep); /* never published: its step had not ended */
+        cl_dlclose(dep, d->handle);
     }
     d->handle = NULL;
     d->loaded = 0;
@@ -300,6 +347,9 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
                                    cl_dep_list *taken) {
     cl_lib_state *d = &G.lib[dep];
     if (d->status == CUDALOAD_OK) return CUDALOAD_OK;
+    /* a library whose step ended is not searched again: its answer is final (a find-only answer
+     * only for another find: a load forgot it first, cl_unfind) */
+    if (d->finished || d->found) return d->status == CUDALOAD_ERROR_NOT_ATTEMPTED ? CUDALOAD_ERROR_NOT_FOUND : d->status;
     /* a dependency cycle (a row naming itself, directly or not): never recursed into; the
      * row-consistency test keeps the catalogue free of them */
     if (d->busy) return CUDALOAD_ERROR_NOT_FOUND;
@@ -421,7 +471,7 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     }
     int version = 0;
     if (cl_test_before_dlopen) cl_test_before_dlopen(path);
-    void *h = cl_open_path(path, &why);
+    void *h = cl_dlopen(lib, path, &why);
     if (h && cl_test_after_dlopen) cl_test_after_dlopen(path);
     if (!h) {
         st = CUDALOAD_ERROR_NOT_FOUND;
@@ -436,7 +486,7 @@ static cudaload_status cl_try_file(int lib, const char *path, cudaload_source so
     }
     cl_file_close(&file);
     if (st == CUDALOAD_OK) st = cl_accept_handle(lib, h, &major, &version, &w);
-    if (st != CUDALOAD_OK && h) cl_plat_close(h);
+    if (st != CUDALOAD_OK && h) cl_dlclose(lib, h);
     cl_buf_free(&why);
     if (st != CUDALOAD_OK) {
         cl_record(lib, path, source, st, &w);
@@ -494,7 +544,7 @@ static int cl_try_loaded(int lib) {
     for (size_t k = 0; k < n; k++) {
         const char *soname = names[k];
         char *real = NULL;
-        void *h = cl_open_loaded(soname, &real);
+        void *h = cl_dlopen_loaded(lib, soname, &real);
         if (!h) continue;
         const char *where = real ? real : soname;
         int major = cl_row_major_of_soname(row, soname);
@@ -507,7 +557,7 @@ static int cl_try_loaded(int lib) {
             cl_record(lib, where, CUDALOAD_SOURCE_LOADED, st, &w);
             G.lib[lib].attempted = 1;
             G.lib[lib].status = st;
-            cl_plat_close(h); /* drops only the reference NOLOAD took */
+            cl_dlclose(lib, h); /* drops only the reference NOLOAD took */
         } else {
             cl_record_code(lib, where, CUDALOAD_SOURCE_LOADED, CUDALOAD_OK, CUDALOAD_REASON_REUSED, major);
             cl_take(lib, h, where, soname, CUDALOAD_SOURCE_LOADED, 1, major, version, -1);
@@ -714,7 +764,7 @@ static cudaload_status cl_system_take(int lib, int major, const char *soname) {
         cl_why_free(&w);
         return st;
     }
-    void *h = cl_open_path(soname, &why);
+    void *h = cl_dlopen(lib, soname, &why);
     int version = 0;
     if (h) {
         st = cl_accept_handle(lib, h, &major, &version, &w);
@@ -729,7 +779,7 @@ static cudaload_status cl_system_take(int lib, int major, const char *soname) {
         cl_take(lib, h, where, soname, CUDALOAD_SOURCE_SYSTEM, 0, major, version, -1);
     } else {
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, st, &w);
-        if (h) cl_plat_close(h);
+        if (h) cl_dlclose(lib, h);
     }
     free(real);
     cl_buf_free(&why);
@@ -767,21 +817,23 @@ static int cl_try_system(int lib, int major) {
 
 /* ---- driver-like rows: the system only ---- */
 
-/* Resolves an open driver-like file and, for the driver, asks its version (*version). When it
- * cannot be used: records the candidate, clears the table and closes the handle (never the
- * process's loaded copy), and returns why. */
+/* Fills an open driver-like file's table in scratch and, for the driver, asks its version
+ * (*version); cl_driver_take commits the table. When it cannot be used: records the candidate and
+ * closes the handle (never the process's loaded copy), and returns why. */
 static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cudaload_source source, int *version) {
     cl_buf why = {0};
     cl_why w = {0};
     *version = 0;
-    cudaload_status st = cl_resolve((cudaload_lib)lib, h, &why);
+    cudaload_status st = cl_fill_scratch(lib, h, &why);
     if (st != CUDALOAD_OK) cl_why_set(&w, CUDALOAD_REASON_SYMBOL_MISSING, 0, 0, 0, "%s", cl_buf_str(&why));
     if (st == CUDALOAD_OK && lib == CUDALOAD_LIB_DRIVER) {
-        const cudaload_driver_table *d = cl_table_ptr(CUDALOAD_LIB_DRIVER);
+        const cudaload_driver_table *d = cl_resolve_scratch(CUDALOAD_LIB_DRIVER);
+        const char *name = NULL;
+        cl_foreign_begin(lib, "cuDriverGetVersion");
         CUresult r = d->cuDriverGetVersion(version);
+        if ((r != CUDA_SUCCESS || *version <= 0) && d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+        cl_foreign_end();
         if (r != CUDA_SUCCESS || *version <= 0) {
-            const char *name = NULL;
-            if (d->cuGetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
             cl_why_set(&w, r == CUDA_ERROR_STUB_LIBRARY ? CUDALOAD_REASON_STUB_LIBRARY : CUDALOAD_REASON_DRIVER_FAILED,
                        0, (int)r, 0, "%s", name ? name : "unknown error");
             st = CUDALOAD_ERROR_NO_DRIVER;
@@ -794,8 +846,7 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
         long i = cl_record(lib, where, source, rep, &w);
         if (source == CUDALOAD_SOURCE_OVERRIDE)
             cl_set_note(lib, G.cfg.file_origin[lib], where, i >= 0 ? G.lib[lib].cands[i].reason : cl_buf_str(&w.text));
-        cl_resolve_clear((cudaload_lib)lib);
-        if (source != CUDALOAD_SOURCE_LOADED) cl_plat_close(h);
+        if (source != CUDALOAD_SOURCE_LOADED) cl_dlclose(lib, h);
         st = rep;
     }
     cl_buf_free(&why);
@@ -803,9 +854,11 @@ static cudaload_status cl_driver_usable(int lib, void *h, const char *where, cud
     return st;
 }
 
-/* Keeps a usable driver-like copy (h NULL in find-only mode). */
+/* Keeps a usable driver-like copy (h NULL in find-only mode): its table, filled in scratch by
+ * cl_driver_usable, committed. */
 static void cl_driver_take(int lib, void *h, const char *where, cudaload_source source, int version) {
     cl_lib_state *ls = &G.lib[lib];
+    if (h) cl_resolve_commit((cudaload_lib)lib);
     cl_record_code(lib, where, source, CUDALOAD_OK,
                    !h ? CUDALOAD_REASON_FOUND
                       : source == CUDALOAD_SOURCE_LOADED ? CUDALOAD_REASON_REUSED : CUDALOAD_REASON_TAKEN, 0);
@@ -815,7 +868,10 @@ static void cl_driver_take(int lib, void *h, const char *where, cudaload_source 
     ls->major = version / 1000;
     G.drv.loaded = 1;
     G.drv.version = version;
-    G.drv.branch = cl_read_driver_branch(where);
+    cl_foreign_begin(-1, "NVML (the driver's branch)");
+    char *branch = cl_read_driver_branch(where);
+    cl_foreign_end();
+    G.drv.branch = branch;
     G.drv.branch_major = G.drv.branch ? atoi(G.drv.branch) : 0;
     cl_debug("driver: CUDA %d.%d (cuDriverGetVersion %d), branch %s, from %s", version / 1000, (version % 1000) / 10,
              version, G.drv.branch ? G.drv.branch : "unknown", where);
@@ -854,13 +910,13 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     } else if (cl_find_only()) {
         real = dir ? cl_plat_realpath(path) : cl_search_system_path(soname, G.cfg.secure);
         if (!real) cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_NOT_IN_SYSTEM, 0);
-    } else if (!(h = cl_open_path(dir ? path : soname, &why))) {
+    } else if (!(h = cl_dlopen(lib, dir ? path : soname, &why))) {
         cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
     } else if (dir && !cl_file_is_mapped(&file, h, &why)) {
         cl_why_set(&w, CUDALOAD_REASON_FILE_CHANGED, 0, 0, 0, "%s", cl_buf_str(&why));
         cl_record(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, &w);
-        cl_plat_close(h);
+        cl_dlclose(lib, h);
         h = NULL;
     } else {
         real = cl_handle_path(h);
@@ -870,7 +926,7 @@ static cudaload_status cl_driver_try(int lib, const char *dir, cudaload_status m
     if ((h || real) && cl_in_stubs_dir(where)) {
         /* a stub that came first in LD_LIBRARY_PATH or a directory list: never called */
         cl_record_code(lib, where, CUDALOAD_SOURCE_SYSTEM, missing, CUDALOAD_REASON_STUB_DIR, 0);
-        if (h) cl_plat_close(h);
+        if (h) cl_dlclose(lib, h);
     } else if (h) {
         int version = 0;
         st = cl_driver_usable(lib, h, where, CUDALOAD_SOURCE_SYSTEM, &version);
@@ -923,7 +979,7 @@ static cudaload_status cl_walk_driver_like(int lib) {
     cudaload_status missing = is_driver ? CUDALOAD_ERROR_NO_DRIVER : CUDALOAD_ERROR_NOT_FOUND;
     const char *override = G.cfg.file[lib];
     char *real = NULL;
-    void *h = cl_open_loaded(soname, &real);
+    void *h = cl_dlopen_loaded(lib, soname, &real);
     cudaload_source source = CUDALOAD_SOURCE_LOADED;
     if (!h && !override) {
         /* the driver is always searched in the system (it never comes from anywhere else); a
@@ -945,12 +1001,12 @@ static cudaload_status cl_walk_driver_like(int lib) {
         st = cl_file_open(override, &file, &why);
         if (st == CUDALOAD_OK && !cl_find_only()) {
             reason = CUDALOAD_REASON_DLOPEN_FAILED;
-            h = cl_open_path(override, &why);
+            h = cl_dlopen(lib, override, &why);
             if (!h) {
                 st = CUDALOAD_ERROR_NOT_FOUND;
             } else if (!cl_file_is_mapped(&file, h, &why)) {
                 reason = CUDALOAD_REASON_FILE_CHANGED;
-                cl_plat_close(h);
+                cl_dlclose(lib, h);
                 h = NULL;
                 st = CUDALOAD_ERROR_NOT_FOUND;
             }
@@ -1038,50 +1094,68 @@ static const char *cl_compat_version(const char *real) {
 /* Takes the compat copy at real in place of the system's driver, which this walk loaded (it runs
  * CUDA drv_version, the runtime needs need). The copy answers cuDriverGetVersion first, while the
  * system's driver is still there: one that does not reach need is closed again (COMPAT_TOO_OLD).
- * Then the system's driver is closed; when it stays in the process (not unloadable), it is taken
- * back (COMPAT_BLOCKED): cudart would find it by its SONAME, never the copy. 1 when the copy runs. */
+ * Its table is then filled in scratch and its checks made (cl_driver_usable): one that fails them
+ * is closed and the system's driver stays, untouched. Only then is the system's driver closed;
+ * when it stays in the process (not unloadable), it is kept, with its table as it was, and the
+ * copy closed (COMPAT_BLOCKED): cudart would find it by its SONAME, never the copy. Otherwise the
+ * copy's table is committed. Init publishes the driver's table after this decision, never before
+ * (nothing reads it until then). 1 when the copy runs. */
 static int cl_compat_switch(const char *real, cudaload_source src, int need) {
     cl_lib_state *ls = &G.lib[CUDALOAD_LIB_DRIVER];
     const char *ver = cl_compat_version(real);
     int drv_version = G.drv.version;
     cl_buf why = {0};
     cl_why w = {0};
-    void *h = cl_open_path(real, &why);
-    void *sym = h ? cl_plat_sym(h, "cuDriverGetVersion", NULL) : NULL;
-    int (*get)(int *) = NULL;
-    memcpy(&get, &sym, sizeof get); /* a data pointer to a function pointer, as the tables do */
+    void *h = cl_dlopen(CUDALOAD_LIB_DRIVER, real, &why);
     int v = 0;
+    if (h) {
+        cl_foreign_begin(CUDALOAD_LIB_DRIVER, "cuDriverGetVersion");
+        void *sym = cl_plat_sym(h, "cuDriverGetVersion", NULL);
+        int (*get)(int *) = NULL;
+        memcpy(&get, &sym, sizeof get); /* a data pointer to a function pointer, as the tables do */
+        if (!get || get(&v) != CUDA_SUCCESS) v = 0;
+        cl_foreign_end();
+    }
     if (!h) cl_why_set(&w, CUDALOAD_REASON_DLOPEN_FAILED, 0, 0, 0, "%s", cl_buf_str(&why));
-    else if (!get || get(&v) != CUDA_SUCCESS || v < need) cl_why_set(&w, CUDALOAD_REASON_COMPAT_TOO_OLD, 0, v, need, "%s", ver);
+    else if (v < need) cl_why_set(&w, CUDALOAD_REASON_COMPAT_TOO_OLD, 0, v, need, "%s", ver);
     if (w.reason != CUDALOAD_REASON_NONE) {
         cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
-        if (h) cl_plat_close(h);
+        if (h) cl_dlclose(CUDALOAD_LIB_DRIVER, h);
         cl_buf_free(&why);
         cl_why_free(&w);
+        return 0;
+    }
+    int version = 0;
+    /* the copy's table in scratch and its checks; failed: recorded and closed, the system's
+     * driver goes on as it was */
+    if (cl_driver_usable(CUDALOAD_LIB_DRIVER, h, real, src, &version) != CUDALOAD_OK) {
+        cl_debug("cuda-compat %s: not taken (its checks failed)", real);
+        cl_buf_free(&why);
         return 0;
     }
     size_t sys = ls->n_cands;
     for (size_t i = 0; i < ls->n_cands; i++)
         if (ls->cands[i].result == CUDALOAD_OK) sys = i;
     char *sys_path = cl_strdup(ls->path);
-    cl_resolve_clear(CUDALOAD_LIB_DRIVER);
-    cl_plat_close(ls->handle);
-    ls->handle = NULL;
+    void *sys_handle = ls->handle;
+    cl_dlclose(CUDALOAD_LIB_DRIVER, sys_handle);
+    cl_foreign_begin(CUDALOAD_LIB_DRIVER, "dlopen (RTLD_NOLOAD)");
     void *still = sys_path ? cl_plat_open_if_loaded(sys_path) : NULL;
-    int switched = 0, version = 0;
+    cl_foreign_end();
+    int switched = 0;
     if (still) {
-        /* the same mapping, so the same table; the copy would be a second libcuda nobody calls */
+        /* the same mapping, so the same table (left as it was); the copy would be a second
+         * libcuda nobody calls */
         ls->handle = still;
-        cl_resolve(CUDALOAD_LIB_DRIVER, still, &why);
-        cl_plat_close(h);
+        cl_dlclose(CUDALOAD_LIB_DRIVER, h);
         cl_why_set(&w, CUDALOAD_REASON_COMPAT_BLOCKED, 0, drv_version, need, "%s", ver);
         cl_record(CUDALOAD_LIB_DRIVER, real, src, CUDALOAD_ERROR_NOT_ATTEMPTED, &w);
-    } else if (cl_driver_usable(CUDALOAD_LIB_DRIVER, h, real, src, &version) == CUDALOAD_OK) {
+    } else {
         /* the branch is the kernel module's, whichever libcuda runs: kept as read (/proc or NVML) */
         char *kernel_branch = G.drv.branch;
         G.drv.branch = NULL;
         size_t before = ls->n_cands;
-        cl_driver_take(CUDALOAD_LIB_DRIVER, h, real, src, version);
+        cl_driver_take(CUDALOAD_LIB_DRIVER, h, real, src, version); /* commits the copy's table */
         if (kernel_branch) {
             free(G.drv.branch);
             G.drv.branch = kernel_branch;
@@ -1095,13 +1169,6 @@ static int cl_compat_switch(const char *real, cudaload_source src, int need) {
             cl_record_rewrite(CUDALOAD_LIB_DRIVER, sys, CUDALOAD_ERROR_DRIVER_TOO_OLD, &w);
         }
         switched = 1;
-    } else {
-        /* the copy failed its checks (recorded, closed): the system's driver again */
-        void *back = sys_path ? cl_open_path(sys_path, &why) : NULL;
-        if (back && cl_driver_usable(CUDALOAD_LIB_DRIVER, back, sys_path, CUDALOAD_SOURCE_SYSTEM, &version) == CUDALOAD_OK)
-            ls->handle = back;
-        else
-            ls->status = CUDALOAD_ERROR_NO_DRIVER, ls->loaded = 0, G.drv.loaded = 0;
     }
     cl_debug("cuda-compat %s: %s", real, switched ? "taken" : "not taken");
     free(sys_path);
@@ -1217,7 +1284,7 @@ static cudaload_status cl_search(int lib) {
         /* its dependencies are in the process too (ld.so loaded them for it) */
         for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
             int dep = cl_catalogue_find(row->deps[i]);
-            if (dep < 0 || G.lib[dep].status == CUDALOAD_OK) continue;
+            if (dep < 0 || G.lib[dep].status == CUDALOAD_OK || G.lib[dep].finished || G.lib[dep].found) continue;
             G.lib[dep].attempted = 1;
             if (!cl_try_loaded(dep)) G.lib[dep].status = CUDALOAD_ERROR_NOT_FOUND;
             else cl_note_loaded_over_exact(dep);
@@ -1230,14 +1297,15 @@ static cudaload_status cl_search(int lib) {
     for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
         int dep = cl_catalogue_find(row->deps[i]);
         if (dep < 0 || G.lib[dep].status == CUDALOAD_OK) continue;
-        if (!G.lib[dep].attempted) {
+        if (!G.lib[dep].attempted && !G.lib[dep].finished && !G.lib[dep].found) {
             G.lib[dep].attempted = 1;
             if (cl_try_loaded(dep)) {
                 cl_note_loaded_over_exact(dep);
                 if (G.lib[dep].status == CUDALOAD_OK) continue;
             }
         }
-        if (G.cfg.file[dep] && G.lib[dep].status != CUDALOAD_OK && cl_try_exact(dep) != CUDALOAD_OK) {
+        if (G.cfg.file[dep] && G.lib[dep].status != CUDALOAD_OK &&
+            (G.lib[dep].finished || G.lib[dep].found || cl_try_exact(dep) != CUDALOAD_OK)) {
             cl_buf b = {0};
             cl_buf_printf(&b, "not searched, because its dependency cannot be used: %s", G.lib[dep].note ? G.lib[dep].note : "");
             free(ls->note);
@@ -1274,12 +1342,16 @@ void cl_publish_table(int lib) {
     if (lib >= 0 && lib < CL_CATALOGUE_MAX) atomic_store_explicit(&G.table_ready[lib], 1, memory_order_release);
 }
 
-/* Ends a library's step: its status, its message when it failed, its table published. */
+/* Ends a library's step: its status, its message when it failed, its table published. A
+ * find-only walk ends its find (found), which a later load searches again; a load ends its load
+ * (finished), final. A copy already in the process that a find-only walk reused is loaded: its
+ * load ended too. The driver's table is published by init, after the cuda-compat decision. */
 static void cl_finish(int lib, cudaload_status st) {
     cl_lib_state *ls = &G.lib[lib];
     ls->status = st;
-    ls->finished = 1;
-    if (st == CUDALOAD_OK && ls->loaded) cl_publish_table(lib);
+    if (cl_find_only() && !(st == CUDALOAD_OK && ls->loaded)) ls->found = 1;
+    else ls->finished = 1;
+    if (st == CUDALOAD_OK && ls->loaded && ls->finished && lib != CUDALOAD_LIB_DRIVER) cl_publish_table(lib);
     if (st != CUDALOAD_OK) {
         cl_buf b = {0};
         cl_describe_failure(lib, &b);
@@ -1296,7 +1368,7 @@ static void cl_finish_deps(int lib) {
     for (size_t i = 0; i < CL_MAX_DEPS * 2; i++) {
         const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
         int dep = name ? cl_catalogue_find(name) : -1;
-        if (dep < 0 || G.lib[dep].finished || !G.lib[dep].attempted) continue;
+        if (dep < 0 || G.lib[dep].finished || G.lib[dep].found || !G.lib[dep].attempted) continue;
         cl_lib_state *d = &G.lib[dep];
         if (d->status == CUDALOAD_OK) {
             cl_finish_deps(dep);
@@ -1309,8 +1381,63 @@ static void cl_finish_deps(int lib) {
     }
 }
 
+/* Keeps what a reader may still hold of lib's find-only answer (its path, candidates and
+ * messages: cudaload_get_library_info hands them out) alive for the process, when a load starts
+ * lib's search again. */
+static void cl_retire(cl_lib_state *ls) {
+    struct cl_retired *r = malloc(sizeof *r);
+    if (!r) return; /* out of memory: leaked rather than freed under a reader */
+    r->next = G.retired;
+    r->cands = ls->cands;
+    r->details = ls->details;
+    r->path = ls->path;
+    r->error = ls->error;
+    r->note = ls->note;
+    G.retired = r;
+}
+
+/* Before a load: lib and its dependencies that only a find-only walk located (found, not loaded)
+ * are forgotten, so that the load searches and loads them; their earlier answers stay readable. */
+static void cl_unfind(int lib) {
+    cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = row_of(lib);
+    if (ls->busy || ls->finished) return;
+    if (ls->found) {
+        cl_retire(ls);
+        memset(ls, 0, sizeof *ls);
+        ls->status = CUDALOAD_ERROR_NOT_ATTEMPTED;
+    }
+    ls->busy = 1; /* the catalogue has no cycle (test_catalogue); this keeps one from recursing */
+    for (size_t i = 0; i < CL_MAX_DEPS * 2; i++) {
+        const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
+        int dep = name ? cl_catalogue_find(name) : -1;
+        if (dep >= 0) cl_unfind(dep);
+    }
+    ls->busy = 0;
+}
+
+/* cuBLAS asked for when the CUDA runtime was not loaded: cuBLAS is searched in the runtime's
+ * major and root, so it is not searched, and takes the runtime's failure. */
+static cudaload_status cl_without_runtime(int lib) {
+    cl_lib_state *ls = &G.lib[lib], *rt = &G.lib[CUDALOAD_LIB_CUDART];
+    cl_buf b = {0};
+    cl_buf_printf(&b, "%s: not searched: cuBLAS needs the CUDA runtime, which was not loaded\n%s", row_of(lib)->name,
+                  rt->error ? rt->error : "");
+    ls->attempted = 1;
+    /* init ended before the runtime's search (out of memory): init's status */
+    ls->status = rt->status != CUDALOAD_ERROR_NOT_ATTEMPTED ? rt->status : G.status;
+    if (cl_find_only()) ls->found = 1;
+    else ls->finished = 1;
+    free(ls->error);
+    ls->error = cl_strdup(cl_buf_str(&b));
+    cl_buf_free(&b);
+    return ls->status;
+}
+
 cudaload_status cl_walk(int lib) {
     unsigned long oom_before = G.n_oom;
+    if (!cl_find_only()) cl_unfind(lib);
+    if (lib == CUDALOAD_LIB_CUBLAS && G.lib[CUDALOAD_LIB_CUDART].status != CUDALOAD_OK) return cl_without_runtime(lib);
     cudaload_status st = cl_search(lib);
     /* an allocation failed on the way: the search was not complete, and the status says so */
     if (st != CUDALOAD_OK && G.n_oom != oom_before) st = CUDALOAD_ERROR_OUT_OF_MEMORY;

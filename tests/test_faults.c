@@ -740,7 +740,7 @@ static void test_debug_traces_every_candidate(void **state) {
     free(dir);
 }
 
-/* ---- fork while another thread is inside cudaload_init (the loader's lock held) ---- */
+/* ---- fork while another thread is inside cudaload_init (its walk under way) ---- */
 
 static atomic_int busy_started;
 
@@ -762,13 +762,13 @@ static void child_fork_during_init(th_result *r, void *arg) {
         struct timespec w = {0, 1000000L};
         nanosleep(&w, NULL);
     }
-    /* the thread is now in the fake cuDriverGetVersion (1500 ms), inside init, lock held */
+    /* the thread is now in the fake cuDriverGetVersion (1500 ms), inside init's walk */
     struct timespec ts = {0, 300 * 1000000L};
     nanosleep(&ts, NULL);
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {
-        /* the atfork handler made fork wait until init let the lock go: this copy of the lock
+        /* the atfork handler made fork wait until init's walk ended: this copy of the lock
          * is free and the state complete, the same as the parent's */
         int ok = cudaload_is_initialized() == 1;
         ok &= cudaload_init(NULL) == CUDALOAD_OK;
@@ -797,7 +797,7 @@ static void test_fork_while_init_busy(void **state) {
     expect_init(r, CUDALOAD_OK, NULL);
     if (r->user_int[0] == TH_WAIT_HUNG) fail_msg("the forked child deadlocked on the loader's lock");
     if (r->user_int[0] != 0) fail_msg("the forked child saw an incomplete or inconsistent state (exit %d)", r->user_int[0]);
-    /* fork was called while init held the lock: it waited for init (~1200 ms) */
+    /* fork was called while init walked: it waited for init (~1200 ms) */
     if (r->user_int[1] < 500) fail_msg("fork() returned after %d ms: init was not running when it was called", r->user_int[1]);
     print_message("fork() waited %d ms for init to finish\n", r->user_int[1]);
     assert_int_equal(r->maps_count[CUDALOAD_LIB_CUDART], 1);

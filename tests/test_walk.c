@@ -6,8 +6,13 @@
  *     library is mapped behind it;
  *   - a loaded CUDA 12 runtime is kept over installed CUDA 13 wheels, and the wheels' file is
  *     reported as not used (MAJOR_MIXED);
- *   - foreign code that forks while libcudaload holds its lock (here the driver's
- *     cuDriverGetVersion, as a constructor or cuInit could) does not deadlock;
+ *   - foreign code that forks in the middle of the walk (here the driver's cuDriverGetVersion,
+ *     as a constructor or cuInit could) does not deadlock;
+ *   - foreign code run by the walk (a constructor, the driver's cuDriverGetVersion) that calls
+ *     back into libcudaload gets REENTRANT for a call that would walk, answers for the others,
+ *     and another thread's getters answer while it runs (no lock held across it);
+ *   - the driver's table is published once, after the cuda-compat decision, never changed;
+ *   - find-only and load in every order across cuSOLVER and its dependencies;
  *   - cuBLAS asked for after cudart failed is reported with cudart's status, not "not attempted";
  *   - a file swapped after its check (before dlopen, during its dependencies' load, or in and back
  *     around dlopen) is refused: the mapping's device and inode are the checked descriptor's;
@@ -26,9 +31,12 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -118,10 +126,10 @@ static void test_loaded_older_major_kept_and_reported(void **state) {
     th_result_free(r);
 }
 
-/* The driver's cuDriverGetVersion forks while init holds the loader's lock on the same thread:
- * the atfork handler must not wait for that lock (before the fix: a deadlock, killed after the
- * harness's timeout). */
-static void test_fork_in_foreign_code_under_the_lock(void **state) {
+/* The driver's cuDriverGetVersion forks in the middle of init's walk, on the walking thread: the
+ * atfork handler must not wait for that walk (a deadlock otherwise, killed after the harness's
+ * timeout). */
+static void test_fork_in_foreign_code_of_the_walk(void **state) {
     (void)state;
     const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
     cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
@@ -855,11 +863,486 @@ static void test_floor_driver_and_bad_values(void **state) {
     th_result_free(r);
 }
 
+/* ---- foreign code calling back: no lock held across it, a re-entrant load refused ---- */
+
+/* What the foreign code (a constructor, the fake driver's cuDriverGetVersion) does when it calls
+ * th_foreign_hook: set by each child. The hook is exported (test_walk is linked -rdynamic). */
+static void (*foreign_hook)(const char *where);
+void th_foreign_hook(const char *where);
+void th_foreign_hook(const char *where) {
+    if (foreign_hook) foreign_hook(where);
+}
+
+static th_result *hook_result; /* the child's result, for the hook to write into */
+#define NVRTC ((cudaload_lib)cl_catalogue_find("nvrtc"))
+static atomic_int hook_calls;
+
+/* From foreign code of the walking thread: every call that would start a walk is refused with
+ * REENTRANT (init under way, or a library whose step has not ended); one whose answer is known
+ * is answered. user_int[0..7]: the statuses; [8]: the hook's calls. */
+static void reenter_calls(const char *where) {
+    th_result *r = hook_result;
+    if (atomic_fetch_add(&hook_calls, 1) > 0) return; /* the first call is recorded */
+    snprintf(r->user, sizeof r->user, "%s", where);
+    r->user_int[0] = cudaload_init(NULL);
+    r->user_int[1] = cudaload_load_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[2] = cudaload_find_library(CUDALOAD_LIB_CUBLAS);
+    /* an accessor that loads: no table, and the status of the load it asked for */
+    r->user_int[3] = cudaload_cublas() ? CUDALOAD_OK : cudaload_load_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[4] = cudaload_load_library(CUDALOAD_LIB_CUDART);
+    r->user_int[5] = cudaload_is_initialized();
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[6] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK ? (int)info.status : -1;
+    r->user_int[7] = (int)strlen(cudaload_last_error());
+}
+
+static void child_reenter_init(th_result *r, void *arg) {
+    hook_result = r;
+    foreign_hook = reenter_calls;
+    cudaload_status st = cudaload_init(arg);
+    foreign_hook = NULL;
+    r->user_int[8] = atomic_load(&hook_calls);
+    r->user_int[9] = cudaload_load_cublas(); /* the refused calls left nothing behind */
+    r->user_int[10] = cudaload_cublas() != NULL;
+    th_capture(r, st);
+}
+
+/* The driver's cuDriverGetVersion (a version call, run by init's walk) and a runtime's
+ * constructor (dlopen, run by init's walk) call back into libcudaload on the same thread: before
+ * the walk let its lock go around foreign code, this waited on itself forever. Now each call
+ * that would walk returns REENTRANT at once; init goes on and succeeds. */
+static void test_reentrant_call_from_foreign_code_of_init(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char reenter[PATH_MAX + 32];
+    snprintf(reenter, sizeof reenter, "%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    char exact[PATH_MAX + 64];
+    const char *version_call[] = {driver_env, "FAKE_CUDA_HOOK=1", NULL};
+    th_result *r = th_result_new();
+    th_run(r, version_call, child_reenter_init, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_true(r->user_int[8] >= 1);
+    assert_string_equal(r->user, "cuDriverGetVersion");
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_REENTRANT); /* init, from its own walk */
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_REENTRANT); /* a load while init walks */
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[3], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[4], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[5], 0);
+    assert_int_equal(r->user_int[6], CUDALOAD_ERROR_NOT_ATTEMPTED); /* init's answer not out yet */
+    assert_true(r->user_int[7] > 0);
+    assert_int_equal(r->user_int[9], CUDALOAD_OK);
+    assert_int_equal(r->user_int[10], 1);
+
+    /* the runtime's constructor, during init: refused the same way; the file is no runtime */
+    snprintf(exact, sizeof exact, "CUDALOAD_CUDART_PATH=%s", reenter);
+    const char *constructor[] = {driver_env, exact, NULL};
+    th_run(r, constructor, child_reenter_init, &o);
+    assert_int_equal(r->init_status, CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->user_int[8], 1);
+    assert_string_equal(r->user, "constructor");
+    for (int i = 0; i < 5; i++) assert_int_equal(r->user_int[i], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[9], CUDALOAD_ERROR_OVERRIDE_UNUSABLE); /* cuBLAS: cudart's failure */
+    th_result_free(r);
+}
+
+/* A load after init whose candidate's constructor calls back: the calls that would walk are
+ * refused (REENTRANT), those whose answer is known (init done, cudart loaded) are answered; the
+ * constructor's library then fails its checks (it has no nvrtc symbols) and a later load of
+ * cuBLAS works. */
+static void child_reenter_load(th_result *r, void *arg) {
+    cudaload_status st = cudaload_init(arg);
+    hook_result = r;
+    foreign_hook = reenter_calls;
+    r->user_int[11] = cudaload_load_library(NVRTC);
+    foreign_hook = NULL;
+    r->user_int[8] = atomic_load(&hook_calls);
+    r->user_int[9] = cudaload_load_cublas();
+    r->user_int[10] = cudaload_cublas() != NULL;
+    th_capture(r, st);
+}
+
+static void test_reentrant_call_from_a_constructor(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char exact[PATH_MAX + 64];
+    snprintf(exact, sizeof exact, "CUDALOAD_NVRTC_PATH=%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    const char *env[] = {driver_env, exact, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_reenter_load, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(r->user_int[8], 1);
+    assert_string_equal(r->user, "constructor");
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);               /* init: done, answered */
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_REENTRANT);  /* cuBLAS: not loaded yet */
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[3], CUDALOAD_ERROR_REENTRANT);
+    assert_int_equal(r->user_int[4], CUDALOAD_OK);               /* cudart: loaded by init */
+    assert_int_equal(r->user_int[5], 1);
+    assert_int_equal(r->user_int[6], CUDALOAD_OK);
+    assert_int_equal(r->user_int[11], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    assert_int_equal(r->user_int[9], CUDALOAD_OK);
+    assert_int_equal(r->user_int[10], 1);
+    th_result_free(r);
+}
+
+/* Another thread reads while a load runs foreign code: the constructor waits (up to 10 s) until
+ * the main thread has called the getters and loads whose answers are known. Before the lock was
+ * let go around dlopen, every one of them waited for the constructor: the wait timed out. */
+static atomic_int in_constructor, reader_done;
+
+static void wait_for_reader(const char *where) {
+    (void)where;
+    atomic_store(&in_constructor, 1);
+    for (int i = 0; i < 1000 && !atomic_load(&reader_done); i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    hook_result->user_int[12] = atomic_load(&reader_done) ? 1 : 0;
+}
+
+static void *load_nvrtc(void *arg) {
+    (void)arg;
+    return (void *)(intptr_t)cudaload_load_library(NVRTC);
+}
+
+static void child_reader_during_constructor(th_result *r, void *arg) {
+    cudaload_status st = cudaload_init(arg);
+    hook_result = r;
+    foreign_hook = wait_for_reader;
+    pthread_t t;
+    pthread_create(&t, NULL, load_nvrtc, NULL);
+    while (!atomic_load(&in_constructor)) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* the other thread is inside the constructor, in the middle of nvrtc's walk */
+    r->user_int[0] = cudaload_is_initialized();
+    cudaload_library_info info = {.size = sizeof info};
+    r->user_int[1] = cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) == CUDALOAD_OK ? (int)info.status : -1;
+    int v = 0;
+    r->user_int[2] = cudaload_driver_version(&v);
+    r->user_int[3] = cudaload_cudart() != NULL;
+    r->user_int[4] = cudaload_load_library(CUDALOAD_LIB_CUDART); /* known: answered, no wait */
+    r->user_int[5] = cudaload_handle(CUDALOAD_LIB_CUDART) != NULL;
+    cudaload_library_info nv = {.size = sizeof nv};
+    r->user_int[6] = cudaload_get_library_info(NVRTC, &nv) == CUDALOAD_OK ? (int)nv.status : -1;
+    r->user_int[7] = (int)nv.n_candidates;
+    (void)cudaload_last_error();
+    atomic_store(&reader_done, 1);
+    void *ret = NULL;
+    pthread_join(t, &ret);
+    foreign_hook = NULL;
+    r->user_int[8] = (int)(intptr_t)ret;
+    th_capture(r, st);
+}
+
+static void test_getters_while_foreign_code_runs(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    char exact[PATH_MAX + 64];
+    snprintf(exact, sizeof exact, "CUDALOAD_NVRTC_PATH=%s/tests/libreenter.so", getenv("CUDALOAD_TEST_BUILD"));
+    const char *env[] = {driver_env, exact, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_reader_during_constructor, &o);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    if (r->user_int[12] != 1) fail_msg("the reads waited for the constructor: the loader's lock was held across dlopen");
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], CUDALOAD_OK);
+    assert_int_equal(r->user_int[3], 1);
+    assert_int_equal(r->user_int[4], CUDALOAD_OK);
+    assert_int_equal(r->user_int[5], 1);
+    /* nvrtc's step had not ended: read as not attempted, no candidates handed out */
+    assert_int_equal(r->user_int[6], CUDALOAD_ERROR_NOT_ATTEMPTED);
+    assert_int_equal(r->user_int[7], 0);
+    assert_int_equal(r->user_int[8], CUDALOAD_ERROR_OVERRIDE_UNUSABLE);
+    th_result_free(r);
+}
+
+/* ---- the driver's table: published once, after the cuda-compat decision ---- */
+
+/* A reader reads the driver's table the way a lock-free caller does, from the moment it is
+ * published (cl_ctx.table_ready), while init runs and switches to a compat copy: the table it
+ * sees must be the final one. Each cuDriverGetVersion init makes (FAKE_CUDA_HOOK) waits for the
+ * reader to have read once more. user_int[0]: reads that saw NULL entries or entries that then
+ * changed; [1]: reads during init; [2]: the table after init is the one first seen. */
+static atomic_int init_returned, read_request;
+static void wait_for_a_read(const char *where) {
+    (void)where;
+    atomic_store(&read_request, 1);
+    for (int i = 0; i < 1000 && atomic_load(&read_request); i++) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+static void *read_driver_table(void *arg) {
+    th_result *r = arg;
+    const void *first_fn = NULL;
+    while (!atomic_load(&init_returned)) {
+        int asked = atomic_load(&read_request);
+        const cudaload_driver_table *d = NULL;
+        if (atomic_load_explicit(&cl_ctx.table_ready[CUDALOAD_LIB_DRIVER], memory_order_acquire)) d = cudaload_driver();
+        if (d) {
+            const void *fn = NULL;
+            memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
+            if (!fn || !d->cuInit || (first_fn && fn != first_fn)) r->user_int[0]++;
+            if (!first_fn) first_fn = fn;
+            r->user_int[1]++;
+        }
+        if (asked) atomic_store(&read_request, 0);
+    }
+    const cudaload_driver_table *d = cudaload_driver();
+    const void *fn = NULL;
+    if (d) memcpy(&fn, &d->cuDriverGetVersion, sizeof fn);
+    r->user_int[2] = d && fn && (!first_fn || fn == first_fn);
+    return NULL;
+}
+
+static void child_compat_reader(th_result *r, void *arg) {
+    foreign_hook = wait_for_a_read;
+    pthread_t t;
+    pthread_create(&t, NULL, read_driver_table, r);
+    cudaload_status st = cudaload_init(arg);
+    foreign_hook = NULL;
+    atomic_store(&init_returned, 1);
+    pthread_join(t, NULL);
+    /* the status and the table agree */
+    cudaload_library_info info = {.size = sizeof info};
+    cudaload_get_library_info(CUDALOAD_LIB_DRIVER, &info);
+    r->user_int[3] = (info.status == CUDALOAD_OK) == (cudaload_driver() != NULL);
+    int v = 0;
+    const cudaload_driver_table *d = cudaload_driver();
+    r->user_int[4] = d && d->cuDriverGetVersion(&v) == CUDA_SUCCESS ? v : -1;
+    th_capture(r, st);
+}
+
+/* The system's driver runs CUDA 12.8, the runtime is 13's, a compat copy runs 13.9: init takes
+ * the copy. Before, the walk published the system's table, then zeroed it, closed the system's
+ * driver and filled it again from the copy, while the reader read it without a lock (NULL
+ * entries, then other pointers). Now the table is published once, after the decision. Then a
+ * compat copy that fails its checks (a required symbol missing): the system's driver is kept,
+ * never closed, its table the one published, and the copy's candidate says why. */
+static void test_compat_table_published_once(void **state) {
+    (void)state;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    if (!t) skip();
+    add_nvml(t);
+    char home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16], file[PATH_MAX + 64], link[PATH_MAX + 32];
+    snprintf(home, sizeof home, "%s/cuda", t->top);
+    snprintf(compat, sizeof compat, "%s/compat", home);
+    th_mkdirs(compat);
+    snprintf(file, sizeof file, "%s/libcuda.so.590.10.01", compat);
+    snprintf(link, sizeof link, "%s/libcuda.so.1", compat);
+    snprintf(env_home, sizeof env_home, "CUDA_HOME=%s", home);
+    snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    const char *roots[] = {th_fixture_env("VENV_CU13_SITE")};
+    static const char *const copies[] = {"fake/libcuda.so.1", "fake/missing-symbol/libcuda.so.1"};
+    for (size_t i = 0; i < 2; i++) {
+        char src[PATH_MAX];
+        snprintf(src, sizeof src, "%s/%s", getenv("CUDALOAD_TEST_BUILD"), copies[i]);
+        unlink(link);
+        unlink(file);
+        th_copy(src, file);
+        th_symlink(file, link);
+        const char *env[] = {t->env, env_home, "FAKE_CUDA_VERSION=12080", "FAKE_CUDA_COMPAT_VERSION=13090",
+                             "FAKE_NVML_DRIVER_VERSION=575.51.03", "FAKE_CUDA_HOOK=1", NULL};
+        cudaload_options o = th_opts(roots, 1, 0, 0);
+        th_result *r = th_result_new();
+        th_run(r, env, child_compat_reader, &o);
+        const th_lib *d = &r->lib[CUDALOAD_LIB_DRIVER];
+        print_message("%s: %d reads of a published table during init\n", copies[i], r->user_int[1]);
+        if (r->user_int[0]) fail_msg("%d reads saw the published driver table change or hold NULL entries", r->user_int[0]);
+        assert_int_equal(r->user_int[2], 1);
+        assert_int_equal(r->user_int[3], 1);
+        assert_int_equal(d->status, CUDALOAD_OK);
+        assert_int_equal(r->maps_count[CUDALOAD_LIB_DRIVER], 1);
+        if (i == 0) {
+            assert_int_equal(r->init_status, CUDALOAD_OK);
+            assert_non_null(strstr(d->path, file));
+            assert_int_equal(r->user_int[4], 13090);
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_OK, CUDALOAD_REASON_COMPAT_TAKEN));
+        } else {
+            assert_int_equal(r->init_status, CUDALOAD_ERROR_DRIVER_TOO_OLD); /* the runtime: 13 on a 12.8 driver */
+            assert_non_null(strstr(d->path, t->container));
+            assert_int_equal(d->version, 12080);
+            assert_int_equal(r->user_int[4], 12080);
+            assert_true(find_code(r, CUDALOAD_LIB_DRIVER, file, CUDALOAD_ERROR_SYMBOL_MISSING, CUDALOAD_REASON_SYMBOL_MISSING));
+        }
+        th_result_free(r);
+    }
+    free_driver_tree(t);
+}
+
+/* ---- find-only and load, in every order ---- */
+
+/* The steps: find cuSOLVER (its dependencies located, nothing loaded), load cuBLAS, cuBLAS's
+ * accessor (which loads it), load cuSOLVER. Every order gives OK, the table, and in the end every
+ * library of the chain loaded once with its table. user_int[k]: step k's outcome (OK, or a
+ * status; the accessor: OK when it gave a table). */
+enum { STEP_FIND_CUSOLVER, STEP_LOAD_CUBLAS, STEP_CUBLAS_TABLE, STEP_LOAD_CUSOLVER, STEPS };
+static const char *const step_name[STEPS] = {"find cusolver", "load cublas", "cudaload_cublas()", "load cusolver"};
+
+typedef struct order_job {
+    cudaload_options *opts;
+    int step[STEPS];
+} order_job;
+
+static void child_order(th_result *r, void *arg) {
+    const order_job *j = arg;
+    cudaload_status st = cudaload_init(j->opts);
+    cudaload_lib cusolver = (cudaload_lib)cl_catalogue_find("cusolver");
+    for (int k = 0; k < STEPS; k++) {
+        int s = -1;
+        switch (j->step[k]) {
+        case STEP_FIND_CUSOLVER: s = cudaload_find_library(cusolver); break;
+        case STEP_LOAD_CUBLAS: s = cudaload_load_cublas(); break;
+        case STEP_CUBLAS_TABLE: s = cudaload_cublas() ? CUDALOAD_OK : cudaload_load_cublas() == CUDALOAD_OK ? -1 : -2; break;
+        case STEP_LOAD_CUSOLVER: s = cudaload_load_library(cusolver); break;
+        }
+        r->user_int[k] = s;
+    }
+    r->user_int[4] = cudaload_cublas() != NULL;
+    r->user_int[5] = cudaload_cublaslt() != NULL;
+    r->user_int[6] = cudaload_cusolver() != NULL;
+    r->user_int[7] = cudaload_cusparse() != NULL;
+    const char *const names[] = {"cublas", "cublasLt", "cusparse", "nvJitLink", "cusolver"};
+    for (int i = 0; i < 5; i++) {
+        cudaload_library_info info = {.size = sizeof info};
+        cudaload_lib lib = (cudaload_lib)cl_catalogue_find(names[i]);
+        r->user_int[8 + i] = cudaload_get_library_info(lib, &info) == CUDALOAD_OK && info.status == CUDALOAD_OK && info.loaded;
+    }
+    r->user_int[13] = th_count_maps("libcublas.so.");
+    r->user_int[14] = th_count_maps("libcusolver.so");
+    th_capture(r, st);
+}
+
+/* find cuBLAS, then cuBLASLt's accessor (which never loads): NULL, its info found and not
+ * loaded; then load cuBLAS: both tables. user_int[0..5]. */
+static void child_find_then_load_cublas(th_result *r, void *arg) {
+    cudaload_status st = cudaload_init(arg);
+    r->user_int[0] = cudaload_find_library(CUDALOAD_LIB_CUBLAS);
+    r->user_int[1] = cudaload_cublaslt() != NULL;
+    cudaload_library_info info = {.size = sizeof info};
+    cudaload_get_library_info(CUDALOAD_LIB_CUBLASLT, &info);
+    r->user_int[2] = info.status == CUDALOAD_OK && !info.loaded;
+    r->user_int[3] = cudaload_load_cublas();
+    r->user_int[4] = cudaload_cublaslt() != NULL && cudaload_cublas() != NULL;
+    r->user_int[5] = cudaload_find_library(CUDALOAD_LIB_CUBLAS); /* a find after the load: its result */
+    th_capture(r, st);
+}
+
+/* Find-only with the runtime already in the process: the loaded copy is reused, so its table is
+ * handed out, and a later load answers with it (its load ended: nothing searched again). */
+static void child_find_only_over_loaded(th_result *r, void *arg) {
+    preload_job *j = arg;
+    if (!dlopen(j->preload, RTLD_NOW | RTLD_LOCAL)) {
+        snprintf(r->user, sizeof r->user, "preload failed: %s", dlerror());
+        return;
+    }
+    cudaload_status st = cudaload_init(j->opts);
+    r->user_int[0] = cudaload_cudart() != NULL;
+    r->user_int[1] = cudaload_load_library(CUDALOAD_LIB_CUDART);
+    r->user_int[2] = cudaload_cudart() != NULL;
+    th_capture(r, st);
+}
+
+static void test_find_only_reuses_a_loaded_copy(void **state) {
+    (void)state;
+    char pre[PATH_MAX];
+    snprintf(pre, sizeof pre, "%s/libcudart.so.13", toolkit);
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY);
+    preload_job j = {pre, &o};
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run(r, env, child_find_only_over_loaded, &j);
+    assert_string_equal(r->user, "");
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    char real[PATH_MAX];
+    assert_non_null(realpath(toolkit, real));
+    th_assert_taken(r, CUDALOAD_LIB_CUDART, real, CUDALOAD_SOURCE_LOADED);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 1);
+    assert_int_equal(r->user_int[0], 1);
+    assert_int_equal(r->user_int[1], CUDALOAD_OK);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].n_candidates, 1); /* not searched again */
+    th_result_free(r);
+}
+
+static void test_find_and_load_in_every_order(void **state) {
+    (void)state;
+    char *site = tree(NULL);
+    char src[PATH_MAX], p[PATH_MAX];
+    /* cuSOLVER's required dependencies beside it: cuBLAS(Lt) (tree's), cuSPARSE, nvJitLink */
+    static const char *const more[] = {"libcusparse.so.12", "libnvJitLink.so.13", NULL};
+    for (size_t i = 0; more[i]; i++) {
+        snprintf(p, sizeof p, "%s/" CU13 "/%s", site, more[i]);
+        snprintf(src, sizeof src, "%s/%s", toolkit, more[i]);
+        if (access(p, F_OK) != 0) th_symlink(src, p);
+    }
+    const char *roots[] = {site};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    int perm[STEPS] = {0, 1, 2, 3}, orders = 0;
+    for (;;) {
+        order_job j = {&o, {0}};
+        char order[256] = "";
+        for (int k = 0; k < STEPS; k++) {
+            j.step[k] = perm[k];
+            snprintf(order + strlen(order), sizeof order - strlen(order), "%s%s", k ? ", " : "", step_name[perm[k]]);
+        }
+        th_result *r = th_result_new();
+        th_run(r, env, child_order, &j);
+        assert_int_equal(r->init_status, CUDALOAD_OK);
+        for (int k = 0; k < STEPS; k++)
+            if (r->user_int[k] != CUDALOAD_OK)
+                fail_msg("%s: step %d (%s) gave %d (%s)", order, k + 1, step_name[perm[k]], r->user_int[k],
+                         r->user_int[k] >= 0 ? cudaload_status_name((cudaload_status)r->user_int[k])
+                                             : r->user_int[k] == -1 ? "no table, the load said OK" : "no table");
+        for (int i = 4; i <= 12; i++)
+            if (r->user_int[i] != 1) fail_msg("%s: in the end, check %d is %d (tables, then libraries loaded)", order, i, r->user_int[i]);
+        assert_int_equal(r->user_int[13], 1);
+        assert_int_equal(r->user_int[14], 1);
+        th_result_free(r);
+        orders++;
+        /* the next permutation (lexicographic) */
+        int i = STEPS - 2;
+        while (i >= 0 && perm[i] > perm[i + 1]) i--;
+        if (i < 0) break;
+        int k = STEPS - 1;
+        while (perm[k] < perm[i]) k--;
+        int tmp = perm[i];
+        perm[i] = perm[k];
+        perm[k] = tmp;
+        for (int a = i + 1, b = STEPS - 1; a < b; a++, b--) tmp = perm[a], perm[a] = perm[b], perm[b] = tmp;
+    }
+    assert_int_equal(orders, 24);
+
+    th_result *r = th_result_new();
+    th_run(r, env, child_find_then_load_cublas, &o);
+    assert_int_equal(r->user_int[0], CUDALOAD_OK);
+    assert_int_equal(r->user_int[1], 0);
+    assert_int_equal(r->user_int[2], 1);
+    assert_int_equal(r->user_int[3], CUDALOAD_OK);
+    assert_int_equal(r->user_int[4], 1);
+    assert_int_equal(r->user_int[5], CUDALOAD_OK);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLAS].loaded, 1);
+    assert_int_equal(r->lib[CUDALOAD_LIB_CUBLASLT].loaded, 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLAS], 1);
+    assert_int_equal(r->maps_count[CUDALOAD_LIB_CUBLASLT], 1);
+    th_result_free(r);
+    free(site);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
         cmocka_unit_test(test_loaded_older_major_kept_and_reported),
-        cmocka_unit_test(test_fork_in_foreign_code_under_the_lock),
+        cmocka_unit_test(test_fork_in_foreign_code_of_the_walk),
         cmocka_unit_test(test_cublas_after_cudart_failed),
         cmocka_unit_test(test_file_swapped_before_dlopen),
         cmocka_unit_test(test_file_swapped_during_dependencies),
@@ -876,6 +1359,12 @@ int main(void) {
         cmocka_unit_test(test_compat_taken_when_it_helps),
         cmocka_unit_test(test_floors),
         cmocka_unit_test(test_floor_driver_and_bad_values),
+        cmocka_unit_test(test_reentrant_call_from_foreign_code_of_init),
+        cmocka_unit_test(test_reentrant_call_from_a_constructor),
+        cmocka_unit_test(test_getters_while_foreign_code_runs),
+        cmocka_unit_test(test_compat_table_published_once),
+        cmocka_unit_test(test_find_and_load_in_every_order),
+        cmocka_unit_test(test_find_only_reuses_a_loaded_copy),
     };
     return cmocka_run_group_tests_name("walk", tests, setup, NULL);
 }

@@ -24,11 +24,14 @@
  *   FAKE_CUDA_DEVICE_GET_DELAY_MS  cuDeviceGet sleeps this long first (a slow driver: lets a
  *                         test fork while another thread is inside libcudaload's kernel setup)
  *   FAKE_CUDA_DRIVER_GET_VERSION_DELAY_MS  cuDriverGetVersion sleeps this long first (lets a
- *                         test fork while another thread is inside cudaload_init, which calls
- *                         it with the loader's lock held)
+ *                         test fork, or read, while another thread is inside cudaload_init,
+ *                         which calls it in the middle of its walk)
  *   FAKE_CUDA_FORK_IN_DRIVER_GET_VERSION  when 1, cuDriverGetVersion forks (foreign code that
- *                         forks while libcudaload holds its lock, on the same thread); the child
- *                         exits at once, the parent waits for it
+ *                         forks in the middle of libcudaload's walk, on the walking thread); the
+ *                         child exits at once, the parent waits for it
+ *   FAKE_CUDA_HOOK        when 1, cuDriverGetVersion calls the test program's exported
+ *                         th_foreign_hook("cuDriverGetVersion") (foreign code that calls back
+ *                         into libcudaload from its walk)
  * Like the real driver, device queries before a successful cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and cuGetErrorName/String return CUDA_ERROR_INVALID_VALUE (and
  * NULL) for a code they do not know.
@@ -160,6 +163,17 @@ CUresult CUDAAPI cuDriverGetVersion(int *version) {
         pid_t pid = fork();
         if (pid == 0) _exit(0);
         if (pid > 0) waitpid(pid, NULL, 0);
+    }
+#endif
+#ifndef _WIN32
+    if (env_int("FAKE_CUDA_HOOK", 0) == 1) {
+        /* foreign code calling back into libcudaload: the test program's th_foreign_hook */
+        void *p = dlsym(RTLD_DEFAULT, "th_foreign_hook");
+        void (*hook)(const char *);
+        if (p) {
+            memcpy(&hook, &p, sizeof p);
+            hook("cuDriverGetVersion");
+        }
     }
 #endif
     if (!version) return CUDA_ERROR_INVALID_VALUE;

@@ -92,6 +92,9 @@ _CLASSES = {
     "CUDALOAD_ERROR_KERNELS_NOT_BUILT": KernelsUnavailableError,
     "CUDALOAD_ERROR_NO_KERNEL_IMAGE": KernelsUnavailableError,
     "CUDALOAD_ERROR_CUDA": CudaError,
+    # a load asked from a library's constructor or version call that a load of the same thread
+    # runs (a callback into Python from such code): no subclass, nothing to install
+    "CUDALOAD_ERROR_REENTRANT": CudaLoadError,
 }
 # What this package uses: the runtime, and cuBLAS for the "cublas" backend. A fix for either
 # installs both, of one CUDA major (as the cu12 / cu13 extras do).
