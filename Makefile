@@ -313,7 +313,7 @@ $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_N
 	  $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR)) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # defines the cuBLASLt stub's after-load hook, which calls stubs back on the loading thread
 $(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/tests
-	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublaslt.a \
+	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublaslt.a \
 	  $(B)/stubs/libcudaload-curand.a $(STUB_CORE)
 $(B)/tests/stub_outparams: tests/stubs/stub_outparams.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cuda.a \

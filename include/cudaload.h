@@ -474,6 +474,11 @@ CUDALOAD_API void *cudaload_handle(cudaload_lib lib);
  *  and version) and returns CUDALOAD_ERROR_SYMBOL_MISSING. The stubs call it when a function the
  *  headers declare is absent from the library they loaded (an older release). */
 CUDALOAD_API cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol);
+/** Records in cudaload_last_error() that a call asking for lib came from foreign code that a load
+ *  of this same thread is running (running: what that load was doing, e.g. "the first call of
+ *  cublasLt's stub") and returns CUDALOAD_ERROR_REENTRANT. Takes no lock: the stubs call it when
+ *  they refuse such a call. */
+CUDALOAD_API cudaload_status cudaload_report_reentrant(cudaload_lib lib, const char *running);
 
 /* ---- bundled kernels: SAXPY and SGEMM --------------------------------------------------- */
 

@@ -628,6 +628,16 @@ cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *sym
     return CUDALOAD_ERROR_SYMBOL_MISSING;
 }
 
+cudaload_status cudaload_report_reentrant(cudaload_lib lib, const char *running) {
+    /* no lock: the thread may be inside a load's foreign code; the rows and the per-thread
+     * message need none */
+    cl_buf b = {0};
+    cl_describe_reentrant((size_t)lib < cl_catalogue_count() ? (int)lib : -1, -1, running, &b);
+    cl_set_error(cl_buf_str(&b));
+    cl_buf_free(&b);
+    return CUDALOAD_ERROR_REENTRANT;
+}
+
 static const void *cl_table_if_loaded(cudaload_lib lib) {
     if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();

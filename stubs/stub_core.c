@@ -8,14 +8,16 @@
  * registration entry points). That code may call a stub again on this thread: NVIDIA's libraries
  * do not (their imports of each other never bind to the shared stubs: stubs/stub.map), but a
  * constructor, a program's code run by the runtime, or an interposed library may. Such a call
- * is refused at once (its function returns its library's failure code) instead of waiting for
- * the lock this thread holds.
+ * is refused at once (its function returns its library's failure code, and cudaload_last_error()
+ * says CUDALOAD_ERROR_REENTRANT and which first load was running) instead of waiting for the
+ * lock this thread holds.
  */
 #define _GNU_SOURCE
 #include "stub.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 
 static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -24,6 +26,7 @@ static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
  * thread (a constructor dlopen runs) must not wait for itself: then the handler leaves it. */
 static pthread_once_t cl_stub_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local int cl_stub_lock_held_here;
+static _Thread_local const char *cl_stub_loading_row; /* the row whose first load this thread runs */
 static _Thread_local int cl_stub_fork_skipped;
 static void cl_stub_fork_prepare(void) {
     if (cl_stub_lock_held_here) {
@@ -57,10 +60,17 @@ const void *cl_stub_load(cl_stub_lib *s) {
     /* Called back from the foreign code of a first load this thread runs (above): the lock is
      * this thread's, and nothing of libcudaload may be called either (its lock may be held by
      * the same load). Fail fast. */
-    if (cl_stub_lock_held_here) return NULL;
+    if (cl_stub_lock_held_here) {
+        cudaload_lib asked;
+        char running[96];
+        snprintf(running, sizeof running, "the first call of %s's stub", cl_stub_loading_row ? cl_stub_loading_row : "a");
+        if (cudaload_lib_by_name(s->row, &asked) == CUDALOAD_OK) (void)cudaload_report_reentrant(asked, running);
+        return NULL;
+    }
     pthread_once(&cl_stub_atfork_once, cl_stub_atfork_register);
     pthread_mutex_lock(&cl_stub_lock);
     cl_stub_lock_held_here = 1;
+    cl_stub_loading_row = s->row;
     t = atomic_load_explicit(&s->ready, memory_order_acquire);
     if (!t) {
         /* Default options, unless the program initialized libcudaload itself (then its options,
@@ -76,6 +86,7 @@ const void *cl_stub_load(cl_stub_lib *s) {
         }
     }
     cl_stub_lock_held_here = 0;
+    cl_stub_loading_row = NULL;
     pthread_mutex_unlock(&cl_stub_lock);
     return t;
 }

@@ -378,6 +378,9 @@ static void test_reentered_stub_fails_fast(void **state) {
     assert_int_equal(val(out, "hook_runs"), 1);
     assert_int_equal(val(out, "inner_lt"), 1);     /* CUBLAS_STATUS_NOT_INITIALIZED */
     assert_int_equal(val(out, "inner_rand"), 203); /* CURAND_STATUS_INITIALIZATION_FAILED */
+    /* and cudaload_last_error() says why: CUDALOAD_ERROR_REENTRANT */
+    assert_int_equal(val(out, "lt_reported"), 1);
+    assert_int_equal(val(out, "rand_reported"), 1);
     assert_int_equal(val(out, "outer"), 0);
     assert_int_equal(val(out, "outer_major"), 13);
     assert_int_equal(val(out, "again"), 0);

@@ -7,11 +7,19 @@
  * The libraries come from the environment's search (CUDALOAD_SOURCES=cuda_home). Prints
  * key=value. */
 #include <stdio.h>
+#include <string.h>
+
+#include "cudaload.h"
 
 #include <cublasLt.h>
 #include <curand.h>
 
-static int hook_runs, inner_lt = -1, inner_rand = -1;
+static int hook_runs, inner_lt = -1, inner_rand = -1, lt_reported, rand_reported;
+
+/* the refusal's status, as cudaload_last_error() names it */
+static int reported_reentrant(void) {
+    return strstr(cudaload_last_error(), cudaload_status_name(CUDALOAD_ERROR_REENTRANT)) != NULL;
+}
 
 void cl_stub_cublaslt_loaded(const void *table);
 void cl_stub_cublaslt_loaded(const void *table) {
@@ -19,14 +27,16 @@ void cl_stub_cublaslt_loaded(const void *table) {
     int v = 0;
     hook_runs++;
     inner_lt = (int)cublasLtGetProperty(MAJOR_VERSION, &v);
+    lt_reported = reported_reentrant();
     inner_rand = (int)curandGetVersion(&v);
+    rand_reported = reported_reentrant();
 }
 
 int main(void) {
     int v = 0;
     int outer = (int)cublasLtGetProperty(MAJOR_VERSION, &v);
-    printf("hook_runs=%d\ninner_lt=%d\ninner_rand=%d\nouter=%d\nouter_major=%d\n", hook_runs, inner_lt, inner_rand,
-           outer, v);
+    printf("hook_runs=%d\ninner_lt=%d\ninner_rand=%d\nlt_reported=%d\nrand_reported=%d\nouter=%d\nouter_major=%d\n", hook_runs,
+           inner_lt, inner_rand, lt_reported, rand_reported, outer, v);
     /* after the load, both calls go through */
     int again = (int)cublasLtGetProperty(MAJOR_VERSION, &v);
     int rand = (int)curandGetVersion(&v);
