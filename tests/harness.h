@@ -145,6 +145,16 @@ int th_gpu_init(char *why, size_t n);
 /* Skips the running test, saying why (printf arguments, the first a string literal): prints
  * "skipped: <reason>", the line tests/run-tests.sh lists with the test's name (a skip without
  * one fails the run; under CI=true so does one tests/expected-skips.txt does not expect). */
+/* RUNNING_ON_VALGRIND: nonzero under valgrind (its header where installed, else 0) */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #define TH_SKIP(...)                                  \
     do {                                              \
         print_message("skipped: " __VA_ARGS__);       \

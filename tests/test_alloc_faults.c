@@ -32,14 +32,6 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-#ifndef RUNNING_ON_VALGRIND
-#define RUNNING_ON_VALGRIND 0
-#endif
 
 #define SRC(s) CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_##s)
 #define MAX_N 20000 /* far more allocations than any of the runs makes */
@@ -195,16 +187,16 @@ static void every_n(const char *what, char *const argv[], const char *const *env
 
 /* The programs are run ~80 times each: under valgrind (which follows them) that is an hour, so
  * there they are left to check-sanitize, where LeakSanitizer checks each run. */
-static int skip_under_valgrind(void) {
-    if (!RUNNING_ON_VALGRIND) return 0;
-    print_message("skipped under valgrind: ~80 runs of a program that maps cuBLASLt (minutes each there); "
-                  "make check-sanitize runs it with LeakSanitizer\n");
-    return 1;
-}
+#define SKIP_UNDER_VALGRIND()                                                                              \
+    do {                                                                                                   \
+        if (RUNNING_ON_VALGRIND)                                                                           \
+            TH_SKIP("under valgrind: ~80 runs of a program that maps cuBLASLt (minutes each there); make " \
+                    "check-sanitize runs it with LeakSanitizer");                                          \
+    } while (0)
 
 static void test_probe_every_allocation_fails(void **state) {
     (void)state;
-    if (skip_under_valgrind()) skip();
+    SKIP_UNDER_VALGRIND();
     char probe[PATH_MAX], roots_env[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/tests/cudaload-probe-failalloc", th_require_build(0));
     snprintf(roots_env, sizeof roots_env, "CUDALOAD_PATH=%s/nvidia/cu13/lib", th_fixture("toolkit-cu13-wheel"));
@@ -216,7 +208,7 @@ static void test_probe_every_allocation_fails(void **state) {
 
 static void test_stub_first_call_every_allocation_fails(void **state) {
     (void)state;
-    if (skip_under_valgrind()) skip();
+    SKIP_UNDER_VALGRIND();
     char prog[PATH_MAX], roots_env[PATH_MAX + 32];
     snprintf(prog, sizeof prog, "%s/tests/stub_blas_failalloc", th_require_build(0));
     snprintf(roots_env, sizeof roots_env, "CUDALOAD_PATH=%s/nvidia/cu13/lib", th_fixture("toolkit-cu13-wheel"));
