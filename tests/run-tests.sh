@@ -94,9 +94,10 @@ collect() {
         printf '%s/*\t%s\n' "$(basename "$t")" "$(grep -v '^[[:space:]]*$' "$log" | tail -1)" >> "$work/$i.skips"
     fi
     while IFS=$'\t' read -r name why; do "$summary" skip "$runner" "$name" "$why"; done < "$work/$i.skips"
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
-    s=$(sed -n 's/^\[  SKIPPED \] \([0-9][0-9]*\) test.*/\1/p' "$log" | tail -1)
+    # summed over every cmocka report in the log: a script (tests/gpu/sanitize.sh) runs several
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | awk '{ n += $1 } END { if (NR) print n }')
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$log" | awk '{ n += $1 } END { if (NR) print n }')
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9][0-9]*\) test.*/\1/p' "$log" | awk '{ n += $1 } END { if (NR) print n }')
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
     # every skip cmocka counted is one listed above, so none passes unseen
     if [ "$(grep -vc '/\*	' "$work/$i.skips")" -ne "${s:-0}" ]; then

@@ -5,6 +5,7 @@
 #   counts but does not name;
 #   under CI=true a skip the expected list does not name fails it; one it names passes;
 #   without CI a skip with its reason passes, listed;
+#   a script running several cmocka programs counts all their reports;
 #   a program that exits 77 is a skip of the whole program with its last line as the reason;
 #   tests/summary.sh run counts a script's [  OK  ]/[FAILED] lines and its "SKIP: NAME: REASON";
 #   tests/summary.sh table fails when a runner had a failure or a make step failed.
@@ -65,6 +66,13 @@ expect "CI=true: a skip the list names passes" 0 env CI=true TEST_RUNNER=selftes
 printf 'selftest  why.sh/test_*\n' > "$CHECK_EXPECTED_SKIPS"
 expect "CI=true: a list line without its why does not count" 1 env CI=true TEST_RUNNER=selftest "$top/tests/run-tests.sh" "$work/why.sh"
 expect "a skip cmocka counts but no test names fails" 1 run "$work/unnamed.sh"
+# a script running two cmocka programs (tests/gpu/sanitize.sh): both reports counted
+printf '#!/bin/sh\n"%s"\n"%s"\n' "$work/why.sh" "$work/why.sh" > "$work/two.sh"
+chmod +x "$work/two.sh"
+"$top/tests/summary.sh" reset
+expect "a script of two cmocka programs: both programs' skips counted and named" 0 run "$work/two.sh"
+grep -q '^selftest	2	0	2	' "$CHECK_SUMMARY" && ok "a script of two cmocka programs: its passes summed" ||
+    bad "a script of two cmocka programs: its passes summed"
 "$top/tests/summary.sh" reset
 expect "exit 77: the program skipped, with its last line" 0 run "$work/whole.sh"
 grep -q '^selftest	whole.sh/\*	needs a widget: none here$' "$CHECK_SUMMARY.skips" &&
