@@ -429,7 +429,7 @@ check-sanitize: test-deps
 	  $(SAN_B)/fake/libcuda.so.1 $(SAN_B)/fake/missing-symbol/libcuda.so.1 $(SAN_B)/fake/launch/libcuda.so.1
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(SAN_B)) CUDALOAD_TEST_TOP=$(CURDIR) \
 	  TEST_RUNNER=sanitize tests/run-tests.sh $(SAN_TESTS:%=$(SAN_B)/tests/%)
 
 # ---- ThreadSanitizer: the tests with threads (32 threads in init, init after fork, fork
@@ -445,7 +445,7 @@ check-tsan: test-deps
 	tests/fixtures.sh $(FIXTURES)
 	CUDALOAD_TEST_SANITIZE=1 TEST_REPORT_DIR=$(abspath $(TSAN_B))/reports \
 	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$(abspath $(TSAN_B))/reports/tsan suppressions=$(abspath tests/tsan.supp)" \
-	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(TSAN_B)) TEST_RUNNER=tsan \
+	  CUDALOAD_TEST_FIXTURES=$(FIXTURES) CUDALOAD_TEST_BUILD=$(abspath $(TSAN_B)) CUDALOAD_TEST_TOP=$(CURDIR) TEST_RUNNER=tsan \
 	  tests/run-tests.sh $(TSAN_TESTS:%=$(TSAN_B)/tests/%)
 
 # ---- valgrind memcheck: the plain (not sanitized) CPU tests, with every forked scenario child

@@ -953,10 +953,12 @@ static void test_usage_errors(void **state) {
     done(&o);
 }
 
-/* root (PATH_MAX) made a directory path of about len bytes (components of 250 'd's), under dir. */
+/* root (PATH_MAX) made a directory path of len bytes (components of 250 '0's), under dir. The
+ * last component keeps at least one digit ("/%0*d" prints "0" even at width 0: the path was a
+ * byte too long when len left one byte for it). */
 static void deep_dir(char *root, const char *dir, size_t len) {
     int n = snprintf(root, PATH_MAX, "%s", dir);
-    while ((size_t)n + 251 < len) n += snprintf(root + n, PATH_MAX - (size_t)n, "/%0250d", 0);
+    while ((size_t)n + 251 + 2 <= len) n += snprintf(root + n, PATH_MAX - (size_t)n, "/%0250d", 0);
     snprintf(root + n, PATH_MAX - (size_t)n, "/%0*d", (int)(len - (size_t)n - 1), 0);
 }
 
