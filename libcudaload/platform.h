@@ -63,8 +63,6 @@ void cl_file_close(cl_file *f);
  * and inode (/proc/self/maps; the file at the loader's name where /proc cannot be read) are f's.
  * 0 with both identities in *why when another file was mapped. */
 int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why);
-/* cl_file_open and cl_file_close: the check alone (find-only: nothing is loaded). */
-cudaload_status cl_open_check_file(const char *path, cl_buf *why);
 /* Pure part of the ELF check, on the first bytes of a file and its size (POSIX only). */
 cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned long long file_size,
                                     cl_buf *why);

@@ -208,11 +208,13 @@ void cl_file_close(cl_file *f) {
     f->fd = -1;
 }
 
-cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
-    cl_file f;
-    cudaload_status st = cl_file_open(path, &f, why);
-    cl_file_close(&f);
-    return st;
+/* why: the file found in place of the one checked, by the place it was found at. */
+static void cl_file_changed(cl_buf *why, const char *found_as, const cl_file_id *found, const cl_file_id *checked) {
+    cl_buf_printf(why,
+                  "the file changed between its check and dlopen: %s (device %u:%u, inode %llu) is not the file checked "
+                  "(device %u:%u, inode %llu)",
+                  found_as, major(found->dev), minor(found->dev), found->ino, major(checked->dev), minor(checked->dev),
+                  checked->ino);
 }
 
 int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
@@ -223,10 +225,7 @@ int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
         from_maps = cl_maps_id(lm->l_ld ? (uintptr_t)lm->l_ld : (uintptr_t)lm->l_addr, &m);
     if (from_maps && f->has_map_id) {
         if (m.dev == f->map_id.dev && m.ino == f->map_id.ino) return 1;
-        cl_buf_printf(why,
-                      "the file changed between its check and dlopen: the file mapped (device %u:%u, inode %llu) is not "
-                      "the file checked (device %u:%u, inode %llu)",
-                      major(m.dev), minor(m.dev), m.ino, major(f->map_id.dev), minor(f->map_id.dev), f->map_id.ino);
+        cl_file_changed(why, "the file mapped", &m, &f->map_id);
         return 0;
     }
     /* no /proc (a chroot without it): the file at the name ld.so recorded, which a file swapped
@@ -239,10 +238,7 @@ int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
     m.dev = (unsigned long long)st.st_dev;
     m.ino = (unsigned long long)st.st_ino;
     if (m.ino == f->id.ino && m.dev == f->id.dev) return 1;
-    cl_buf_printf(why,
-                  "the file changed between its check and dlopen: the file at the loader's name (device %u:%u, inode "
-                  "%llu) is not the file checked (device %u:%u, inode %llu)",
-                  major(m.dev), minor(m.dev), m.ino, major(f->id.dev), minor(f->id.dev), f->id.ino);
+    cl_file_changed(why, "the file at the loader's name", &m, &f->id);
     return 0;
 }
 

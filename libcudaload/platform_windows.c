@@ -168,13 +168,6 @@ void cl_file_close(cl_file *f) {
     f->fd = -1;
 }
 
-cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
-    cl_file f;
-    cudaload_status st = cl_file_open(path, &f, why);
-    cl_file_close(&f);
-    return st;
-}
-
 /* The module's file, by the name the loader recorded (Windows has no /proc/self/maps). */
 int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
     char *mapped = cl_handle_path(handle);

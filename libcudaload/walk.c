@@ -737,6 +737,14 @@ static int cl_try_root(int lib, size_t r) {
 
 /* ---- step 4: the system ---- */
 
+/* The file check alone, for a find-only walk (nothing is loaded). */
+static cudaload_status cl_open_check_file(const char *path, cl_buf *why) {
+    cl_file f;
+    cudaload_status st = cl_file_open(path, &f, why);
+    cl_file_close(&f);
+    return st;
+}
+
 /* dlopen by SONAME, so ld.so picks the file (LD_LIBRARY_PATH, ld.so.cache, the default
  * directories), or with find-only that file located the same way without loading it. */
 static cudaload_status cl_system_take(int lib, int major, const char *soname) {
