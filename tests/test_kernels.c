@@ -255,12 +255,21 @@ static const char *const launch_stats[] = {"retain", "release", "release_unbalan
                                            "pop", "pop_unbalanced", "module_load", "module_unload", "launch",
                                            "launch_no_context"};
 
+/* The launch build of the fake driver's counters (fake_cuda_stat("launch"), ...), from the copy
+ * loaded in this process; NULL when it is not loaded. */
+typedef int (*fake_stat_fn)(const char *);
+static fake_stat_fn fake_stat(void) {
+    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return NULL;
+    fake_stat_fn fn = (fake_stat_fn)dlsym(h, "fake_cuda_stat");
+    dlclose(h); /* still loaded: libcudaload holds it */
+    return fn;
+}
+
 /* The fake's counters (fake_cuda_stat) into user_int[L_RETAIN..]; -100 when they cannot be read. */
 static void record_launch_stats(th_result *r) {
-    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
-    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    fake_stat_fn stat = fake_stat();
     for (int i = 0; i < L_N - L_RETAIN; i++) r->user_int[L_RETAIN + i] = stat ? stat(launch_stats[i]) : -100;
-    if (h) dlclose(h);
 }
 
 static void init_launch_child(th_result *r, void *arg) {
@@ -551,8 +560,7 @@ static void test_calls_run_where_the_pointers_are(void **state) {
 static void child_pointer_queries(th_result *r, void *arg) {
     init_launch_child(r, arg);
     fake_mem f;
-    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
-    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    fake_stat_fn stat = fake_stat();
     if (!fake_mem_get(&f) || !stat) return;
     cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
     int n = 0;
@@ -562,7 +570,6 @@ static void child_pointer_queries(th_result *r, void *arg) {
                                     f.devptr(0, 8192), 8, NULL);
     r->user_int[2] = stat("pointer_query");
     r->user_int[3] = f.launches_on(0);
-    dlclose(h);
 }
 
 static void test_one_device_asks_nothing_per_call(void **state) {
@@ -593,8 +600,7 @@ enum { Q_ST1, Q_ST2, Q_GET, Q_PUSH, Q_LAUNCH, Q_COLD_ST1, Q_COLD_ST2, Q_COLD_REF
 static void child_no_context_query(th_result *r, void *arg) {
     init_launch_child(r, arg);
     fake_mem f;
-    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
-    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    fake_stat_fn stat = fake_stat();
     const cudaload_driver_table *d = cudaload_driver();
     CUcontext primary = NULL, popped = NULL;
     if (!fake_mem_get(&f) || !stat || !d || kernels_runnable(0) != CUDALOAD_OK) return;
@@ -616,7 +622,6 @@ static void child_no_context_query(th_result *r, void *arg) {
     u[Q_GET] = stat("ctx_get_current") - get, u[Q_PUSH] = stat("push") - push, u[Q_LAUNCH] = stat("launch") - launch;
     d->cuCtxPopCurrent(&popped);
     d->cuDevicePrimaryCtxRelease(0);
-    dlclose(h);
 }
 
 static void test_launch_asks_no_context(void **state) {
@@ -649,8 +654,7 @@ enum { D_ST, D_LAUNCH, D_EX, D_DEPENDENT, D_ALLOC, D_FREE, D_SMALL_ST, D_SMALL_L
 static void child_split_launches(th_result *r, void *arg) {
     init_launch_child(r, arg);
     fake_mem f;
-    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
-    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    fake_stat_fn stat = fake_stat();
     if (!fake_mem_get(&f) || !stat) return;
     cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
     int *u = r->user_int;
@@ -662,7 +666,6 @@ static void child_split_launches(th_result *r, void *arg) {
     u[D_SMALL_ST] = cudaload_sgemm(CUDALOAD_OP_N, CUDALOAD_OP_N, 16, 16, 16, 1.f, A, 16, B, 16, 0.f, C, 16, NULL);
     u[D_SMALL_LAUNCH] = stat("launch") - u[D_LAUNCH];
     u[D_SMALL_ALLOC] = stat("pool_alloc") - u[D_ALLOC];
-    dlclose(h);
 }
 
 static void test_split_sum_launched_as_dependent(void **state) {
@@ -1243,8 +1246,7 @@ enum { Z_KMAX, Z_KMAX_LAUNCHES, Z_HUGE, Z_HUGE_LAUNCHES, Z_HUGE_WANT, Z_N };
 static void child_size_limits(th_result *r, void *arg) {
     init_launch_child(r, arg);
     fake_mem f;
-    void *h = dlopen(launch_driver, RTLD_NOW | RTLD_NOLOAD);
-    int (*stat)(const char *) = h ? (int (*)(const char *))dlsym(h, "fake_cuda_stat") : NULL;
+    fake_stat_fn stat = fake_stat();
     if (!fake_mem_get(&f) || !stat) return;
     cudaload_set_backend(CUDALOAD_BACKEND_BUNDLED);
     int *u = r->user_int;
@@ -1262,7 +1264,6 @@ static void child_size_limits(th_result *r, void *arg) {
     cl_sgemm_plan p;
     cl_sgemm_plan_make(&p, 0, 132, 0, 0, INT_MAX, 1 << 20, 1, A, INT_MAX, B, 1);
     u[Z_HUGE_WANT] = (int)((p.tiles_n + p.launch_n - 1) / p.launch_n);
-    dlclose(h);
 }
 
 static void test_sgemm_size_limits(void **state) {
