@@ -45,6 +45,17 @@ void (*cl_test_after_dlopen)(const char *path);
 
 static const cl_row *row_of(int lib) { return cl_row_at((size_t)lib); }
 
+/* lib's step ended, a load's (finished) or a find's (found): no walk searches it again, but a
+ * load that forgets a find first (cl_unfind) */
+static int cl_step_ended(int lib) { return G.lib[lib].finished || G.lib[lib].found; }
+
+/* The catalogue id of row's dependency i, required ones first then optional ones (i below
+ * 2 * CL_MAX_DEPS), or -1 for an empty slot or a name not in the catalogue. */
+static int cl_dep_at(const cl_row *row, size_t i) {
+    const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
+    return name ? cl_catalogue_find(name) : -1;
+}
+
 /* This walk locates files without loading them: CUDALOAD_FLAG_FIND_ONLY, or cudaload_find_library. */
 static int cl_find_only(void) { return (G.cfg.flags & CUDALOAD_FLAG_FIND_ONLY) != 0 || G.walk_find_only; }
 
@@ -349,7 +360,7 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
     if (d->status == CUDALOAD_OK) return CUDALOAD_OK;
     /* a library whose step ended is not searched again: its answer is final (a find-only answer
      * only for another find: a load forgot it first, cl_unfind) */
-    if (d->finished || d->found) return d->status == CUDALOAD_ERROR_NOT_ATTEMPTED ? CUDALOAD_ERROR_NOT_FOUND : d->status;
+    if (cl_step_ended(dep)) return d->status == CUDALOAD_ERROR_NOT_ATTEMPTED ? CUDALOAD_ERROR_NOT_FOUND : d->status;
     /* a dependency cycle (a row naming itself, directly or not): never recursed into; the
      * row-consistency test keeps the catalogue free of them */
     if (d->busy) return CUDALOAD_ERROR_NOT_FOUND;
@@ -721,7 +732,7 @@ static int cl_try_root(int lib, size_t r) {
                     /* recorded; nothing there can be opened */
                 } else if (!cl_lexists(path)) {
                     if (k == 0) cl_note_unsearchable(lib, path, root->pub.source);
-                } else if (path && !cl_already_candidate(lib, path)) {
+                } else if (!cl_already_candidate(lib, path)) {
                     int major = cl_major_in_dir(row, fl, root->pub.path, dirs[d]);
                     if (!major || cl_major_gate(lib, path, root->pub.source, major) == CUDALOAD_OK)
                         taken = cl_try_file(lib, path, root->pub.source, major, (long)r) == CUDALOAD_OK;
@@ -1292,7 +1303,7 @@ static cudaload_status cl_search(int lib) {
         /* its dependencies are in the process too (ld.so loaded them for it) */
         for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
             int dep = cl_catalogue_find(row->deps[i]);
-            if (dep < 0 || G.lib[dep].status == CUDALOAD_OK || G.lib[dep].finished || G.lib[dep].found) continue;
+            if (dep < 0 || G.lib[dep].status == CUDALOAD_OK || cl_step_ended(dep)) continue;
             G.lib[dep].attempted = 1;
             if (!cl_try_loaded(dep)) G.lib[dep].status = CUDALOAD_ERROR_NOT_FOUND;
             else cl_note_loaded_over_exact(dep);
@@ -1305,7 +1316,7 @@ static cudaload_status cl_search(int lib) {
     for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
         int dep = cl_catalogue_find(row->deps[i]);
         if (dep < 0 || G.lib[dep].status == CUDALOAD_OK) continue;
-        if (!G.lib[dep].attempted && !G.lib[dep].finished && !G.lib[dep].found) {
+        if (!G.lib[dep].attempted && !cl_step_ended(dep)) {
             G.lib[dep].attempted = 1;
             if (cl_try_loaded(dep)) {
                 cl_note_loaded_over_exact(dep);
@@ -1313,7 +1324,7 @@ static cudaload_status cl_search(int lib) {
             }
         }
         if (G.cfg.file[dep] && G.lib[dep].status != CUDALOAD_OK &&
-            (G.lib[dep].finished || G.lib[dep].found || cl_try_exact(dep) != CUDALOAD_OK)) {
+            (cl_step_ended(dep) || cl_try_exact(dep) != CUDALOAD_OK)) {
             cl_buf b = {0};
             cl_buf_printf(&b, "not searched, because its dependency cannot be used: %s", G.lib[dep].note ? G.lib[dep].note : "");
             free(ls->note);
@@ -1374,9 +1385,8 @@ static void cl_finish(int lib, cudaload_status st) {
 static void cl_finish_deps(int lib) {
     const cl_row *row = row_of(lib);
     for (size_t i = 0; i < CL_MAX_DEPS * 2; i++) {
-        const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
-        int dep = name ? cl_catalogue_find(name) : -1;
-        if (dep < 0 || G.lib[dep].finished || G.lib[dep].found || !G.lib[dep].attempted) continue;
+        int dep = cl_dep_at(row, i);
+        if (dep < 0 || cl_step_ended(dep) || !G.lib[dep].attempted) continue;
         cl_lib_state *d = &G.lib[dep];
         if (d->status == CUDALOAD_OK) {
             cl_finish_deps(dep);
@@ -1417,8 +1427,7 @@ static void cl_unfind(int lib) {
     }
     ls->busy = 1; /* the catalogue has no cycle (test_catalogue); this keeps one from recursing */
     for (size_t i = 0; i < CL_MAX_DEPS * 2; i++) {
-        const char *name = i < CL_MAX_DEPS ? row->deps[i] : row->opt_deps[i - CL_MAX_DEPS];
-        int dep = name ? cl_catalogue_find(name) : -1;
+        int dep = cl_dep_at(row, i);
         if (dep >= 0) cl_unfind(dep);
     }
     ls->busy = 0;
