@@ -253,8 +253,10 @@ static cudaload_status cl_need_init(void) {
 static int cl_lib_settled(int lib, int find_only) { return g.lib[lib].finished || (find_only && g.lib[lib].found); }
 
 /* lib's fields as a reader may see them: its step ended (never changed after, but for a found
- * library whose load then starts: its arrays are retired, not freed), or no walk runs now. */
+ * library whose load then starts: its arrays are retired, not freed), or no walk runs now. 0 for
+ * an id outside the catalogue. */
 static int cl_lib_visible(int lib) {
+    if (lib < 0 || (size_t)lib >= cl_catalogue_count()) return 0;
     const cl_lib_state *ls = &g.lib[lib];
     return g.done && ls->attempted && (ls->finished || ls->found || !g.walking);
 }
@@ -587,7 +589,7 @@ int cudaload_has_symbol(cudaload_lib lib, const char *name) {
     cl_lock();
     int r = 0;
     void *h = NULL;
-    int loaded = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib) && g.lib[lib].loaded;
+    int loaded = cl_lib_visible((int)lib) && g.lib[lib].loaded;
     if (loaded && cl_table_ptr(lib)) r = cl_symbol_present(lib, name);
     else if (loaded) h = g.lib[lib].handle; /* a row without a typed table: the library's own export */
     cl_unlock();
@@ -606,7 +608,7 @@ size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **name, int *re
 
 void *cudaload_handle(cudaload_lib lib) {
     cl_lock();
-    void *h = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib) && g.lib[lib].loaded ? g.lib[lib].handle : NULL;
+    void *h = cl_lib_visible((int)lib) && g.lib[lib].loaded ? g.lib[lib].handle : NULL;
     cl_unlock();
     return h;
 }
@@ -614,7 +616,7 @@ void *cudaload_handle(cudaload_lib lib) {
 cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *symbol) {
     cl_lock();
     const char *name = cl_row_at((size_t)lib) ? cl_row_at((size_t)lib)->name : "?";
-    int visible = (size_t)lib < cl_catalogue_count() && cl_lib_visible((int)lib);
+    int visible = cl_lib_visible((int)lib);
     if (visible && g.lib[lib].loaded && g.lib[lib].major && g.lib[lib].major != CL_HEADERS_MAJOR)
         cl_set_errorf("%s: the loaded %s (%s) is CUDA %d's; built with CUDA %d's headers, only the calls whose ABI is the "
                       "same in both go through", symbol ? symbol : "?", name, g.lib[lib].path ? g.lib[lib].path : "?",
