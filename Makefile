@@ -216,14 +216,20 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 # archive and a shared variant (SONAME libcudaload-<lib>.so.$(SOMAJOR), DT_NEEDED libcudaload only).
 # Each is the generated stubs/gen/<lib>.c (+ <lib>_older.c), the shared stubs/stub_core.c and
 # the library's hand-written core where it has one (stubs/cudart_core.c: nvcc's registrations).
-STUB_IDS    := $(sort $(basename $(notdir $(filter-out %_older.c,$(wildcard stubs/gen/*.c)))))
+# stubs/gen/stubs.mk (generated from the catalogue): STUB_IDS, and each stub's row and the stubs
+# of the libraries its library needs (STUB_REQUIRES_<id>: the pkg-config and CMake link graph)
+include stubs/gen/stubs.mk
 STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
 STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
 STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
 stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
                $(if $(wildcard stubs/$(1)_core.c),$(B)/stubs/obj/$(1)_core.o) $(B)/stubs/obj/stub_core.o
-stubs: $(STUB_A) $(STUB_SO)
+stubs: $(STUB_A) $(STUB_SO) $(B)/stubs/$(SO_NAME)
+
+# the shared stubs find libcudaload.so.0 beside them (RUNPATH $ORIGIN), as installed
+$(B)/stubs/$(SO_NAME): | $(B)/stubs/obj
+	ln -sf ../$(SO_NAME) $@
 
 $(B)/stubs/obj/%.o: stubs/gen/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 	$(CC) $(STUB_CFLAGS) -c -o $@ $<
@@ -235,7 +241,7 @@ $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
 	rm -f $$@ && $(AR) rcs $$@ $$^
 $(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so stubs/stub.map
 	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now \
-	  -Wl,--version-script=stubs/stub.map -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+	  -Wl,--version-script=stubs/stub.map -Wl,-rpath,'$$$$ORIGIN' -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
 $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so
 	ln -sf libcudaload-$(1).so $$@
 endef
@@ -541,8 +547,23 @@ bench: all bench-bins
 # ---- install ----
 
 # the CMake package into $(1): the include dir relative to it $(2), the CUDA headers $(3)
+# the pkg-config modules of the stubs into $(1), for prefix $(2) and libdir $(3):
+# cudaload-<lib> (-lcudaload-<lib>) and cudaload-<lib>-static (the archives), each requiring the
+# modules of the stubs its library needs (STUB_REQUIRES_<lib>)
+define stub_pc_modules
+	$(foreach s,$(STUB_IDS),sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(s)|g' \
+	  -e 's|@REQUIRES@|$(STUB_REQUIRES_$(s):%=cudaload-%)|' libcudaload/cudaload-stub.pc.in > $(1)/cudaload-$(s).pc && \
+	  sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(s)|g' \
+	  -e 's|@REQUIRES@|$(STUB_REQUIRES_$(s):%=cudaload-%-static)|' libcudaload/cudaload-stub-static.pc.in > $(1)/cudaload-$(s)-static.pc &&) true
+endef
+
 define cmake_package
 	install -d $(1)
+	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
+	  echo 'set(cudaload_STUBS $(STUB_IDS))'; \
+	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
+	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
+	install -m 0644 cmake/cudaload-cuda-stubs.cmake $(1)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
 	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$(2)|" cmake/cudaloadConfig.cmake.in > $(1)/cudaloadConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
@@ -558,9 +579,8 @@ install: all
 	install -m 0644 include/cudaload.h include/cudaload_tables.h $(API_HEADERS) $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 $(STUB_A) $(DESTDIR)$(LIBDIR)/
 	for s in $(STUB_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
-	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so && \
-	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e "s|@LIB@|$$s|g" \
-	    libcudaload/cudaload-stub.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc; done
+	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so || exit 1; done
+	$(call stub_pc_modules,$(DESTDIR)$(LIBDIR)/pkgconfig,$(PREFIX),$(LIBDIR))
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
@@ -584,9 +604,7 @@ dev-tree: $(STATIC) $(STUB_A)
 	  sed -e 's|@PREFIX@|$${pcfiledir}/../..|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e '/^cudaincludedir=/d' -e 's| -I$${cudaincludedir}||' -e "s|^Name: .*|Name: $$f|" \
 	    libcudaload/cudaload-static.pc.in > $(DEVDIR)/lib/pkgconfig/$$f.pc || exit 1; done
-	for s in $(STUB_IDS); do \
-	  sed -e 's|@PREFIX@|$${pcfiledir}/../..|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' -e "s|@LIB@|$$s|g" \
-	    libcudaload/cudaload-stub.pc.in > $(DEVDIR)/lib/pkgconfig/cudaload-$$s.pc || exit 1; done
+	$(call stub_pc_modules,$(DEVDIR)/lib/pkgconfig,$$$${pcfiledir}/../..,$$$${prefix}/lib)
 	$(call cmake_package,$(DEVDIR)/lib/cmake/cudaload,../../../include,)
 
 uninstall:
@@ -595,10 +613,11 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/include/cudaload_tables.h $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc \
 	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
-	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadStubs.cmake \
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake
 	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \
-	  $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc; done
+	  $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s-static.pc; done
 
 clean:
 	rm -rf $(B)

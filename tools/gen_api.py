@@ -446,6 +446,24 @@ def rows_inc(libs):
     return "\n".join(o)
 
 
+def stubs_mk(libs):
+    """The stubs and their link graph for the Makefile (pkg-config modules, the CMake package):
+    a stub needs the stubs of its row's required dependencies that have one."""
+    ids = {l.name: l.id for l in libs}
+    o = ["# %s" % GEN,
+         "# STUB_IDS: one stub per catalogue row with API headers. STUB_ROW_<id>: its row's name",
+         "# (FindCUDAToolkit's CUDA::<row>, but CUDA::cuda_driver for the driver's row cuda).",
+         "# STUB_REQUIRES_<id>: the stubs of the row's required dependencies (a program that links the",
+         "# real library's link graph links these too: cusolver's needs cublas, ...).",
+         "STUB_IDS := " + " ".join(sorted(ids.values()))]
+    for l in sorted(libs, key=lambda l: l.id):
+        o.append("STUB_ROW_%s := %s" % (l.id, l.name))
+        needs = " ".join(ids[d] for d in l.row["deps"].split() if d in ids)
+        o.append(("STUB_REQUIRES_%s := %s" % (l.id, needs)).rstrip())
+    o.append("")
+    return "\n".join(o)
+
+
 def symbols_inc(libs):
     """resolve.c's descriptors: one array per table, the historic members first."""
     o = ["/* %s */" % GEN,
@@ -513,6 +531,7 @@ def main():
             files["stubs/gen/%s_older.c" % l.id] = l.stub(True)
     files["libcudaload/api_rows.inc"] = rows_inc(libs)
     files["libcudaload/api_symbols.inc"] = symbols_inc(libs)
+    files["stubs/gen/stubs.mk"] = stubs_mk(libs)
     doc = os.path.join(TOP, "docs", "api-coverage.md")
     text = open(doc).read() if os.path.exists(doc) else "# API coverage\n\n%s\n%s\n" % (BEGIN, END)
     pre, rest = text.split(BEGIN, 1)
