@@ -538,3 +538,19 @@ int th_gpu_init(char *why, size_t n) {
         snprintf(why, n, "no usable GPU: %s", cudaload_last_error());
     return ndev;
 }
+
+int th_sh(const char **out, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0 || (size_t)len >= sizeof cmd) fail_msg("th_sh: command longer than %zu bytes", sizeof cmd);
+    static char buf[65536];
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    int st = p ? pclose(p) : -1;
+    if (out) *out = buf;
+    return st == -1 ? -1 : WEXITSTATUS(st);
+}

@@ -173,5 +173,8 @@ void th_mkdirs(const char *path);
 void th_symlink(const char *target, const char *linkpath);
 void th_copy(const char *src, const char *dst);
 void th_write(const char *path, const void *data, size_t n);
+/* Runs a shell command (printf-style); returns its exit status (-1 when it could not run) and,
+ * when out is given, its stdout (a static buffer of 64 KiB, valid until the next call). */
+int th_sh(const char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -21,22 +21,6 @@
 
 static char top[PATH_MAX], prefix[PATH_MAX], build[PATH_MAX];
 
-/* Runs a shell command; returns its exit status and its output (static buffer). */
-static int sh(const char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    static char buf[65536];
-    FILE *p = popen(cmd, "r");
-    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
-    buf[n] = 0;
-    int st = p ? pclose(p) : -1;
-    if (out) *out = buf;
-    return st == -1 ? -1 : WEXITSTATUS(st);
-}
-
 static int setup(void **state) {
     (void)state;
     const char *b = getenv("CUDALOAD_TEST_BUILD");
@@ -55,7 +39,7 @@ static int setup(void **state) {
     snprintf(prefix, sizeof prefix, "%s/install-test", b);
     const char *out;
     /* B= the build under test, so a nested build directory (make B=build/x check) installs itself. */
-    if (sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", prefix, top, build, prefix) != 0) {
+    if (th_sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", prefix, top, build, prefix) != 0) {
         fprintf(stderr, "make install failed:\n%s\n", out);
         return -1;
     }
@@ -73,18 +57,18 @@ static void test_installed_files(void **state) {
         if (access(p, F_OK) != 0) fail_msg("make install did not install %s", p);
     }
     const char *out;
-    assert_int_equal(sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion cudaload", prefix), 0);
+    assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion cudaload", prefix), 0);
     assert_string_equal(out, CUDALOAD_VERSION_STRING "\n");
     /* The Cflags carry the CUDA headers the build used: cudaload_tables.h compiles with them alone. */
-    assert_int_equal(sh(&out, "test -f \"$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --variable=cudaincludedir cudaload)/cuda.h\"", prefix), 0);
-    assert_int_equal(sh(&out, "printf '#include <cudaload_tables.h>\\nint main(void){return cudaload_cudart()!=0;}\\n' | "
+    assert_int_equal(th_sh(&out, "test -f \"$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --variable=cudaincludedir cudaload)/cuda.h\"", prefix), 0);
+    assert_int_equal(th_sh(&out, "printf '#include <cudaload_tables.h>\\nint main(void){return cudaload_cudart()!=0;}\\n' | "
                               "cc -std=c11 -x c -fsyntax-only $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload) - 2>&1", prefix), 0);
     /* every generated table header, with the tables header, as a file compiled with or without
      * per-thread default streams sees them (the members must not collide after the CUDA
      * headers' renaming macros) */
     const char *modes[] = {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"};
     for (int m = 0; m < 2; m++) {
-        int st = sh(&out, "cd '%s/include' && for h in cudaload_*.h; do printf '#include <%%s>\\n#include <cudaload_tables.h>\\n"
+        int st = th_sh(&out, "cd '%s/include' && for h in cudaload_*.h; do printf '#include <%%s>\\n#include <cudaload_tables.h>\\n"
                           "int main(void){return cudaload_cudart()!=0;}\\n' $h | cc -std=c11 -x c -fsyntax-only -Wall -Werror "
                           "-Wno-deprecated-declarations %s $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload) - 2>&1 "
                           "|| echo \"^ $h\"; done", prefix, modes[m], prefix);
@@ -95,14 +79,14 @@ static void test_installed_files(void **state) {
 static void test_exports_and_no_cuda_needed(void **state) {
     (void)state;
     const char *out;
-    assert_int_equal(sh(&out, "nm -D --defined-only '%s/lib/libcudaload.so' | awk '{print $3}' | grep -v '^cudaload_'", prefix), 1);
-    assert_int_equal(sh(&out, "readelf -d '%s/lib/libcudaload.so' | grep NEEDED", prefix), 0);
+    assert_int_equal(th_sh(&out, "nm -D --defined-only '%s/lib/libcudaload.so' | awk '{print $3}' | grep -v '^cudaload_'", prefix), 1);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/lib/libcudaload.so' | grep NEEDED", prefix), 0);
     if (strstr(out, "libcud") || strstr(out, "libcublas") || strstr(out, "libnvrtc")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
     assert_non_null(strstr(out, "libc.so.6"));
-    assert_int_equal(sh(&out, "readelf -d '%s/lib/libcudaload.so' | grep SONAME", prefix), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/lib/libcudaload.so' | grep SONAME", prefix), 0);
     assert_non_null(strstr(out, "[libcudaload.so.0]"));
     /* the archive's objects: every global definition but the API is hidden */
-    assert_int_equal(sh(&out, "readelf -sW '%s/lib/libcudaload.a' | awk '$5 == \"GLOBAL\" && $7 != \"UND\" && $6 != \"HIDDEN\" "
+    assert_int_equal(th_sh(&out, "readelf -sW '%s/lib/libcudaload.a' | awk '$5 == \"GLOBAL\" && $7 != \"UND\" && $6 != \"HIDDEN\" "
                               "{print $8}' | grep -v '^cudaload_'", prefix), 1);
     assert_string_equal(out, "");
 }
@@ -114,17 +98,17 @@ static void test_stub_through_pkg_config(void **state) {
     const char *out;
     char exe[PATH_MAX + 32];
     snprintf(exe, sizeof exe, "%s/stub-rt", prefix);
-    assert_int_equal(sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart", prefix), 0);
+    assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart", prefix), 0);
     assert_non_null(strstr(out, "-lcudaload-cudart"));
     assert_non_null(strstr(out, "-lcudaload"));
-    int st = sh(&out, "printf '#include <cuda_runtime_api.h>\nint main(void){int v=0;return cudaRuntimeGetVersion(&v)==0&&v==13000?0:1;}\n' | "
+    int st = th_sh(&out, "printf '#include <cuda_runtime_api.h>\nint main(void){int v=0;return cudaRuntimeGetVersion(&v)==0&&v==13000?0:1;}\n' | "
                       "cc -std=c11 -x c -o '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload-cudart) - "
                       "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart) 2>&1", exe, prefix, prefix);
     if (st != 0) fail_msg("linking through cudaload-cudart failed:\n%s", out);
-    assert_int_equal(sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
     assert_non_null(strstr(out, "libcudaload-cudart.so.0"));
     assert_null(strstr(out, "libcudart"));
-    st = sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", prefix, exe);
+    st = th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", prefix, exe);
     if (st != 0) fail_msg("the stub-linked program failed (%d):\n%s", st, out);
     unlink(exe);
 }
@@ -137,12 +121,12 @@ static void test_cuda_program_on_stubs(void **state) {
     const char *out;
     const char *nvcc = "/usr/local/cuda/bin/nvcc";
     if (access(nvcc, X_OK) != 0) TH_SKIP("no nvcc at %s", nvcc);
-    int st = sh(&out, "cd '%s/examples/c' && rm -f vecadd && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s vecadd NVCC=%s 2>&1", top,
+    int st = th_sh(&out, "cd '%s/examples/c' && rm -f vecadd && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s vecadd NVCC=%s 2>&1", top,
                 prefix, nvcc);
     if (st != 0) fail_msg("building examples/c/vecadd failed:\n%s", out);
-    assert_int_equal(sh(&out, "readelf -d '%s/examples/c/vecadd' | grep NEEDED", top), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/examples/c/vecadd' | grep NEEDED", top), 0);
     if (strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
-    st = sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/examples/c/vecadd' 2>&1", top);
+    st = th_sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/examples/c/vecadd' 2>&1", top);
     assert_non_null(strstr(out, "CUDA runtime 13.0"));
     if (access("/dev/nvidiactl", F_OK) != 0) {
         assert_int_equal(st, 1);
@@ -150,48 +134,48 @@ static void test_cuda_program_on_stubs(void **state) {
     } else {
         assert_int_equal(st, 0);
     }
-    st = sh(&out, "CUDALOAD_SOURCES=override '%s/examples/c/vecadd' 2>&1", top);
+    st = th_sh(&out, "CUDALOAD_SOURCES=override '%s/examples/c/vecadd' 2>&1", top);
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "(303)")); /* cudaErrorSharedObjectInitFailed: no runtime anywhere */
-    sh(&out, "rm -f '%s/examples/c/vecadd'", top);
+    th_sh(&out, "rm -f '%s/examples/c/vecadd'", top);
 }
 
 /* tests/cmake: a CMake project with find_package(cudaload CONFIG) and the imported targets
  * (shared, static, a stub), against the install and against a copy of it moved elsewhere (the
  * package is relocatable). */
 static int cmake_build(const char **out, const char *pfx, const char *bdir) {
-    return sh(out, "rm -rf '%s' && cmake -S '%s/tests/cmake' -B '%s' -DCMAKE_PREFIX_PATH='%s' >/dev/null 2>&1 && "
+    return th_sh(out, "rm -rf '%s' && cmake -S '%s/tests/cmake' -B '%s' -DCMAKE_PREFIX_PATH='%s' >/dev/null 2>&1 && "
                    "cmake --build '%s' 2>&1", bdir, top, bdir, pfx, bdir);
 }
 
 static void test_cmake_package(void **state) {
     (void)state;
     const char *out;
-    if (sh(&out, "command -v cmake") != 0) TH_SKIP("cmake is not installed (apt-get install cmake)");
+    if (th_sh(&out, "command -v cmake") != 0) TH_SKIP("cmake is not installed (apt-get install cmake)");
     char bdir[PATH_MAX + 32], moved[PATH_MAX + 32];
     snprintf(bdir, sizeof bdir, "%s/cmake-build", build);
     snprintf(moved, sizeof moved, "%s/install-moved", build);
     if (cmake_build(&out, prefix, bdir) != 0) fail_msg("the CMake consumer did not build:\n%s", out);
-    assert_int_equal(sh(&out, "readelf -d '%s/use_shared' | grep NEEDED", bdir), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/use_shared' | grep NEEDED", bdir), 0);
     assert_non_null(strstr(out, "[libcudaload.so.0]"));
-    assert_int_equal(sh(&out, "readelf -d '%s/use_static' '%s/use_stub' | grep NEEDED", bdir, bdir), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/use_static' '%s/use_stub' | grep NEEDED", bdir, bdir), 0);
     if (strstr(out, "libcudaload") || strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("DT_NEEDED:\n%s", out);
-    assert_int_equal(sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_shared'",
+    assert_int_equal(th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_shared'",
                         prefix, bdir), 0);
     assert_non_null(strstr(out, "version=" CUDALOAD_VERSION_STRING "\n"));
     assert_non_null(strstr(out, "cudart_status=0\ncudart_version=13000\n"));
-    assert_int_equal(sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_stub'", bdir), 0);
+    assert_int_equal(th_sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_stub'", bdir), 0);
     assert_non_null(strstr(out, "runtime_err=0\nruntime_version=13000\n"));
     /* relocatable: the same install, moved, found and linked from its new place */
-    assert_int_equal(sh(&out, "rm -rf '%s' && cp -a '%s' '%s'", moved, prefix, moved), 0);
+    assert_int_equal(th_sh(&out, "rm -rf '%s' && cp -a '%s' '%s'", moved, prefix, moved), 0);
     if (cmake_build(&out, moved, bdir) != 0) fail_msg("the CMake consumer did not build against the moved install:\n%s", out);
-    assert_int_equal(sh(&out, "cat '%s'/CMakeFiles/use_static.dir/link.txt", bdir), 0);
+    assert_int_equal(th_sh(&out, "cat '%s'/CMakeFiles/use_static.dir/link.txt", bdir), 0);
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s/lib/libcudaload.a", moved);
     assert_non_null(strstr(out, want));
-    assert_int_equal(sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_static'", bdir), 0);
+    assert_int_equal(th_sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s/use_static'", bdir), 0);
     assert_non_null(strstr(out, "cudart_status=0\n"));
-    sh(&out, "rm -rf '%s' '%s'", moved, bdir);
+    th_sh(&out, "rm -rf '%s' '%s'", moved, bdir);
 }
 
 /* README's "Use from C" program, as printed there: built through pkg-config with an rpath to
@@ -202,46 +186,46 @@ static void test_readme_snippet(void **state) {
     char src[PATH_MAX + 32], exe[PATH_MAX + 32];
     snprintf(src, sizeof src, "%s/readme-app.c", build);
     snprintf(exe, sizeof exe, "%s/readme-app", build);
-    assert_int_equal(sh(&out, "awk '/^## Use from C/{f=1} f&&/^```c/{c=1;next} c&&/^```/{exit} c' '%s/README.md' > '%s' && "
+    assert_int_equal(th_sh(&out, "awk '/^## Use from C/{f=1} f&&/^```c/{c=1;next} c&&/^```/{exit} c' '%s/README.md' > '%s' && "
                               "grep -c main '%s'", top, src, src), 0);
-    int st = sh(&out, "cc -std=c11 -Wall -Wextra -Werror '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs "
+    int st = th_sh(&out, "cc -std=c11 -Wall -Wextra -Werror '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs "
                       "cudaload) -Wl,-rpath,'%s/lib' -o '%s' 2>&1", src, prefix, prefix, exe);
     if (st != 0) fail_msg("README's C program does not build:\n%s", out);
-    st = sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", exe);
+    st = th_sh(&out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda '%s' 2>&1", exe);
     if (st != 0) fail_msg("README's C program exited %d:\n%s", st, out);
     assert_non_null(strstr(out, "CUDA runtime 13.0, init: CUDALOAD_OK\n"));
     assert_non_null(strstr(out, "cuFFT 12"));
-    sh(&out, "rm -f '%s' '%s'", src, exe);
+    th_sh(&out, "rm -f '%s' '%s'", src, exe);
 }
 
 static void test_example_through_pkg_config(void **state) {
     (void)state;
     const char *out;
     const char *root = th_fixture("toolkit-cu13-wheel");
-    int st = sh(&out, "cd '%s/examples/c' && make -s clean && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s hello hello-static 2>&1", top, prefix);
+    int st = th_sh(&out, "cd '%s/examples/c' && make -s clean && PKG_CONFIG_PATH='%s/lib/pkgconfig' make -s hello hello-static 2>&1", top, prefix);
     if (st != 0) fail_msg("building examples/c failed:\n%s", out);
     /* shared: needs libcudaload.so.0, and nothing of CUDA */
-    assert_int_equal(sh(&out, "readelf -d '%s/examples/c/hello' | grep NEEDED", top), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/examples/c/hello' | grep NEEDED", top), 0);
     assert_non_null(strstr(out, "libcudaload.so.0"));
     assert_null(strstr(out, "libcudart"));
-    st = sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=caller '%s/examples/c/hello' '%s' 2>&1", prefix, top, root);
+    st = th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=caller '%s/examples/c/hello' '%s' 2>&1", prefix, top, root);
     if (st != 0) fail_msg("hello failed:\n%s", out);
     assert_non_null(strstr(out, "cudart 13.0 from"));
     assert_non_null(strstr(out, "toolkit-cu13-wheel/nvidia/cu13/lib/libcudart.so.13 [caller]"));
     assert_non_null(strstr(out, "libcublas.so.13 [caller]"));
     /* embedded: no libcudaload.so needed at run time */
-    assert_int_equal(sh(&out, "readelf -d '%s/examples/c/hello-static' | grep NEEDED", top), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/examples/c/hello-static' | grep NEEDED", top), 0);
     assert_null(strstr(out, "libcudaload"));
-    st = sh(&out, "CUDALOAD_SOURCES=caller '%s/examples/c/hello-static' '%s' 2>&1", top, root);
+    st = th_sh(&out, "CUDALOAD_SOURCES=caller '%s/examples/c/hello-static' '%s' 2>&1", top, root);
     if (st != 0) fail_msg("hello-static failed:\n%s", out);
     assert_non_null(strstr(out, "[caller]"));
-    sh(NULL, "make -s -C '%s/examples/c' clean", top);
+    th_sh(NULL, "make -s -C '%s/examples/c' clean", top);
 }
 
 static void test_uninstall(void **state) {
     (void)state;
     const char *out;
-    assert_int_equal(sh(&out, "make -s -C '%s' B='%s' uninstall PREFIX='%s' 2>&1 && find '%s' -type f -o -type l", top, build, prefix, prefix), 0);
+    assert_int_equal(th_sh(&out, "make -s -C '%s' B='%s' uninstall PREFIX='%s' 2>&1 && find '%s' -type f -o -type l", top, build, prefix, prefix), 0);
     assert_string_equal(out, "");
 }
 
@@ -252,12 +236,12 @@ static void build_variant(const char *name, const char *vars) {
     const char *out;
     char b[PATH_MAX + 32];
     snprintf(b, sizeof b, "%s/variant-%s", build, name);
-    int st = sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' NVCC= %s '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' '%s/cudaload-probe' 2>&1", b, top,
+    int st = th_sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' NVCC= %s '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' '%s/cudaload-probe' 2>&1", b, top,
                 b, vars, b, b);
     if (st != 0) fail_msg("make %s failed:\n%s", vars, out);
-    assert_int_equal(sh(&out, "readelf -d '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' | grep NEEDED", b), 0);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/libcudaload.so." CUDALOAD_VERSION_STRING "' | grep NEEDED", b), 0);
     if (strstr(out, "libcud") || strstr(out, "libcublas")) fail_msg("CUDA in DT_NEEDED:\n%s", out);
-    sh(NULL, "rm -rf '%s'", b);
+    th_sh(NULL, "rm -rf '%s'", b);
 }
 
 /* The headers may come from the nvidia wheels instead of a toolkit (CUDA_INC): the venv of the
@@ -280,7 +264,7 @@ static void test_build_with_wheel_headers(void **state) {
 static void test_build_with_clang(void **state) {
     (void)state;
     const char *out;
-    if (sh(&out, "command -v clang") != 0) {
+    if (th_sh(&out, "command -v clang") != 0) {
         print_message("skipped: clang is not installed (tests/deps.sh fuzz installs it)\n");
         skip();
     }

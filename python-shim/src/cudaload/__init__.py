@@ -28,7 +28,7 @@ from . import _cudaload
 
 __version__ = "0.3.0"
 __all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
-           "get_include", "get_library_dir", "get_cmake_dir", "get_pkgconfig_dir",
+           "get_include", "get_library_dir", "get_cmake_dir", "get_cmake_stubs", "get_pkgconfig_dir",
            "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
            "KernelsUnavailableError", "CudaError"]
@@ -163,6 +163,17 @@ def get_cmake_dir():
     find_package(cudaload CONFIG) (targets cudaload::static, cudaload::stub_<lib>).
     scikit-build-core finds it by itself (the package's cmake.prefix entry point)."""
     return _dev_dir("lib", "cmake", "cudaload")
+
+
+def get_cmake_stubs():
+    """cudaload-cuda-stubs.cmake: given as -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it> (CMake 3.24+;
+    scikit-build-core: -Ccmake.define.CMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it>), it switches an
+    unchanged project's find_package(CUDAToolkit) targets (CUDA::cudart, CUDA::cufft, ...) and
+    its CUDA runtime to the stub archives: the result needs no CUDA library (docs/stubs.md)."""
+    path = _os.path.join(get_cmake_dir(), "cudaload-cuda-stubs.cmake")
+    if not _os.path.isfile(path):
+        raise FileNotFoundError("cudaload %s: %s is missing from this installation" % (__version__, path))
+    return path
 
 
 def get_pkgconfig_dir():

@@ -1,0 +1,238 @@
+/*
+ * test_adopt.c -- switching an unchanged CUDA project to the stubs, as docs/stubs.md says:
+ * every block of docs/stubs.md marked `<!-- recipe: NAME -->` is run as written (bash -e) in a
+ * copy of examples/stubs, with CUDALOAD a `make install` prefix and CUDA_HOME the toolkit, and
+ * what it built is checked: no NVIDIA library in DT_NEEDED, no RPATH into CUDA, and a run that
+ * ends in the CUDA runtime's own answer (no driver here: cudaErrorInsufficientDriver, exit 2;
+ * on a GPU, the right results, exit 0). Also the CMake switch's lists, the switch refusing to be
+ * read any other way, and the stub targets' and pkg-config modules' link graph.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char top[PATH_MAX], prefix[PATH_MAX], work[PATH_MAX];
+static const char *cuda_home = "/usr/local/cuda";
+/* the environment the built programs run in: the toolkit's libraries, found through CUDA_HOME */
+#define RUN_ENV "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda"
+/* an NVIDIA library's SONAME in readelf -d's output (libcudaload-*.so.0 is not one) */
+#define NVIDIA_NEEDED "\\[lib(cuda|cudart|cublas|cublasLt|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|cudadevrt)\\.so"
+
+static int setup(void **state) {
+    (void)state;
+    const char *b = getenv("CUDALOAD_TEST_BUILD");
+    if (!b) return -1;
+    unsetenv("MAKEFLAGS"); /* the make below is our own, not a child of make -j's jobserver */
+    unsetenv("MFLAGS");
+    const char *t = getenv("CUDALOAD_TEST_TOP");
+    snprintf(top, sizeof top, "%s", t && *t ? t : b);
+    if (!(t && *t)) strncat(top, "/..", sizeof top - strlen(top) - 1);
+    snprintf(prefix, sizeof prefix, "%s/adopt-test/prefix", b);
+    snprintf(work, sizeof work, "%s/adopt-test/work", b);
+    const char *out;
+    if (th_sh(&out, "rm -rf '%s/adopt-test' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", b, top, b, prefix) != 0) {
+        fprintf(stderr, "make install failed:\n%s\n", out);
+        return -1;
+    }
+    return 0;
+}
+
+static void need_nvcc(void) {
+    char nvcc[PATH_MAX];
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", cuda_home);
+    if (access(nvcc, X_OK) != 0) TH_SKIP("no nvcc at %s: the recipes compile CUDA", nvcc);
+}
+
+/* cmake 3.24 or newer on PATH (the switch needs a dependency provider) */
+static void need_cmake_324(void) {
+    const char *out;
+    if (th_sh(&out, "cmake --version 2>/dev/null | awk 'NR==1{split($3,v,\".\"); exit !(v[1]>3 || (v[1]==3 && v[2]>=24))}'") != 0)
+        TH_SKIP("no cmake 3.24 or newer on PATH (apt-get install cmake): the switch needs a dependency provider");
+}
+
+/* Runs docs/stubs.md's recipe NAME in the work dir (a fresh copy of examples/stubs when fresh). */
+static void run_recipe(const char *name, int fresh) {
+    const char *out;
+    if (fresh) assert_int_equal(th_sh(&out, "rm -rf '%s' && mkdir -p '%s' && cp -a '%s/examples/stubs/.' '%s/'", work, work, top, work), 0);
+    char script[PATH_MAX + 32];
+    snprintf(script, sizeof script, "%s/recipe-%s.sh", work, name);
+    assert_int_equal(th_sh(&out, "awk -v name='%s' '$0 == \"<!-- recipe: \" name \" -->\" {f=1; next} "
+                                 "f && /^```sh$/ {c=1; next} c && /^```$/ {exit} c' '%s/docs/stubs.md' > '%s' && grep -c . '%s'",
+                           name, top, script, script), 0);
+    int st = th_sh(&out, "cd '%s' && PATH='%s/bin':\"$PATH\" CUDALOAD='%s' CUDA_HOME='%s' bash -e '%s' 2>&1", work, cuda_home, prefix,
+                   cuda_home, script);
+    if (st != 0) fail_msg("docs/stubs.md's recipe %s failed (%d):\n%s", name, st, out);
+}
+
+/* exe (relative to the work dir) needs no NVIDIA library and has no RPATH into CUDA */
+static void assert_no_cuda_needed(const char *exe) {
+    const char *out;
+    assert_int_equal(th_sh(&out, "readelf -d '%s/%s'", work, exe), 0);
+    if (th_sh(NULL, "readelf -d '%s/%s' | grep -E '%s'", work, exe, NVIDIA_NEEDED) == 0) fail_msg("%s needs CUDA:\n%s", exe, out);
+    if (th_sh(NULL, "readelf -d '%s/%s' | grep -E 'R(UN)?PATH' | grep -Ei 'cuda|nvidia'", work, exe) == 0)
+        fail_msg("%s has an RPATH into CUDA:\n%s", exe, out);
+}
+
+/* Runs exe with the toolkit findable: the runtime's own answer, exit 2 without a GPU (the
+ * driver is missing: cudaErrorInsufficientDriver, 35), 0 with one. Returns its output. */
+static const char *run_clean(const char *exe, const char *want_line) {
+    const char *out;
+    int st = th_sh(&out, "cd '%s' && " RUN_ENV " ./%s 2>/dev/null", work, exe);
+    int gpu = access("/dev/nvidiactl", F_OK) == 0;
+    if (st != (gpu ? 0 : 2)) fail_msg("%s exited %d (%s GPU):\n%s", exe, st, gpu ? "a" : "no", out);
+    if (!gpu && want_line && !strstr(out, want_line)) fail_msg("%s: no \"%s\" in:\n%s", exe, want_line, out);
+    return out;
+}
+
+static void test_recipe_nvcc(void **state) {
+    (void)state;
+    need_nvcc();
+    run_recipe("nvcc", 1);
+    assert_no_cuda_needed("runtime_only");
+    run_clean("runtime_only", "cudaMalloc=35\n");
+}
+
+/* `cc` as the linker failed on nvcc's C++ host code (__cxa_guard_acquire): the recipe uses c++ */
+static void test_recipe_makefile(void **state) {
+    (void)state;
+    need_nvcc();
+    run_recipe("makefile", 1);
+    assert_no_cuda_needed("runtime_only");
+    run_clean("runtime_only", "cudaMalloc=35\n");
+}
+
+/* -rdc=true: a kernel calling a __device__ function of another file, the device link apart */
+static void test_recipe_rdc_then_pkg_config(void **state) {
+    (void)state;
+    need_nvcc();
+    const char *out;
+    run_recipe("rdc", 1);
+    assert_no_cuda_needed("solver");
+    out = run_clean("solver", "kernel=35\n");
+    assert_non_null(strstr(out, "runtime_version=13000\n"));
+    assert_non_null(strstr(out, "cusolver_version_status=0\n"));
+    /* the pkg-config recipe links the same objects, through the modules' graph */
+    if (th_sh(NULL, "command -v pkg-config") != 0) TH_SKIP("no pkg-config (apt-get install pkg-config)");
+    run_recipe("pkg-config", 0);
+    assert_no_cuda_needed("solver");
+    assert_no_cuda_needed("solver-shared");
+    assert_int_equal(th_sh(&out, "readelf -d '%s/solver' | grep NEEDED", work), 0);
+    assert_null(strstr(out, "libcudaload")); /* the -static modules: the archives */
+    assert_int_equal(th_sh(&out, "readelf -d '%s/solver-shared' | grep NEEDED", work), 0);
+    assert_non_null(strstr(out, "[libcudaload-cusolver.so.0]"));
+    assert_non_null(strstr(out, "[libcudaload-cudart.so.0]"));
+    /* no LD_LIBRARY_PATH: the program's rpath finds the stubs, theirs ($ORIGIN) libcudaload.so.0 */
+    out = run_clean("solver-shared", "kernel=35\n");
+    assert_non_null(strstr(out, "runtime_version=13000\n"));
+    run_clean("solver", "kernel=35\n");
+}
+
+/* The switch: the project configured as is links NVIDIA's libraries; with the one option, the
+ * stubs, and the cache lists say what was switched, left and given the stub runtime. */
+static void test_recipe_cmake_switch(void **state) {
+    (void)state;
+    need_nvcc();
+    need_cmake_324();
+    const char *out;
+    run_recipe("cmake-switch", 1);
+    assert_no_cuda_needed("build/solver");
+    assert_no_cuda_needed("build/runtime_only");
+    assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_' '%s/build/CMakeCache.txt' | sort", work), 0);
+    assert_non_null(strstr(out, "CUDALOAD_STUBS_RUNTIME:INTERNAL=solver;runtime_only\n"));
+    for (const char *t = "cudart\0cudart_static\0cuda_driver\0cublas\0cublasLt\0cufft\0curand\0cusolver\0cusparse\0"; *t; t += strlen(t) + 1) {
+        char want[64];
+        snprintf(want, sizeof want, "CUDA::%s;", t);
+        char want_last[64];
+        snprintf(want_last, sizeof want_last, "CUDA::%s\n", t);
+        const char *sw = strstr(out, "CUDALOAD_STUBS_SWITCHED:INTERNAL=");
+        assert_non_null(sw);
+        if (!strstr(sw, want) && !strstr(sw, want_last)) fail_msg("%s not switched:\n%s", t, out);
+    }
+    assert_non_null(strstr(out, "CUDALOAD_STUBS_LEFT:INTERNAL="));
+    out = run_clean("build/solver", "kernel=35\n");
+    assert_non_null(strstr(out, "runtime_version=13000\n"));
+    run_clean("build/runtime_only", "cudaMalloc=35\n");
+    /* nothing findable: the stub's own load-failure code (cudaErrorSharedObjectInitFailed) */
+    int st = th_sh(&out, "cd '%s' && CUDALOAD_SOURCES=override ./build/solver 2>/dev/null", work);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(out, "runtime_version_status=303\n"));
+    /* the control: the same project configured without the switch needs NVIDIA's libraries */
+    st = th_sh(&out, "cd '%s' && cmake -S . -B plain >/dev/null 2>&1 && cmake --build plain 2>&1 && readelf -d plain/solver plain/runtime_only",
+               work);
+    if (st != 0) fail_msg("the project without the switch did not build:\n%s", out);
+    assert_non_null(strstr(out, "[libcusolver.so.12]"));
+    assert_non_null(strstr(out, "[libcudart.so.13]"));
+}
+
+/* Read any other way than CMAKE_PROJECT_TOP_LEVEL_INCLUDES, the file stops the configure. */
+static void test_switch_refuses_include(void **state) {
+    (void)state;
+    need_cmake_324();
+    const char *out;
+    int st = th_sh(&out, "cmake -P '%s/lib/cmake/cudaload/cudaload-cuda-stubs.cmake' 2>&1", prefix);
+    assert_int_not_equal(st, 0);
+    assert_non_null(strstr(out, "CMAKE_PROJECT_TOP_LEVEL_INCLUDES"));
+}
+
+/* cudaload::stub_cusolver brings cuBLAS's and cuSPARSE's stubs; the shared variant runs with no
+ * LD_LIBRARY_PATH (CMake's build rpath to the stubs, the stubs' $ORIGIN to libcudaload.so.0). */
+static void test_stub_target_graph(void **state) {
+    (void)state;
+    const char *out;
+    if (th_sh(NULL, "command -v cmake") != 0) TH_SKIP("cmake is not installed (apt-get install cmake)");
+    int st = th_sh(&out, "rm -rf '%s/graph' && cmake -S '%s/tests/adopt/graph' -B '%s/graph' -DCMAKE_PREFIX_PATH='%s' >/dev/null 2>&1 && "
+                         "cmake --build '%s/graph' 2>&1", work, top, work, prefix, work);
+    if (st != 0) fail_msg("tests/adopt/graph did not build:\n%s", out);
+    for (int shared = 0; shared < 2; shared++) {
+        const char *exe = shared ? "graph/graph_shared" : "graph/graph_static";
+        assert_no_cuda_needed(exe);
+        st = th_sh(&out, RUN_ENV " '%s/%s'", work, exe);
+        if (st != 0) fail_msg("%s exited %d:\n%s", exe, st, out);
+        assert_non_null(strstr(out, "cusolver=0/"));
+        assert_non_null(strstr(out, "cublas=0/13\n"));
+        assert_non_null(strstr(out, "cusparse=0/12\n"));
+    }
+}
+
+/* pkg-config: a stub module requires its graph's modules, the -static one their archives. */
+static void test_pkg_config_graph(void **state) {
+    (void)state;
+    const char *out;
+    if (th_sh(NULL, "command -v pkg-config") != 0) TH_SKIP("no pkg-config (apt-get install pkg-config)");
+    assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cusolver", prefix), 0);
+    for (const char *l = "-lcudaload-cusolver \0-lcudaload-cublas \0-lcudaload-cublaslt \0-lcudaload-cusparse \0-lcudaload "; *l;
+         l += strlen(l) + 1)
+        if (!strstr(out, l)) fail_msg("no %s in: %s", l, out);
+    assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cusolver-static", prefix), 0);
+    const char *solver = strstr(out, "libcudaload-cusolver.a"), *blas = strstr(out, "libcudaload-cublas.a"),
+               *lt = strstr(out, "libcudaload-cublaslt.a"), *core = strstr(out, "/libcudaload.a");
+    assert_non_null(solver);
+    assert_non_null(blas);
+    assert_non_null(lt);
+    assert_non_null(core);
+    assert_true(solver < blas && blas < lt && lt < core); /* static link order: a stub before what it needs */
+    assert_null(strstr(out, "-lcudaload"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recipe_nvcc),
+        cmocka_unit_test(test_recipe_makefile),
+        cmocka_unit_test(test_recipe_rdc_then_pkg_config),
+        cmocka_unit_test(test_recipe_cmake_switch),
+        cmocka_unit_test(test_switch_refuses_include),
+        cmocka_unit_test(test_stub_target_graph),
+        cmocka_unit_test(test_pkg_config_graph),
+    };
+    return cmocka_run_group_tests_name("test_adopt", tests, setup, NULL);
+}
