@@ -604,7 +604,7 @@ dev-tree: $(STATIC) $(STUB_A)
 	  sed -e 's|@PREFIX@|$${pcfiledir}/../..|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e '/^cudaincludedir=/d' -e 's| -I$${cudaincludedir}||' -e "s|^Name: .*|Name: $$f|" \
 	    libcudaload/cudaload-static.pc.in > $(DEVDIR)/lib/pkgconfig/$$f.pc || exit 1; done
-	$(call stub_pc_modules,$(DEVDIR)/lib/pkgconfig,$$$${pcfiledir}/../..,$$$${prefix}/lib)
+	$(call stub_pc_modules,$(DEVDIR)/lib/pkgconfig,$${pcfiledir}/../..,$${prefix}/lib)
 	$(call cmake_package,$(DEVDIR)/lib/cmake/cudaload,../../../include,)
 
 uninstall:

@@ -130,3 +130,51 @@ def test_pkg_config_and_cmake_resolve(shim_target, tmp_path):
     m = re.search(r"RESULT (\S+) (\S+) (\S+)", r.stdout)
     assert m and Path(m.group(1)) == lib / "libcudaload-cufft.a" and m.group(3) == "0.3.0", r.stdout
     assert Path(m.group(2)).resolve() == (lib.parent / "include").resolve(), r.stdout
+
+
+def test_answers_in_the_order_asked(shim_target):
+    """Each path on a line of its own, the flags together on one, in the order asked."""
+    inc, lib, cmake, pc = paths(shim_target)
+    stubs_file = cmake / "cudaload-cuda-stubs.cmake"
+    r = main_flags(shim_target, "--cmakedir", "--cflags", "--libs=cudart", "--pkgconfigdir", "--cmake-stubs")
+    lines = r.stdout.splitlines()
+    assert lines == [str(cmake), "-I%s %s %s -ldl -lpthread" % (inc, lib / "libcudaload-cudart.a", lib / "libcudaload.a"),
+                     str(pc), str(stubs_file)], lines
+    assert main_flags(shim_target, "--libs", "--cflags").stdout.splitlines() == [
+        "%s -ldl -lpthread -I%s" % (lib / "libcudaload.a", inc)]
+    assert stubs_file.is_file()
+
+
+def _cmake_324():
+    cm = shutil.which("cmake")
+    if not cm:
+        return None
+    m = re.search(r"version (\d+)\.(\d+)", sh([cm, "--version"]).stdout)
+    return cm if m and (int(m.group(1)), int(m.group(2))) >= (3, 24) else None
+
+
+def test_cmake_switch_from_the_package(shim_target, tmp_path):
+    """examples/stubs, unchanged, configured with the package's switch file
+    (`python -m cudaload --cmake-stubs`, as a scikit-build-core build would pass it): its programs
+    link the package's archives (API hidden), need no CUDA library, and run to the runtime's own
+    answer."""
+    cm = _cmake_324()
+    if not cm:
+        pytest.skip("no cmake 3.24 or newer on PATH: the switch needs a dependency provider")
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    if not os.access(os.path.join(cuda_home, "bin", "nvcc"), os.X_OK):
+        pytest.skip("no nvcc in %s/bin: examples/stubs compiles CUDA" % cuda_home)
+    stubs_file = main_flags(shim_target, "--cmake-stubs").stdout.strip()
+    env = dict(os.environ, PATH="%s/bin:%s" % (cuda_home, os.environ.get("PATH", "")))
+    sh([cm, "-S", REPO / "examples" / "stubs", "-B", tmp_path, "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=" + stubs_file], env=env)
+    sh([cm, "--build", tmp_path], env=env)
+    _, lib, _, _ = paths(shim_target)
+    link = (tmp_path / "CMakeFiles" / "solver.dir" / "link.txt").read_text()
+    assert str(lib / "libcudaload-cusolver.a") in link and str(lib / "libcudaload-cudart.a") in link, link
+    for exe in ("solver", "runtime_only"):
+        needed = re.findall(r"\(NEEDED\).*\[([^\]]+)\]", sh(["readelf", "-d", tmp_path / exe]).stdout)
+        assert not [n for n in needed if re.match(r"lib(cu|nv)", n)], (exe, needed)
+    r = sh([tmp_path / "solver"], check=False, env=clean_env(CUDALOAD_SOURCES="cuda_home", CUDA_HOME=cuda_home))
+    gpu = os.path.exists("/dev/nvidiactl")
+    assert r.returncode == (0 if gpu else 2), (r.returncode, r.stdout)
+    assert "runtime_version=13000" in r.stdout.splitlines() or gpu, r.stdout
