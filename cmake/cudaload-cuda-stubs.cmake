@@ -24,6 +24,8 @@
 #   CUDALOAD_STUBS_SWITCHED      the FindCUDAToolkit targets switched to stubs
 #   CUDALOAD_STUBS_LEFT          the FindCUDAToolkit targets left as they were (no stub)
 #   CUDALOAD_STUBS_RUNTIME       the project's targets that got the stub runtime
+#   CUDALOAD_STUBS_BY_PATH       "<target>: <item>" for each link to a stubbed library by path or
+#                                name (find_library's result, -lcudart) switched to the stub
 if(CMAKE_VERSION VERSION_LESS 3.24)
   # (an older CMake never reads CMAKE_PROJECT_TOP_LEVEL_INCLUDES; this is for include() or -C)
   message(FATAL_ERROR "cudaload-cuda-stubs.cmake needs CMake 3.24 or newer (a dependency provider, "
@@ -48,6 +50,7 @@ set(CMAKE_CUDA_RUNTIME_LIBRARY None)
 set(CUDALOAD_STUBS_SWITCHED "" CACHE INTERNAL "")
 set(CUDALOAD_STUBS_LEFT "" CACHE INTERNAL "")
 set(CUDALOAD_STUBS_RUNTIME "" CACHE INTERNAL "")
+set(CUDALOAD_STUBS_BY_PATH "" CACHE INTERNAL "")
 
 # FindCUDAToolkit's target names for stub S: CUDA::<row> and CUDA::<row>_static, but the
 # driver's row (cuda) is CUDA::cuda_driver there.
@@ -196,8 +199,77 @@ function(_cudaload_collect_targets dir out)
   set(${out} "${targets}" PARENT_SCOPE)
 endfunction()
 
-# The deferred pass: the runtime of every target that compiles CUDA is the cudart stub.
+# A link item naming a stubbed library by path or by name, not through a CUDA:: target
+# (find_library(... nvJitLink) then its path, -lcudart, cublas): the stub's id, or "".
+function(_cudaload_stub_of_item item out)
+  set(${out} "" PARENT_SCOPE)
+  if(TARGET "${item}" OR item MATCHES "^\\$<|^::@")
+    return()  # a target (the switched CUDA:: ones included), or a generator expression
+  endif()
+  get_filename_component(name "${item}" NAME)
+  if(NOT (item MATCHES "^-l" OR IS_ABSOLUTE "${item}" OR name MATCHES "^lib.*\\.(so|a)"))
+    return()  # a bare word: a project's own library name; only -l, paths and library files count
+  endif()
+  string(REGEX REPLACE "^-l" "" name "${name}")
+  string(REGEX REPLACE "^lib" "" name "${name}")
+  string(REGEX REPLACE "\\.(so|a)(\\..*)?$" "" name "${name}")
+  string(REGEX REPLACE "_static$" "" name "${name}")
+  foreach(s IN LISTS cudaload_STUBS)
+    if(name STREQUAL "${cudaload_STUB_ROW_${s}}")
+      set(${out} ${s} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+endfunction()
+
+# A target's links to stubbed libraries by path or name, replaced by the stubs; returns the
+# replaced items.
+function(_cudaload_replace_paths t out)
+  set(replaced "")
+  foreach(prop LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+    get_target_property(items ${t} ${prop})
+    if(NOT items)
+      continue()
+    endif()
+    set(new "")
+    set(changed FALSE)
+    foreach(item IN LISTS items)
+      _cudaload_stub_of_item("${item}" s)
+      if(s)
+        list(APPEND new cudaload::stub_${s})
+        list(APPEND replaced "${item}")
+        set(changed TRUE)
+      else()
+        list(APPEND new "${item}")
+      endif()
+    endforeach()
+    if(changed)
+      set_property(TARGET ${t} PROPERTY ${prop} "${new}")
+    endif()
+  endforeach()
+  set(${out} "${replaced}" PARENT_SCOPE)
+endfunction()
+
+# The deferred pass: the runtime of every target that compiles CUDA is the cudart stub, and
+# links to stubbed libraries by path or name go to the stubs.
 function(_cudaload_give_stub_runtime)
+  _cudaload_collect_targets("${CMAKE_SOURCE_DIR}" targets)
+  set(by_path "")
+  foreach(t IN LISTS targets)
+    get_target_property(type ${t} TYPE)
+    if(NOT type STREQUAL "UTILITY")
+      _cudaload_replace_paths(${t} replaced)
+      foreach(item IN LISTS replaced)
+        list(APPEND by_path "${t}: ${item}")
+      endforeach()
+    endif()
+  endforeach()
+  set(CUDALOAD_STUBS_BY_PATH "${by_path}" CACHE INTERNAL "")
+  if(by_path)
+    list(JOIN by_path ", " text)
+    message(STATUS "cudaload: links by path or name switched to the stubs: ${text}")
+  endif()
+
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(NOT "CUDA" IN_LIST languages)
     return()  # the project never enabled CUDA: no nvcc-compiled code, no runtime to replace
@@ -215,7 +287,6 @@ function(_cudaload_give_stub_runtime)
   if(CUDALOAD_CUDADEVRT)
     list(APPEND runtime "${CUDALOAD_CUDADEVRT}")
   endif()
-  _cudaload_collect_targets("${CMAKE_SOURCE_DIR}" targets)
   set(given "")
   foreach(t IN LISTS targets)
     get_target_property(type ${t} TYPE)

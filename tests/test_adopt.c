@@ -149,6 +149,9 @@ static void test_recipe_cmake_switch(void **state) {
     assert_no_cuda_needed("build/runtime_only");
     assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_' '%s/build/CMakeCache.txt' | sort", work), 0);
     assert_non_null(strstr(out, "CUDALOAD_STUBS_RUNTIME:INTERNAL=solver;runtime_only\n"));
+    /* nvJitLink, linked by find_library's path, went to its stub too */
+    assert_non_null(strstr(out, "CUDALOAD_STUBS_BY_PATH:INTERNAL=solver: /"));
+    assert_non_null(strstr(out, "/libnvJitLink.so\n"));
     for (const char *t = "cudart\0cudart_static\0cuda_driver\0cublas\0cublasLt\0cufft\0curand\0cusolver\0cusparse\0"; *t; t += strlen(t) + 1) {
         char want[64];
         snprintf(want, sizeof want, "CUDA::%s;", t);
@@ -161,6 +164,7 @@ static void test_recipe_cmake_switch(void **state) {
     assert_non_null(strstr(out, "CUDALOAD_STUBS_LEFT:INTERNAL="));
     out = run_clean("build/solver", "kernel=35\n");
     assert_non_null(strstr(out, "runtime_version=13000\n"));
+    assert_non_null(strstr(out, "nvjitlink_version=13.0\n"));
     run_clean("build/runtime_only", "cudaMalloc=35\n");
     /* nothing findable: the stub's own load-failure code (cudaErrorSharedObjectInitFailed) */
     int st = th_sh(&out, "cd '%s' && CUDALOAD_SOURCES=override ./build/solver 2>/dev/null", work);
@@ -171,6 +175,7 @@ static void test_recipe_cmake_switch(void **state) {
                work);
     if (st != 0) fail_msg("the project without the switch did not build:\n%s", out);
     assert_non_null(strstr(out, "[libcusolver.so.12]"));
+    assert_non_null(strstr(out, "[libnvJitLink.so.13]"));
     assert_non_null(strstr(out, "[libcudart.so.13]"));
 }
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <cusparse.h>
+#include <nvJitLink.h>
 
 int scale_on_gpu(float *host, int n);
 
@@ -16,6 +17,9 @@ int main() {
     int ver = 0;
     printf("cusolver_version_status=%d\n", (int)cusolverGetVersion(&ver));
     printf("cusolver_version=%d\n", ver);
+    unsigned jl_major = 0, jl_minor = 0;
+    printf("nvjitlink_version_status=%d\n", (int)nvJitLinkVersion(&jl_major, &jl_minor));
+    printf("nvjitlink_version=%u.%u\n", jl_major, jl_minor);
     cusolverDnHandle_t dn = nullptr;
     cublasHandle_t blas = nullptr;
     cusparseHandle_t sp = nullptr;
