@@ -227,7 +227,21 @@ STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
 STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
 stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
                $(if $(wildcard stubs/$(1)_core.c),$(B)/stubs/obj/$(1)_core.o) $(B)/stubs/obj/stub_core.o
-stubs: $(STUB_A) $(STUB_SO) $(B)/stubs/$(SO_NAME)
+stubs: $(STUB_A) $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/stubs/nvcc/libcudart_static.a
+
+# nvcc's runtime, replaced: a directory whose libcudart_static.a and libcudart.so are linker
+# scripts naming the cudart stub and libcudaload.a, so `nvcc -L<dir> ...` links the stub where
+# nvcc links -lcudart_static (or -lcudart): one nvcc command, device link included for
+# -rdc=true, which nvcc skips under -cudart none (docs/stubs.md). $(1) the directory, $(2) the
+# stub's archive, $(3) libcudaload.a, as absolute paths where they will be
+define nvcc_runtime_dir
+	install -d $(1)
+	for f in libcudart_static.a libcudart.so; do \
+	  printf '/* libcudaload: not the CUDA runtime. A GNU ld script that links the cudart stub and libcudaload.a\n   where nvcc links the runtime (nvcc -L%s; docs/stubs.md). */\nINPUT(%s %s)\n' \
+	    '$(1)' '$(2)' '$(3)' > $(1)/$$f || exit 1; done
+endef
+$(B)/stubs/nvcc/libcudart_static.a: Makefile | $(B)/stubs/obj
+	$(call nvcc_runtime_dir,$(abspath $(B)/stubs/nvcc),$(abspath $(B)/stubs/libcudaload-cudart.a),$(abspath $(STATIC)))
 
 # the shared stubs find libcudaload.so.0 beside them (RUNPATH $ORIGIN), as installed
 $(B)/stubs/$(SO_NAME): | $(B)/stubs/obj
@@ -583,6 +597,7 @@ install: all
 	for s in $(STUB_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
 	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so || exit 1; done
 	$(call stub_pc_modules,$(DESTDIR)$(LIBDIR)/pkgconfig,$(PREFIX),$(LIBDIR))
+	$(call nvcc_runtime_dir,$(DESTDIR)$(LIBDIR)/cudaload-nvcc,$(LIBDIR)/libcudaload-cudart.a,$(LIBDIR)/libcudaload.a)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \
 	  libcudaload/cudaload.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload.pc  # for this PREFIX
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/
@@ -617,7 +632,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
 	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadStubs.cmake \
 	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake
-	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null
+	rm -f $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart_static.a $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart.so
+	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR)/cudaload-nvcc 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \
 	  $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s.pc $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-$$s-static.pc; done
 

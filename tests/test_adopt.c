@@ -111,6 +111,17 @@ static void test_recipe_makefile(void **state) {
     run_clean("runtime_only", "cudaMalloc=35\n");
 }
 
+/* -rdc=true in one nvcc command: nvcc's runtime is the stub (lib/cudaload-nvcc's scripts) */
+static void test_recipe_nvcc_rdc(void **state) {
+    (void)state;
+    need_nvcc();
+    if (th_sh(NULL, "command -v pkg-config") != 0) TH_SKIP("no pkg-config (apt-get install pkg-config)");
+    run_recipe("nvcc-rdc", 1);
+    assert_no_cuda_needed("solver");
+    const char *out = run_clean("solver", "kernel=35\n");
+    assert_non_null(strstr(out, "runtime_version=13000\n"));
+}
+
 /* -rdc=true: a kernel calling a __device__ function of another file, the device link apart */
 static void test_recipe_rdc_then_pkg_config(void **state) {
     (void)state;
@@ -233,6 +244,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recipe_nvcc),
         cmocka_unit_test(test_recipe_makefile),
+        cmocka_unit_test(test_recipe_nvcc_rdc),
         cmocka_unit_test(test_recipe_rdc_then_pkg_config),
         cmocka_unit_test(test_recipe_cmake_switch),
         cmocka_unit_test(test_switch_refuses_include),
