@@ -554,3 +554,21 @@ int th_sh(const char **out, const char *fmt, ...) {
     if (out) *out = buf;
     return st == -1 ? -1 : WEXITSTATUS(st);
 }
+
+int th_make_install(const char *build, const char *prefix, char *top, size_t top_size) {
+    /* the make below is our own: under `make -j N check` it would otherwise see the parent's
+     * jobserver without its descriptors and warn on stderr */
+    unsetenv("MAKEFLAGS");
+    unsetenv("MFLAGS");
+    const char *t = getenv("CUDALOAD_TEST_TOP");
+    if (t && *t)
+        snprintf(top, top_size, "%s", t);
+    else
+        snprintf(top, top_size, "%s/..", build);
+    const char *out;
+    if (th_sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", prefix, top, build, prefix) != 0) {
+        fprintf(stderr, "make install failed:\n%s\n", out);
+        return -1;
+    }
+    return 0;
+}

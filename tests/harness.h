@@ -176,5 +176,10 @@ void th_write(const char *path, const void *data, size_t n);
 /* Runs a shell command (printf-style); returns its exit status (-1 when it could not run) and,
  * when out is given, its stdout (a static buffer of 64 KiB, valid until the next call). */
 int th_sh(const char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* `make install PREFIX=prefix` of the build under test (B=build, so a nested build directory
+ * installs itself) into a fresh prefix, from the source tree (CUDALOAD_TEST_TOP, given by the
+ * Makefile; build's parent for a run by hand), which it writes to top. Returns 0, or -1 with
+ * make's output on stderr. */
+int th_make_install(const char *build, const char *prefix, char *top, size_t top_size);
 
 #endif

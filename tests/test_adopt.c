@@ -32,19 +32,9 @@ static int setup(void **state) {
     (void)state;
     const char *b = getenv("CUDALOAD_TEST_BUILD");
     if (!b) return -1;
-    unsetenv("MAKEFLAGS"); /* the make below is our own, not a child of make -j's jobserver */
-    unsetenv("MFLAGS");
-    const char *t = getenv("CUDALOAD_TEST_TOP");
-    snprintf(top, sizeof top, "%s", t && *t ? t : b);
-    if (!(t && *t)) strncat(top, "/..", sizeof top - strlen(top) - 1);
     snprintf(prefix, sizeof prefix, "%s/adopt-test/prefix", b);
     snprintf(work, sizeof work, "%s/adopt-test/work", b);
-    const char *out;
-    if (th_sh(&out, "rm -rf '%s/adopt-test' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", b, top, b, prefix) != 0) {
-        fprintf(stderr, "make install failed:\n%s\n", out);
-        return -1;
-    }
-    return 0;
+    return th_make_install(b, prefix, top, sizeof top) == 0 && th_sh(NULL, "rm -rf '%s'", work) == 0 ? 0 : -1;
 }
 
 static void need_nvcc(void) {

@@ -26,24 +26,8 @@ static int setup(void **state) {
     const char *b = getenv("CUDALOAD_TEST_BUILD");
     if (!b) return -1;
     snprintf(build, sizeof build, "%s", b);
-    /* the makes these tests run are their own: under `make -j N check` they would otherwise
-     * see the parent's jobserver without its descriptors and warn on stderr */
-    unsetenv("MAKEFLAGS");
-    unsetenv("MFLAGS");
-    /* The source tree: given by the Makefile; B's parent only for a run by hand with B=build. */
-    const char *t = getenv("CUDALOAD_TEST_TOP");
-    if (t && *t)
-        snprintf(top, sizeof top, "%s", t);
-    else
-        snprintf(top, sizeof top, "%s/..", b);
     snprintf(prefix, sizeof prefix, "%s/install-test", b);
-    const char *out;
-    /* B= the build under test, so a nested build directory (make B=build/x check) installs itself. */
-    if (th_sh(&out, "rm -rf '%s' && make -s -C '%s' B='%s' install PREFIX='%s' 2>&1", prefix, top, build, prefix) != 0) {
-        fprintf(stderr, "make install failed:\n%s\n", out);
-        return -1;
-    }
-    return 0;
+    return th_make_install(build, prefix, top, sizeof top);
 }
 
 static void test_installed_files(void **state) {

@@ -6,8 +6,8 @@
 #     must compute the right results (cuSOLVER, cuBLAS, cuSPARSE, cuFFT handles, a kernel that
 #     calls a __device__ function of another file: separable compilation);
 #   samples-cmake: NVIDIA cuda-samples built by their own CMakeLists with the switch
-#     (tests/gpu/samples-cmake.sh run), when their sources were fetched into
-#     build/samples-cmake/src (tests/gpu/samples-cmake.sh fetch, where there is network), run with
+#     (tests/gpu/samples.sh run-cmake), when their sources were fetched into
+#     build/samples-cmake/src (tests/gpu/samples.sh fetch-cmake, where there is network), run with
 #     the torch venv's CUDA 13 wheels (CUDALOAD_PATH);
 #   jax-finufft: tests/adopt/jax-finufft.sh build and test, when its sources were fetched into
 #     .adopt/jax-finufft (tests/adopt/jax-finufft.sh fetch, where there is network): the wheel
@@ -19,10 +19,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/../.."
 top=$PWD
-PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=python3
-site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-libdir=$site/nvidia/cu13/lib
+. tests/gpu/run-lib.sh
 prefix=$top/build/adopt-prefix
 switch=$prefix/lib/cmake/cudaload/cudaload-cuda-stubs.cmake
 export PATH=/usr/local/cuda/bin:$PATH
@@ -31,8 +28,6 @@ cmocka=()
 if [ -f "$D/include/cmocka.h" ]; then
     cmocka=(CMOCKA_CFLAGS="-I$D/include" CMOCKA_LIBS="-L$D/lib -lcmocka -Wl,-rpath,$D/lib")
 fi
-fails=0
-step() { local name=$1; shift; echo "=== $name: $*"; { time "$@"; } > "$out/$name.txt" 2>&1; local rc=$?; echo "rc=$rc" >> "$out/$name.txt"; tail -4 "$out/$name.txt"; [ $rc = 0 ] || fails=$((fails + 1)); return $rc; }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv
     cmake --version | head -1
@@ -43,7 +38,7 @@ step build make -j16 all build/tests/test_adopt "${cmocka[@]}"
 step install make -s install PREFIX="$prefix"
 step test_adopt env CUDALOAD_TEST_BUILD="$top/build" CUDALOAD_TEST_TOP="$top" build/tests/test_adopt
 if [ -d build/samples-cmake/src ]; then
-    step samples-cmake env CUDALOAD_PATH="$libdir" tests/gpu/samples-cmake.sh run build/samples-cmake/src "$out/samples-cmake" "$switch"
+    step samples-cmake env CUDALOAD_PATH="$libdir" tests/gpu/samples.sh run-cmake build/samples-cmake/src "$out/samples-cmake" "$switch"
     cp "$out/samples-cmake/samples-cmake.txt" "$out/" 2>/dev/null
 fi
 if [ -d .adopt/jax-finufft ]; then

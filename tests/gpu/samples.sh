@@ -1,26 +1,73 @@
 #!/usr/bin/env bash
 # tests/gpu/samples.sh -- real third-party CUDA programs on libcudaload's stubs: NVIDIA's
-# cuda-samples vectorAdd, simpleCUBLAS and simpleCUFFT, unchanged, built with nvcc -cudart none
-# against the static stubs and libcudaload.a (docs/stubs.md). Their code is never committed:
+# cuda-samples, unchanged. Their code is never committed.
 #
+# By nvcc: vectorAdd, simpleCUBLAS and simpleCUFFT built with nvcc -cudart none against the
+# static stubs and libcudaload.a (docs/stubs.md):
 #   tests/gpu/samples.sh fetch SRC        copy the three samples and the Common/ headers they
 #                                         include from a cuda-samples git dir (CUDA_SAMPLES_GIT,
 #                                         default: the search tool's mirror) into SRC (under build/)
-#   tests/gpu/samples.sh run SRC OUT      build each, check its DT_NEEDED (no CUDA library), run it
-#                                         (60 s limit) with the environment given (CUDALOAD_PATH...);
-#                                         OUT/samples.txt: one line per sample; logs OUT/<name>.*.log
-# Exit 1 when a sample fails to build, needs a CUDA library, or fails its own check.
+#   tests/gpu/samples.sh run SRC OUT      build each; OUT/samples.txt: one line per sample
+# By their own CMakeLists, with the one configure option that switches a project to the stubs
+# (-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<cudaload-cuda-stubs.cmake>):
+#   tests/gpu/samples.sh fetch-cmake SRC  the samples' directories, Common/ and cmake/Modules
+#   tests/gpu/samples.sh run-cmake SRC OUT SWITCH   configure and build each with SWITCH;
+#                                         OUT/samples-cmake.txt: one line per sample
+# Each built program's DT_NEEDED is checked (no NVIDIA library) and it is run (120 s limit) in
+# the environment given (CUDALOAD_PATH, ...); logs in OUT/<name>.{build,run}.log. Exit 1 when a
+# sample fails to build, needs an NVIDIA library, or fails its own check (a non-zero exit, or
+# FAIL/failed in its output).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 SAMPLES="vectorAdd:Samples/0_Introduction/vectorAdd/vectorAdd.cu:cudart
 simpleCUBLAS:Samples/4_CUDA_Libraries/simpleCUBLAS/simpleCUBLAS.cpp:cublas cublaslt cudart
 simpleCUFFT:Samples/4_CUDA_Libraries/simpleCUFFT/simpleCUFFT.cu:cufft cudart"
-cmd=${1:?usage: samples.sh fetch SRC | run SRC OUT}
+CMAKE_SAMPLES="Samples/0_Introduction/vectorAdd
+Samples/4_CUDA_Libraries/simpleCUFFT
+Samples/4_CUDA_Libraries/simpleCUBLAS
+Samples/4_CUDA_Libraries/matrixMulCUBLAS
+Samples/4_CUDA_Libraries/conjugateGradient
+Samples/4_CUDA_Libraries/cuSolverDn_LinearSolver
+Samples/4_CUDA_Libraries/MersenneTwisterGP11213
+Samples/4_CUDA_Libraries/jitLto"
+usage="usage: samples.sh fetch SRC | run SRC OUT | fetch-cmake SRC | run-cmake SRC OUT SWITCH"
+git=${CUDA_SAMPLES_GIT:-/work/.mirror/NVIDIA+cuda-samples/repo}
+fails=0
+
+# check_and_run NAME EXE SUMMARY [NOTE]: EXE built (or "" when the build failed); its DT_NEEDED,
+# a run in its own directory; one line appended to SUMMARY
+check_and_run() {
+    local name=$1 exe=$2 summary=$3 note=${4:-} build=ok needed=none run=skipped rc=-
+    local logs
+    logs=$(dirname "$summary")
+    if [ -z "$exe" ]; then
+        build=fail
+    else
+        needed=$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ',' | sed 's/,$//')
+        if echo "$needed" | tr ',' '\n' | grep -Eq '^lib(cuda|cudart|cublas|cublasLt|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink)\.so'; then
+            build=cuda-needed
+        fi
+        (cd "$(dirname "$exe")" && timeout 120 "./$(basename "$exe")") > "$logs/$name.run.log" 2>&1
+        rc=$?
+        # (not "error": the samples print "Error amount = 0.000000" and the like when they pass)
+        if [ $rc = 0 ] && ! grep -Eq 'FAIL|[Ff]ailed' "$logs/$name.run.log"; then run=pass; else run=fail; fi
+    fi
+    echo "$name build=$build needed=$needed run=$run rc=$rc$note" | tee -a "$summary"
+    [ "$build" = ok ] && [ "$run" = pass ] || fails=$((fails + 1))
+}
+
+provenance() {  # SRC PATHS
+    local commit
+    commit=$(git --git-dir="$git" rev-parse HEAD)
+    printf 'NVIDIA/cuda-samples at %s\n%s\n' "$commit" "$2" > "$1/PROVENANCE"
+    echo "samples.sh: $(echo "$2" | wc -l) samples from NVIDIA/cuda-samples $commit in $1"
+}
+
+cmd=${1:?$usage}
 case "$cmd" in
 fetch)
-    src=${2:?usage: samples.sh fetch SRC}
-    git=${CUDA_SAMPLES_GIT:-/work/.mirror/NVIDIA+cuda-samples/repo}
+    src=${2:?$usage}
     commit=$(git --git-dir="$git" rev-parse HEAD) || exit 1
     rm -rf "$src" && mkdir -p "$src" || exit 1
     paths=$(echo "$SAMPLES" | cut -d: -f2)
@@ -30,40 +77,58 @@ fetch)
         mkdir -p "$src/$(dirname "$f")"
         git --git-dir="$git" show "$commit:$f" > "$src/$f" || exit 1
     done
-    printf 'NVIDIA/cuda-samples at %s\n%s\n' "$commit" "$paths" > "$src/PROVENANCE"
-    echo "samples.sh: $(echo "$paths" | wc -l) samples from NVIDIA/cuda-samples $commit in $src"
+    provenance "$src" "$paths"
+    ;;
+fetch-cmake)
+    src=${2:?$usage}
+    commit=$(git --git-dir="$git" rev-parse HEAD) || exit 1
+    rm -rf "$src" && mkdir -p "$src" || exit 1
+    # shellcheck disable=SC2086
+    git --git-dir="$git" archive "$commit" $CMAKE_SAMPLES Common cmake/Modules | tar -x -C "$src" || exit 1
+    provenance "$src" "$CMAKE_SAMPLES"
     ;;
 run)
-    src=${2:?usage: samples.sh run SRC OUT}
-    out=${3:?usage: samples.sh run SRC OUT}
+    src=${2:?$usage}
+    out=${3:?$usage}
     mkdir -p "$out"
     NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
     arch=${SAMPLES_ARCH:--arch=native}
     stubs=${STUB_DIR:-$top/build/stubs}
     core=${CORE_LIB:-$top/build/libcudaload.a}
-    fails=0
     : > "$out/samples.txt"
     echo "env: CUDALOAD_PATH=${CUDALOAD_PATH:-} NVCC=$NVCC $arch; sources: $(head -1 "$src/PROVENANCE")" | tee -a "$out/samples.txt"
     while IFS=: read -r name path libs; do
         exe=$out/$name
         links=""
         for l in $libs; do links="$links $stubs/libcudaload-$l.a"; done
-        build=ok needed=none run=skipped rc=-
-        if ! $NVCC -cudart none -O2 $arch -I"$src/Common" -o "$exe" "$src/$path" $links "$core" -ldl -lpthread \
-             > "$out/$name.build.log" 2>&1; then
-            build=fail
-        else
-            needed=$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ',' | sed 's/,$//')
-            if echo "$needed" | tr ',' '\n' | grep -Eq '^lib(cu|nv)'; then build=cuda-needed; fi
-            timeout 60 "$exe" > "$out/$name.run.log" 2>&1
-            rc=$?
-            if [ $rc = 0 ] && ! grep -Eqi 'FAIL|error' "$out/$name.run.log"; then run=pass; else run=fail; fi
-        fi
-        echo "$name build=$build needed=$needed run=$run rc=$rc" | tee -a "$out/samples.txt"
-        [ "$build" = ok ] && [ "$run" = pass ] || fails=$((fails + 1))
+        # shellcheck disable=SC2086
+        $NVCC -cudart none -O2 $arch -I"$src/Common" -o "$exe" "$src/$path" $links "$core" -ldl -lpthread \
+            > "$out/$name.build.log" 2>&1 || exe=""
+        check_and_run "$name" "$exe" "$out/samples.txt"
     done <<< "$SAMPLES"
     echo "failed: $fails" | tee -a "$out/samples.txt"
-    [ $fails = 0 ]
     ;;
-*) echo "samples.sh: unknown command $cmd" >&2; exit 2 ;;
+run-cmake)
+    src=${2:?$usage}
+    out=${3:?$usage}
+    switch=${4:?$usage}
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    : > "$out/samples-cmake.txt"
+    echo "cmake: $(cmake --version | head -1); switch: $switch; env: CUDALOAD_PATH=${CUDALOAD_PATH:-}; sources: $(head -1 "$src/PROVENANCE")" \
+        | tee -a "$out/samples-cmake.txt"
+    while read -r path; do
+        name=$(basename "$path")
+        b=$out/build/$name
+        exe=$b/$name
+        { cmake -S "$src/$path" -B "$b" -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$switch" &&
+          cmake --build "$b" -j "$(nproc)"; } > "$out/$name.build.log" 2>&1 || exe=""
+        switched=$(sed -n 's/^-- cudaload: switched to libcudaload.s stubs ([^)]*): //p' "$out/$name.build.log" | head -1)
+        by_path=$(sed -n 's/^-- cudaload: links by path or name switched to the stubs: //p' "$out/$name.build.log" | head -1)
+        check_and_run "$name" "$exe" "$out/samples-cmake.txt" " switched=[$switched] by_path=[$by_path]"
+    done <<< "$CMAKE_SAMPLES"
+    echo "failed: $fails" | tee -a "$out/samples-cmake.txt"
+    ;;
+*) echo "samples.sh: unknown command $cmd; $usage" >&2; exit 2 ;;
 esac
+[ $fails = 0 ]

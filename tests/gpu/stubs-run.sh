@@ -27,13 +27,8 @@ out=${1:?usage: stubs-run.sh OUTDIR}
 mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 top=$PWD
-PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=python3
-site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-libdir=$site/nvidia/cu13/lib
+. tests/gpu/run-lib.sh
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-fails=0
-step() { local name=$1; shift; echo "=== $name: $*"; { time "$@"; } > "$out/$name.txt" 2>&1; local rc=$?; echo "rc=$rc" >> "$out/$name.txt"; tail -4 "$out/$name.txt"; [ $rc = 0 ] || fails=$((fails + 1)); return $rc; }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv
     echo "site: $site"; ls "$libdir"

@@ -1,0 +1,22 @@
+# tests/gpu/run-lib.sh -- sourced by the GPU run scripts (adopt-run.sh, stubs-run.sh), from the
+# repository's root, with $out set to the output directory:
+#   PY       the torch venv's python (PYTHON, /opt/torch/.venv/bin/python3, else python3)
+#   site     its site-packages; libdir: the CUDA 13 wheels' libraries there (nvidia/cu13/lib)
+#   step NAME CMD...   runs CMD, its output and time in $out/NAME.txt with "rc=N" last, prints
+#            the tail; a failure counts in $fails
+PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=python3
+site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+libdir=$site/nvidia/cu13/lib
+fails=0
+step() {
+    local name=$1
+    shift
+    echo "=== $name: $*"
+    { time "$@"; } > "$out/$name.txt" 2>&1
+    local rc=$?
+    echo "rc=$rc" >> "$out/$name.txt"
+    tail -4 "$out/$name.txt"
+    [ $rc = 0 ] || fails=$((fails + 1))
+    return $rc
+}
