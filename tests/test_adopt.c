@@ -180,6 +180,35 @@ static void test_recipe_cmake_switch(void **state) {
     assert_non_null(strstr(out, "[libcudart.so.13]"));
 }
 
+/* A vendored subdirectory that enables CUDA and finds the toolkit itself, its static library
+ * linked into the top level's module (jax-finufft's layout): switched there too, the module
+ * needs no NVIDIA library and exports none of the stubs' functions (--exclude-libs). */
+static void test_switch_vendored_module(void **state) {
+    (void)state;
+    need_nvcc();
+    need_cmake_324();
+    const char *out;
+    int st = th_sh(&out, "rm -rf '%s/vendored' && PATH='%s/bin':\"$PATH\" cmake -S '%s/tests/adopt/vendored' -B '%s/vendored' "
+                         "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES='%s/lib/cmake/cudaload/cudaload-cuda-stubs.cmake' >/dev/null 2>&1 && "
+                         "cmake --build '%s/vendored' 2>&1", work, cuda_home, top, work, prefix, work);
+    if (st != 0) fail_msg("tests/adopt/vendored did not build:\n%s", out);
+    assert_no_cuda_needed("vendored/libext.so");
+    assert_int_equal(th_sh(&out, "nm -D --defined-only '%s/vendored/libext.so' | awk '{print $3}' | grep -E '^(cuda|cufft|cu[A-Z])'", work), 1);
+    assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_RUNTIME' '%s/vendored/CMakeCache.txt'", work), 0);
+    assert_string_equal(out, "CUDALOAD_STUBS_RUNTIME:INTERNAL=ext\n");
+    /* loaded as Python loads a module: cuFFT's own answer through the stub (no driver here: its
+     * error, not the stub's CUFFT_SETUP_FAILED for a library it could not load; 0 on a GPU) */
+    if (th_sh(NULL, "command -v python3") != 0) TH_SKIP("no python3 to load the module with ctypes");
+    st = th_sh(&out, RUN_ENV " python3 -c \"import ctypes; print(ctypes.CDLL('%s/vendored/libext.so').ext_entry())\"", work);
+    assert_int_equal(st, 0);
+    int answer = atoi(out);
+    if (access("/dev/nvidiactl", F_OK) == 0) {
+        assert_int_equal(answer, 0);
+    } else if (!(answer > 1000 && answer < 1100 && answer != 1000 + 7)) {
+        fail_msg("the module's cuFFT call answered %d (1000 + cufftResult expected, not 7: the stub's own)", answer);
+    }
+}
+
 /* Read any other way than CMAKE_PROJECT_TOP_LEVEL_INCLUDES, the file stops the configure. */
 static void test_switch_refuses_include(void **state) {
     (void)state;
@@ -237,6 +266,7 @@ int main(void) {
         cmocka_unit_test(test_recipe_nvcc_rdc),
         cmocka_unit_test(test_recipe_rdc_then_pkg_config),
         cmocka_unit_test(test_recipe_cmake_switch),
+        cmocka_unit_test(test_switch_vendored_module),
         cmocka_unit_test(test_switch_refuses_include),
         cmocka_unit_test(test_stub_target_graph),
         cmocka_unit_test(test_pkg_config_graph),
