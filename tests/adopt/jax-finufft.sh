@@ -35,9 +35,11 @@
 #       OUT/pytest.log, OUT/junit.xml, OUT/probe.txt. Exits 1 if a test failed or the maps
 #       show other than one libcudart and one libcufft. DIR (the fetch directory: tests and
 #       wheels) defaults to the one the build recorded beside the wheel (WHEEL/../../FETCH_DIR).
+#       Needs a Python with jax and its CUDA plugin, numpy, pytest (PYTHON, default python3).
 #
 # Environment: PYTHON (interpreter, default python3), CMAKE_BUILD_PARALLEL_LEVEL (default:
-# nproc), JFB_CUDA_ARCH (default 90).
+# nproc), JFB_CUDA_ARCH (default 90), JFT_JAX_PLATFORMS (default cuda; cpu only checks the
+# test phase's steps on a machine without a GPU, and then fails its maps check).
 set -u
 
 JF_VERSION=1.3.1
@@ -320,7 +322,8 @@ build() {
         echo "switch: ${switch:-none (plain build)}"
         echo "wheel: $(basename "$whl"), $(stat -c %s "$whl") bytes"
         echo "cudaload lines at configure time:"
-        grep -E '^ *(-- )?cudaload:' "$out/build.log" | sed 's/^/  /' || echo "  none"
+        local cl; cl=$(grep -E '^ *(-- )?cudaload:' "$out/build.log")
+        echo "${cl:-none}" | sed 's/^ */  /'
         echo "shared objects:"
         report_elves "$work/wheel-unpacked" | sed 's/^/  /'
     } > "$out/report.txt"
@@ -343,13 +346,15 @@ build() {
 # ---------------------------------------------------------------------------------------------
 # The probe: one GPU transform, then the mapped CUDA runtime and cuFFT of this process.
 PROBE='
-import os, re, sys, json
+import os, re
 import numpy as np, jax, jax_finufft
 from jax_finufft import nufft1
 devs = jax.devices()
 print("jax", jax.__version__, "devices", devs)
 print("jax_finufft", jax_finufft.__file__)
-assert devs[0].platform == "gpu", "JAX is not on the GPU"
+if os.environ["JAX_PLATFORMS"] == "cuda":
+    assert devs[0].platform == "gpu", "JAX is not on the GPU"
+print("jax_finufft_gpu module:", jax_finufft.lowering.jax_finufft_gpu)
 x = np.linspace(-3, 3, 100).astype(np.float32)
 c = (np.ones(100) + 0j).astype(np.complex64)
 f = nufft1(64, c, x, eps=1e-6).block_until_ready()
@@ -407,7 +412,8 @@ test_wheel() {
     export PYTHONPATH=$out/site:$out/testdeps:$out/plugin${PYTHONPATH:+:$PYTHONPATH}
     # JAX on the GPU only: the tests use JAX's default device, so this makes each of them a
     # GPU test (and JAX fails instead of falling back to the CPU); no preallocation of 75%.
-    export JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false
+    # (JFT_JAX_PLATFORMS=cpu runs the same steps without a GPU, to check the script itself.)
+    export JAX_PLATFORMS=${JFT_JAX_PLATFORMS:-cuda} XLA_PYTHON_CLIENT_PREALLOCATE=false
     local rc_probe rc_test t0=$SECONDS
     say "probe: one GPU transform, then /proc/self/maps"
     (cd "$out" && "$PYTHON" -c "$PROBE") > "$out/probe.txt" 2>&1; rc_probe=$?
@@ -435,10 +441,12 @@ print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))'
     [ $rc_probe -eq 0 ] && [ $rc_test -eq 0 ] || ok=0
     for l in "$out/probe.txt" "$out/pytest-maps.txt"; do
         for m in libcudart libcufft; do
-            grep -q "^MAPPED $m 1 " "$l" 2>/dev/null || { ok=0; echo "NOT ONE $m mapped in $(basename "$l")" >> "$out/test-report.txt"; }
+            # exactly one, and it is the one of JAX's nvidia wheels (site-packages/nvidia/...)
+            grep -q "^MAPPED $m 1 .*/nvidia/" "$l" 2>/dev/null \
+                || { ok=0; echo "NOT ONE $m, from JAX's nvidia wheels, mapped in $(basename "$l")" >> "$out/test-report.txt"; }
         done
     done
-    if [ $ok -eq 1 ]; then echo "OK: tests passed, one libcudart and one libcufft mapped" >> "$out/test-report.txt"
+    if [ $ok -eq 1 ]; then echo "OK: tests passed; one libcudart and one libcufft mapped, JAX's nvidia wheels' own" >> "$out/test-report.txt"
     else echo "FAIL" >> "$out/test-report.txt"; fi
     cat "$out/test-report.txt"
     [ $ok -eq 1 ] || exit 1
