@@ -328,9 +328,13 @@ build() {
         report_elves "$work/wheel-unpacked" | sed 's/^/  /'
     } > "$out/report.txt"
     report_elves "$work/wheel-unpacked" > /dev/null   # sets BAD in this shell
+    # a CMake that never read the switch says nothing: then nothing was switched
+    if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
+        BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
+    fi
     if [ -n "$BAD" ]; then
         if [ -n "$switch" ]; then
-            echo "FAIL: CUDA libraries linked despite the switch:$BAD" >> "$out/report.txt"
+            echo "FAIL with the switch:$BAD" >> "$out/report.txt"
         else
             echo "plain build (no switch), CUDA libraries linked as expected:$BAD" >> "$out/report.txt"
         fi
@@ -432,7 +436,7 @@ t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped
 print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$out/junit.xml" 2>/dev/null) || counts="no junit.xml"
     local ok=1 l
     {
-        echo "jax-finufft $JF_VERSION GPU tests, $(basename "$whl"), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${secs}s"
+        echo "jax-finufft $JF_VERSION tests with JAX_PLATFORMS=$JAX_PLATFORMS, $(basename "$whl"), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${secs}s"
         echo "python $("$PYTHON" -c 'import sys,jax; print(sys.version.split()[0], "jax", jax.__version__)' 2>&1)"
         echo "probe (rc $rc_probe):"; grep -E '^(jax|nufft1|MAPPED)' "$out/probe.txt" | sed 's/^/  /'
         echo "pytest (rc $rc_test): $counts"
