@@ -42,11 +42,17 @@ if [ -d build/samples-cmake/src ]; then
     cp "$out/samples-cmake/samples-cmake.txt" "$out/" 2>/dev/null
 fi
 if [ -d .adopt/jax-finufft ]; then
-    step jax-finufft-build tests/adopt/jax-finufft.sh build .adopt/jax-finufft "$out/jax-finufft" "$switch"
-    wheel=$(ls "$out"/jax-finufft/*.whl 2>/dev/null | head -1)
+    # the build and its 32 MB wheel stay under build/; the reports and logs go to OUTDIR
+    jf=$top/build/jax-finufft
+    rm -rf "$jf"
+    step jax-finufft-build env PYTHON="$PY" tests/adopt/jax-finufft.sh build .adopt/jax-finufft "$jf/build" "$switch"
+    wheel=$(ls "$jf"/build/wheel/*.whl 2>/dev/null | head -1)
     if [ -n "$wheel" ]; then
-        step jax-finufft-test tests/adopt/jax-finufft.sh test "$wheel" "$out/jax-finufft"
+        step jax-finufft-test env PYTHON="$PY" tests/adopt/jax-finufft.sh test "$wheel" "$jf/test"
     fi
+    mkdir -p "$out/jax-finufft"
+    cp "$jf"/build/report.txt "$jf"/test/test-report.txt "$jf"/test/probe.txt "$jf"/test/pytest.log "$out/jax-finufft/" 2>/dev/null
+    tail -c 200000 "$jf/build/build.log" > "$out/jax-finufft/build.log.tail" 2>/dev/null
 fi
 echo "failed steps: $fails" | tee "$out/summary.txt"
 grep -h "^rc=" "$out"/*.txt | sort | uniq -c >> "$out/summary.txt"
