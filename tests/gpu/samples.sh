@@ -112,6 +112,8 @@ run-cmake)
     src=${2:?$usage}
     out=${3:?$usage}
     switch=${4:?$usage}
+    # absolute: CMake reads CMAKE_PROJECT_TOP_LEVEL_INCLUDES from the build directory
+    switch=$(realpath "$switch") || exit 1
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
     : > "$out/samples-cmake.txt"
