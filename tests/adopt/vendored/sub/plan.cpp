@@ -1,0 +1,1 @@
+int plan_unused(void) { return 0; }
