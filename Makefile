@@ -567,11 +567,11 @@ bench: all bench-bins
 # cudaload-<lib> (-lcudaload-<lib>) and cudaload-<lib>-static (the archives), each requiring the
 # modules of the stubs its library needs (STUB_REQUIRES_<lib>)
 define stub_pc_modules
-	$(foreach s,$(STUB_IDS),sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(s)|g' \
-	  -e 's|@REQUIRES@|$(STUB_REQUIRES_$(s):%=cudaload-%)|' libcudaload/cudaload-stub.pc.in > $(1)/cudaload-$(s).pc && \
-	  sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(s)|g' \
-	  -e 's|@REQUIRES@|$(STUB_REQUIRES_$(s):%=cudaload-%-static)|' libcudaload/cudaload-stub-static.pc.in > $(1)/cudaload-$(s)-static.pc &&) true
+	$(foreach s,$(STUB_IDS),$(call stub_pc,$(1),$(2),$(3),$(s),) && $(call stub_pc,$(1),$(2),$(3),$(s),-static) &&) true
 endef
+# one module: $(4) the stub, $(5) "" or -static (the template's suffix and the modules it requires)
+stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(4)|g' \
+  -e 's|@REQUIRES@|$(STUB_REQUIRES_$(4):%=cudaload-%$(5))|' libcudaload/cudaload-stub$(5).pc.in > $(1)/cudaload-$(4)$(5).pc
 
 define cmake_package
 	install -d $(1)

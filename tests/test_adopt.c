@@ -22,9 +22,10 @@
 #include "harness.h"
 
 static char top[PATH_MAX], prefix[PATH_MAX], work[PATH_MAX];
-static const char *cuda_home = "/usr/local/cuda";
+#define CUDA_HOME_DIR "/usr/local/cuda"
+static const char *cuda_home = CUDA_HOME_DIR;
 /* the environment the built programs run in: the toolkit's libraries, found through CUDA_HOME */
-#define RUN_ENV "CUDALOAD_SOURCES=cuda_home CUDA_HOME=/usr/local/cuda"
+#define RUN_ENV "CUDALOAD_SOURCES=cuda_home CUDA_HOME=" CUDA_HOME_DIR
 /* an NVIDIA library's SONAME in readelf -d's output (libcudaload-*.so.0 is not one) */
 #define NVIDIA_NEEDED "\\[lib(cuda|cudart|cublas|cublasLt|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|cudadevrt)\\.so"
 

@@ -325,9 +325,9 @@ build() {
         local cl; cl=$(grep -E '^ *(-- )?cudaload:' "$out/build.log")
         echo "${cl:-none}" | sed 's/^ */  /'
         echo "shared objects:"
-        report_elves "$work/wheel-unpacked" | sed 's/^/  /'
+        report_elves "$work/wheel-unpacked" > "$work/elves.txt"   # in this shell: it sets BAD
+        sed 's/^/  /' "$work/elves.txt"
     } > "$out/report.txt"
-    report_elves "$work/wheel-unpacked" > /dev/null   # sets BAD in this shell
     # a CMake that never read the switch says nothing: then nothing was switched
     if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
         BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
@@ -348,9 +348,21 @@ build() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# The probe: one GPU transform, then the mapped CUDA runtime and cuFFT of this process.
-PROBE='
+# The lines both reports give of this process's /proc/self/maps: "MAPPED <lib> <count> <paths>"
+# for libcudart and libcufft, then every mapped libcu*/libnv* path.
+MAPS_LINES='
 import os, re
+def maps_lines():
+    paths = sorted({l.split(None, 5)[5].strip() for l in open("/proc/self/maps") if len(l.split(None, 5)) == 6})
+    lines = []
+    for name in ("libcudart", "libcufft"):
+        hits = [p for p in paths if re.match(name + r"(\.|$)", os.path.basename(p))]
+        lines.append("MAPPED %s %d %s" % (name, len(hits), " ".join(hits)))
+    return lines + ["  " + p for p in paths if re.search(r"/lib(cu|nv)[^/]*$", p)]
+'
+
+# The probe: one GPU transform, then the maps lines of this process.
+PROBE=$MAPS_LINES'
 import numpy as np, jax, jax_finufft
 from jax_finufft import nufft1
 devs = jax.devices()
@@ -363,26 +375,14 @@ x = np.linspace(-3, 3, 100).astype(np.float32)
 c = (np.ones(100) + 0j).astype(np.complex64)
 f = nufft1(64, c, x, eps=1e-6).block_until_ready()
 print("nufft1 on", list(f.devices()), "|f[32]| =", float(abs(f[32])))
-paths = sorted({l.split(None, 5)[5].strip() for l in open("/proc/self/maps") if len(l.split(None, 5)) == 6})
-cuda = [p for p in paths if re.search(r"/lib(cu|nv)[^/]*$", p)]
-print("mapped CUDA libraries:"); [print("  " + p) for p in cuda]
-for name in ("libcudart", "libcufft"):
-    hits = [p for p in paths if re.match(name + r"(\.|$)", os.path.basename(p))]
-    print("MAPPED %s %d %s" % (name, len(hits), " ".join(hits)))
+print("\n".join(maps_lines()))
 '
 
 # A pytest plugin that writes the same maps lines at the end of the test session.
-MAPS_PLUGIN='
-import os, re
+MAPS_PLUGIN=$MAPS_LINES'
 def pytest_sessionfinish(session, exitstatus):
-    paths = sorted({l.split(None, 5)[5].strip() for l in open("/proc/self/maps") if len(l.split(None, 5)) == 6})
     with open(os.environ["JFT_MAPS_OUT"], "w") as f:
-        for name in ("libcudart", "libcufft"):
-            hits = [p for p in paths if re.match(name + r"(\.|$)", os.path.basename(p))]
-            f.write("MAPPED %s %d %s\n" % (name, len(hits), " ".join(hits)))
-        for p in paths:
-            if re.search(r"/lib(cu|nv)[^/]*$", p):
-                f.write("  " + p + "\n")
+        f.write("".join(l + "\n" for l in maps_lines()))
 '
 
 test_wheel() {

@@ -57,11 +57,9 @@ check_and_run() {
     [ "$build" = ok ] && [ "$run" = pass ] || fails=$((fails + 1))
 }
 
-provenance() {  # SRC PATHS
-    local commit
-    commit=$(git --git-dir="$git" rev-parse HEAD)
-    printf 'NVIDIA/cuda-samples at %s\n%s\n' "$commit" "$2" > "$1/PROVENANCE"
-    echo "samples.sh: $(echo "$2" | wc -l) samples from NVIDIA/cuda-samples $commit in $1"
+provenance() {  # SRC COMMIT PATHS
+    printf 'NVIDIA/cuda-samples at %s\n%s\n' "$2" "$3" > "$1/PROVENANCE"
+    echo "samples.sh: $(echo "$3" | wc -l) samples from NVIDIA/cuda-samples $2 in $1"
 }
 
 cmd=${1:?$usage}
@@ -77,7 +75,7 @@ fetch)
         mkdir -p "$src/$(dirname "$f")"
         git --git-dir="$git" show "$commit:$f" > "$src/$f" || exit 1
     done
-    provenance "$src" "$paths"
+    provenance "$src" "$commit" "$paths"
     ;;
 fetch-cmake)
     src=${2:?$usage}
@@ -85,7 +83,7 @@ fetch-cmake)
     rm -rf "$src" && mkdir -p "$src" || exit 1
     # shellcheck disable=SC2086
     git --git-dir="$git" archive "$commit" $CMAKE_SAMPLES Common cmake/Modules | tar -x -C "$src" || exit 1
-    provenance "$src" "$CMAKE_SAMPLES"
+    provenance "$src" "$commit" "$CMAKE_SAMPLES"
     ;;
 run)
     src=${2:?$usage}
