@@ -46,7 +46,7 @@ LIBS       := -ldl -lpthread
 
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
               libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
-              libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c
+              libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
 # ---- bundled kernels: one fatbin, SASS for every arch the toolkit has from sm_75 up plus PTX

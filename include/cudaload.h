@@ -192,7 +192,12 @@ typedef struct cudaload_options {
     X(FILE_CHANGED, 32)        /* the file mapped is not the file checked: replaced between its check
                                   and its load (text: both device and inode pairs) */              \
     X(PATH_TOO_LONG, 33)       /* the path, value bytes long, does not fit the system's limit of needed
-                                  bytes (PATH_MAX): never opened (text: the directory it is in) */
+                                  bytes (PATH_MAX): never opened (text: the directory it is in) */ \
+    X(OTHER_ROOT, 34)          /* a toolkit part found, but not under the toolkit's root (text: that
+                                  root, where nvcc is): parts of one toolkit come from one root */    \
+    X(TOOLKIT_MISMATCH, 35)    /* the runtime headers say CUDA value, nvcc is CUDA needed (text: the
+                                  header read): one toolkit is one release */                          \
+    X(NOT_IN_ROOT, 36)         /* a part the toolkit needs is not under its root (text: the root) */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,
@@ -405,6 +410,78 @@ CUDALOAD_API cudaload_status cudaload_library(const char *name, cudaload_library
  * NULL with the reason in cudaload_last_error().
  */
 CUDALOAD_API const char *cudaload_include_dir(cudaload_lib lib);
+
+/* ---- toolkit parts: the files that are not shared libraries ---------------------------------
+ * The catalogue also knows the toolkit's programs (nvcc, ptxas, cicc, ...), static archives
+ * (libcudadevrt.a, libcudart_static.a, ...) and bitcode (libdevice.10.bc, ...), with the pip
+ * wheels that ship them. They are searched in the libraries' order (the roots, then the system:
+ * PATH for programs, then /usr/local/cuda), with the same candidates and reasons
+ * (docs/toolkit.md). Linux only: on Windows every part answers CUDALOAD_ERROR_NOT_FOUND. */
+
+typedef enum cudaload_part_kind {
+    CUDALOAD_PART_BINARY = 1,  /* a program: nvcc, ptxas, cicc */
+    CUDALOAD_PART_STATIC = 2,  /* a static archive: libcudadevrt.a */
+    CUDALOAD_PART_BITCODE = 3  /* LLVM bitcode: libdevice.10.bc */
+} cudaload_part_kind;
+
+/* What the catalogue says about a part and where it was found (cudaload_part). */
+typedef struct cudaload_part_info {
+    size_t size;                  /* set by the caller: sizeof(cudaload_part_info) */
+    size_t index;                 /* 0 .. cudaload_part_count() - 1 */
+    const char *name;             /* "nvcc", "cudadevrt", "libdevice" */
+    cudaload_part_kind kind;
+    const char *file;             /* its file name: "nvcc", "libcudadevrt.a", "libdevice.10.bc" */
+    const char *library;          /* the catalogue library it goes with ("cudart"), or NULL */
+    int n_majors;                 /* CUDA majors whose wheels ship it */
+    int majors[2];                /* newest first: 13, 12 */
+    const char *wheel_dirs[2];    /* per major, relative to site-packages: "nvidia/cu13/bin" */
+    const char *pip_packages[2];  /* per major: "nvidia-cuda-nvcc" */
+    const char *prefix_dirs;      /* under a toolkit prefix, in order: "lib64 lib" */
+    int needed_by_toolkit;        /* 1: cudaload_toolkit_root() needs it */
+    /* the search (status CUDALOAD_ERROR_NOT_ATTEMPTED until cudaload_find_part asked) */
+    cudaload_status status;       /* OK found; NOT_FOUND; NOT_ATTEMPTED */
+    const char *path;             /* absolute path of the copy found, or NULL */
+    cudaload_source source;
+    int major;                    /* the CUDA major of the layout it was found in, 0 unknown */
+    int cuda_version;             /* nvcc: the release it reports (13000 = 13.0), else 0 */
+    size_t n_candidates;
+    const cudaload_candidate *candidates;
+    const cudaload_candidate_detail *details; /* n_candidates entries */
+} cudaload_part_info;
+
+/** The number of parts the catalogue knows. */
+CUDALOAD_API size_t cudaload_part_count(void);
+
+/** Fills *out (whose .size the caller set) for the part named name ("nvcc", "cudadevrt",
+ *  "libdevice"; or "#3" for index 3), searching it on first ask. Needs a completed init.
+ *  Returns its status: OK when found (out->path), NOT_FOUND with every candidate and the pip
+ *  packages in cudaload_last_error(), INVALID_ARGUMENT for an unknown name. Thread-safe; later
+ *  calls return the first result. */
+CUDALOAD_API cudaload_status cudaload_part(const char *name, cudaload_part_info *out);
+
+/** The catalogue facts of part i (no search): *out filled with status NOT_ATTEMPTED unless a
+ *  search already ran. INVALID_ARGUMENT when i is out of range. Works before init. */
+CUDALOAD_API cudaload_status cudaload_part_at(size_t i, cudaload_part_info *out);
+
+/**
+ * A CUDA toolkit root for build tools: a directory that works as CUDA_HOME, CUDAToolkit_ROOT
+ * and CMAKE_CUDA_COMPILER's prefix for nvcc, CMake and Makefiles, from the first root (in search
+ * order) that has nvcc. Every part the toolkit needs (nvcc and its profile, ptxas, fatbinary,
+ * nvlink, cudafe++, cicc, libdevice, libcudadevrt.a, libcudart_static.a, the runtime headers)
+ * must come from that same root, and the runtime headers' CUDA release must be nvcc's.
+ *
+ * A toolkit prefix (CUDA_HOME, conda, /usr/local/cuda) is answered as it is. Pip wheels
+ * (site-packages/nvidia/cu13) are not a toolkit as they lie (no lib64, no unversioned
+ * libraries, no single prefix when they are in two site-packages): the answer is a tree of
+ * symbolic links made under dir (NULL: $CUDALOAD_CACHE_DIR, else $XDG_CACHE_HOME/cudaload, else
+ * $HOME/.cache/cudaload), in a subdirectory named for its contents, made once and reused. A dir
+ * given that exists must be empty or such a tree.
+ *
+ * Returns OK with *root (valid for the life of the process), or NOT_FOUND (no nvcc, or a part
+ * missing from nvcc's root: each part's candidates say why) or MAJOR_MISMATCH (headers of
+ * another release) with the parts and the pip packages to install in cudaload_last_error().
+ */
+CUDALOAD_API cudaload_status cudaload_toolkit_root(const char *dir, const char **root);
 
 /* ---- advice: what would fix a library that failed, as data ---------------------------------- */
 

@@ -133,6 +133,14 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
     case CUDALOAD_REASON_STUB_DIR:
         cl_buf_printf(out, "skipped: in a stubs/ directory, the toolkit's link stubs (never a driver); not opened");
         break;
+    case CUDALOAD_REASON_OTHER_ROOT:
+        cl_buf_printf(out, "not used: the toolkit's root is %s (where nvcc is), and one toolkit comes from one root", t);
+        break;
+    case CUDALOAD_REASON_TOOLKIT_MISMATCH:
+        cl_buf_printf(out, "not used: the runtime headers (%s) are CUDA %d.%d, nvcc is CUDA %d.%d: one toolkit is one release",
+                      t, d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10);
+        break;
+    case CUDALOAD_REASON_NOT_IN_ROOT: cl_buf_printf(out, "not under the toolkit's root %s", t); break;
     case CUDALOAD_REASON_COUNT_: break;
     }
 }

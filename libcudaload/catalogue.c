@@ -182,6 +182,78 @@ _Static_assert(CL_ROW_COUNT <= CL_CATALOGUE_MAX, "raise CL_CATALOGUE_MAX in inte
 
 size_t cl_catalogue_count(void) { return CL_ROW_COUNT; }
 
+/* ---- toolkit parts (cudaload_part): the files of a toolkit that are not shared libraries ----
+ * Facts from the real files: the CUDA 13.0 toolkit wheels' RECORDs (nvidia-cuda-nvcc 13.0.88,
+ * nvidia-nvvm, nvidia-cuda-runtime 13.0.96, nvidia-cuda-culibos 13.0.85), nvidia-cuda-nvcc-cu12
+ * 12.9.86 (ptxas, libdevice: CUDA 12 has no pip nvcc), nvidia-cuda-cuobjdump 13.2.51,
+ * nvidia-cuda-sanitizer-api 13.0.85, and cuda-pathfinder's binary, static and bitcode tables.
+ * NCCL's wheels ship no device library (2.28.9: libnccl.so.2 and headers only). */
+#define PART_BIN "bin"
+#define PART_LIB "lib64 lib"
+/* CUDA 13 only: one wheel directory and package (the toolkit's own wheels) */
+#define P13(dir_, pkg_) {{.major = 13, .wheel_dir = (dir_), .pkg = (pkg_)}}
+#define P13_12(dir13, pkg13, dir12, pkg12) {{.major = 13, .wheel_dir = (dir13), .pkg = (pkg13)}, {.major = 12, .wheel_dir = (dir12), .pkg = (pkg12)}}
+#define NVCC13 P13("nvidia/cu13/bin", "nvidia-cuda-nvcc")
+#define BIN(n, flags_, flavors_) {.name = n, .kind = CUDALOAD_PART_BINARY, .file = n, .flags = (flags_), .flavor = flavors_, .prefix_dirs = PART_BIN}
+/* a library's static archive: in a full toolkit's lib64, in no pip wheel */
+#define LIB_STATIC(row_, file_) {.name = row_ "_static", .kind = CUDALOAD_PART_STATIC, .file = file_, .library = row_, .prefix_dirs = PART_LIB, \
+                                 .note = "in a full toolkit install only: no pip wheel ships it"}
+
+static const cl_part cl_parts[] = {
+    /* the compiler driver and the programs it runs (nvcc.profile and bin/crt/ come with nvcc) */
+    BIN("nvcc", CL_PART_TOOLKIT, NVCC13),
+    BIN("ptxas", CL_PART_TOOLKIT, P13_12("nvidia/cu13/bin", "nvidia-cuda-nvcc", "nvidia/cuda_nvcc/bin", "nvidia-cuda-nvcc-cu12")),
+    BIN("fatbinary", CL_PART_TOOLKIT, NVCC13),
+    BIN("nvlink", CL_PART_TOOLKIT, NVCC13),
+    BIN("cudafe++", CL_PART_TOOLKIT, NVCC13),
+    BIN("bin2c", 0, NVCC13),
+    {.name = "cicc", .kind = CUDALOAD_PART_BINARY, .file = "cicc", .library = "nvvm", .flags = CL_PART_TOOLKIT,
+     .flavor = P13("nvidia/cu13/nvvm/bin", "nvidia-nvvm"), .prefix_dirs = "nvvm/bin"},
+    BIN("cuobjdump", 0, P13("nvidia/cu13/bin", "nvidia-cuda-cuobjdump")),
+    BIN("nvdisasm", 0, P13("nvidia/cu13/bin", "nvidia-cuda-nvdisasm")),
+    {.name = "compute-sanitizer", .kind = CUDALOAD_PART_BINARY, .file = "compute-sanitizer",
+     .flavor = P13("nvidia/cu13/bin", "nvidia-cuda-sanitizer-api"), .prefix_dirs = "bin compute-sanitizer"},
+    /* static archives */
+    {.name = "cudadevrt", .kind = CUDALOAD_PART_STATIC, .file = "libcudadevrt.a", .library = "cudart", .flags = CL_PART_TOOLKIT,
+     .flavor = P13_12("nvidia/cu13/lib", "nvidia-cuda-runtime", "nvidia/cuda_runtime/lib", "nvidia-cuda-runtime-cu12"),
+     .prefix_dirs = PART_LIB, .note = "the device runtime: nvcc links it for -rdc=true"},
+    {.name = "cudart_static", .kind = CUDALOAD_PART_STATIC, .file = "libcudart_static.a", .library = "cudart",
+     .flags = CL_PART_TOOLKIT,
+     .flavor = P13_12("nvidia/cu13/lib", "nvidia-cuda-runtime", "nvidia/cuda_runtime/lib", "nvidia-cuda-runtime-cu12"),
+     .prefix_dirs = PART_LIB, .note = "nvcc's default runtime (-cudart static)"},
+    {.name = "culibos", .kind = CUDALOAD_PART_STATIC, .file = "libculibos.a",
+     .flavor = P13("nvidia/cu13/lib", "nvidia-cuda-culibos"), .prefix_dirs = PART_LIB,
+     .note = "needed by the toolkit libraries' static archives"},
+    LIB_STATIC("cublas", "libcublas_static.a"), LIB_STATIC("cublasLt", "libcublasLt_static.a"),
+    LIB_STATIC("cufft", "libcufft_static.a"), LIB_STATIC("curand", "libcurand_static.a"),
+    LIB_STATIC("cusolver", "libcusolver_static.a"), LIB_STATIC("cusparse", "libcusparse_static.a"),
+    LIB_STATIC("nvrtc", "libnvrtc_static.a"), LIB_STATIC("nvJitLink", "libnvJitLink_static.a"),
+    LIB_STATIC("nvfatbin", "libnvfatbin_static.a"),
+    {.name = "nvptxcompiler_static", .kind = CUDALOAD_PART_STATIC, .file = "libnvptxcompiler_static.a", .prefix_dirs = PART_LIB,
+     .note = "the PTX compiler API: in a full toolkit install only"},
+    {.name = "nvshmem_device_static", .kind = CUDALOAD_PART_STATIC, .file = "libnvshmem_device.a", .library = "nvshmem_host",
+     .flavor = P13_12("nvidia/nvshmem/lib", "nvidia-nvshmem-cu13", "nvidia/nvshmem/lib", "nvidia-nvshmem-cu12"),
+     .prefix_dirs = "lib", .note = "nvSHMEM's device library for -rdc=true links"},
+    /* bitcode */
+    {.name = "libdevice", .kind = CUDALOAD_PART_BITCODE, .file = "libdevice.10.bc", .library = "nvvm", .flags = CL_PART_TOOLKIT,
+     .flavor = P13_12("nvidia/cu13/nvvm/libdevice", "nvidia-nvvm", "nvidia/cuda_nvcc/nvvm/libdevice", "nvidia-cuda-nvcc-cu12"),
+     .prefix_dirs = "nvvm/libdevice", .note = "the math library NVVM links (cicc, NVRTC users, Numba, Triton)"},
+    {.name = "nvshmem_device", .kind = CUDALOAD_PART_BITCODE, .file = "libnvshmem_device.bc", .library = "nvshmem_host",
+     .flavor = P13_12("nvidia/nvshmem/lib", "nvidia-nvshmem-cu13", "nvidia/nvshmem/lib", "nvidia-nvshmem-cu12"),
+     .prefix_dirs = "lib", .note = "nvSHMEM's device functions for LLVM-based compilers (Triton, Mosaic GPU)"},
+};
+#define CL_PART_COUNT (sizeof cl_parts / sizeof cl_parts[0])
+_Static_assert(CL_PART_COUNT <= CL_PART_MAX, "raise CL_PART_MAX in internal.h");
+
+size_t cl_part_count(void) { return CL_PART_COUNT; }
+const cl_part *cl_part_at(size_t i) { return i < CL_PART_COUNT ? &cl_parts[i] : NULL; }
+int cl_part_find(const char *name) {
+    if (!name) return -1;
+    for (size_t i = 0; i < CL_PART_COUNT; i++)
+        if (strcmp(cl_parts[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
 #ifdef _WIN32
 /* On Windows every row is seen through its Windows names: soname := win_name, wheel_dir :=
  * win_dir; a flavor without a verified DLL name is absent (soname NULL), so the walk, advice and

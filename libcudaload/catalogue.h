@@ -102,4 +102,34 @@ int cl_row_next_word(const char **p, char *out, size_t n);
 /* The CUDA major a SONAME belongs to when exactly one flavor has it, else 0. */
 int cl_row_major_of_soname(const cl_row *row, const char *soname);
 
+/* ---- toolkit parts: programs, static archives, bitcode (cudaload_part) ----
+ * A part's wheels: one per CUDA major, each with the directory it lands in under
+ * site-packages. Under a toolkit prefix (CUDA_HOME, conda, /usr/local/cuda) it is in one of
+ * prefix_dirs; the first of them is also where cudaload_toolkit_root() puts it. */
+typedef struct cl_part_flavor {
+    int major;               /* 13, 12 (0: unused slot) */
+    const char *wheel_dir;   /* "nvidia/cu13/bin" */
+    const char *pkg;         /* "nvidia-cuda-nvcc" */
+} cl_part_flavor;
+
+enum {
+    CL_PART_TOOLKIT = 1u << 0, /* cudaload_toolkit_root() needs it under nvcc's root */
+};
+
+typedef struct cl_part {
+    const char *name;        /* "nvcc", "cudadevrt", "libdevice" */
+    int kind;                /* cudaload_part_kind */
+    const char *file;        /* "nvcc", "libcudadevrt.a", "libdevice.10.bc" */
+    const char *library;     /* the catalogue row it goes with, or NULL */
+    unsigned flags;          /* CL_PART_* */
+    cl_part_flavor flavor[CL_MAX_FLAVORS]; /* newest CUDA major first */
+    const char *prefix_dirs; /* under a prefix, space-separated, in order: "lib64 lib" */
+    const char *note;        /* one line on what is special about it, or NULL */
+} cl_part;
+
+size_t cl_part_count(void);
+const cl_part *cl_part_at(size_t i);
+/* The index of the part named name, -1 when none. */
+int cl_part_find(const char *name);
+
 #endif /* CUDALOAD_CATALOGUE_H */

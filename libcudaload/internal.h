@@ -383,6 +383,31 @@ struct cl_retired {
     char *path, *error, *note;
 };
 
+/* A toolkit part's search (toolkit.c): final once attempted. */
+#define CL_PART_MAX 32
+typedef struct cl_part_state {
+    int attempted;
+    cudaload_status status;
+    char *path;
+    cudaload_source source;
+    int major;
+    int cuda_version;        /* nvcc: the release it reports, else 0 */
+    long root_index;         /* the root it came from; -1 for the system */
+    cudaload_candidate *cands;
+    cudaload_candidate_detail *details;
+    size_t n_cands, cap_cands;
+    char *error;             /* the message when status != OK */
+} cl_part_state;
+
+/* A toolkit root answered (toolkit.c), kept for the process: callers hold its path. */
+struct cl_toolkit_answer {
+    struct cl_toolkit_answer *next;
+    char *dir;               /* the dir asked for, NULL for the default cache */
+    cudaload_status status;
+    char *root;
+    char *error;
+};
+
 typedef struct cl_context {
     pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it;
                                 never held across foreign code (cl_foreign_begin) */
@@ -399,6 +424,8 @@ typedef struct cl_context {
     int major_pin;           /* the CUDA major of the process, once a library of a known major was taken */
     cl_lib_state lib[CL_CATALOGUE_MAX];
     char *include_dir[CL_CATALOGUE_MAX]; /* cudaload_include_dir's answers */
+    cl_part_state part[CL_PART_MAX];      /* cudaload_part's searches */
+    struct cl_toolkit_answer *toolkit;    /* cudaload_toolkit_root's answers */
     int devices_done;
     cudaload_status devices_status;
     int devices_cu_result;   /* the CUresult behind a CUDALOAD_ERROR_CUDA devices_status, else 0 */
@@ -448,6 +475,12 @@ extern void (*cl_test_during_deps)(const char *path);
 extern void (*cl_test_after_dlopen)(const char *path);
 /* Publishes a finished library's table for the lock-free accessors. */
 void cl_publish_table(int lib);
+
+/* Appends a candidate (path, source, result, and w's reason rendered) to a candidate list:
+ * the libraries' (walk.c) and the toolkit parts' (toolkit.c). Returns its index, or -1 when out
+ * of memory (noted by cl_oom). */
+long cl_cands_add(cudaload_candidate **cands, cudaload_candidate_detail **details, size_t *n, size_t *cap,
+                  const char *path, cudaload_source source, cudaload_status result, const cl_why *w);
 
 /* ---- the advisor (advisor.c): text, rendered once from codes ---- */
 /* The text of a candidate's reason from its code and parameters. */

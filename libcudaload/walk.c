@@ -100,43 +100,49 @@ static cudaload_status cl_version_call(int lib, void *h, int *version, cl_buf *w
 
 /* ---- candidates ---- */
 
-/* Records a candidate of lib. Returns its index, or -1 when it could not be recorded (out of
- * memory: noted by cl_oom, so that the library's walk ends OUT_OF_MEMORY if it finds nothing). */
-static long cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
-    cl_lib_state *ls = &G.lib[lib];
+long cl_cands_add(cudaload_candidate **cands, cudaload_candidate_detail **details, size_t *n, size_t *cap,
+                  const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
     cudaload_candidate_detail d = {w->reason, w->major, w->value, w->needed, NULL};
     cl_buf text = {0};
     cl_render_reason(&d, cl_buf_str(&w->text), &text);
-    cl_debug("%s candidate %s [%s]: %s", row_of(lib)->name, path, cudaload_source_name(source), cl_buf_str(&text));
-    if (ls->n_cands == ls->cap_cands) {
-        size_t cap = ls->cap_cands ? ls->cap_cands * 2 : 8;
-        cudaload_candidate *p = realloc(ls->cands, cap * sizeof *p);
-        if (p) ls->cands = p;
-        cudaload_candidate_detail *q = p ? realloc(ls->details, cap * sizeof *q) : NULL;
-        if (q) ls->details = q;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 8;
+        cudaload_candidate *p = realloc(*cands, c * sizeof *p);
+        if (p) *cands = p;
+        cudaload_candidate_detail *q = p ? realloc(*details, c * sizeof *q) : NULL;
+        if (q) *details = q;
         if (!p || !q) {
             cl_buf_free(&text);
             cl_oom();
             return -1;
         }
-        ls->cap_cands = cap;
+        *cap = c;
     }
-    cudaload_candidate *c = &ls->cands[ls->n_cands];
-    c->path = cl_strdup(path);
-    c->reason = cl_strdup(cl_buf_str(&text));
+    cudaload_candidate *cd = &(*cands)[*n];
+    cd->path = cl_strdup(path);
+    cd->reason = cl_strdup(cl_buf_str(&text));
     d.text = cl_strdup(cl_buf_str(&w->text));
     cl_buf_free(&text);
-    if (!c->path || !c->reason || !d.text) {
-        free((char *)c->path);
-        free((char *)c->reason);
+    if (!cd->path || !cd->reason || !d.text) {
+        free((char *)cd->path);
+        free((char *)cd->reason);
         free((char *)d.text);
         cl_oom();
         return -1;
     }
-    c->source = source;
-    c->result = result;
-    ls->details[ls->n_cands] = d;
-    return (long)ls->n_cands++;
+    cd->source = source;
+    cd->result = result;
+    (*details)[*n] = d;
+    return (long)(*n)++;
+}
+
+/* Records a candidate of lib. Returns its index, or -1 when it could not be recorded (out of
+ * memory: noted by cl_oom, so that the library's walk ends OUT_OF_MEMORY if it finds nothing). */
+static long cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
+    cl_lib_state *ls = &G.lib[lib];
+    long i = cl_cands_add(&ls->cands, &ls->details, &ls->n_cands, &ls->cap_cands, path, source, result, w);
+    if (i >= 0) cl_debug("%s candidate %s [%s]: %s", row_of(lib)->name, path, cudaload_source_name(source), ls->cands[i].reason);
+    return i;
 }
 
 /* A candidate with a reason that has no parameter but the major. */

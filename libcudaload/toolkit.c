@@ -1,0 +1,881 @@
+/*
+ * toolkit.c -- the toolkit's parts that are not shared libraries (programs, static archives,
+ * bitcode: catalogue.c's cl_parts) and a toolkit root for build tools made of them.
+ *
+ * A part is searched like a library (search.c's roots in order, then the system) but never
+ * opened: a candidate is a file of the right kind (an ELF program of this machine, an ar
+ * archive, LLVM bitcode). The system is PATH for programs, then /usr/local/cuda as a prefix.
+ *
+ * cudaload_toolkit_root(): nvcc's root decides; every part the toolkit needs must be under it.
+ * A prefix (CUDA_HOME, conda, /usr/local/cuda) is a toolkit as it lies and is answered as is.
+ * The wheels' nvidia/cu13 is not: nvcc links with -L$(TOP)/lib64 (the wheels have lib/), CMake's
+ * find_library wants libcudart.so (the wheels have libcudart.so.13), and the wheels may sit in
+ * two site-packages. So a tree of symbolic links is made in a cache directory: nvcc finds
+ * nvcc.profile next to the path it was started by (a link is not resolved), so the wheels' own
+ * profile, linked in, makes the tree nvcc's TOP. Nothing is written into site-packages.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifndef _WIN32
+#include <dirent.h>
+#include <sys/mman.h>
+#endif
+
+#define G cl_ctx
+
+/* Where a toolkit is when no root has one and PATH names no nvcc: the toolkit's installers'
+ * default prefix, which FindCUDAToolkit and nvcc-based builds fall back to as well. */
+#define CL_SYSTEM_TOOLKIT "/usr/local/cuda"
+
+#ifndef _WIN32
+
+/* ---- one candidate file ---- */
+
+static void cl_part_record(size_t p, const char *path, cudaload_source source, cudaload_status result, const cl_why *w) {
+    cl_part_state *ps = &G.part[p];
+    long i = cl_cands_add(&ps->cands, &ps->details, &ps->n_cands, &ps->cap_cands, path, source, result, w);
+    if (i >= 0) cl_debug("%s candidate %s [%s]: %s", cl_part_at(p)->name, path, cudaload_source_name(source), ps->cands[i].reason);
+}
+
+/* Is path a usable file of the part's kind? OK, or NOT_FOUND with why. */
+static cudaload_status cl_part_check(const cl_part *part, const char *path, cl_buf *why) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        cl_buf_printf(why, "cannot stat: %s", strerror(errno));
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        cl_buf_printf(why, "not a regular file");
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    unsigned char hdr[64] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cl_buf_printf(why, "cannot open: %s", strerror(errno));
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    size_t n = fread(hdr, 1, sizeof hdr, f);
+    fclose(f);
+    switch (part->kind) {
+    case CUDALOAD_PART_BINARY: {
+        /* an ELF executable or PIE of this machine; a shell script wrapper (#!) is a program too */
+        if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') break;
+        cl_buf elf = {0};
+        cudaload_status st_elf = cl_elf_check_header(hdr, n, (unsigned long long)st.st_size, &elf);
+        /* the shared-library check says "not a shared library" for ET_EXEC: a program is one */
+        int exec = n >= 18 && hdr[16] == 2 && hdr[17] == 0;
+        if (st_elf != CUDALOAD_OK && !exec) {
+            cl_buf_printf(why, "%s", cl_buf_str(&elf));
+            cl_buf_free(&elf);
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        cl_buf_free(&elf);
+        if (access(path, X_OK) != 0) {
+            cl_buf_printf(why, "not executable (mode %o)", (unsigned)(st.st_mode & 07777));
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        break;
+    }
+    case CUDALOAD_PART_STATIC:
+        if (n < 8 || (memcmp(hdr, "!<arch>\n", 8) != 0 && memcmp(hdr, "!<thin>\n", 8) != 0)) {
+            cl_buf_printf(why, "not an ar archive (%lld bytes, does not start with !<arch>)", (long long)st.st_size);
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        break;
+    case CUDALOAD_PART_BITCODE:
+        /* raw bitcode starts "BC" 0xC0DE; the wrapper's magic is 0x0B17C0DE, little-endian */
+        if (n < 4 || (memcmp(hdr, "BC\xc0\xde", 4) != 0 && memcmp(hdr, "\xde\xc0\x17\x0b", 4) != 0)) {
+            cl_buf_printf(why, "not LLVM bitcode (%lld bytes, no BC 0xC0DE magic)", (long long)st.st_size);
+            return CUDALOAD_ERROR_NOT_FOUND;
+        }
+        break;
+    default: break;
+    }
+    return CUDALOAD_OK;
+}
+
+/* ---- versions read from files (never by running them) ---- */
+
+/* nvcc's release, from the banner its --version prints ("Cuda compilation tools, release 13.0,"),
+ * which is a string in the program: 13000, or 0. */
+static int cl_nvcc_release(const char *path) {
+    static const char banner[] = "Cuda compilation tools, release ";
+    int v = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (m != MAP_FAILED) {
+            const char *hit = memmem(m, (size_t)st.st_size, banner, sizeof banner - 1);
+            if (hit) {
+                const char *p = hit + sizeof banner - 1, *end = (const char *)m + st.st_size;
+                int maj = 0, min = 0, dot = 0;
+                for (; p < end && ((*p >= '0' && *p <= '9') || (*p == '.' && !dot)); p++) {
+                    if (*p == '.') dot = 1;
+                    else if (dot) min = min * 10 + (*p - '0');
+                    else maj = maj * 10 + (*p - '0');
+                }
+                if (dot && maj > 0 && maj < 100 && min < 100) v = maj * 1000 + min * 10;
+            }
+            munmap(m, (size_t)st.st_size);
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+/* The runtime headers' release: CUDART_VERSION in dir/cuda_runtime_api.h (13000), or 0. */
+static int cl_headers_release(const char *dir) {
+    char *path = cl_path_join(dir, "cuda_runtime_api.h");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    free(path);
+    if (!f) return 0;
+    char line[512];
+    int v = 0;
+    while (!v && fgets(line, sizeof line, f)) {
+        const char *p = line + strspn(line, " \t");
+        if (strncmp(p, "#define", 7) != 0) continue;
+        p += 7;
+        p += strspn(p, " \t");
+        if (strncmp(p, "CUDART_VERSION", 14) != 0 || (p[14] != ' ' && p[14] != '\t')) continue;
+        v = atoi(p + 14);
+    }
+    fclose(f);
+    return v;
+}
+
+/* ---- the places a part may be ---- */
+
+/* The CUDA major a wheel directory belongs to: the one flavor that has it, else 0. */
+static int cl_part_major_of_dir(const cl_part *part, const char *wheel_dir) {
+    int found = 0, n = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
+        if (part->flavor[f].wheel_dir && strcmp(part->flavor[f].wheel_dir, wheel_dir) == 0) {
+            found = part->flavor[f].major;
+            n++;
+        }
+    return n == 1 ? found : 0;
+}
+
+/* The major of a toolkit prefix: its runtime headers' release, else 0. */
+static int cl_prefix_major(const char *prefix) {
+    char *inc = cl_path_join(prefix, "include");
+    int v = inc ? cl_headers_release(inc) : 0;
+    free(inc);
+    return v / 1000;
+}
+
+typedef struct cl_part_try {
+    size_t p;
+    int found;      /* set once a file was taken */
+    int asked_major;
+} cl_part_try;
+
+/* Tries dir/file: absent files are not candidates (as for libraries); a file of the wrong kind
+ * or an unasked major is recorded with why. */
+static void cl_part_try_file(cl_part_try *t, const char *dir, cudaload_source source, int major, long root_index) {
+    if (t->found || !dir) return;
+    const cl_part *part = cl_part_at(t->p);
+    char *path = cl_path_join(dir, part->file);
+    if (!path) {
+        cl_oom();
+        return;
+    }
+    cl_part_state *ps = &G.part[t->p];
+    for (size_t i = 0; i < ps->n_cands; i++)
+        if (strcmp(ps->cands[i].path, path) == 0) { /* one file reached twice (PATH lists a dir twice) */
+            free(path);
+            return;
+        }
+    if (strlen(path) >= CL_PATH_LIMIT || !cl_plat_lexists(path)) {
+        free(path);
+        return;
+    }
+    cl_buf why = {0};
+    cl_why w = {0};
+    cudaload_status st = cl_part_check(part, path, &why);
+    if (st != CUDALOAD_OK) {
+        cl_why_set(&w, CUDALOAD_REASON_FILE_UNUSABLE, major, 0, 0, "%s", cl_buf_str(&why));
+        cl_part_record(t->p, path, source, st, &w);
+    } else if (t->asked_major && major && major != t->asked_major) {
+        cl_why_set(&w, CUDALOAD_REASON_MAJOR_NOT_ASKED, major, 0, t->asked_major, "%s", "");
+        cl_part_record(t->p, path, source, CUDALOAD_ERROR_NOT_FOUND, &w);
+    } else {
+        cl_why_set(&w, CUDALOAD_REASON_FOUND, major, 0, 0, "%s", "");
+        cl_part_record(t->p, path, source, CUDALOAD_OK, &w);
+        char *real = cl_plat_realpath(path);
+        ps->path = real ? real : cl_strdup(path);
+        ps->source = source;
+        ps->major = major;
+        ps->root_index = root_index;
+        if (strcmp(part->name, "nvcc") == 0) ps->cuda_version = cl_nvcc_release(path);
+        if (!ps->major && ps->cuda_version) ps->major = ps->cuda_version / 1000;
+        t->found = 1;
+    }
+    cl_why_free(&w);
+    cl_buf_free(&why);
+    free(path);
+}
+
+/* A prefix's places for the part: its prefix_dirs, and for an archive the targets/<triple>/lib
+ * of a cross-capable toolkit. */
+static void cl_part_try_prefix(cl_part_try *t, const char *prefix, cudaload_source source, long root_index) {
+    const cl_part *part = cl_part_at(t->p);
+    int major = cl_prefix_major(prefix);
+    const char *w = part->prefix_dirs;
+    char sub[64];
+    while (!t->found && cl_row_next_word(&w, sub, sizeof sub)) {
+        char *dir = cl_path_join(prefix, sub);
+        cl_part_try_file(t, dir, source, major, root_index);
+        free(dir);
+    }
+}
+
+/* The places of root r, in order: each flavor's wheel dir (site-packages), a prefix's dirs (on
+ * its first root: CUDA_HOME's lib64, lib and targets/ are one prefix), and a plain library dir
+ * itself for an archive (CUDALOAD_PATH). */
+static void cl_part_try_root(cl_part_try *t, size_t r) {
+    const cl_root *root = &G.roots.items[r];
+    const cl_part *part = cl_part_at(t->p);
+    if (!root->pub.exists) return;
+    if (root->prefix) {
+        if (root->prefix_first) cl_part_try_prefix(t, root->prefix, root->pub.source, (long)r);
+        /* a prefix's targets/<triple>/lib root holds archives too */
+        if (part->kind == CUDALOAD_PART_STATIC) cl_part_try_file(t, root->pub.path, root->pub.source, cl_prefix_major(root->prefix), (long)r);
+        return;
+    }
+    for (size_t f = 0; f < CL_MAX_FLAVORS && !t->found; f++) {
+        if (!part->flavor[f].wheel_dir) continue;
+        char *dir = cl_path_join(root->pub.path, part->flavor[f].wheel_dir);
+        cl_part_try_file(t, dir, root->pub.source, cl_part_major_of_dir(part, part->flavor[f].wheel_dir), (long)r);
+        free(dir);
+    }
+    if (part->kind == CUDALOAD_PART_STATIC) cl_part_try_file(t, root->pub.path, root->pub.source, 0, (long)r);
+}
+
+/* The system: PATH's directories for a program (what a shell and CMake run), then
+ * /usr/local/cuda. A program found on PATH in <prefix>/bin reports <prefix>'s major. */
+static void cl_part_try_system(cl_part_try *t) {
+    const cl_part *part = cl_part_at(t->p);
+    if (!(G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM))) return;
+    const char *path_env = G.cfg.secure ? NULL : getenv("PATH");
+    if (part->kind == CUDALOAD_PART_BINARY && path_env) {
+        const char *p = path_env;
+        while (!t->found && *p) {
+            size_t len = strcspn(p, ":");
+            char *dir = len ? strndup(p, len) : NULL;
+            /* an empty entry or a relative one means the current directory: never searched */
+            if (dir && dir[0] == '/') {
+                char *prefix = cl_path_join(dir, "..");
+                cl_part_try_file(t, dir, CUDALOAD_SOURCE_SYSTEM, prefix ? cl_prefix_major(prefix) : 0, -1);
+                free(prefix);
+            }
+            free(dir);
+            p += len;
+            if (*p == ':') p++;
+        }
+    }
+    if (!t->found) cl_part_try_prefix(t, CL_SYSTEM_TOOLKIT, CUDALOAD_SOURCE_SYSTEM, -1);
+}
+
+static void cl_part_describe_failure(size_t p, cl_buf *out);
+
+/* Searches part p once (under the lock). */
+static void cl_part_search(size_t p) {
+    cl_part_state *ps = &G.part[p];
+    if (ps->attempted) return;
+    ps->attempted = 1;
+    ps->root_index = -1;
+    cl_part_try t = {.p = p, .asked_major = G.cfg.cuda_major};
+    for (size_t r = 0; r < G.roots.n && !t.found; r++) cl_part_try_root(&t, r);
+    if (!t.found) cl_part_try_system(&t);
+    ps->status = t.found ? CUDALOAD_OK : CUDALOAD_ERROR_NOT_FOUND;
+    if (!t.found) {
+        cl_buf msg = {0};
+        cl_part_describe_failure(p, &msg);
+        ps->error = cl_strdup(cl_buf_str(&msg));
+        cl_buf_free(&msg);
+    }
+}
+
+/* The pip packages that ship part p ("nvidia-cuda-nvcc (CUDA 13)"), or how to get it. */
+static void cl_part_fix(const cl_part *part, cl_buf *out) {
+    int any = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
+        if (part->flavor[f].pkg) {
+            cl_buf_printf(out, "%s%s (CUDA %d)", any ? ", " : "pip install ", part->flavor[f].pkg, part->flavor[f].major);
+            any = 1;
+        }
+    if (!any) cl_buf_printf(out, "no pip wheel ships it: install the full CUDA toolkit and set CUDA_HOME");
+}
+
+static void cl_part_describe_failure(size_t p, cl_buf *out) {
+    const cl_part *part = cl_part_at(p);
+    const cl_part_state *ps = &G.part[p];
+    cl_buf_printf(out, "%s (%s) not found in the %zu roots searched%s%s", part->name, part->file, G.roots.n,
+                  part->kind == CUDALOAD_PART_BINARY ? ", PATH" : "", ", or " CL_SYSTEM_TOOLKIT);
+    for (size_t i = 0; i < ps->n_cands; i++)
+        cl_buf_printf(out, "\n  %s [%s]: %s", ps->cands[i].path, cudaload_source_name(ps->cands[i].source), ps->cands[i].reason);
+    cl_buf_printf(out, "\n  fix: ");
+    cl_part_fix(part, out);
+}
+
+#else /* _WIN32 */
+
+static void cl_part_search(size_t p) {
+    cl_part_state *ps = &G.part[p];
+    if (ps->attempted) return;
+    ps->attempted = 1;
+    ps->root_index = -1;
+    ps->status = CUDALOAD_ERROR_NOT_FOUND;
+    ps->error = cl_strdup("toolkit parts are catalogued for Linux only");
+}
+
+#endif
+
+/* ---- the public calls ---- */
+
+size_t cudaload_part_count(void) { return cl_part_count(); }
+
+static void cl_part_fill(size_t p, cudaload_part_info *out) {
+    const cl_part *part = cl_part_at(p);
+    const cl_part_state *ps = &G.part[p];
+    cudaload_part_info full = {0};
+    full.size = sizeof full;
+    full.index = p;
+    full.name = part->name;
+    full.kind = (cudaload_part_kind)part->kind;
+    full.file = part->file;
+    full.library = part->library;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
+        if (part->flavor[f].major) {
+            full.majors[full.n_majors] = part->flavor[f].major;
+            full.wheel_dirs[full.n_majors] = part->flavor[f].wheel_dir;
+            full.pip_packages[full.n_majors] = part->flavor[f].pkg;
+            full.n_majors++;
+        }
+    full.prefix_dirs = part->prefix_dirs;
+    full.needed_by_toolkit = (part->flags & CL_PART_TOOLKIT) != 0;
+    full.status = ps->attempted ? ps->status : CUDALOAD_ERROR_NOT_ATTEMPTED;
+    if (ps->attempted) {
+        full.path = ps->path;
+        full.source = ps->source;
+        full.major = ps->major;
+        full.cuda_version = ps->cuda_version;
+        full.n_candidates = ps->n_cands;
+        full.candidates = ps->cands;
+        full.details = ps->details;
+    }
+    cl_info_copy_out(out, out->size, &full, sizeof full);
+}
+
+cudaload_status cudaload_part_at(size_t i, cudaload_part_info *out) {
+    if (!out || out->size < offsetof(cudaload_part_info, status) || i >= cl_part_count()) {
+        cl_set_errorf("cudaload_part_at: %s", !out ? "out is NULL" : i >= cl_part_count() ? "index out of range" : "out->size too small");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    cl_lock();
+    cl_part_fill(i, out);
+    cl_unlock();
+    return CUDALOAD_OK;
+}
+
+cudaload_status cudaload_part(const char *name, cudaload_part_info *out) {
+    if (!name || !out || out->size < offsetof(cudaload_part_info, status)) {
+        cl_set_error("cudaload_part: name and out (with its size set) are required");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    int p = name[0] == '#' ? (int)strtol(name + 1, NULL, 10) : cl_part_find(name);
+    if (p < 0 || (size_t)p >= cl_part_count() || (name[0] == '#' && !name[1])) {
+        cl_set_errorf("cudaload_part: no part named \"%s\" (cudaload-probe --parts lists them)", name);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    cl_lock();
+    if (!G.done) {
+        cl_unlock();
+        cl_set_error("libcudaload is not initialized: call cudaload_init() first");
+        return CUDALOAD_ERROR_NOT_INITIALIZED;
+    }
+    cl_part_search((size_t)p);
+    cl_part_fill((size_t)p, out);
+    cudaload_status st = G.part[p].status;
+    if (st != CUDALOAD_OK) cl_set_error(G.part[p].error ? G.part[p].error : "out of memory");
+    cl_unlock();
+    return st;
+}
+
+#ifndef _WIN32
+/* ---- the toolkit root ---- */
+
+/* The parts of a toolkit under root: T (a site-packages or a prefix) and what is linked where. */
+typedef struct cl_link {
+    char *at;     /* relative to the tree: "bin/nvcc" */
+    char *target; /* absolute */
+} cl_link;
+
+typedef struct cl_plan {
+    cl_link *links;
+    size_t n, cap;
+    int oom;
+} cl_plan;
+
+static void cl_plan_add(cl_plan *pl, const char *at, const char *target) {
+    for (size_t i = 0; i < pl->n; i++)
+        if (strcmp(pl->links[i].at, at) == 0) return; /* the first wins */
+    if (pl->n == pl->cap) {
+        size_t c = pl->cap ? pl->cap * 2 : 64;
+        cl_link *p = realloc(pl->links, c * sizeof *p);
+        if (!p) {
+            pl->oom = 1;
+            return;
+        }
+        pl->links = p;
+        pl->cap = c;
+    }
+    char *a = cl_strdup(at), *t = cl_strdup(target);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        pl->oom = 1;
+        return;
+    }
+    pl->links[pl->n].at = a;
+    pl->links[pl->n].target = t;
+    pl->n++;
+}
+
+static void cl_plan_free(cl_plan *pl) {
+    for (size_t i = 0; i < pl->n; i++) {
+        free(pl->links[i].at);
+        free(pl->links[i].target);
+    }
+    free(pl->links);
+}
+
+static int cl_is_file(const char *dir, const char *name) {
+    char *p = cl_path_join(dir, name);
+    struct stat st;
+    int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    free(p);
+    return ok;
+}
+
+/* Links every entry of dir under at/ (the wheels' shared lib dir: the libraries, cmake/), and
+ * the unversioned name of each libX.so.N that has none (libcudart.so -> libcudart.so.13), which
+ * is what find_library and -lcudart look for. */
+static void cl_plan_dir_entries(cl_plan *pl, const char *dir, const char *at) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char *target = cl_path_join(dir, e->d_name);
+        char *rel = cl_path_join(at, e->d_name);
+        if (target && rel) cl_plan_add(pl, rel, target);
+        free(rel);
+        const char *so = strstr(e->d_name, ".so.");
+        if (target && so && strncmp(e->d_name, "lib", 3) == 0 && !strchr(so + 4, '/')) {
+            char *dev = strndup(e->d_name, (size_t)(so - e->d_name) + 3);
+            char *dev_rel = dev ? cl_path_join(at, dev) : NULL;
+            if (dev && !cl_is_file(dir, dev) && dev_rel) cl_plan_add(pl, dev_rel, target);
+            free(dev_rel);
+            free(dev);
+        }
+        free(target);
+    }
+    closedir(d);
+}
+
+/* 64-bit FNV-1a over the plan: the tree's directory name, so that a different set of parts
+ * never reuses a tree made for another. */
+static uint64_t cl_plan_hash(const cl_plan *pl, const char *top) {
+    uint64_t h = 1469598103934665603ULL;
+    const char *parts[3];
+    for (size_t i = 0; i <= pl->n; i++) {
+        parts[0] = i < pl->n ? pl->links[i].at : top;
+        parts[1] = i < pl->n ? pl->links[i].target : "";
+        parts[2] = "\n";
+        for (size_t k = 0; k < 3; k++)
+            for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+    }
+    return h;
+}
+
+static int cl_mkdirs(const char *path) {
+    char *p = cl_strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+                free(p);
+                return -1;
+            }
+            *s = '/';
+        }
+    int rc = mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    free(p);
+    return rc;
+}
+
+#define CL_TREE_MARK ".cudaload-toolkit"
+
+/* Removes a tree this file made: its links, its marker and its directories, nothing else (a
+ * regular file other than the marker stops it). 0 when gone. */
+static int cl_tree_remove(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (S_ISLNK(st.st_mode)) return unlink(path);
+    if (!S_ISDIR(st.st_mode)) return -1;
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *c = cl_path_join(path, e->d_name);
+        if (!c) rc = -1;
+        else if (strcmp(e->d_name, CL_TREE_MARK) == 0) rc = unlink(c);
+        else rc = cl_tree_remove(c);
+        free(c);
+    }
+    closedir(d);
+    return rc == 0 ? rmdir(path) : rc;
+}
+
+/* Makes the plan's links under dir (which exists and is empty), then the marker. */
+static int cl_tree_write(const char *dir, const cl_plan *pl, const char *what, cl_buf *why) {
+    for (size_t i = 0; i < pl->n; i++) {
+        char *at = cl_path_join(dir, pl->links[i].at);
+        char *parent = at ? cl_dir_of(at) : NULL;
+        int ok = at && parent && cl_mkdirs(parent) == 0 && symlink(pl->links[i].target, at) == 0;
+        if (!ok) cl_buf_printf(why, "cannot make %s -> %s: %s", at ? at : pl->links[i].at, pl->links[i].target, strerror(errno));
+        free(parent);
+        free(at);
+        if (!ok) return -1;
+    }
+    char *mark = cl_path_join(dir, CL_TREE_MARK);
+    FILE *f = mark ? fopen(mark, "w") : NULL;
+    if (!f || fputs(what, f) < 0 || fclose(f) != 0) {
+        cl_buf_printf(why, "cannot write %s: %s", mark ? mark : CL_TREE_MARK, strerror(errno));
+        free(mark);
+        return -1;
+    }
+    free(mark);
+    return 0;
+}
+
+/* The default place for trees: $CUDALOAD_CACHE_DIR, $XDG_CACHE_HOME/cudaload, ~/.cache/cudaload. */
+static char *cl_cache_base(void) {
+    const char *v = cl_config_env(&G.cfg, "CUDALOAD_CACHE_DIR");
+    if (v && v[0] == '/') return cl_strdup(v);
+    if ((v = cl_config_env(&G.cfg, "XDG_CACHE_HOME")) && v[0] == '/') return cl_path_join(v, "cudaload");
+    if ((v = getenv("HOME")) && v[0] == '/') return cl_path_join(v, ".cache/cudaload");
+    return NULL;
+}
+
+/* Writes the plan as the tree at dir: dir made if absent; an empty dir or an earlier tree (its
+ * marker) is used; anything else is refused. */
+static cudaload_status cl_tree_at(const char *dir, const cl_plan *pl, const char *what, cl_buf *why) {
+    char *mark = cl_path_join(dir, CL_TREE_MARK);
+    struct stat st;
+    int has_mark = mark && lstat(mark, &st) == 0;
+    free(mark);
+    if (has_mark && cl_tree_remove(dir) != 0) {
+        cl_buf_printf(why, "cannot clear the earlier toolkit tree %s: %s", dir, strerror(errno));
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    if (cl_mkdirs(dir) != 0) {
+        cl_buf_printf(why, "cannot make %s: %s", dir, strerror(errno));
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    DIR *d = opendir(dir);
+    int empty = 1;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) empty = 0;
+    if (d) closedir(d);
+    if (!d || !empty) {
+        cl_buf_printf(why, "%s is not empty and not a toolkit tree libcudaload made (no %s): not touched", dir, CL_TREE_MARK);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    return cl_tree_write(dir, pl, what, why) == 0 ? CUDALOAD_OK : CUDALOAD_ERROR_INVALID_ARGUMENT;
+}
+
+/* The plan's tree in the cache: <base>/toolkit-<hash>, made in a temporary directory and renamed
+ * in, so that a reader never sees half a tree and two makers agree. */
+static cudaload_status cl_tree_cached(const cl_plan *pl, const char *what, char **root, cl_buf *why) {
+    char *base = cl_cache_base();
+    if (!base) {
+        cl_buf_printf(why, "no cache directory: set CUDALOAD_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass a directory");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    char name[64], tmpname[96];
+    snprintf(name, sizeof name, "toolkit-%016llx", (unsigned long long)cl_plan_hash(pl, what));
+    snprintf(tmpname, sizeof tmpname, ".%s.%ld", name, (long)getpid());
+    char *final = cl_path_join(base, name), *tmp = cl_path_join(base, tmpname);
+    char *mark = final ? cl_path_join(final, CL_TREE_MARK) : NULL;
+    cudaload_status st = CUDALOAD_OK;
+    struct stat sb;
+    if (!final || !tmp || !mark) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    else if (lstat(mark, &sb) == 0) { /* made before: reused */
+    } else if (cl_mkdirs(base) != 0) {
+        cl_buf_printf(why, "cannot make %s: %s", base, strerror(errno));
+        st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+    } else {
+        cl_tree_remove(tmp); /* a crashed maker's leftovers of this pid */
+        st = cl_tree_at(tmp, pl, what, why);
+        if (st == CUDALOAD_OK && rename(tmp, final) != 0) {
+            /* another process made it first (rename of a directory onto a non-empty one fails) */
+            if (lstat(mark, &sb) != 0) {
+                cl_buf_printf(why, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
+                st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+            }
+            cl_tree_remove(tmp);
+        }
+    }
+    free(mark);
+    free(tmp);
+    free(base);
+    if (st == CUDALOAD_OK) *root = final;
+    else free(final);
+    return st;
+}
+
+/* The site-packages or prefix a found part lies under: its root's, or for the system the
+ * prefix above the program's bin/ (or /usr/local/cuda). */
+static char *cl_part_top(size_t p) {
+    const cl_part_state *ps = &G.part[p];
+    if (ps->root_index >= 0) {
+        const cl_root *root = &G.roots.items[ps->root_index];
+        return cl_strdup(root->prefix ? root->prefix : root->pub.path);
+    }
+    if (ps->source == CUDALOAD_SOURCE_SYSTEM && ps->path) {
+        char *bin = cl_dir_of(ps->path);
+        char *top = bin ? cl_dir_of(bin) : NULL;
+        free(bin);
+        return top;
+    }
+    return NULL;
+}
+
+/* Is path under top (a realpath'd prefix)? */
+static int cl_under(const char *path, const char *top) {
+    size_t n = strlen(top);
+    return path && strncmp(path, top, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+/* Looks for part p under top only (a site-packages: its wheel dir for major; a prefix: its prefix dirs),
+ * without touching the part's own search: the toolkit's check. The path (realpath'd) or NULL. */
+static char *cl_part_under(size_t p, const char *top, int is_site, int major) {
+    const cl_part *part = cl_part_at(p);
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        /* a site-packages: the wheel dir of nvcc's major only (never CUDA 12's ptxas for a 13) */
+        const char *w = is_site ? (part->flavor[f].major == major ? part->flavor[f].wheel_dir : NULL)
+                                : (f == 0 ? part->prefix_dirs : NULL);
+        char sub[128];
+        while (w && cl_row_next_word(&w, sub, sizeof sub)) {
+            char *dir = cl_path_join(top, sub);
+            char *path = dir ? cl_path_join(dir, part->file) : NULL;
+            cl_buf why = {0};
+            int ok = path && cl_plat_lexists(path) && cl_part_check(part, path, &why) == CUDALOAD_OK;
+            cl_buf_free(&why);
+            free(dir);
+            if (ok) {
+                char *real = cl_plat_realpath(path);
+                free(path);
+                return real;
+            }
+            free(path);
+            if (is_site) break; /* one wheel dir per flavor */
+        }
+    }
+    return NULL;
+}
+
+/* The toolkit's check and plan. top: nvcc's site-packages or prefix; nvcc_path its nvcc. Adds
+ * every failure to msg; returns the status. */
+static cudaload_status cl_toolkit_plan(const char *top, int is_site, const char *nvcc_path, int nvcc_release,
+                                       cl_plan *pl, cl_buf *msg) {
+    cudaload_status st = CUDALOAD_OK;
+    char *nvcc_dir = cl_dir_of(nvcc_path);
+    /* the parts, each under top */
+    for (size_t p = 0; p < cl_part_count(); p++) {
+        const cl_part *part = cl_part_at(p);
+        char *at = cl_part_under(p, top, is_site, nvcc_release / 1000);
+        if (!at && (part->flags & CL_PART_TOOLKIT)) {
+            cl_part_search(p); /* where else it is, for the message */
+            const cl_part_state *ps = &G.part[p];
+            cl_buf_printf(msg, "\n  %s (%s): not under %s", part->name, part->file, top);
+            if (ps->status == CUDALOAD_OK) cl_buf_printf(msg, "; a copy is at %s, another root: one toolkit comes from one root", ps->path);
+            cl_buf_printf(msg, "\n    fix: ");
+            cl_part_fix(part, msg);
+            st = CUDALOAD_ERROR_NOT_FOUND;
+        }
+        if (at && is_site) {
+            /* where a toolkit keeps it: archives in lib/ (lib64 is a link to it), the rest in
+             * the first of its prefix dirs (bin, nvvm/bin, nvvm/libdevice) */
+            char sub[128] = "lib";
+            const char *w = part->prefix_dirs;
+            if (part->kind == CUDALOAD_PART_STATIC || cl_row_next_word(&w, sub, sizeof sub)) {
+                char *rel = cl_path_join(sub, part->file);
+                if (rel) cl_plan_add(pl, rel, at);
+                free(rel);
+            }
+        }
+        free(at);
+    }
+    /* nvcc's own companions: the profile that makes the tree its TOP, and bin/crt (link.stub) */
+    if (!nvcc_dir || !cl_is_file(nvcc_dir, "nvcc.profile")) {
+        cl_buf_printf(msg, "\n  nvcc.profile: not next to %s (a broken nvidia-cuda-nvcc: reinstall it)", nvcc_path);
+        st = CUDALOAD_ERROR_NOT_FOUND;
+    } else if (is_site) {
+        char *prof = cl_path_join(nvcc_dir, "nvcc.profile"), *crt = cl_path_join(nvcc_dir, "crt");
+        if (prof) cl_plan_add(pl, "bin/nvcc.profile", prof);
+        if (crt) cl_plan_add(pl, "bin/crt", crt);
+        free(prof);
+        free(crt);
+    }
+    /* the runtime headers: those of the wheels of nvcc's major, or the prefix's include/ */
+    char *inc = NULL;
+    if (is_site) {
+        int row = cl_catalogue_find("cudart");
+        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), nvcc_release / 1000);
+        inc = fl && fl->include_dir ? cl_path_join(top, fl->include_dir) : NULL;
+    } else {
+        inc = cl_path_join(top, "include");
+    }
+    static const char *const headers[][2] = {{"cuda_runtime.h", "nvidia-cuda-runtime"}, {"crt/host_config.h", "nvidia-cuda-crt"}};
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++)
+        if (!inc || !cl_is_file(inc, headers[h][0])) {
+            cl_buf_printf(msg, "\n  %s: not in %s\n    fix: pip install %s", headers[h][0], inc ? inc : top, headers[h][1]);
+            st = CUDALOAD_ERROR_NOT_FOUND;
+        }
+    int hv = inc ? cl_headers_release(inc) : 0;
+    if (st == CUDALOAD_OK && hv && nvcc_release && hv / 10 != nvcc_release / 10) {
+        cl_buf_printf(msg, "\n  the runtime headers in %s are CUDA %d.%d (CUDART_VERSION %d), nvcc %s is CUDA %d.%d: one toolkit "
+                           "is one release\n    fix: pip install nvidia-cuda-runtime==%d.%d.* nvidia-cuda-crt==%d.%d.* (or "
+                           "nvidia-cuda-nvcc==%d.%d.*)",
+                      inc, hv / 1000, hv % 1000 / 10, hv, nvcc_path, nvcc_release / 1000, nvcc_release % 1000 / 10,
+                      nvcc_release / 1000, nvcc_release % 1000 / 10, nvcc_release / 1000, nvcc_release % 1000 / 10,
+                      hv / 1000, hv % 1000 / 10);
+        st = CUDALOAD_ERROR_MAJOR_MISMATCH;
+    }
+    if (is_site && inc) cl_plan_add(pl, "include", inc);
+    /* the wheels' shared library dir (cudart's for nvcc's major): libraries, cmake/, and lib64 */
+    if (is_site) {
+        int row = cl_catalogue_find("cudart");
+        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), nvcc_release / 1000);
+        char *lib = fl && fl->wheel_dir ? cl_path_join(top, fl->wheel_dir) : NULL;
+        if (lib) cl_plan_dir_entries(pl, lib, "lib");
+        free(lib);
+        cl_plan_add(pl, "lib64", "lib");
+    }
+    free(inc);
+    free(nvcc_dir);
+    if (pl->oom) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    return st;
+}
+
+static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg) {
+    int nvcc = cl_part_find("nvcc");
+    cl_part_search((size_t)nvcc);
+    const cl_part_state *ns = &G.part[nvcc];
+    if (ns->status != CUDALOAD_OK) {
+        cl_buf_printf(msg, "no CUDA toolkit: %s", ns->error ? ns->error : "nvcc not found");
+        return ns->status;
+    }
+    char *top = cl_part_top((size_t)nvcc);
+    char *real_top = top ? cl_plat_realpath(top) : NULL;
+    free(top);
+    if (!real_top) {
+        cl_buf_printf(msg, "no CUDA toolkit: cannot resolve the root of %s", ns->path);
+        return CUDALOAD_ERROR_NOT_FOUND;
+    }
+    /* a site-packages root holds nvcc in a wheel dir; anything else is a prefix (bin/nvcc) */
+    int is_site = ns->root_index >= 0 && !G.roots.items[ns->root_index].prefix;
+    cl_plan pl = {0};
+    cl_buf why = {0};
+    cudaload_status st = cl_toolkit_plan(real_top, is_site, ns->path, ns->cuda_version, &pl, &why);
+    if (st == CUDALOAD_OK && !is_site) {
+        *root = cl_strdup(real_top); /* a toolkit prefix as it lies */
+        if (dir) cl_debug("toolkit root: %s is a toolkit prefix; %s not used", real_top, dir);
+    } else if (st == CUDALOAD_OK) {
+        char what[PATH_MAX + 64];
+        snprintf(what, sizeof what, "libcudaload toolkit tree for %s (CUDA %d.%d)\n", real_top, ns->cuda_version / 1000,
+                 ns->cuda_version % 1000 / 10);
+        if (dir) {
+            st = cl_tree_at(dir, &pl, what, &why);
+            if (st == CUDALOAD_OK && !(*root = cl_plat_realpath(dir))) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+        } else {
+            st = cl_tree_cached(&pl, what, root, &why);
+        }
+    }
+    if (st != CUDALOAD_OK)
+        cl_buf_printf(msg, "no usable CUDA toolkit at %s (nvcc %s, CUDA %d.%d, from %s):%s", real_top, ns->path,
+                      ns->cuda_version / 1000, ns->cuda_version % 1000 / 10, cudaload_source_name(ns->source), cl_buf_str(&why));
+    cl_buf_free(&why);
+    cl_plan_free(&pl);
+    free(real_top);
+    return st;
+}
+#endif
+
+cudaload_status cudaload_toolkit_root(const char *dir, const char **root) {
+    if (!root || (dir && dir[0] != '/')) {
+        cl_set_error("cudaload_toolkit_root: root is required, and dir must be absolute (or NULL)");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    *root = NULL;
+    cl_lock();
+    if (!G.done) {
+        cl_unlock();
+        cl_set_error("libcudaload is not initialized: call cudaload_init() first");
+        return CUDALOAD_ERROR_NOT_INITIALIZED;
+    }
+    /* the same dir asked again: the first answer (a tree is made once per process) */
+    for (struct cl_toolkit_answer *a = G.toolkit; a; a = a->next)
+        if ((!a->dir && !dir) || (a->dir && dir && strcmp(a->dir, dir) == 0)) {
+            cudaload_status st = a->status;
+            *root = a->root;
+            if (st != CUDALOAD_OK) cl_set_error(a->error ? a->error : "out of memory");
+            cl_unlock();
+            return st;
+        }
+    cl_buf msg = {0};
+    char *made = NULL;
+#ifndef _WIN32
+    cudaload_status st = cl_toolkit_make(dir, &made, &msg);
+#else
+    cudaload_status st = CUDALOAD_ERROR_NOT_FOUND;
+    cl_buf_printf(&msg, "cudaload_toolkit_root: Linux only");
+#endif
+    struct cl_toolkit_answer *a = calloc(1, sizeof *a);
+    if (a) {
+        a->dir = dir ? cl_strdup(dir) : NULL;
+        a->status = st;
+        a->root = made;
+        a->error = st != CUDALOAD_OK ? cl_strdup(cl_buf_str(&msg)) : NULL;
+        a->next = G.toolkit;
+        G.toolkit = a;
+    } else {
+        free(made);
+        made = NULL;
+        st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    }
+    *root = made;
+    if (st != CUDALOAD_OK) cl_set_error(cl_buf_str(&msg)[0] ? cl_buf_str(&msg) : "out of memory");
+    cl_buf_free(&msg);
+    cl_unlock();
+    return st;
+}
