@@ -29,6 +29,8 @@ static void usage(FILE *f) {
             "                      [--lib NAME[,NAME...]]... [--all] [--load]\n"
             "                      [--quiet] [--help] [--version]\n"
             "       cudaload-probe --cflags NAME... | --libs NAME... | --catalogue\n"
+            "       cudaload-probe [--json] [--root DIR]... --parts [NAME[,NAME...]]\n"
+            "       cudaload-probe [--json] [--root DIR]... --cuda-root [DIR]\n"
             "  --json          machine-readable report (schema: docs/probe.md)\n"
             "  --root DIR      search DIR first (a site-packages or library dir), like the\n"
             "                  roots the Python package passes; repeatable\n"
@@ -42,7 +44,12 @@ static void usage(FILE *f) {
             "  --cflags NAMES  print -I flags for the libraries' header directories\n"
             "  --libs NAMES    print -L/-l: flags for the libraries found (their SONAMEs)\n"
             "  --catalogue     print the catalogue: one line per library (name, SONAMEs,\n"
-            "                  wheel dirs, pip packages, dependencies), tab-separated\n"
+            "                  wheel dirs, pip packages, dependencies), tab-separated\n"            "  --parts [NAMES] the toolkit's programs, static archives and bitcode (nvcc,\n"
+            "                  cudadevrt, libdevice, ...): where each was found, or every\n"
+            "                  candidate and the pip package; exit 1 when a named one is missing\n"
+            "  --cuda-root [DIR] print a CUDA toolkit root for nvcc, CMake and Makefiles\n"
+            "                  (CUDA_HOME, CUDAToolkit_ROOT): a toolkit prefix as it is, or for\n"
+            "                  pip wheels a tree of links made in DIR (default: a cache dir)\n"
             "Exit: 0 ok, 1 library missing, 2 no driver or no device, 3 self-test failed,\n"
             "4 usage error. The loader's environment applies (docs/search-order.md):\n"
             "CUDALOAD_PATH, CUDALOAD_<NAME>_PATH (CUDALOAD_CUFFT_PATH, ...; the driver's is\n"
@@ -166,6 +173,109 @@ static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roo
     return code;
 }
 
+/* Init for the build-time modes (--parts, --cuda-root): find-only, no driver needed. */
+static cudaload_status init_find_only(const char **roots_in, size_t n_roots_in) {
+    cudaload_options o;
+    cudaload_options_init(&o);
+    o.roots = roots_in;
+    o.n_roots = n_roots_in;
+    o.flags = CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    return cudaload_init(&o);
+}
+
+static const char *part_kind_name(cudaload_part_kind k) {
+    return k == CUDALOAD_PART_BINARY ? "binary" : k == CUDALOAD_PART_STATIC ? "static" : k == CUDALOAD_PART_BITCODE ? "bitcode" : "?";
+}
+
+/* --parts: every part (or the names asked), searched; text or JSON. Exit 1 when a part asked
+ * by name is missing (every part listed: 0, a report). */
+static int print_parts(const char *names, const char **roots_in, size_t n_roots_in) {
+    cudaload_status st = init_find_only(roots_in, n_roots_in);
+    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    int code = PROBE_EXIT_OK;
+    pj_writer w = {.out = stdout};
+    if (json) pj_begin_object(&w), pj_key(&w, "parts"), pj_begin_array(&w);
+    for (size_t i = 0; i < cudaload_part_count(); i++) {
+        cudaload_part_info p = {.size = sizeof p};
+        cudaload_part_at(i, &p);
+        if (names) { /* only the names asked: ",nvcc,ptxas," holds ",<name>," */
+            size_t len = strlen(p.name);
+            const char *at = names;
+            int asked = 0;
+            while (!asked && (at = strstr(at, p.name)))
+                asked = (at == names || at[-1] == ',') && (at[len] == ',' || at[len] == 0), at += len;
+            if (!asked) continue;
+        }
+        cudaload_status ps = cudaload_part(p.name, &p);
+        if (ps != CUDALOAD_OK && names) code = PROBE_EXIT_LIB_MISSING;
+        if (json) {
+            pj_begin_object(&w);
+            pj_key(&w, "name"), pj_string(&w, p.name);
+            pj_key(&w, "kind"), pj_string(&w, part_kind_name(p.kind));
+            pj_key(&w, "file"), pj_string(&w, p.file);
+            pj_key(&w, "library"), pj_string(&w, p.library);
+            pj_key(&w, "status"), pj_string(&w, cudaload_status_name(ps));
+            pj_key(&w, "path"), pj_string(&w, p.path);
+            pj_key(&w, "source"), pj_string(&w, p.path ? cudaload_source_name(p.source) : NULL);
+            pj_key(&w, "major"), p.major ? pj_int(&w, p.major) : pj_null(&w);
+            pj_key(&w, "cuda_version"), p.cuda_version ? pj_int(&w, p.cuda_version) : pj_null(&w);
+            pj_key(&w, "needed_by_toolkit"), pj_bool(&w, p.needed_by_toolkit);
+            pj_key(&w, "pip_packages"), pj_begin_array(&w);
+            for (int k = 0; k < p.n_majors; k++) pj_string(&w, p.pip_packages[k]);
+            pj_end_array(&w);
+            pj_key(&w, "candidates"), pj_begin_array(&w);
+            for (size_t c = 0; c < p.n_candidates; c++) {
+                pj_begin_object(&w);
+                pj_key(&w, "path"), pj_string(&w, p.candidates[c].path);
+                pj_key(&w, "source"), pj_string(&w, cudaload_source_name(p.candidates[c].source));
+                pj_key(&w, "result"), pj_string(&w, cudaload_status_name(p.candidates[c].result));
+                pj_key(&w, "reason_code"), pj_string(&w, cudaload_reason_name(p.details[c].reason));
+                pj_key(&w, "reason"), pj_string(&w, p.candidates[c].reason);
+                pj_end_object(&w);
+            }
+            pj_end_array(&w);
+            pj_key(&w, "error"), pj_string(&w, ps != CUDALOAD_OK ? cudaload_last_error() : NULL);
+            pj_end_object(&w);
+        } else if (!quiet) {
+            printf("%-22s %-7s ", p.name, part_kind_name(p.kind));
+            if (ps == CUDALOAD_OK) {
+                printf("%s [%s", p.path, cudaload_source_name(p.source));
+                if (p.major) printf(", CUDA %d", p.major);
+                if (p.cuda_version) printf(", release %d.%d", p.cuda_version / 1000, p.cuda_version % 1000 / 10);
+                printf("]\n");
+            } else {
+                printf("not found\n");
+                for (size_t c = 0; c < p.n_candidates; c++)
+                    printf("    %s [%s]: %s\n", p.candidates[c].path, cudaload_source_name(p.candidates[c].source), p.candidates[c].reason);
+                printf("    fix: ");
+                if (p.n_majors == 0) printf("no pip wheel ships it: a full CUDA toolkit has it\n");
+                for (int k = 0; k < p.n_majors; k++) printf("%s%s (CUDA %d)%s", k ? ", " : "pip install ", p.pip_packages[k], p.majors[k], k + 1 == p.n_majors ? "\n" : "");
+            }
+        }
+    }
+    if (json) pj_end_array(&w), pj_end_object(&w);
+    return code;
+}
+
+/* --cuda-root [DIR]: the toolkit root, or why there is none (exit 1). */
+static int print_cuda_root(const char *dir, const char **roots_in, size_t n_roots_in) {
+    cudaload_status st = init_find_only(roots_in, n_roots_in);
+    if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    const char *root = NULL;
+    st = cudaload_toolkit_root(dir, &root);
+    if (st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    if (st != CUDALOAD_OK) return error_exit(st, cudaload_last_error(), PROBE_EXIT_LIB_MISSING);
+    if (json) {
+        pj_writer w = {.out = stdout};
+        pj_begin_object(&w);
+        pj_key(&w, "cuda_root"), pj_string(&w, root);
+        pj_end_object(&w);
+    } else if (!quiet) {
+        printf("%s\n", root);
+    }
+    return PROBE_EXIT_OK;
+}
+
 int main(int argc, char **argv) {
     int find_only = 0, selftest = 1;
     roots = calloc((size_t)argc + 1, sizeof *roots);
@@ -173,6 +283,8 @@ int main(int argc, char **argv) {
     size_t n_roots = 0, n_libs = 0;
     libs = calloc(cudaload_library_count() * ((size_t)argc + 1), sizeof *libs);
     int load = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
+    int parts_mode = 0, root_mode = 0;
+    const char *parts_names = NULL, *root_dir = NULL;
     /* --quiet and --json first, wherever they stand, so that they shape the usage errors too
      * (the word after --root is that root's name, not a flag) */
     for (int i = 1; i < argc; i++) {
@@ -202,6 +314,12 @@ int main(int argc, char **argv) {
             flags_mode = argv[i][2] == 'c' ? 1 : 2;
             for (; i + 1 < argc && argv[i + 1][0] != '-'; i++)
                 if (!add_names(argv[i + 1], &n_libs)) return PROBE_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--parts") == 0) {
+            parts_mode = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-') parts_names = argv[++i];
+        } else if (strcmp(argv[i], "--cuda-root") == 0) {
+            root_mode = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-') root_dir = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return PROBE_EXIT_OK;
@@ -222,7 +340,14 @@ int main(int argc, char **argv) {
             snprintf(msg, sizeof msg, "--root %.4096s: give an absolute path", roots[i]);
             return usage_error(CUDALOAD_OK, msg);
         }
+    if (root_dir && !probe_is_absolute(root_dir)) {
+        char msg[4200];
+        snprintf(msg, sizeof msg, "--cuda-root %.4096s: give an absolute path", root_dir);
+        return usage_error(CUDALOAD_OK, msg);
+    }
     if (flags_mode) return print_flags(flags_mode == 1, n_libs, roots, n_roots);
+    if (parts_mode) return print_parts(parts_names, roots, n_roots);
+    if (root_mode) return print_cuda_root(root_dir, roots, n_roots);
     cudaload_options opts;
     cudaload_options_init(&opts);
     opts.roots = roots;
