@@ -213,8 +213,10 @@ static void cl_part_try_file(cl_part_try *t, const char *dir, cudaload_source so
     } else {
         cl_why_set(&w, CUDALOAD_REASON_FOUND, major, 0, 0, "%s", "");
         cl_part_record(t->p, path, source, CUDALOAD_OK, &w);
-        char *real = cl_plat_realpath(path);
-        ps->path = real ? real : cl_strdup(path);
+        /* the path as found, not resolved: a program finds its companions next to the name it
+         * was started by (nvcc its nvcc.profile), which a resolved link would change */
+        ps->path = cl_strdup(path);
+        if (!ps->path) cl_oom();
         ps->source = source;
         ps->major = major;
         ps->root_index = root_index;
@@ -669,14 +671,8 @@ static char *cl_part_top(size_t p) {
     return NULL;
 }
 
-/* Is path under top (a realpath'd prefix)? */
-static int cl_under(const char *path, const char *top) {
-    size_t n = strlen(top);
-    return path && strncmp(path, top, n) == 0 && (path[n] == '/' || path[n] == 0);
-}
-
 /* Looks for part p under top only (a site-packages: its wheel dir for major; a prefix: its prefix dirs),
- * without touching the part's own search: the toolkit's check. The path (realpath'd) or NULL. */
+ * without touching the part's own search: the toolkit's check. The path (as found) or NULL. */
 static char *cl_part_under(size_t p, const char *top, int is_site, int major) {
     const cl_part *part = cl_part_at(p);
     for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
@@ -691,11 +687,7 @@ static char *cl_part_under(size_t p, const char *top, int is_site, int major) {
             int ok = path && cl_plat_lexists(path) && cl_part_check(part, path, &why) == CUDALOAD_OK;
             cl_buf_free(&why);
             free(dir);
-            if (ok) {
-                char *real = cl_plat_realpath(path);
-                free(path);
-                return real;
-            }
+            if (ok) return path;
             free(path);
             if (is_site) break; /* one wheel dir per flavor */
         }

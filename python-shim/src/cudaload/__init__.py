@@ -28,7 +28,8 @@ from . import _cudaload
 
 __version__ = "0.3.0"
 __all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
-           "get_include", "get_library_dir", "get_cmake_dir", "get_cmake_stubs", "get_pkgconfig_dir",
+           "get_include", "get_library_dir", "get_cmake_dir", "get_cmake_stubs", "get_cmake_toolkit", "get_pkgconfig_dir",
+           "part", "parts", "cuda_root",
            "CudaLoadError",
            "LibraryNotFoundError", "LibraryUnusableError", "NoDriverError", "NoDeviceError", "DriverTooOldError",
            "KernelsUnavailableError", "CudaError"]
@@ -176,6 +177,18 @@ def get_cmake_stubs():
     return path
 
 
+def get_cmake_toolkit():
+    """cudaload-cuda-toolkit.cmake: given as -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it> (CMake 3.24+)
+    or -DCMAKE_TOOLCHAIN_FILE=<it>, it makes enable_language(CUDA) and find_package(CUDAToolkit)
+    use the toolkit cuda_root() answers: the nvcc, headers and libraries of pip's CUDA wheels
+    (cuda-toolkit[nvcc,...]) with no system toolkit (docs/toolkit.md). It combines with
+    get_cmake_stubs(): list both, the toolkit's first."""
+    path = _os.path.join(get_cmake_dir(), "cudaload-cuda-toolkit.cmake")
+    if not _os.path.isfile(path):
+        raise FileNotFoundError("cudaload %s: %s is missing from this installation" % (__version__, path))
+    return path
+
+
 def get_pkgconfig_dir():
     """The directory of cudaload.pc (the archive) and cudaload-<lib>.pc (a stub and the
     archive): PKG_CONFIG_PATH. Every path in them is relative to the .pc file."""
@@ -228,6 +241,36 @@ def report(json=False, selftest=True, color=False):
     Its commands are this interpreter's (`<python> -m pip`, `python -m cudaload`). An invalid
     CUDALOAD_* value gives exit code 4 and the reason as the report's problem."""
     return _cudaload._report(bool(json), bool(selftest), bool(color), _sys.executable)
+
+
+def part(name):
+    """A toolkit part that is not a shared library (parts() lists them: nvcc, ptxas, cicc,
+    cudadevrt, cudart_static, libdevice, nvshmem_device, ...), searched in the libraries' order
+    from this interpreter's package directories, then PATH (programs) and /usr/local/cuda: a dict
+    with status, path, source, major, cuda_version (nvcc's release), pip_packages and every
+    candidate with its reason code (docs/toolkit.md). ValueError for an unknown name."""
+    try:
+        return _cudaload._part(str(name))
+    except _cudaload.StatusError as e:
+        _raise(e)
+
+
+def parts():
+    """The names of the toolkit parts the catalogue knows, in order."""
+    return _cudaload._part_names()
+
+
+def cuda_root(dir=None):
+    """A CUDA toolkit root for nvcc, CMake and Makefiles (CUDA_HOME, CUDAToolkit_ROOT): a system
+    or conda toolkit as it lies, or for pip's CUDA wheels (nvidia-cuda-nvcc, nvidia-cuda-runtime,
+    ...) a tree of links made under dir (default: a cache directory) that nvcc and CMake take as a
+    toolkit. Every part comes from the root where nvcc is, and the runtime headers must be nvcc's
+    release; otherwise LibraryNotFoundError (a part missing: each, with the pip package that has
+    it) or CudaLoadError (MAJOR_MISMATCH: headers of another release than nvcc's)."""
+    try:
+        return _cudaload._toolkit_root(None if dir is None else _os.fspath(dir))
+    except _cudaload.StatusError as e:
+        _raise(e)
 
 
 def library(name):

@@ -8,9 +8,13 @@ commands (`<python> -m pip install`, `python -m cudaload`).
 For extension builders (cudaload as a build requirement, docs/python.md), as pybind11's and
 nanobind's: --cflags (-I<include>), --libs[=STUB,...] (the stub archives named, then
 libcudaload.a, -ldl -lpthread), --cmakedir, --pkgconfigdir, --cmake-stubs (the file that switches
-an unchanged CMake project's CUDA libraries to the stubs: CMAKE_PROJECT_TOP_LEVEL_INCLUDES). They
-answer in the order asked: the flags on one line, each path on a line of its own; exit 0 (4 for
-an unknown stub name); the report is not made."""
+an unchanged CMake project's CUDA libraries to the stubs: CMAKE_PROJECT_TOP_LEVEL_INCLUDES),
+--cmake-toolkit (the file that points enable_language(CUDA) and FindCUDAToolkit at --cuda-root's
+toolkit), --cuda-root[=DIR] (a CUDA_HOME made of pip's CUDA wheels, or the system toolkit) and
+--parts[=NAME,...] (nvcc, cudadevrt, libdevice, ...: one "name path" line each). They answer in
+the order asked: the flags on one line, each path on a line of its own; exit 0 (1 when
+--cuda-root has no toolkit or a part named is missing, with why on stderr; 4 for an unknown stub
+or part name); the report is not made."""
 import argparse
 import os
 import shlex
@@ -40,6 +44,15 @@ def main(argv=None):
     build.add_argument("--cmake-stubs", action=_Asked, nargs=0,
                        help="the file that switches a CMake project's CUDA libraries to the stubs "
                             "(-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it>; docs/stubs.md)")
+    build.add_argument("--cmake-toolkit", action=_Asked, nargs=0,
+                       help="the file that makes enable_language(CUDA) and find_package(CUDAToolkit) use "
+                            "--cuda-root's toolkit (-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it>; docs/toolkit.md)")
+    build.add_argument("--cuda-root", action=_Asked, nargs="?", const="", metavar="DIR",
+                       help="a CUDA toolkit root for nvcc, CMake and Makefiles (CUDA_HOME): a system toolkit as "
+                            "it is, or pip's CUDA wheels as a tree of links made in DIR (default: a cache dir)")
+    build.add_argument("--parts", action=_Asked, nargs="?", const="", metavar="NAME,...",
+                       help="where the toolkit's programs, static archives and bitcode are (nvcc, cudadevrt, "
+                            "libdevice, ...): one line each, path or 'not found'; exit 1 if a named one is missing")
     args = ap.parse_args(argv)
     if getattr(args, "asked", None):
         return _build_flags(ap, args.asked)
@@ -65,13 +78,41 @@ class _Asked(argparse.Action):
 
 
 def _build_flags(ap, asked):
+    code = 0
     lines = []       # each path on a line of its own; the flags together on one
     flags = None     # the index in lines of the flags' line
     for what, value in asked:
-        if what in ("cmakedir", "pkgconfigdir", "cmake_stubs"):
+        if what in ("cmakedir", "pkgconfigdir", "cmake_stubs", "cmake_toolkit"):
             path = {"cmakedir": cudaload.get_cmake_dir, "pkgconfigdir": cudaload.get_pkgconfig_dir,
-                    "cmake_stubs": cudaload.get_cmake_stubs}[what]()
+                    "cmake_stubs": cudaload.get_cmake_stubs, "cmake_toolkit": cudaload.get_cmake_toolkit}[what]()
             lines.append([shlex.quote(path)])
+            continue
+        if what == "cuda_root":
+            if value and not os.path.isabs(value):
+                sys.stderr.write("%s: --cuda-root %s: give an absolute path\n" % (ap.prog, value))
+                return 4
+            try:
+                lines.append([shlex.quote(cudaload.cuda_root(value or None))])
+            except cudaload.CudaLoadError as e:
+                sys.stderr.write("%s: %s\n" % (ap.prog, e))
+                code = 1
+            except ValueError as e:  # a DIR that is not empty and not a tree cudaload made
+                sys.stderr.write("%s: %s\n" % (ap.prog, e))
+                return 4
+            continue
+        if what == "parts":
+            names = [n.strip() for n in value.split(",") if n.strip()] or cudaload.parts()
+            for n in names:
+                try:
+                    p = cudaload.part(n)
+                except ValueError as e:
+                    sys.stderr.write("%s: %s\n" % (ap.prog, e))
+                    return 4
+                if p["path"]:
+                    lines.append([p["name"], shlex.quote(p["path"])])
+                else:
+                    lines.append([p["name"], "not found: pip install " + (" or ".join(p["pip_packages"]) or "(none: a full CUDA toolkit has it)")])
+                    code = 1 if value else code
             continue
         if flags is None:
             flags = len(lines)
@@ -90,7 +131,7 @@ def _build_flags(ap, asked):
         archives = ["libcudaload-%s.a" % s for s in stubs] + ["libcudaload.a"]
         lines[flags] += [shlex.quote(os.path.join(libdir, a)) for a in archives] + ["-ldl", "-lpthread"]
     sys.stdout.write("".join(" ".join(line) + "\n" for line in lines))
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -620,6 +620,90 @@ static PyObject *py_catalogue(PyObject *self, PyObject *args) {
     return rows;
 }
 
+/* The init checks every search call makes: NULL when the search may run, else the raised error. */
+static int search_ready(void) {
+    if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called"), 0;
+    if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
+        return status_error(init_status, init_error), 0;
+    return 1;
+}
+
+/* _part(name): a toolkit part (nvcc, cudadevrt, libdevice, ...), searched on first ask, as a dict
+ * (the fields of cudaload-probe --parts --json). */
+static PyObject *py_part(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    if (!search_ready()) return NULL;
+    cudaload_part_info p = {.size = sizeof p};
+    cudaload_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cudaload_part(name, &p);
+    Py_END_ALLOW_THREADS
+    if (st == CUDALOAD_ERROR_INVALID_ARGUMENT) {
+        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
+        return NULL;
+    }
+    static const char *const kinds[] = {"?", "binary", "static", "bitcode"};
+    PyObject *d = PyDict_New(), *pkgs = PyList_New(0), *cands = PyList_New(0);
+    int bad = !d || !pkgs || !cands;
+    for (int k = 0; !bad && k < p.n_majors; k++) {
+        PyObject *v = text_of(p.pip_packages[k]);
+        bad = !v || PyList_Append(pkgs, v) < 0;
+        Py_XDECREF(v);
+    }
+    for (size_t c = 0; !bad && c < p.n_candidates; c++) {
+        PyObject *cd = PyDict_New();
+        bad = !cd || put(cd, "path", text_of(p.candidates[c].path)) < 0 ||
+              put(cd, "source", text_of(cudaload_source_name(p.candidates[c].source))) < 0 ||
+              put(cd, "result", text_of(cudaload_status_name(p.candidates[c].result))) < 0 ||
+              put(cd, "reason_code", text_of(cudaload_reason_name(p.details[c].reason))) < 0 ||
+              put(cd, "reason", text_of(p.candidates[c].reason)) < 0 || PyList_Append(cands, cd) < 0;
+        Py_XDECREF(cd);
+    }
+    if (bad || put(d, "name", text_of(p.name)) < 0 || put(d, "kind", text_of(kinds[p.kind <= 3 ? p.kind : 0])) < 0 ||
+        put(d, "file", text_of(p.file)) < 0 || put(d, "library", text_of(p.library)) < 0 ||
+        put(d, "status", text_of(cudaload_status_name(st))) < 0 || put(d, "path", text_of(p.path)) < 0 ||
+        put(d, "source", p.path ? text_of(cudaload_source_name(p.source)) : Py_NewRef(Py_None)) < 0 ||
+        put(d, "major", p.major ? PyLong_FromLong(p.major) : Py_NewRef(Py_None)) < 0 ||
+        put(d, "cuda_version", p.cuda_version ? PyLong_FromLong(p.cuda_version) : Py_NewRef(Py_None)) < 0 ||
+        put(d, "needed_by_toolkit", PyBool_FromLong(p.needed_by_toolkit)) < 0 || put(d, "pip_packages", Py_NewRef(pkgs)) < 0 ||
+        put(d, "candidates", Py_NewRef(cands)) < 0 ||
+        put(d, "error", st != CUDALOAD_OK ? text_of(cudaload_last_error()) : Py_NewRef(Py_None)) < 0)
+        Py_CLEAR(d);
+    Py_XDECREF(pkgs), Py_XDECREF(cands);
+    return d;
+}
+
+/* _part_names(): the parts of the catalogue, in order. */
+static PyObject *py_part_names(PyObject *self, PyObject *args) {
+    (void)self, (void)args;
+    PyObject *names = PyList_New(0);
+    for (size_t i = 0; names && i < cudaload_part_count(); i++) {
+        cudaload_part_info p = {.size = sizeof p};
+        cudaload_part_at(i, &p);
+        PyObject *v = text_of(p.name);
+        if (!v || PyList_Append(names, v) < 0) Py_CLEAR(names);
+        Py_XDECREF(v);
+    }
+    return names;
+}
+
+/* _toolkit_root(dir or None): cudaload_toolkit_root(); StatusError with the reasons when none. */
+static PyObject *py_toolkit_root(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *dir = NULL;
+    if (!PyArg_ParseTuple(args, "|z", &dir)) return NULL;
+    if (!search_ready()) return NULL;
+    const char *root = NULL;
+    cudaload_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cudaload_toolkit_root(dir, &root);
+    Py_END_ALLOW_THREADS
+    if (st != CUDALOAD_OK) return status_error(st, cudaload_last_error());
+    return text_of(root);
+}
+
 /* _fixes(names, devices, python): the fix lines the probe gives for these libraries (the
  * advisor's fixes, merged) and, with devices, for a driver that shows no device; worded for
  * python (the interpreter: `<python> -m pip install ...`). */
@@ -691,6 +775,9 @@ static PyMethodDef methods[] = {
     {"_set_backend", py_set_backend, METH_VARARGS, "_set_backend(int): cudaload_set_backend()"},
     {"_last_backend", py_last_backend, METH_NOARGS, "the backend the calling thread's last SAXPY/SGEMM used"},
     {"_library", py_library, METH_VARARGS, "_library(name) -> dict: the library's fields, as in the probe's JSON"},
+    {"_part", py_part, METH_VARARGS, "_part(name) -> dict: a toolkit part (nvcc, cudadevrt, libdevice, ...), searched"},
+    {"_part_names", py_part_names, METH_NOARGS, "_part_names() -> [str]: the catalogue's toolkit parts"},
+    {"_toolkit_root", py_toolkit_root, METH_VARARGS, "_toolkit_root(dir=None) -> str: cudaload_toolkit_root()"},
     {"_catalogue", py_catalogue, METH_NOARGS, "_catalogue() -> [dict]: the catalogue's rows, in id order"},
     {"_fixes", py_fixes, METH_VARARGS, "_fixes(names, devices, python=None) -> [str]: the probe's fix lines for them"},
     {"_status_name", py_status_name, METH_VARARGS, "_status_name(status) -> (name, description)"},
