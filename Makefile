@@ -111,7 +111,8 @@ help:
 	@echo "                    when they are stale against CUDA_HOME (check-generate)"
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md)"
-	@echo "  make generate-docs  rewrite the catalogue's table in docs/catalogue.md and docs/search-order.md"
+	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
+	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
 	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
@@ -375,7 +376,7 @@ $(B)/tests/test_alloc_faults: tests/test_alloc_faults.c tests/failalloc.c tests/
 	  -isystem $(CUDA_INC) $(CMOCKA_CFLAGS) -o $@ $< tests/harness.c $(FAILALLOC) $(STATIC) $(CMOCKA_LIBS) $(LIBS)
 
 # The catalogue's table in the docs, generated from the rows (tools/gen_catalogue_md.py).
-CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md
+CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md docs/toolkit.md
 generate-docs: $(PROBE)
 	$(PYTHON) tools/gen_catalogue_md.py $(PROBE) $(CATALOGUE_DOCS)
 check-docs: $(PROBE)

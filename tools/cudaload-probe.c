@@ -192,6 +192,22 @@ static const char *part_kind_name(cudaload_part_kind k) {
 static int print_parts(const char *names, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    if (names) { /* every name asked must be a part: a typo is a usage error, not "not found" */
+        char *copy = strdup(names), *save = NULL;
+        if (!copy) return out_of_memory();
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            size_t i = 0;
+            cudaload_part_info p = {.size = sizeof p};
+            while (i < cudaload_part_count() && (cudaload_part_at(i, &p), strcmp(p.name, t) != 0)) i++;
+            if (i == cudaload_part_count()) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "--parts: no part named '%.400s' (--parts alone lists them)", t);
+                free(copy);
+                return usage_error(CUDALOAD_OK, msg);
+            }
+        }
+        free(copy);
+    }
     int code = PROBE_EXIT_OK;
     pj_writer w = {.out = stdout};
     if (json) pj_begin_object(&w), pj_key(&w, "parts"), pj_begin_array(&w);
@@ -220,9 +236,16 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
             pj_key(&w, "major"), p.major ? pj_int(&w, p.major) : pj_null(&w);
             pj_key(&w, "cuda_version"), p.cuda_version ? pj_int(&w, p.cuda_version) : pj_null(&w);
             pj_key(&w, "needed_by_toolkit"), pj_bool(&w, p.needed_by_toolkit);
+            pj_key(&w, "majors"), pj_begin_array(&w);
+            for (int k = 0; k < p.n_majors; k++) pj_int(&w, p.majors[k]);
+            pj_end_array(&w);
+            pj_key(&w, "wheel_dirs"), pj_begin_array(&w);
+            for (int k = 0; k < p.n_majors; k++) pj_string(&w, p.wheel_dirs[k]);
+            pj_end_array(&w);
             pj_key(&w, "pip_packages"), pj_begin_array(&w);
             for (int k = 0; k < p.n_majors; k++) pj_string(&w, p.pip_packages[k]);
             pj_end_array(&w);
+            pj_key(&w, "prefix_dirs"), pj_string(&w, p.prefix_dirs);
             pj_key(&w, "candidates"), pj_begin_array(&w);
             for (size_t c = 0; c < p.n_candidates; c++) {
                 pj_begin_object(&w);
