@@ -8,7 +8,9 @@ Makefile finds one ($CUDA_HOME/bin/nvcc or PATH), compiles the SAXPY/SGEMM kerne
 
 Environment:
   CUDA_INC / CUDA_HOME   the CUDA headers (cuda.h, cuda_runtime_api.h, cublas_v2.h), build time
-                         only; default $CUDA_HOME/include, /usr/local/cuda/include
+                         only; default $CUDA_HOME/include, /usr/local/cuda/include, then the CUDA
+                         wheels' nvidia/cu13/include on sys.path (which the build backend,
+                         backend/cudaload_backend.py, asks for on a machine without a toolkit)
   CUDALOAD_NVCC          nvcc to use; set it empty to build without the bundled kernels
                          (SAXPY/SGEMM then run on cuBLAS)
   CUDALOAD_KERNEL_ARCHS  the SASS architectures to build (default: WHEEL_ARCHS below, those
@@ -46,7 +48,7 @@ VENDORED = HERE / "libcudaload-src"
 # extension compiles in.
 # The stubs and the CMake/pkg-config templates: the wheel ships them for extension builders
 # (make dev-tree).
-LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cmake"]
+LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cmake", "tools/cuda-pins.txt"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 # SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
@@ -114,13 +116,25 @@ def multiarch_python_include(tmp):
     return [str(d)]
 
 
+def pip_cuda13(rel):
+    """rel under nvidia/cu13 of the CUDA wheels in this interpreter's package directories (the
+    build environment the backend filled, on a machine without a toolkit), or None."""
+    for d in sys.path:
+        p = os.path.join(d or ".", "nvidia", "cu13", rel)
+        if os.path.isabs(p) and os.path.exists(p):
+            return p
+    return None
+
+
 def nvcc():
     if "CUDALOAD_NVCC" in os.environ:
         return os.environ["CUDALOAD_NVCC"] or None
     home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     if os.access(os.path.join(home, "bin", "nvcc"), os.X_OK):
         return os.path.join(home, "bin", "nvcc")
-    return shutil.which("nvcc")
+    # no toolkit: the pip wheels' nvcc, in place. It only compiles the kernels to a fatbin (no
+    # link, which needs a toolkit's lib64): its profile finds cicc and the headers beside it.
+    return shutil.which("nvcc") or pip_cuda13("bin/nvcc")
 
 
 def kernel_archs(nvcc_path):
@@ -139,6 +153,9 @@ def cuda_include():
         if os.environ.get(var):
             cands.append(os.path.join(os.environ[var], "include"))
     cands.append("/usr/local/cuda/include")
+    # no toolkit: the headers of the CUDA wheels the backend put in the build environment
+    if pip_cuda13("include"):
+        cands.append(pip_cuda13("include"))
     for c in cands:
         if all(os.path.isfile(os.path.join(c, h)) for h in ("cuda.h", "cuda_runtime_api.h", "cublas_v2.h")):
             return c

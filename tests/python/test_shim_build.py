@@ -127,7 +127,8 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
               "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
               "libcudaload-src/kernels/saxpy.cu", "libcudaload-src/stubs/stub_core.c", "libcudaload-src/stubs/gen/cudart.c",
-              "libcudaload-src/cmake/cudaloadConfig.cmake.in", "libcudaload-src/libcudaload/cudaload-stub.pc.in"):
+              "libcudaload-src/cmake/cudaloadConfig.cmake.in", "libcudaload-src/libcudaload/cudaload-stub.pc.in",
+              "backend/cudaload_backend.py", "libcudaload-src/tools/cuda-pins.txt"):
         assert top + f in names, (f, names)
     # the probe's report, every file of it (gather, diagnose, self-test, render, ...)
     probe_files = sorted(p.name for p in (REPO / "tools").glob("probe_*.[ch]"))
