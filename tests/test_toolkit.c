@@ -750,6 +750,25 @@ static const char *path_without_nvcc(void) {
     return pth("%s", len ? buf : "/usr/bin:/bin");
 }
 
+/* Whether the linker's trace (one input file a line) opened file from dir (as nvcc spells it in
+ * its -L, TOP/bin/..//lib64/), and from nowhere else. */
+static int traced_from(const char *trace, const char *file, const char *dir) {
+    int from_dir = 0, elsewhere = 0;
+    for (const char *l = trace; *l;) {
+        size_t n = strcspn(l, "\n");
+        char line[PATH_MAX];
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), l);
+        const char *f = strstr(line, file);
+        if (f && (f == line || f[-1] == '/') && f[strlen(file)] == 0) {
+            if (strncmp(line, dir, strlen(dir)) == 0) from_dir = 1;
+            else elsewhere = 1;
+        }
+        l += n;
+        if (*l) l++;
+    }
+    return from_dir && !elsewhere;
+}
+
 static void test_toolkit_root_compiles(void **state) {
     (void)state;
     const char *o;
@@ -765,18 +784,25 @@ static void test_toolkit_root_compiles(void **state) {
     static const char cu[] = "__global__ void k(int *p) { *p = 1; }\n"
                              "int main(void) { k<<<1, 1>>>(0); return 0; }\n";
     th_write(src, cu, sizeof cu - 1);
-    const char *env_cmd = pth("env -u CUDA_HOME -u CUDA_PATH -u CUDACXX PATH='%s'", path_without_nvcc());
+    /* no other toolkit on PATH, LIBRARY_PATH or the include paths */
+    const char *env_cmd = pth("env -u CUDA_HOME -u CUDA_PATH -u CUDACXX -u LIBRARY_PATH -u CPATH -u C_INCLUDE_PATH "
+                              "-u CPLUS_INCLUDE_PATH PATH='%s'",
+                              path_without_nvcc());
     /* nvcc takes the tree as its TOP: the tree's profile, not the wheels' directory */
     if (th_sh(&o, "%s '%s/bin/nvcc' --dryrun -arch=sm_75 -o '%s/x' '%s' 2>&1", env_cmd, root, t, src) != 0 ||
         !strstr(o, pth("TOP=%s/bin/..", root)))
         fail_msg("nvcc --dryrun does not take %s as its TOP:\n%s", root, o);
-    if (th_sh(&o, "cd '%s' && %s '%s/bin/nvcc' -arch=sm_75 -o x x.cu 2>&1", t, env_cmd, root) != 0)
+    /* the runtime linked is the tree's lib64 one (the linker's --trace names each archive it
+     * opened: a libcudart_static.a elsewhere on the linker's default path must not stand in) */
+    if (th_sh(&o, "cd '%s' && %s '%s/bin/nvcc' -arch=sm_75 -o x x.cu -Xlinker --trace 2>&1", t, env_cmd, root) != 0)
         fail_msg("%s/bin/nvcc -arch=sm_75 -o x x.cu failed:\n%s", root, o);
     assert_int_equal(access(pth("%s/x", t), X_OK), 0);
-    /* -rdc=true links libcudadevrt.a from the tree's lib64 */
-    if (th_sh(&o, "cd '%s' && %s '%s/bin/nvcc' -arch=sm_75 -rdc=true -o xr x.cu 2>&1", t, env_cmd, root) != 0)
+    if (!traced_from(o, "libcudart_static.a", pth("%s/bin/..//lib64/", root))) fail_msg("libcudart_static.a not linked from %s/lib64:\n%s", root, o);
+    /* -rdc=true links libcudadevrt.a from there too */
+    if (th_sh(&o, "cd '%s' && %s '%s/bin/nvcc' -arch=sm_75 -rdc=true -o xr x.cu -Xlinker --trace 2>&1", t, env_cmd, root) != 0)
         fail_msg("%s/bin/nvcc -arch=sm_75 -rdc=true -o xr x.cu failed:\n%s", root, o);
     assert_int_equal(access(pth("%s/xr", t), X_OK), 0);
+    if (!traced_from(o, "libcudadevrt.a", pth("%s/bin/..//lib64/", root))) fail_msg("libcudadevrt.a not linked from %s/lib64:\n%s", root, o);
 }
 
 /* ---- 9. the probe ---- */
