@@ -894,6 +894,86 @@ static void test_probe_parts_and_cuda_root(void **state) {
     assert_int_equal(o.code, 1);
 }
 
+/* ---- files that only look right ---- */
+
+/* A copy of the real fatbinary built for another machine (e_machine EM_AARCH64, 183) and a copy
+ * of ptxas cut after 4096 bytes (an interrupted download), both executable: not programs this
+ * machine can run. */
+static void test_foreign_or_truncated_program_unusable(void **state) {
+    (void)state;
+    need_trees();
+    const char *bad = pth("%s/bad-programs", th_tmpdir());
+    const char *fat = pth("%s/nvidia/cu13/bin/fatbinary", bad), *ptxas = pth("%s/nvidia/cu13/bin/ptxas", bad);
+    copy_file(real("bin/fatbinary"), fat, 0, 0755);
+    int fd = open(fat, O_WRONLY);
+    assert_true(fd >= 0);
+    static const unsigned char aarch64[2] = {183, 0}; /* e_machine, little-endian, at offset 18 */
+    assert_int_equal(pwrite(fd, aarch64, 2, 18), 2);
+    close(fd);
+    copy_file(real("bin/ptxas"), ptxas, 4096, 0755);
+    tk_scene s = {.roots = {bad, site13}, .n_roots = 2, .sources = SRC(CALLER), .parts = 1};
+    run_scene(&s, NULL);
+    expect_cand("fatbinary", fat, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_FILE_UNUSABLE, -1, -1);
+    expect_found("fatbinary", pth("%s/nvidia/cu13/bin/fatbinary", site13), CUDALOAD_SOURCE_CALLER, 13);
+    expect_cand("ptxas", ptxas, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_FILE_UNUSABLE, -1, -1);
+    expect_found("ptxas", pth("%s/nvidia/cu13/bin/ptxas", site13), CUDALOAD_SOURCE_CALLER, 13);
+}
+
+/* A CUDA_HOME with lib/ and no lib64/ (a conda environment, a toolkit made of the wheels without
+ * the lib64 link) still holds the programs under bin/ and nvvm/bin/. */
+static void test_prefix_without_lib64(void **state) {
+    (void)state;
+    const char *t = th_tmpdir();
+    const char *prefix = pth("%s/cuda-lib-only", t);
+    make_prefix(prefix);
+    assert_int_equal(rename(pth("%s/lib64", prefix), pth("%s/lib", prefix)), 0);
+    const char *env[] = {pth("CUDA_HOME=%s", prefix), pth("CUDALOAD_CACHE_DIR=%s/cache", t), NULL};
+    tk_scene s = {.sources = SRC(CUDA_HOME), .toolkit_calls = 1, .parts = 1};
+    run_scene(&s, env);
+    expect_found("nvcc", pth("%s/bin/nvcc", prefix), CUDALOAD_SOURCE_CUDA_HOME, 13);
+    expect_found("cicc", pth("%s/nvvm/bin/cicc", prefix), CUDALOAD_SOURCE_CUDA_HOME, 13);
+    expect_found("cudadevrt", pth("%s/lib/libcudadevrt.a", prefix), CUDALOAD_SOURCE_CUDA_HOME, 13);
+    expect_root(0, CUDALOAD_OK);
+    assert_string_equal(out->root[0], resolved(prefix));
+}
+
+/* "#N" names part N; anything after the number is no part's name. */
+static void child_part_names(th_result *r, void *arg) {
+    (void)arg;
+    r->init_status = cudaload_init(NULL);
+    static const char *const names[] = {"#abc", "#1x", "# 1", "#1"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        cudaload_part_info info = {.size = sizeof info};
+        r->user_int[i] = cudaload_part(names[i], &info);
+    }
+}
+
+static void test_part_index_names_are_exact(void **state) {
+    (void)state;
+    th_result *r = th_result_new();
+    const char *env[] = {"CUDALOAD_SOURCES=caller", NULL};
+    th_run(r, env, child_part_names, NULL);
+    assert_int_equal(r->user_int[0], CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(r->user_int[1], CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(r->user_int[2], CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_int_not_equal(r->user_int[3], CUDALOAD_ERROR_INVALID_ARGUMENT);
+    th_result_free(r);
+}
+
+/* A name --parts does not know is an error, never an empty report that exits 0. */
+static void test_probe_unknown_part_name(void **state) {
+    (void)state;
+    need_trees();
+    static run_out o;
+    const char *env[] = {"CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--root", site13, "--parts", "nvccc", NULL};
+    run_probe(&o, env, args);
+    if (o.code == 0) fail_msg("--parts nvccc: exit 0:\n%s", o.text);
+    const char *json[] = {"--root", site13, "--parts", "nvcc,nvccc", "--json", NULL};
+    run_probe(&o, env, json);
+    if (o.code == 0) fail_msg("--parts nvcc,nvccc --json: exit 0:\n%s", o.text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cu13_site_every_part),
@@ -911,6 +991,10 @@ int main(void) {
         cmocka_unit_test(test_toolkit_root_prefix),
         cmocka_unit_test(test_toolkit_root_compiles),
         cmocka_unit_test(test_probe_parts_and_cuda_root),
+        cmocka_unit_test(test_foreign_or_truncated_program_unusable),
+        cmocka_unit_test(test_prefix_without_lib64),
+        cmocka_unit_test(test_part_index_names_are_exact),
+        cmocka_unit_test(test_probe_unknown_part_name),
     };
     return cmocka_run_group_tests_name("toolkit", tests, setup, NULL);
 }
