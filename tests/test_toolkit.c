@@ -937,6 +937,24 @@ static void test_prefix_without_lib64(void **state) {
     assert_string_equal(out->root[0], resolved(prefix));
 }
 
+/* An earlier tree in which the user left a file of their own: refused, and left whole (not
+ * half removed before the file is met). */
+static void test_toolkit_root_tree_with_foreign_file_left_whole(void **state) {
+    (void)state;
+    need_trees();
+    const char *t = th_tmpdir();
+    const char *dir = pth("%s/tk", t);
+    const char *env[] = {pth("CUDALOAD_CACHE_DIR=%s/cache", t), NULL};
+    tk_scene s = {.roots = {site13}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1, .dir = dir};
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_OK);
+    write_file(pth("%s/notes.txt", dir), "mine\n", 0644);
+    const char *before = listing(dir);
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(listing(dir), before);
+}
+
 /* "#N" names part N; anything after the number is no part's name. */
 static void child_part_names(th_result *r, void *arg) {
     (void)arg;
@@ -993,6 +1011,7 @@ int main(void) {
         cmocka_unit_test(test_probe_parts_and_cuda_root),
         cmocka_unit_test(test_foreign_or_truncated_program_unusable),
         cmocka_unit_test(test_prefix_without_lib64),
+        cmocka_unit_test(test_toolkit_root_tree_with_foreign_file_left_whole),
         cmocka_unit_test(test_part_index_names_are_exact),
         cmocka_unit_test(test_probe_unknown_part_name),
     };
