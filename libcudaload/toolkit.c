@@ -70,10 +70,13 @@ static cudaload_status cl_part_check(const cl_part *part, const char *path, cl_b
         /* an ELF executable or PIE of this machine; a shell script wrapper (#!) is a program too */
         if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') break;
         cl_buf elf = {0};
-        cudaload_status st_elf = cl_elf_check_header(hdr, n, (unsigned long long)st.st_size, &elf);
-        /* the shared-library check says "not a shared library" for ET_EXEC: a program is one */
-        int exec = n >= 18 && hdr[16] == 2 && hdr[17] == 0;
-        if (st_elf != CUDALOAD_OK && !exec) {
+        /* the shared-library check refuses ET_EXEC ("not a shared library"): a program is one,
+         * so its header is checked as if it were ET_DYN (machine, class, truncation all apply) */
+        unsigned char as_dyn[sizeof hdr];
+        memcpy(as_dyn, hdr, sizeof hdr);
+        if (n >= 18 && as_dyn[16] == 2 && as_dyn[17] == 0) as_dyn[16] = 3;
+        cudaload_status st_elf = cl_elf_check_header(as_dyn, n, (unsigned long long)st.st_size, &elf);
+        if (st_elf != CUDALOAD_OK) {
             cl_buf_printf(why, "%s", cl_buf_str(&elf));
             cl_buf_free(&elf);
             return CUDALOAD_ERROR_NOT_FOUND;
@@ -249,13 +252,15 @@ static void cl_part_try_prefix(cl_part_try *t, const char *prefix, cudaload_sour
 static void cl_part_try_root(cl_part_try *t, size_t r) {
     const cl_root *root = &G.roots.items[r];
     const cl_part *part = cl_part_at(t->p);
-    if (!root->pub.exists) return;
     if (root->prefix) {
+        /* the prefix's own dirs (bin/, nvvm/) whether or not this library dir exists */
         if (root->prefix_first) cl_part_try_prefix(t, root->prefix, root->pub.source, (long)r);
+        if (!root->pub.exists) return;
         /* a prefix's targets/<triple>/lib root holds archives too */
         if (part->kind == CUDALOAD_PART_STATIC) cl_part_try_file(t, root->pub.path, root->pub.source, cl_prefix_major(root->prefix), (long)r);
         return;
     }
+    if (!root->pub.exists) return;
     for (size_t f = 0; f < CL_MAX_FLAVORS && !t->found; f++) {
         if (!part->flavor[f].wheel_dir) continue;
         char *dir = cl_path_join(root->pub.path, part->flavor[f].wheel_dir);
@@ -397,8 +402,9 @@ cudaload_status cudaload_part(const char *name, cudaload_part_info *out) {
         cl_set_error("cudaload_part: name and out (with its size set) are required");
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    int p = name[0] == '#' ? (int)strtol(name + 1, NULL, 10) : cl_part_find(name);
-    if (p < 0 || (size_t)p >= cl_part_count() || (name[0] == '#' && !name[1])) {
+    char *end = NULL;
+    int p = name[0] == '#' ? (name[1] >= '0' && name[1] <= '9' ? (int)strtol(name + 1, &end, 10) : -1) : cl_part_find(name);
+    if (p < 0 || (size_t)p >= cl_part_count() || (end && *end)) {
         cl_set_errorf("cudaload_part: no part named \"%s\" (cudaload-probe --parts lists them)", name);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
@@ -532,8 +538,32 @@ static int cl_mkdirs(const char *path) {
 
 #define CL_TREE_MARK ".cudaload-toolkit"
 
+/* 1 when path holds only what a tree of this file has (links, directories, the marker), so
+ * that removing it removes nothing of anyone else's. Checked whole before anything is removed. */
+static int cl_tree_only_ours(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT;
+    if (S_ISLNK(st.st_mode)) return 1;
+    if (!S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *e;
+    int ok = 1;
+    while (ok && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *c = cl_path_join(path, e->d_name);
+        struct stat cs;
+        if (!c) ok = 0;
+        else if (strcmp(e->d_name, CL_TREE_MARK) == 0) ok = lstat(c, &cs) == 0 && S_ISREG(cs.st_mode);
+        else ok = cl_tree_only_ours(c);
+        free(c);
+    }
+    closedir(d);
+    return ok;
+}
+
 /* Removes a tree this file made: its links, its marker and its directories, nothing else (a
- * regular file other than the marker stops it). 0 when gone. */
+ * regular file other than the marker stops it; callers check cl_tree_only_ours first). 0 when gone. */
 static int cl_tree_remove(const char *path) {
     struct stat st;
     if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
@@ -593,6 +623,10 @@ static cudaload_status cl_tree_at(const char *dir, const cl_plan *pl, const char
     struct stat st;
     int has_mark = mark && lstat(mark, &st) == 0;
     free(mark);
+    if (has_mark && !cl_tree_only_ours(dir)) {
+        cl_buf_printf(why, "%s is a toolkit tree libcudaload made, but holds files of someone else's now: not touched", dir);
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
     if (has_mark && cl_tree_remove(dir) != 0) {
         cl_buf_printf(why, "cannot clear the earlier toolkit tree %s: %s", dir, strerror(errno));
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
@@ -635,7 +669,7 @@ static cudaload_status cl_tree_cached(const cl_plan *pl, const char *what, char 
         cl_buf_printf(why, "cannot make %s: %s", base, strerror(errno));
         st = CUDALOAD_ERROR_INVALID_ARGUMENT;
     } else {
-        cl_tree_remove(tmp); /* a crashed maker's leftovers of this pid */
+        if (cl_tree_only_ours(tmp)) cl_tree_remove(tmp); /* a crashed maker's leftovers of this pid */
         st = cl_tree_at(tmp, pl, what, why);
         if (st == CUDALOAD_OK && rename(tmp, final) != 0) {
             /* another process made it first (rename of a directory onto a non-empty one fails) */
