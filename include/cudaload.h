@@ -478,10 +478,29 @@ CUDALOAD_API cudaload_status cudaload_part_at(size_t i, cudaload_part_info *out)
  * given that exists must be empty or such a tree.
  *
  * Returns OK with *root (valid for the life of the process), or NOT_FOUND (no nvcc, or a part
- * missing from nvcc's root: each part's candidates say why) or MAJOR_MISMATCH (headers of
- * another release) with the parts and the pip packages to install in cudaload_last_error().
+ * missing from nvcc's root) or MAJOR_MISMATCH (headers of another release) with the parts and the
+ * pip packages to install in cudaload_last_error(); cudaload_get_toolkit_info() gives the same as data.
  */
 CUDALOAD_API cudaload_status cudaload_toolkit_root(const char *dir, const char **root);
+
+/* What cudaload_toolkit_root() decided for a dir, as data (cudaload_toolkit_info). */
+typedef struct cudaload_toolkit_info {
+    size_t size;                  /* set by the caller: sizeof(cudaload_toolkit_info) */
+    cudaload_status status;       /* cudaload_toolkit_root()'s */
+    const char *root;             /* the answer, or NULL */
+    const char *top;              /* where nvcc is: its site-packages or prefix (realpath), or NULL */
+    const char *nvcc;             /* nvcc's path as found, or NULL when there is none */
+    int cuda_version;             /* nvcc's release (13000 = 13.0), 0 unknown */
+    int headers_version;          /* the runtime headers' CUDART_VERSION, 0 unknown */
+    size_t n_candidates;          /* the check: one per part the toolkit needs, nvcc's profile, the headers */
+    const cudaload_candidate *candidates; /* result OK (reason FOUND) or why not: NOT_IN_ROOT,
+                                             OTHER_ROOT (a copy elsewhere), TOOLKIT_MISMATCH */
+    const cudaload_candidate_detail *details;
+} cudaload_toolkit_info;
+
+/** The same answer as cudaload_toolkit_root(dir, ...) (made on first ask, kept for the process)
+ *  with what it checked, as data. Returns its status. */
+CUDALOAD_API cudaload_status cudaload_get_toolkit_info(const char *dir, cudaload_toolkit_info *out);
 
 /* ---- advice: what would fix a library that failed, as data ---------------------------------- */
 

@@ -404,7 +404,13 @@ struct cl_toolkit_answer {
     struct cl_toolkit_answer *next;
     char *dir;               /* the dir asked for, NULL for the default cache */
     cudaload_status status;
-    char *root;
+    char *root;              /* the answer, or NULL */
+    char *top;               /* nvcc's site-packages or prefix */
+    char *nvcc;
+    int cuda_version, headers_version;
+    cudaload_candidate *cands; /* the check: a part, nvcc's profile, a header each */
+    cudaload_candidate_detail *details;
+    size_t n_cands, cap_cands;
     char *error;
 };
 

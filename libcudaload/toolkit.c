@@ -315,16 +315,20 @@ static void cl_part_search(size_t p) {
     }
 }
 
-/* The pip packages that ship part p ("nvidia-cuda-nvcc (CUDA 13)"), or how to get it. */
-static void cl_part_fix(const cl_part *part, cl_buf *out) {
-    int any = 0;
+/* The pip packages that ship part p ("nvidia-cuda-nvcc (CUDA 13)"), those of one CUDA major
+ * when major is not 0 and has one, or how to get it. */
+static void cl_part_fix_major(const cl_part *part, int major, cl_buf *out) {
+    int any = 0, has_major = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) has_major |= major && part->flavor[f].major == major;
     for (size_t f = 0; f < CL_MAX_FLAVORS; f++)
-        if (part->flavor[f].pkg) {
+        if (part->flavor[f].pkg && (!has_major || part->flavor[f].major == major)) {
             cl_buf_printf(out, "%s%s (CUDA %d)", any ? ", " : "pip install ", part->flavor[f].pkg, part->flavor[f].major);
             any = 1;
         }
     if (!any) cl_buf_printf(out, "no pip wheel ships it: install the full CUDA toolkit and set CUDA_HOME");
 }
+
+static void cl_part_fix(const cl_part *part, cl_buf *out) { cl_part_fix_major(part, 0, out); }
 
 static void cl_part_describe_failure(size_t p, cl_buf *out) {
     const cl_part *part = cl_part_at(p);
@@ -729,23 +733,56 @@ static char *cl_part_under(size_t p, const char *top, int is_site, int major) {
     return NULL;
 }
 
-/* The toolkit's check and plan. top: nvcc's site-packages or prefix; nvcc_path its nvcc. Adds
- * every failure to msg; returns the status. */
-static cudaload_status cl_toolkit_plan(const char *top, int is_site, const char *nvcc_path, int nvcc_release,
+/* Records a candidate of the toolkit's check (a part, nvcc's profile, a header) on the answer,
+ * and for one that fails adds it and its fix to msg. */
+static void cl_tk_record(struct cl_toolkit_answer *a, const char *path, cudaload_source source, cudaload_status result,
+                         cudaload_reason reason, int value, int needed, const char *text, const char *fix, cl_buf *msg) {
+    cl_why w = {0};
+    cl_why_set(&w, reason, 0, value, needed, "%s", text ? text : "");
+    long i = cl_cands_add(&a->cands, &a->details, &a->n_cands, &a->cap_cands, path, source, result, &w);
+    cl_why_free(&w);
+    if (result == CUDALOAD_OK) return;
+    cl_buf_printf(msg, "\n  %s [%s]: %s", path, cudaload_source_name(source), i >= 0 ? a->cands[i].reason : "out of memory");
+    if (fix) cl_buf_printf(msg, "\n    fix: %s", fix);
+}
+
+/* The toolkit's check and plan. top: nvcc's site-packages or prefix; nvcc (the part's state) its
+ * nvcc. Records a candidate per part, profile and header on a; adds every failure and its fix to
+ * msg; returns the status. */
+static cudaload_status cl_toolkit_plan(struct cl_toolkit_answer *a, const char *top, int is_site, const cl_part_state *nvcc,
                                        cl_plan *pl, cl_buf *msg) {
     cudaload_status st = CUDALOAD_OK;
-    char *nvcc_dir = cl_dir_of(nvcc_path);
+    int release = nvcc->cuda_version;
+    char *nvcc_dir = cl_dir_of(nvcc->path);
     /* the parts, each under top */
     for (size_t p = 0; p < cl_part_count(); p++) {
         const cl_part *part = cl_part_at(p);
-        char *at = cl_part_under(p, top, is_site, nvcc_release / 1000);
+        char *at = cl_part_under(p, top, is_site, release / 1000);
+        if (at && (part->flags & CL_PART_TOOLKIT))
+            cl_tk_record(a, at, nvcc->source, CUDALOAD_OK, CUDALOAD_REASON_FOUND, 0, 0, NULL, NULL, msg);
         if (!at && (part->flags & CL_PART_TOOLKIT)) {
-            cl_part_search(p); /* where else it is, for the message */
+            cl_buf fix = {0};
+            cl_part_fix_major(part, release / 1000, &fix);
+            cl_part_search(p); /* where else it is: named, never taken */
             const cl_part_state *ps = &G.part[p];
-            cl_buf_printf(msg, "\n  %s (%s): not under %s", part->name, part->file, top);
-            if (ps->status == CUDALOAD_OK) cl_buf_printf(msg, "; a copy is at %s, another root: one toolkit comes from one root", ps->path);
-            cl_buf_printf(msg, "\n    fix: ");
-            cl_part_fix(part, msg);
+            /* where it would be: the wheel dir of nvcc's major, or the prefix's first dir */
+            const char *sub = NULL;
+            char first[128];
+            for (size_t f = 0; f < CL_MAX_FLAVORS && is_site; f++)
+                if (part->flavor[f].major == release / 1000) sub = part->flavor[f].wheel_dir;
+            const char *w = part->prefix_dirs;
+            if (!is_site && cl_row_next_word(&w, first, sizeof first)) sub = first;
+            char *dir = sub ? cl_path_join(top, sub) : cl_strdup(top);
+            char *where = dir ? cl_path_join(dir, part->file) : NULL;
+            free(dir);
+            if (ps->status == CUDALOAD_OK)
+                cl_tk_record(a, ps->path, ps->source, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_OTHER_ROOT, 0, 0, top,
+                             cl_buf_str(&fix), msg);
+            else
+                cl_tk_record(a, where ? where : top, nvcc->source, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_ROOT, 0, 0,
+                             top, cl_buf_str(&fix), msg);
+            free(where);
+            cl_buf_free(&fix);
             st = CUDALOAD_ERROR_NOT_FOUND;
         }
         if (at && is_site) {
@@ -762,46 +799,54 @@ static cudaload_status cl_toolkit_plan(const char *top, int is_site, const char 
         free(at);
     }
     /* nvcc's own companions: the profile that makes the tree its TOP, and bin/crt (link.stub) */
+    char *prof = nvcc_dir ? cl_path_join(nvcc_dir, "nvcc.profile") : NULL;
     if (!nvcc_dir || !cl_is_file(nvcc_dir, "nvcc.profile")) {
-        cl_buf_printf(msg, "\n  nvcc.profile: not next to %s (a broken nvidia-cuda-nvcc: reinstall it)", nvcc_path);
+        cl_tk_record(a, prof ? prof : nvcc->path, nvcc->source, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_ROOT, 0, 0,
+                     top, "reinstall nvcc's package (pip install --force-reinstall nvidia-cuda-nvcc)", msg);
         st = CUDALOAD_ERROR_NOT_FOUND;
     } else if (is_site) {
-        char *prof = cl_path_join(nvcc_dir, "nvcc.profile"), *crt = cl_path_join(nvcc_dir, "crt");
+        char *crt = cl_path_join(nvcc_dir, "crt");
         if (prof) cl_plan_add(pl, "bin/nvcc.profile", prof);
         if (crt) cl_plan_add(pl, "bin/crt", crt);
-        free(prof);
         free(crt);
     }
+    free(prof);
     /* the runtime headers: those of the wheels of nvcc's major, or the prefix's include/ */
     char *inc = NULL;
     if (is_site) {
         int row = cl_catalogue_find("cudart");
-        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), nvcc_release / 1000);
+        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), release / 1000);
         inc = fl && fl->include_dir ? cl_path_join(top, fl->include_dir) : NULL;
     } else {
         inc = cl_path_join(top, "include");
     }
-    static const char *const headers[][2] = {{"cuda_runtime.h", "nvidia-cuda-runtime"}, {"crt/host_config.h", "nvidia-cuda-crt"}};
-    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++)
-        if (!inc || !cl_is_file(inc, headers[h][0])) {
-            cl_buf_printf(msg, "\n  %s: not in %s\n    fix: pip install %s", headers[h][0], inc ? inc : top, headers[h][1]);
-            st = CUDALOAD_ERROR_NOT_FOUND;
-        }
-    int hv = inc ? cl_headers_release(inc) : 0;
-    if (st == CUDALOAD_OK && hv && nvcc_release && hv / 10 != nvcc_release / 10) {
-        cl_buf_printf(msg, "\n  the runtime headers in %s are CUDA %d.%d (CUDART_VERSION %d), nvcc %s is CUDA %d.%d: one toolkit "
-                           "is one release\n    fix: pip install nvidia-cuda-runtime==%d.%d.* nvidia-cuda-crt==%d.%d.* (or "
-                           "nvidia-cuda-nvcc==%d.%d.*)",
-                      inc, hv / 1000, hv % 1000 / 10, hv, nvcc_path, nvcc_release / 1000, nvcc_release % 1000 / 10,
-                      nvcc_release / 1000, nvcc_release % 1000 / 10, nvcc_release / 1000, nvcc_release % 1000 / 10,
-                      hv / 1000, hv % 1000 / 10);
+    static const char *const headers[][2] = {{"cuda_runtime.h", "pip install nvidia-cuda-runtime"},
+                                             {"crt/host_config.h", "pip install nvidia-cuda-crt"}};
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
+        char *path = cl_path_join(inc ? inc : top, headers[h][0]);
+        int there = inc && cl_is_file(inc, headers[h][0]);
+        cl_tk_record(a, path ? path : headers[h][0], nvcc->source, there ? CUDALOAD_OK : CUDALOAD_ERROR_NOT_FOUND,
+                     there ? CUDALOAD_REASON_FOUND : CUDALOAD_REASON_NOT_IN_ROOT, 0, 0, top, headers[h][1], msg);
+        free(path);
+        if (!there) st = CUDALOAD_ERROR_NOT_FOUND;
+    }
+    a->headers_version = inc ? cl_headers_release(inc) : 0;
+    int hv = a->headers_version;
+    if (st == CUDALOAD_OK && hv && release && hv / 10 != release / 10) {
+        char *api = cl_path_join(inc, "cuda_runtime_api.h");
+        char fix[256];
+        snprintf(fix, sizeof fix, "pip install nvidia-cuda-runtime==%d.%d.* nvidia-cuda-crt==%d.%d.* (or nvidia-cuda-nvcc==%d.%d.*)",
+                 release / 1000, release % 1000 / 10, release / 1000, release % 1000 / 10, hv / 1000, hv % 1000 / 10);
+        cl_tk_record(a, api ? api : inc, nvcc->source, CUDALOAD_ERROR_MAJOR_MISMATCH, CUDALOAD_REASON_TOOLKIT_MISMATCH, hv,
+                     release, inc, fix, msg);
+        free(api);
         st = CUDALOAD_ERROR_MAJOR_MISMATCH;
     }
     if (is_site && inc) cl_plan_add(pl, "include", inc);
     /* the wheels' shared library dir (cudart's for nvcc's major): libraries, cmake/, and lib64 */
     if (is_site) {
         int row = cl_catalogue_find("cudart");
-        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), nvcc_release / 1000);
+        const cl_flavor *fl = cl_row_flavor(cl_row_at((size_t)row), release / 1000);
         char *lib = fl && fl->wheel_dir ? cl_path_join(top, fl->wheel_dir) : NULL;
         if (lib) cl_plan_dir_entries(pl, lib, "lib");
         free(lib);
@@ -813,7 +858,8 @@ static cudaload_status cl_toolkit_plan(const char *top, int is_site, const char 
     return st;
 }
 
-static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg) {
+/* Fills answer a for dir: nvcc, its root, the check's candidates, the root made (or why not in msg). */
+static cudaload_status cl_toolkit_make(struct cl_toolkit_answer *a, const char *dir, cl_buf *msg) {
     int nvcc = cl_part_find("nvcc");
     cl_part_search((size_t)nvcc);
     const cl_part_state *ns = &G.part[nvcc];
@@ -821,6 +867,8 @@ static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg
         cl_buf_printf(msg, "no CUDA toolkit: %s", ns->error ? ns->error : "nvcc not found");
         return ns->status;
     }
+    a->nvcc = cl_strdup(ns->path);
+    a->cuda_version = ns->cuda_version;
     char *top = cl_part_top((size_t)nvcc);
     char *real_top = top ? cl_plat_realpath(top) : NULL;
     free(top);
@@ -828,13 +876,14 @@ static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg
         cl_buf_printf(msg, "no CUDA toolkit: cannot resolve the root of %s", ns->path);
         return CUDALOAD_ERROR_NOT_FOUND;
     }
+    a->top = cl_strdup(real_top);
     /* a site-packages root holds nvcc in a wheel dir; anything else is a prefix (bin/nvcc) */
     int is_site = ns->root_index >= 0 && !G.roots.items[ns->root_index].prefix;
     cl_plan pl = {0};
     cl_buf why = {0};
-    cudaload_status st = cl_toolkit_plan(real_top, is_site, ns->path, ns->cuda_version, &pl, &why);
+    cudaload_status st = cl_toolkit_plan(a, real_top, is_site, ns, &pl, &why);
     if (st == CUDALOAD_OK && !is_site) {
-        *root = cl_strdup(real_top); /* a toolkit prefix as it lies */
+        a->root = cl_strdup(real_top); /* a toolkit prefix as it lies */
         if (dir) cl_debug("toolkit root: %s is a toolkit prefix; %s not used", real_top, dir);
     } else if (st == CUDALOAD_OK) {
         char what[PATH_MAX + 64];
@@ -842,9 +891,9 @@ static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg
                  ns->cuda_version % 1000 / 10);
         if (dir) {
             st = cl_tree_at(dir, &pl, what, &why);
-            if (st == CUDALOAD_OK && !(*root = cl_plat_realpath(dir))) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+            if (st == CUDALOAD_OK && !(a->root = cl_plat_realpath(dir))) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
         } else {
-            st = cl_tree_cached(&pl, what, root, &why);
+            st = cl_tree_cached(&pl, what, &a->root, &why);
         }
     }
     if (st != CUDALOAD_OK)
@@ -857,51 +906,66 @@ static cudaload_status cl_toolkit_make(const char *dir, char **root, cl_buf *msg
 }
 #endif
 
-cudaload_status cudaload_toolkit_root(const char *dir, const char **root) {
-    if (!root || (dir && dir[0] != '/')) {
-        cl_set_error("cudaload_toolkit_root: root is required, and dir must be absolute (or NULL)");
+/* The answer for dir (made on first ask, under the lock), or NULL out of memory. */
+static struct cl_toolkit_answer *cl_toolkit_answer_for(const char *dir) {
+    /* the same dir asked again: the first answer (a tree is made once per process) */
+    for (struct cl_toolkit_answer *a = G.toolkit; a; a = a->next)
+        if ((!a->dir && !dir) || (a->dir && dir && strcmp(a->dir, dir) == 0)) return a;
+    struct cl_toolkit_answer *a = calloc(1, sizeof *a);
+    if (!a || (dir && !(a->dir = cl_strdup(dir)))) {
+        free(a);
+        return NULL;
+    }
+    cl_buf msg = {0};
+#ifndef _WIN32
+    a->status = cl_toolkit_make(a, dir, &msg);
+#else
+    a->status = CUDALOAD_ERROR_NOT_FOUND;
+    cl_buf_printf(&msg, "cudaload_toolkit_root: Linux only");
+#endif
+    if (a->status != CUDALOAD_OK) a->error = cl_strdup(cl_buf_str(&msg));
+    cl_buf_free(&msg);
+    a->next = G.toolkit;
+    G.toolkit = a;
+    return a;
+}
+
+cudaload_status cudaload_get_toolkit_info(const char *dir, cudaload_toolkit_info *out) {
+    if (!out || out->size < offsetof(cudaload_toolkit_info, details) + sizeof out->details || (dir && dir[0] != '/')) {
+        cl_set_error("cudaload_get_toolkit_info: out (with its size set) is required, and dir must be absolute (or NULL)");
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    *root = NULL;
     cl_lock();
     if (!G.done) {
         cl_unlock();
         cl_set_error("libcudaload is not initialized: call cudaload_init() first");
         return CUDALOAD_ERROR_NOT_INITIALIZED;
     }
-    /* the same dir asked again: the first answer (a tree is made once per process) */
-    for (struct cl_toolkit_answer *a = G.toolkit; a; a = a->next)
-        if ((!a->dir && !dir) || (a->dir && dir && strcmp(a->dir, dir) == 0)) {
-            cudaload_status st = a->status;
-            *root = a->root;
-            if (st != CUDALOAD_OK) cl_set_error(a->error ? a->error : "out of memory");
-            cl_unlock();
-            return st;
-        }
-    cl_buf msg = {0};
-    char *made = NULL;
-#ifndef _WIN32
-    cudaload_status st = cl_toolkit_make(dir, &made, &msg);
-#else
-    cudaload_status st = CUDALOAD_ERROR_NOT_FOUND;
-    cl_buf_printf(&msg, "cudaload_toolkit_root: Linux only");
-#endif
-    struct cl_toolkit_answer *a = calloc(1, sizeof *a);
+    struct cl_toolkit_answer *a = cl_toolkit_answer_for(dir);
+    cudaload_toolkit_info full = {.size = sizeof full, .status = a ? a->status : CUDALOAD_ERROR_OUT_OF_MEMORY};
     if (a) {
-        a->dir = dir ? cl_strdup(dir) : NULL;
-        a->status = st;
-        a->root = made;
-        a->error = st != CUDALOAD_OK ? cl_strdup(cl_buf_str(&msg)) : NULL;
-        a->next = G.toolkit;
-        G.toolkit = a;
-    } else {
-        free(made);
-        made = NULL;
-        st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+        full.root = a->root;
+        full.top = a->top;
+        full.nvcc = a->nvcc;
+        full.cuda_version = a->cuda_version;
+        full.headers_version = a->headers_version;
+        full.n_candidates = a->n_cands;
+        full.candidates = a->cands;
+        full.details = a->details;
     }
-    *root = made;
-    if (st != CUDALOAD_OK) cl_set_error(cl_buf_str(&msg)[0] ? cl_buf_str(&msg) : "out of memory");
-    cl_buf_free(&msg);
+    cl_info_copy_out(out, out->size, &full, sizeof full);
+    if (full.status != CUDALOAD_OK) cl_set_error(a && a->error ? a->error : "out of memory");
     cl_unlock();
+    return full.status;
+}
+
+cudaload_status cudaload_toolkit_root(const char *dir, const char **root) {
+    if (!root) {
+        cl_set_error("cudaload_toolkit_root: root is required");
+        return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    }
+    cudaload_toolkit_info info = {.size = sizeof info};
+    cudaload_status st = cudaload_get_toolkit_info(dir, &info);
+    *root = st == CUDALOAD_OK ? info.root : NULL;
     return st;
 }

@@ -197,9 +197,10 @@ static void need_trees(void) {
 
 #define TK_PARTS 64
 #define TK_CANDS 8
+#define TK_CHECKS 32 /* the toolkit check's candidates: a part each, the headers */
 
 typedef struct tk_cand {
-    int result, source, code, major, needed;
+    int result, source, code, major, value, needed;
     char path[1024];
 } tk_cand;
 
@@ -218,6 +219,9 @@ typedef struct tk_out {
     char root_error[8192];
     int n_parts;
     tk_part part[TK_PARTS];
+    /* cudaload_get_toolkit_info after the calls: its status, versions and the check's candidates */
+    int info_status, info_same_root, info_cuda_version, info_headers_version, n_tk;
+    tk_cand tk[TK_CHECKS];
 } tk_out;
 
 typedef struct tk_scene {
@@ -247,6 +251,23 @@ static void tk_child(th_result *r, void *arg) {
         if (out->root_status[i] != CUDALOAD_OK) snprintf(out->root_error, sizeof out->root_error, "%s", cudaload_last_error());
         if (i == 0) first = root;
         else out->same_pointer = root == first;
+    }
+    if (s->toolkit_calls) {
+        cudaload_toolkit_info ti = {.size = sizeof ti};
+        out->info_status = cudaload_get_toolkit_info(s->dir, &ti);
+        out->info_same_root = ti.root == first;
+        out->info_cuda_version = ti.cuda_version;
+        out->info_headers_version = ti.headers_version;
+        for (size_t c = 0; c < ti.n_candidates && c < TK_CHECKS; c++) {
+            tk_cand *k = &out->tk[c];
+            k->result = ti.candidates[c].result;
+            k->source = ti.candidates[c].source;
+            k->code = ti.details[c].reason;
+            k->value = ti.details[c].value;
+            k->needed = ti.details[c].needed;
+            snprintf(k->path, sizeof k->path, "%s", ti.candidates[c].path);
+        }
+        out->n_tk = (int)(ti.n_candidates < TK_CHECKS ? ti.n_candidates : TK_CHECKS);
     }
     if (!s->parts) return;
     size_t n = cudaload_part_count();
@@ -322,6 +343,22 @@ static void expect_cand(const char *name, const char *path, int result, int code
     }
     dump_part(p);
     fail_msg("%s: no candidate %s", name, path);
+}
+
+/* The toolkit check's candidate at path (cudaload_get_toolkit_info) has this result and reason
+ * code (and value/needed when >= 0). */
+static void expect_tk_cand(const char *path, int result, int code, int value, int needed) {
+    for (int c = 0; c < out->n_tk; c++) {
+        const tk_cand *k = &out->tk[c];
+        if (strcmp(k->path, path) != 0) continue;
+        if (k->result == result && k->code == code && (value < 0 || k->value == value) && (needed < 0 || k->needed == needed)) return;
+        fail_msg("toolkit candidate %s: %s %s (value %d, needed %d), want %s %s", path, cudaload_status_name((cudaload_status)k->result),
+                 cudaload_reason_name((cudaload_reason)k->code), k->value, k->needed, cudaload_status_name((cudaload_status)result),
+                 cudaload_reason_name((cudaload_reason)code));
+    }
+    for (int c = 0; c < out->n_tk; c++)
+        print_message("  %s: %s\n", out->tk[c].path, cudaload_reason_name((cudaload_reason)out->tk[c].code));
+    fail_msg("no toolkit candidate %s among %d", path, out->n_tk);
 }
 
 static void expect_root(int call, int status) {
@@ -561,6 +598,8 @@ static void test_toolkit_root_from_site(void **state) {
     expect_root(0, CUDALOAD_OK);
     expect_root(1, CUDALOAD_OK);
     assert_true(out->same_pointer);
+    assert_true(out->info_same_root); /* cudaload_get_toolkit_info: the same answer */
+    assert_int_equal(out->info_status, CUDALOAD_OK);
     const char *root = pth("%s", out->root[0]);
     assert_string_equal(out->root[1], root);
     /* a directory of its own in the cache */
@@ -668,6 +707,10 @@ static void test_toolkit_root_part_missing(void **state) {
     assert_string_equal(out->root[0], "");
     assert_int_equal(part("cicc")->status, CUDALOAD_ERROR_NOT_FOUND);
     assert_false(exists(cache)); /* no tree made */
+    /* as data: where cicc would be under nvcc's root, and the parts that are there */
+    assert_int_equal(out->info_status, CUDALOAD_ERROR_NOT_FOUND);
+    expect_tk_cand(pth("%s/nvidia/cu13/nvvm/bin/cicc", site), CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_ROOT, -1, -1);
+    expect_tk_cand(pth("%s/nvidia/cu13/bin/ptxas", site), CUDALOAD_OK, CUDALOAD_REASON_FOUND, -1, -1);
 
     /* cicc in another root: found as a part, but a toolkit comes from nvcc's root only */
     const char *other = pth("%s/site-cicc", t);
@@ -678,6 +721,8 @@ static void test_toolkit_root_part_missing(void **state) {
     expect_found("cicc", pth("%s/nvidia/cu13/nvvm/bin/cicc", other), CUDALOAD_SOURCE_CALLER, 13);
     expect_found("nvcc", pth("%s/nvidia/cu13/bin/nvcc", site), CUDALOAD_SOURCE_CALLER, 13);
     assert_false(exists(cache));
+    /* the copy elsewhere is named, as data, and not used */
+    expect_tk_cand(pth("%s/nvidia/cu13/nvvm/bin/cicc", other), CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_OTHER_ROOT, -1, -1);
 
     /* no nvcc at all */
     tk_scene none = {.roots = {cu12_site()}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
@@ -696,6 +741,11 @@ static void test_toolkit_root_headers_of_another_release(void **state) {
     expect_root(0, CUDALOAD_ERROR_MAJOR_MISMATCH);
     assert_string_equal(out->root[0], "");
     assert_false(exists(cache));
+    assert_int_equal(out->info_status, CUDALOAD_ERROR_MAJOR_MISMATCH);
+    assert_int_equal(out->info_cuda_version, 13000);
+    assert_int_equal(out->info_headers_version, 13050);
+    expect_tk_cand(pth("%s/nvidia/cu13/include/cuda_runtime_api.h", site), CUDALOAD_ERROR_MAJOR_MISMATCH,
+                   CUDALOAD_REASON_TOOLKIT_MISMATCH, 13050, 13000);
     /* the parts themselves are fine */
     expect_found("nvcc", pth("%s/nvidia/cu13/bin/nvcc", site), CUDALOAD_SOURCE_CALLER, 13);
     assert_int_equal(part("nvcc")->cuda_version, 13000);

@@ -280,23 +280,44 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
     return code;
 }
 
-/* --cuda-root [DIR]: the toolkit root, or why there is none (exit 1). */
+/* --cuda-root [DIR]: the toolkit root, or why there is none (exit 1). With --json the answer and
+ * its check as data: {"cuda_root", "status", "top", "nvcc", "cuda_version", "headers_version",
+ * "candidates": [...], "error"}. */
 static int print_cuda_root(const char *dir, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
-    const char *root = NULL;
-    st = cudaload_toolkit_root(dir, &root);
+    cudaload_toolkit_info t = {.size = sizeof t};
+    st = cudaload_get_toolkit_info(dir, &t);
     if (st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
-    if (st != CUDALOAD_OK) return error_exit(st, cudaload_last_error(), PROBE_EXIT_LIB_MISSING);
+    int code = st == CUDALOAD_OK ? PROBE_EXIT_OK : PROBE_EXIT_LIB_MISSING;
     if (json) {
         pj_writer w = {.out = stdout};
         pj_begin_object(&w);
-        pj_key(&w, "cuda_root"), pj_string(&w, root);
+        pj_key(&w, "cuda_root"), pj_string(&w, t.root);
+        pj_key(&w, "status"), pj_string(&w, cudaload_status_name(st));
+        pj_key(&w, "top"), pj_string(&w, t.top);
+        pj_key(&w, "nvcc"), pj_string(&w, t.nvcc);
+        pj_key(&w, "cuda_version"), t.cuda_version ? pj_int(&w, t.cuda_version) : pj_null(&w);
+        pj_key(&w, "headers_version"), t.headers_version ? pj_int(&w, t.headers_version) : pj_null(&w);
+        pj_key(&w, "candidates"), pj_begin_array(&w);
+        for (size_t c = 0; c < t.n_candidates; c++) {
+            pj_begin_object(&w);
+            pj_key(&w, "path"), pj_string(&w, t.candidates[c].path);
+            pj_key(&w, "source"), pj_string(&w, cudaload_source_name(t.candidates[c].source));
+            pj_key(&w, "result"), pj_string(&w, cudaload_status_name(t.candidates[c].result));
+            pj_key(&w, "reason_code"), pj_string(&w, cudaload_reason_name(t.details[c].reason));
+            pj_key(&w, "reason"), pj_string(&w, t.candidates[c].reason);
+            pj_end_object(&w);
+        }
+        pj_end_array(&w);
+        pj_key(&w, "error"), pj_string(&w, st != CUDALOAD_OK ? cudaload_last_error() : NULL);
         pj_end_object(&w);
+        if (st != CUDALOAD_OK && !quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
     } else if (!quiet) {
-        printf("%s\n", root);
+        if (st == CUDALOAD_OK) printf("%s\n", t.root);
+        else fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
     }
-    return PROBE_EXIT_OK;
+    return code;
 }
 
 int main(int argc, char **argv) {
