@@ -356,6 +356,16 @@ static void cl_part_search(size_t p) {
 
 /* ---- the public calls ---- */
 
+/* Takes the lock for a call that needs a completed init: OK with the lock held, else
+ * NOT_INITIALIZED (the message set) and the lock not held. */
+static cudaload_status cl_lock_initialized(void) {
+    cl_lock();
+    if (G.done) return CUDALOAD_OK;
+    cl_unlock();
+    cl_set_error("libcudaload is not initialized: call cudaload_init() first");
+    return CUDALOAD_ERROR_NOT_INITIALIZED;
+}
+
 size_t cudaload_part_count(void) { return cl_part_count(); }
 
 static void cl_part_fill(size_t p, cudaload_part_info *out) {
@@ -412,12 +422,7 @@ cudaload_status cudaload_part(const char *name, cudaload_part_info *out) {
         cl_set_errorf("cudaload_part: no part named \"%s\" (cudaload-probe --parts lists them)", name);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_lock();
-    if (!G.done) {
-        cl_unlock();
-        cl_set_error("libcudaload is not initialized: call cudaload_init() first");
-        return CUDALOAD_ERROR_NOT_INITIALIZED;
-    }
+    if (cl_lock_initialized() != CUDALOAD_OK) return CUDALOAD_ERROR_NOT_INITIALIZED;
     cl_part_search((size_t)p);
     cl_part_fill((size_t)p, out);
     cudaload_status st = G.part[p].status;
@@ -935,12 +940,7 @@ cudaload_status cudaload_get_toolkit_info(const char *dir, cudaload_toolkit_info
         cl_set_error("cudaload_get_toolkit_info: out (with its size set) is required, and dir must be absolute (or NULL)");
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    cl_lock();
-    if (!G.done) {
-        cl_unlock();
-        cl_set_error("libcudaload is not initialized: call cudaload_init() first");
-        return CUDALOAD_ERROR_NOT_INITIALIZED;
-    }
+    if (cl_lock_initialized() != CUDALOAD_OK) return CUDALOAD_ERROR_NOT_INITIALIZED;
     struct cl_toolkit_answer *a = cl_toolkit_answer_for(dir);
     cudaload_toolkit_info full = {.size = sizeof full, .status = a ? a->status : CUDALOAD_ERROR_OUT_OF_MEMORY};
     if (a) {

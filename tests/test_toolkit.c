@@ -235,6 +235,16 @@ typedef struct tk_scene {
 
 static tk_out *out; /* shared with the children (MAP_SHARED) */
 
+static void copy_cand(tk_cand *k, const cudaload_candidate *c, const cudaload_candidate_detail *d) {
+    k->result = c->result;
+    k->source = c->source;
+    k->code = d->reason;
+    k->major = d->major;
+    k->value = d->value;
+    k->needed = d->needed;
+    snprintf(k->path, sizeof k->path, "%s", c->path);
+}
+
 static void tk_child(th_result *r, void *arg) {
     const tk_scene *s = arg;
     memset(out, 0, sizeof *out);
@@ -258,15 +268,7 @@ static void tk_child(th_result *r, void *arg) {
         out->info_same_root = ti.root == first;
         out->info_cuda_version = ti.cuda_version;
         out->info_headers_version = ti.headers_version;
-        for (size_t c = 0; c < ti.n_candidates && c < TK_CHECKS; c++) {
-            tk_cand *k = &out->tk[c];
-            k->result = ti.candidates[c].result;
-            k->source = ti.candidates[c].source;
-            k->code = ti.details[c].reason;
-            k->value = ti.details[c].value;
-            k->needed = ti.details[c].needed;
-            snprintf(k->path, sizeof k->path, "%s", ti.candidates[c].path);
-        }
+        for (size_t c = 0; c < ti.n_candidates && c < TK_CHECKS; c++) copy_cand(&out->tk[c], &ti.candidates[c], &ti.details[c]);
         out->n_tk = (int)(ti.n_candidates < TK_CHECKS ? ti.n_candidates : TK_CHECKS);
     }
     if (!s->parts) return;
@@ -282,15 +284,7 @@ static void tk_child(th_result *r, void *arg) {
         p->cuda_version = info.cuda_version;
         p->n_cands = (int)info.n_candidates;
         snprintf(p->path, sizeof p->path, "%s", info.path ? info.path : "");
-        for (size_t c = 0; c < info.n_candidates && c < TK_CANDS; c++) {
-            tk_cand *k = &p->cand[c];
-            k->result = info.candidates[c].result;
-            k->source = info.candidates[c].source;
-            k->code = info.details[c].reason;
-            k->major = info.details[c].major;
-            k->needed = info.details[c].needed;
-            snprintf(k->path, sizeof k->path, "%s", info.candidates[c].path);
-        }
+        for (size_t c = 0; c < info.n_candidates && c < TK_CANDS; c++) copy_cand(&p->cand[c], &info.candidates[c], &info.details[c]);
     }
     out->n_parts = (int)(n < TK_PARTS ? n : TK_PARTS);
 }

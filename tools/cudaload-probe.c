@@ -183,6 +183,21 @@ static cudaload_status init_find_only(const char **roots_in, size_t n_roots_in) 
     return cudaload_init(&o);
 }
 
+/* "candidates": [{path, source, result, reason_code, reason}], as the report writes a library's. */
+static void json_candidates(pj_writer *w, size_t n, const cudaload_candidate *c, const cudaload_candidate_detail *d) {
+    pj_key(w, "candidates"), pj_begin_array(w);
+    for (size_t i = 0; i < n; i++) {
+        pj_begin_object(w);
+        pj_key(w, "path"), pj_string(w, c[i].path);
+        pj_key(w, "source"), pj_string(w, cudaload_source_name(c[i].source));
+        pj_key(w, "result"), pj_string(w, cudaload_status_name(c[i].result));
+        pj_key(w, "reason_code"), pj_string(w, cudaload_reason_name(d[i].reason));
+        pj_key(w, "reason"), pj_string(w, c[i].reason);
+        pj_end_object(w);
+    }
+    pj_end_array(w);
+}
+
 static const char *part_kind_name(cudaload_part_kind k) {
     return k == CUDALOAD_PART_BINARY ? "binary" : k == CUDALOAD_PART_STATIC ? "static" : k == CUDALOAD_PART_BITCODE ? "bitcode" : "?";
 }
@@ -246,17 +261,7 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
             for (int k = 0; k < p.n_majors; k++) pj_string(&w, p.pip_packages[k]);
             pj_end_array(&w);
             pj_key(&w, "prefix_dirs"), pj_string(&w, p.prefix_dirs);
-            pj_key(&w, "candidates"), pj_begin_array(&w);
-            for (size_t c = 0; c < p.n_candidates; c++) {
-                pj_begin_object(&w);
-                pj_key(&w, "path"), pj_string(&w, p.candidates[c].path);
-                pj_key(&w, "source"), pj_string(&w, cudaload_source_name(p.candidates[c].source));
-                pj_key(&w, "result"), pj_string(&w, cudaload_status_name(p.candidates[c].result));
-                pj_key(&w, "reason_code"), pj_string(&w, cudaload_reason_name(p.details[c].reason));
-                pj_key(&w, "reason"), pj_string(&w, p.candidates[c].reason);
-                pj_end_object(&w);
-            }
-            pj_end_array(&w);
+            json_candidates(&w, p.n_candidates, p.candidates, p.details);
             pj_key(&w, "error"), pj_string(&w, ps != CUDALOAD_OK ? cudaload_last_error() : NULL);
             pj_end_object(&w);
         } else if (!quiet) {
@@ -299,17 +304,7 @@ static int print_cuda_root(const char *dir, const char **roots_in, size_t n_root
         pj_key(&w, "nvcc"), pj_string(&w, t.nvcc);
         pj_key(&w, "cuda_version"), t.cuda_version ? pj_int(&w, t.cuda_version) : pj_null(&w);
         pj_key(&w, "headers_version"), t.headers_version ? pj_int(&w, t.headers_version) : pj_null(&w);
-        pj_key(&w, "candidates"), pj_begin_array(&w);
-        for (size_t c = 0; c < t.n_candidates; c++) {
-            pj_begin_object(&w);
-            pj_key(&w, "path"), pj_string(&w, t.candidates[c].path);
-            pj_key(&w, "source"), pj_string(&w, cudaload_source_name(t.candidates[c].source));
-            pj_key(&w, "result"), pj_string(&w, cudaload_status_name(t.candidates[c].result));
-            pj_key(&w, "reason_code"), pj_string(&w, cudaload_reason_name(t.details[c].reason));
-            pj_key(&w, "reason"), pj_string(&w, t.candidates[c].reason);
-            pj_end_object(&w);
-        }
-        pj_end_array(&w);
+        json_candidates(&w, t.n_candidates, t.candidates, t.details);
         pj_key(&w, "error"), pj_string(&w, st != CUDALOAD_OK ? cudaload_last_error() : NULL);
         pj_end_object(&w);
         if (st != CUDALOAD_OK && !quiet) fprintf(stderr, "cudaload-probe: %s\n", cudaload_last_error());
