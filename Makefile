@@ -9,6 +9,9 @@ CC         ?= cc
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
+# whether CUDA_HOME or CUDA_INC was given (command line, environment): the toolkit of pip wheels
+# below is made only when neither was
+CUDA_GIVEN := $(filter-out undefined,$(origin CUDA_HOME) $(origin CUDA_INC))
 CUDA_HOME  ?= /usr/local/cuda
 # Any directory with cuda.h, cuda_runtime_api.h, cublas_v2.h and cublasLt.h: the toolkit's include dir,
 # or the nvidia wheels' (site-packages/nvidia/cu13/include).
@@ -32,6 +35,23 @@ B          := build/$(patsubst %-,%,$(CROSS))
 KERNELS_B  ?= build/kernels
 endif
 KERNELS_B  ?= $(B)/kernels
+# No CUDA toolkit on this machine (neither CUDA_HOME nor CUDA_INC given, no
+# /usr/local/cuda/include/cuda.h, no nvcc on PATH): one made of pip's CUDA wheels, the pins of
+# tools/cuda-pins.txt, by tools/pip-toolkit.sh in $(B)/pip-cuda (1.2 GB downloaded once into
+# pip's cache; a tree of links as CUDA_HOME: docs/toolkit.md). Evaluated once: exported, the
+# sub-makes take it as given. Not made for goals that need no headers (help, clean, ...).
+ifeq ($(CUDA_GIVEN)$(wildcard /usr/local/cuda/include/cuda.h),)
+ifeq ($(shell command -v nvcc 2>/dev/null),)
+ifneq ($(filter-out help clean uninstall test-deps,$(or $(MAKECMDGOALS),all)),)
+CUDA_HOME  := $(shell tools/pip-toolkit.sh $(B)/pip-cuda)
+ifneq ($(.SHELLSTATUS),0)
+$(error no CUDA toolkit here (CUDA_HOME, /usr/local/cuda, nvcc on PATH) and tools/pip-toolkit.sh $(B)/pip-cuda failed (above); set CUDA_HOME or CUDA_INC)
+endif
+export CUDA_HOME
+$(info cudaload: no CUDA toolkit installed: using pip's CUDA wheels (tools/cuda-pins.txt), CUDA_HOME=$(CUDA_HOME))
+endif
+endif
+endif
 # HIDDEN_API=1: the API of libcudaload.a and of the stub archives is hidden in the objects
 # (CUDALOAD_API_HIDDEN), for the development tree the Python package ships (make dev-tree).
 # Use its own B: make does not rebuild objects when only flags change.
@@ -94,6 +114,8 @@ help:
 	@echo "libcudaload $(VERSION) -- targets:"
 	@echo "  make              build $(SO_REAL) (SONAME $(SO_NAME)), $(STATIC), $(PC), $(PROBE)"
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
+	@echo "                    (no CUDA toolkit installed: CUDA_HOME made of pip's CUDA wheels, tools/cuda-pins.txt,"
+	@echo "                    by tools/pip-toolkit.sh $(B)/pip-cuda: 1.2 GB downloaded once into pip's cache)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
