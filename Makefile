@@ -183,7 +183,8 @@ help:
 	@echo "  tests/gpu/multigpu-run.sh DIR    check-gpu, Python and launch cost on two or more GPUs"
 	@echo "  make install      install lib, headers, the stubs, pkg-config files (cudaload, cudaload-static,"
 	@echo "                    cudaload-<lib> and cudaload-<lib>-static per stub), the CMake package and the"
-	@echo "                    switch cudaload-cuda-stubs.cmake (lib/cmake/cudaload; docs/stubs.md) and"
+	@echo "                    switch cudaload-cuda-stubs.cmake (lib/cmake/cudaload; docs/stubs.md), the toolkit"
+	@echo "                    file cudaload-cuda-toolkit.cmake (pip's CUDA wheels as CMake's CUDA; docs/toolkit.md) and"
 	@echo "                    cudaload-probe under DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) (LIBDIR=$(LIBDIR))"
 	@echo "  make dev-tree DEVDIR=dir  the tree the Python package ships for extension builders: headers,"
 	@echo "                    libcudaload.a and the stub archives (debug info stripped), pkg-config files relative"
@@ -602,7 +603,7 @@ define cmake_package
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
-	install -m 0644 cmake/cudaload-cuda-stubs.cmake $(1)/
+	install -m 0644 cmake/cudaload-cuda-stubs.cmake cmake/cudaload-cuda-toolkit.cmake $(1)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
 	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$(2)|" cmake/cudaloadConfig.cmake.in > $(1)/cudaloadConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
@@ -654,7 +655,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
 	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadStubs.cmake \
-	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-toolkit.cmake
 	rm -f $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart_static.a $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart.so
 	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR)/cudaload-nvcc 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \
