@@ -33,6 +33,14 @@ elseif(DEFINED ENV{CUDALOAD_CUDA_ROOT} AND NOT "$ENV{CUDALOAD_CUDA_ROOT}" STREQU
 else()
   set(_cudaload_tk_root "")
   set(_cudaload_tk_tried "")
+  # a command's failure as text: its exit status and stderr, or why it did not run
+  macro(_cudaload_tk_why out)
+    if(_cudaload_tk_rc MATCHES "^[0-9]+$")
+      set(${out} "exit ${_cudaload_tk_rc}: ${_cudaload_tk_err}")
+    else()
+      set(${out} "${_cudaload_tk_rc}")
+    endif()
+  endmacro()
 
   # 2. the cudaload Python package of the build's interpreter
   set(_cudaload_tk_pythons "")
@@ -54,7 +62,8 @@ else()
       set(_cudaload_tk_how "${_cudaload_tk_py} -m cudaload --cuda-root")
       break()
     endif()
-    string(APPEND _cudaload_tk_tried "\n  ${_cudaload_tk_py} -m cudaload --cuda-root: ${_cudaload_tk_rc}: ${_cudaload_tk_err}")
+    _cudaload_tk_why(_cudaload_tk_why_text)
+    string(APPEND _cudaload_tk_tried "\n  ${_cudaload_tk_py} -m cudaload --cuda-root: ${_cudaload_tk_why_text}")
   endforeach()
 
   # 3. an installed cudaload-probe, with the wheels of the first of those interpreters that runs
@@ -86,13 +95,15 @@ else()
       execute_process(COMMAND "${_cudaload_tk_p}" ${_cudaload_tk_probe_args} --cuda-root
                       RESULT_VARIABLE _cudaload_tk_rc OUTPUT_VARIABLE _cudaload_tk_out ERROR_VARIABLE _cudaload_tk_err
                       OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+      set(_cudaload_tk_cmd "${_cudaload_tk_p}" ${_cudaload_tk_probe_args} --cuda-root)
+      list(JOIN _cudaload_tk_cmd " " _cudaload_tk_cmd)
       if(_cudaload_tk_rc EQUAL 0 AND IS_DIRECTORY "${_cudaload_tk_out}")
         set(_cudaload_tk_root "${_cudaload_tk_out}")
-        string(REPLACE ";" " " _cudaload_tk_how "${_cudaload_tk_p} ${_cudaload_tk_probe_args} --cuda-root")
+        set(_cudaload_tk_how "${_cudaload_tk_cmd}")
         break()
       endif()
-      string(REPLACE ";" " " _cudaload_tk_cmd "${_cudaload_tk_p} ${_cudaload_tk_probe_args} --cuda-root")
-      string(APPEND _cudaload_tk_tried "\n  ${_cudaload_tk_cmd}: ${_cudaload_tk_rc}: ${_cudaload_tk_err}")
+      _cudaload_tk_why(_cudaload_tk_why_text)
+      string(APPEND _cudaload_tk_tried "\n  ${_cudaload_tk_cmd}: ${_cudaload_tk_why_text}")
     endforeach()
   endif()
 
