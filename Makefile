@@ -106,7 +106,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
+.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -146,6 +146,10 @@ help:
 	@echo "  make check-oldglibc  the wheels on an older glibc: a Debian bullseye root (debootstrap, glibc 2.31),"
 	@echo "                    the sdist built there by zig for glibc 2.28, installed and run; a probe built here"
 	@echo "                    by zig run there (root and network; skipped with the reason otherwise)"
+	@echo "  make check-pip-toolkit  no CUDA toolkit: from a fresh clone, with /usr/local hidden (root, unshare -m),"
+	@echo "                    make builds from pip's CUDA wheels, the probe finds their parts, and an unchanged"
+	@echo "                    CMake CUDA project builds with cudaload-cuda-toolkit.cmake, with the stubs switch"
+	@echo "                    too, and as a toolchain file (tests/pip-toolkit/proof.sh)"
 	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
 	@echo "  bench/python_calls.py   cudaload.saxpy/sgemm per call against torch's own (GPU machine, the package installed)"
 	@echo "  make windows      the Windows x86_64 build with mingw-w64 (mk/windows.mk), static, in $(B)/win:"
@@ -458,6 +462,11 @@ py-testenv:
 # without root, debootstrap or the network.
 check-oldglibc: py-testenv
 	tests/summary.sh run oldglibc tests/oldglibc/run.sh $(abspath $(B)) $(abspath $(PY_TESTENV))/bin/python
+
+# libcudaload and a CMake CUDA project built with no CUDA toolkit: tests/pip-toolkit/proof.sh, from a
+# fresh clone, with /usr/local hidden (root: unshare -m; skipped, saying why, otherwise)
+check-pip-toolkit:
+	tests/summary.sh run pip-toolkit tests/pip-toolkit/proof.sh $(abspath $(B))/pip-toolkit-proof
 
 check-python: test-deps py-testenv
 	$(MAKE) all $(B)/fake/libcuda.so.1
