@@ -83,7 +83,7 @@ grep -q "CL_KERNELS_TOOLKIT_VERSION 13000" build/kernels/kernels_build.h && ok "
     || fail "the kernels' fatbin (build/kernels/kernels_build.h)"
 
 ./build/cudaload-probe > "$work/probe.txt" 2>&1
-echo "cudaload-probe (no root): exit $? (1: no CUDA runtime anywhere on this machine but the wheels)"
+echo "cudaload-probe (no --root): exit $? (1: no CUDA runtime where it searches by itself; the wheels are in build/)"
 ./build/cudaload-probe --root "$site" > "$work/probe-root.txt" 2>&1
 rc=$?
 sed -n '/^Result/,$p' "$work/probe-root.txt" | head -3
