@@ -39,10 +39,10 @@ KERNELS_B  ?= $(B)/kernels
 # /usr/local/cuda/include/cuda.h, no nvcc on PATH): one made of pip's CUDA wheels, the pins of
 # tools/cuda-pins.txt, by tools/pip-toolkit.sh in $(B)/pip-cuda (1.2 GB downloaded once into
 # pip's cache; a tree of links as CUDA_HOME: docs/toolkit.md). Evaluated once: exported, the
-# sub-makes take it as given. Not made for goals that need no headers (help, clean, ...).
+# sub-makes take it as given. Not made for goals that need no headers (help, clean, check-pip-toolkit, ...).
 ifeq ($(CUDA_GIVEN)$(wildcard /usr/local/cuda/include/cuda.h),)
 ifeq ($(shell command -v nvcc 2>/dev/null),)
-ifneq ($(filter-out help clean uninstall test-deps,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out help clean uninstall test-deps check-pip-toolkit,$(or $(MAKECMDGOALS),all)),)
 CUDA_HOME  := $(shell tools/pip-toolkit.sh $(B)/pip-cuda)
 ifneq ($(.SHELLSTATUS),0)
 $(error no CUDA toolkit here (CUDA_HOME, /usr/local/cuda, nvcc on PATH) and tools/pip-toolkit.sh $(B)/pip-cuda failed (above); set CUDA_HOME or CUDA_INC)
