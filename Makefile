@@ -9,6 +9,9 @@ CC         ?= cc
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
+# whether CUDA_HOME or CUDA_INC was given (command line, environment): the toolkit of pip wheels
+# below is made only when neither was
+CUDA_GIVEN := $(filter-out undefined,$(origin CUDA_HOME) $(origin CUDA_INC))
 CUDA_HOME  ?= /usr/local/cuda
 # Any directory with cuda.h, cuda_runtime_api.h, cublas_v2.h and cublasLt.h: the toolkit's include dir,
 # or the nvidia wheels' (site-packages/nvidia/cu13/include).
@@ -32,6 +35,23 @@ B          := build/$(patsubst %-,%,$(CROSS))
 KERNELS_B  ?= build/kernels
 endif
 KERNELS_B  ?= $(B)/kernels
+# No CUDA toolkit on this machine (neither CUDA_HOME nor CUDA_INC given, no
+# /usr/local/cuda/include/cuda.h, no nvcc on PATH): one made of pip's CUDA wheels, the pins of
+# tools/cuda-pins.txt, by tools/pip-toolkit.sh in $(B)/pip-cuda (1.2 GB downloaded once into
+# pip's cache; a tree of links as CUDA_HOME: docs/toolkit.md). Evaluated once: exported, the
+# sub-makes take it as given. Not made for goals that need no headers (help, clean, check-pip-toolkit, ...).
+ifeq ($(CUDA_GIVEN)$(wildcard /usr/local/cuda/include/cuda.h),)
+ifeq ($(shell command -v nvcc 2>/dev/null),)
+ifneq ($(filter-out help clean uninstall test-deps check-pip-toolkit,$(or $(MAKECMDGOALS),all)),)
+CUDA_HOME  := $(shell tools/pip-toolkit.sh $(B)/pip-cuda)
+ifneq ($(.SHELLSTATUS),0)
+$(error no CUDA toolkit here (CUDA_HOME, /usr/local/cuda, nvcc on PATH) and tools/pip-toolkit.sh $(B)/pip-cuda failed (above); set CUDA_HOME or CUDA_INC)
+endif
+export CUDA_HOME
+$(info cudaload: no CUDA toolkit installed: using pip's CUDA wheels (tools/cuda-pins.txt), CUDA_HOME=$(CUDA_HOME))
+endif
+endif
+endif
 # HIDDEN_API=1: the API of libcudaload.a and of the stub archives is hidden in the objects
 # (CUDALOAD_API_HIDDEN), for the development tree the Python package ships (make dev-tree).
 # Use its own B: make does not rebuild objects when only flags change.
@@ -86,7 +106,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
 
-.PHONY: check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
+.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -94,6 +114,8 @@ help:
 	@echo "libcudaload $(VERSION) -- targets:"
 	@echo "  make              build $(SO_REAL) (SONAME $(SO_NAME)), $(STATIC), $(PC), $(PROBE)"
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
+	@echo "                    (no CUDA toolkit installed: CUDA_HOME made of pip's CUDA wheels, tools/cuda-pins.txt,"
+	@echo "                    by tools/pip-toolkit.sh $(B)/pip-cuda: 1.2 GB downloaded once into pip's cache)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
@@ -124,6 +146,10 @@ help:
 	@echo "  make check-oldglibc  the wheels on an older glibc: a Debian bullseye root (debootstrap, glibc 2.31),"
 	@echo "                    the sdist built there by zig for glibc 2.28, installed and run; a probe built here"
 	@echo "                    by zig run there (root and network; skipped with the reason otherwise)"
+	@echo "  make check-pip-toolkit  no CUDA toolkit: from a fresh clone, with /usr/local hidden (root, unshare -m),"
+	@echo "                    make builds from pip's CUDA wheels, the probe finds their parts, and an unchanged"
+	@echo "                    CMake CUDA project builds with cudaload-cuda-toolkit.cmake, with the stubs switch"
+	@echo "                    too, and as a toolchain file (tests/pip-toolkit/proof.sh)"
 	@echo "  tests/python/device-run.sh DIR   the Python package's GPU tests (torch, cupy), logs in DIR"
 	@echo "  bench/python_calls.py   cudaload.saxpy/sgemm per call against torch's own (GPU machine, the package installed)"
 	@echo "  make windows      the Windows x86_64 build with mingw-w64 (mk/windows.mk), static, in $(B)/win:"
@@ -161,7 +187,8 @@ help:
 	@echo "  tests/gpu/multigpu-run.sh DIR    check-gpu, Python and launch cost on two or more GPUs"
 	@echo "  make install      install lib, headers, the stubs, pkg-config files (cudaload, cudaload-static,"
 	@echo "                    cudaload-<lib> and cudaload-<lib>-static per stub), the CMake package and the"
-	@echo "                    switch cudaload-cuda-stubs.cmake (lib/cmake/cudaload; docs/stubs.md) and"
+	@echo "                    switch cudaload-cuda-stubs.cmake (lib/cmake/cudaload; docs/stubs.md), the toolkit"
+	@echo "                    file cudaload-cuda-toolkit.cmake (pip's CUDA wheels as CMake's CUDA; docs/toolkit.md) and"
 	@echo "                    cudaload-probe under DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) (LIBDIR=$(LIBDIR))"
 	@echo "  make dev-tree DEVDIR=dir  the tree the Python package ships for extension builders: headers,"
 	@echo "                    libcudaload.a and the stub archives (debug info stripped), pkg-config files relative"
@@ -436,6 +463,11 @@ py-testenv:
 check-oldglibc: py-testenv
 	tests/summary.sh run oldglibc tests/oldglibc/run.sh $(abspath $(B)) $(abspath $(PY_TESTENV))/bin/python
 
+# libcudaload and a CMake CUDA project built with no CUDA toolkit: tests/pip-toolkit/proof.sh, from a
+# fresh clone, with /usr/local hidden (root: unshare -m; skipped, saying why, otherwise)
+check-pip-toolkit:
+	tests/summary.sh run pip-toolkit tests/pip-toolkit/proof.sh $(abspath $(B))/pip-toolkit-proof
+
 check-python: test-deps py-testenv
 	$(MAKE) all $(B)/fake/libcuda.so.1
 	CUDALOAD_TEST_BUILD=$(abspath $(B)) CUDA_INC=$(CUDA_INC) CUDA_HOME=$(CUDA_HOME) \
@@ -580,7 +612,7 @@ define cmake_package
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
-	install -m 0644 cmake/cudaload-cuda-stubs.cmake $(1)/
+	install -m 0644 cmake/cudaload-cuda-stubs.cmake cmake/cudaload-cuda-toolkit.cmake $(1)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
 	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$(2)|" cmake/cudaloadConfig.cmake.in > $(1)/cudaloadConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
@@ -632,7 +664,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
 	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadStubs.cmake \
-	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-toolkit.cmake
 	rm -f $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart_static.a $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart.so
 	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR)/cudaload-nvcc 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# tests/pip-toolkit/proof.sh [WORKDIR] -- libcudaload, and a CMake CUDA project, built on a
+# machine with no CUDA toolkit: pip's CUDA wheels instead (make check-pip-toolkit).
+#
+# In a mount namespace (unshare -m) with a tmpfs over /usr/local, so that /usr/local/cuda and
+# an nvcc there are gone (checked), and the variables pointing at a toolkit unset (CUDA_HOME,
+# CUDA_PATH, CUDA_INC, CUDACXX, LIBRARY_PATH), from a fresh `git clone` of this repository
+# (its committed HEAD):
+#   a. make: the Makefile finds no toolkit and takes tools/pip-toolkit.sh's (tools/cuda-pins.txt);
+#      the probe answers exit 2 (libraries found, no driver) with the wheels as its root, and
+#      --parts shows nvcc, ptxas, cicc, cudadevrt, cudart_static, libdevice in those wheels;
+#   b. make install into WORKDIR/prefix; a venv with pip's CUDA wheels (the compiler's and
+#      cuBLAS, from the same wheel cache); the unchanged project tests/pip-toolkit/cmake-project
+#      (a kernel, CUDA::cublas, CUDA::cudart) configured with only the installed
+#      cudaload-cuda-toolkit.cmake as CMAKE_PROJECT_TOP_LEVEL_INCLUDES, built, its DT_NEEDED
+#      checked (libcublas.so.13, libcudart.so.13) and run with the root's lib (no GPU here: it
+#      says what the runtime answered);
+#   c. the same with the stubs switch too ("<toolkit file>;<cudaload-cuda-stubs.cmake>"): no
+#      CUDA library in DT_NEEDED;
+#   d. the toolkit file as CMAKE_TOOLCHAIN_FILE (what an older CMake takes) instead.
+# Each step prints "[  OK  ] NAME (N s)" or "[FAILED] NAME"; the wall times are the numbers to
+# quote. Needs root (unshare, mount): without it, "SKIP: pip-toolkit: <why>" and exit 0. The
+# wheels are downloaded once (1.2 GB) into $PIP_CACHE_DIR/cudaload-toolkit-wheels (default
+# ~/.cache/pip), where tools/pip-toolkit.sh keeps them.
+#
+# WORKDIR (default build/pip-toolkit-proof) is emptied first. JOBS: make -j (default 2).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-$top/build/pip-toolkit-proof}
+case $work in /*) ;; *) work=$PWD/$work ;; esac
+jobs=${JOBS:-2}
+skip() { echo "SKIP: pip-toolkit: $*"; exit 0; }
+
+if [ -z "${CUDALOAD_PROOF_INSIDE:-}" ]; then
+    [ "$(id -u)" = 0 ] || skip "needs root (unshare -m and a tmpfs mounted over /usr/local)"
+    command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+    command -v git >/dev/null || skip "git is not installed"
+    command -v cmake >/dev/null || skip "cmake is not installed"
+    case $(command -v cmake) in /usr/local/*) skip "cmake is under /usr/local, which the proof hides" ;; esac
+    unshare -m true 2>/dev/null || skip "unshare -m is not permitted here (a container without CAP_SYS_ADMIN?)"
+    exec unshare -m env CUDALOAD_PROOF_INSIDE=1 bash "$0" "$work"
+fi
+
+# ---- inside the namespace ----
+failed=0
+step_start=$SECONDS
+ok() { echo "[  OK  ] $1 ($((SECONDS - step_start)) s)"; step_start=$SECONDS; }
+fail() { echo "[FAILED] $1"; failed=1; step_start=$SECONDS; }
+die() { echo "[FAILED] $1"; echo "proof.sh: stopped"; exit 1; }
+
+# unshare made the mounts private: the tmpfs is seen by this process tree only
+mount -t tmpfs -o size=16m none /usr/local || die "mount -t tmpfs none /usr/local"
+unset CUDA_HOME CUDA_PATH CUDA_INC CUDACXX CUDAToolkit_ROOT LIBRARY_PATH CUDALOAD_CUDA_ROOT CUDALOAD_PATH
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '^/usr/local/' | paste -sd: -)
+export PATH
+if command -v nvcc >/dev/null || [ -e /usr/local/cuda ] || [ -e /usr/include/cuda.h ]; then
+    die "no toolkit visible: nvcc=$(command -v nvcc) /usr/local/cuda=$(ls -d /usr/local/cuda 2>&1)"
+fi
+ok "no CUDA toolkit visible (no nvcc on PATH, no /usr/local/cuda, no /usr/include/cuda.h)"
+
+rm -rf "$work"
+mkdir -p "$work"
+export CUDALOAD_CACHE_DIR=$work/cudaload-cache # the trees of links --cuda-root makes, fresh
+src=$work/src
+git clone --quiet "$top" "$src" || die "git clone $top"
+ok "git clone $(git -C "$src" rev-parse --short HEAD)"
+
+# ---- a. make, the probe ----
+cd "$src" || die "cd $src"
+t0=$SECONDS
+if make -j"$jobs" > "$work/make.log" 2>&1; then
+    ok "make (no toolkit: $(grep -m1 '^cudaload: ' "$work/make.log"))"
+else
+    tail -30 "$work/make.log"
+    die "make (log: $work/make.log)"
+fi
+t_make=$((SECONDS - t0))
+grep -m1 'pip-toolkit.sh: CUDA toolkit of pip wheels' "$work/make.log" || true
+site=$src/build/pip-cuda/site
+root=$src/build/pip-cuda/root
+grep -q "CL_KERNELS_TOOLKIT_VERSION 13000" build/kernels/kernels_build.h && ok "kernels built by the wheels' nvcc (CUDA 13.0)" \
+    || fail "the kernels' fatbin (build/kernels/kernels_build.h)"
+
+./build/cudaload-probe > "$work/probe.txt" 2>&1
+echo "cudaload-probe (no --root): exit $? (1: no CUDA runtime where it searches by itself; the wheels are in build/)"
+./build/cudaload-probe --root "$site" > "$work/probe-root.txt" 2>&1
+rc=$?
+sed -n '/^Result/,$p' "$work/probe-root.txt" | head -3
+if [ $rc = 2 ]; then ok "cudaload-probe --root <the pip site>: exit 2 (libraries found, no driver)"
+else cat "$work/probe-root.txt"; fail "cudaload-probe --root $site: exit $rc, not 2"; fi
+
+./build/cudaload-probe --root "$site" --parts nvcc,ptxas,cicc,cudadevrt,cudart_static,libdevice > "$work/parts.txt" 2>&1
+rc=$?
+cat "$work/parts.txt"
+if [ $rc = 0 ] && [ "$(grep -c " $site/nvidia/cu13/" "$work/parts.txt")" = 6 ]; then
+    ok "--parts: the six parts, each in the pip wheels"
+else
+    fail "--parts: exit $rc, or a part not under $site/nvidia/cu13"
+fi
+
+# ---- b. make install; a venv with pip's CUDA wheels; the CMake project with the toolkit file ----
+prefix=$work/prefix
+make install PREFIX="$prefix" > "$work/install.log" 2>&1 && ok "make install PREFIX=$prefix" \
+    || { tail -20 "$work/install.log"; die "make install (log: $work/install.log)"; }
+toolkit_file=$prefix/lib/cmake/cudaload/cudaload-cuda-toolkit.cmake
+stubs_file=$prefix/lib/cmake/cudaload/cudaload-cuda-stubs.cmake
+
+# the compiler's wheels (the [compiler] group of the pins) and cuBLAS, as a user's venv has them
+wheels=${CUDALOAD_TOOLKIT_WHEELS:-${PIP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pip}/cudaload-toolkit-wheels}
+reqs=$(awk '/^# \[headers\]/ { exit } /^[^#]/ { print }' tools/cuda-pins.txt; grep '^nvidia-cublas==' tools/cuda-pins.txt)
+venv=$work/venv
+python3 -m venv "$venv" || die "python3 -m venv (python3-venv)"
+# shellcheck disable=SC2086 # one requirement a word
+PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-index --find-links "$wheels" $reqs \
+    || die "pip install into $venv from $wheels"
+ok "venv with $(echo $reqs | tr '\n' ' ')"
+# activated, as a user's shell would be: python3 is the venv's
+export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
+
+project=$src/tests/pip-toolkit/cmake-project
+cmake_build() { # cmake_build NAME BUILD-DIR CMAKE-ARGS...: configure and build the project
+    local name=$1 b=$2
+    shift 2
+    if cmake -S "$project" -B "$b" "$@" > "$b.log" 2>&1 && cmake --build "$b" -j"$jobs" >> "$b.log" 2>&1; then
+        grep -E '^-- (cudaload|The CUDA compiler|Found CUDAToolkit)' "$b.log"
+        ok "$name: configured and built"
+        return 0
+    fi
+    tail -30 "$b.log"
+    fail "$name: configure or build (log: $b.log)"
+    return 1
+}
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+
+if cmake_build "toolkit file only" "$work/cmake-toolkit" -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$toolkit_file"; then
+    app=$work/cmake-toolkit/app
+    tk_root=$(sed -n 's/^CUDALOAD_CUDA_ROOT:PATH=//p' "$work/cmake-toolkit/CMakeCache.txt")
+    echo "app NEEDED: $(needed "$app")"
+    echo "CMAKE_CUDA_COMPILER: $(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$work/cmake-toolkit/CMakeCache.txt")" \
+        "-> $(readlink -f "$tk_root/bin/nvcc")"
+    case $(readlink -f "$tk_root/bin/nvcc") in
+    "$venv"/*) ok "the CUDA compiler is the venv's wheel nvcc" ;;
+    *) fail "the CUDA compiler is not the venv's nvcc" ;;
+    esac
+    if needed "$app" | grep -q 'libcublas.so.13' && needed "$app" | grep -q 'libcudart.so.13'; then
+        ok "app links libcublas.so.13 and libcudart.so.13"
+    else
+        fail "app's DT_NEEDED lacks libcublas.so.13 or libcudart.so.13"
+    fi
+    LD_LIBRARY_PATH=$tk_root/lib "$app" && ok "app runs with the root's lib (LD_LIBRARY_PATH)" || fail "app did not run"
+fi
+
+# ---- c. the toolkit file and the stubs switch ----
+if cmake_build "toolkit file + stubs switch" "$work/cmake-stubs" "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=$toolkit_file;$stubs_file"; then
+    app=$work/cmake-stubs/app
+    echo "app NEEDED: $(needed "$app")"
+    if needed "$app" | grep -q 'libcu'; then fail "app still has a CUDA library in DT_NEEDED"
+    else ok "app has no CUDA library in DT_NEEDED"; fi
+    # libcudaload finds the venv's runtime itself (VIRTUAL_ENV); no driver here
+    "$app" && ok "app runs (its runtime found by libcudaload)" || fail "app did not run"
+fi
+
+# ---- d. the toolkit file as a toolchain file ----
+if cmake_build "toolkit file as CMAKE_TOOLCHAIN_FILE" "$work/cmake-toolchain" -DCMAKE_TOOLCHAIN_FILE="$toolkit_file"; then
+    needed "$work/cmake-toolchain/app" | grep -q 'libcublas.so.13' && ok "toolchain build links libcublas.so.13" \
+        || fail "toolchain build's DT_NEEDED"
+fi
+
+echo "proof.sh: make (pip toolkit made included) ${t_make} s; total $SECONDS s; logs in $work"
+exit $failed
