@@ -201,7 +201,8 @@ help:
 headers-check:
 	@for h in cuda.h cuda_runtime_api.h cublas_v2.h cublasLt.h; do \
 	  test -f "$(CUDA_INC)/$$h" || { echo "error: $(CUDA_INC)/$$h not found: set CUDA_INC to a directory" \
-	    "holding the CUDA headers (the toolkit's include, or site-packages/nvidia/cu13/include)"; exit 1; }; done
+	    "holding the CUDA headers (the toolkit's include, or site-packages/nvidia/cu13/include), or unset" \
+	    "CUDA_HOME and CUDA_INC to build from pip's CUDA wheels (docs/toolkit.md)"; exit 1; }; done
 
 $(B)/obj/%.o: libcudaload/%.c $(HEADERS) | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
