@@ -17,7 +17,12 @@
 #      says what the runtime answered);
 #   c. the same with the stubs switch too ("<toolkit file>;<cudaload-cuda-stubs.cmake>"): no
 #      CUDA library in DT_NEEDED;
-#   d. the toolkit file as CMAKE_TOOLCHAIN_FILE (what an older CMake takes) instead.
+#   d. the toolkit file as CMAKE_TOOLCHAIN_FILE (what an older CMake takes) instead;
+#   e. the cudaload sdist built by `pip wheel` (build isolation: its backend asks for
+#      tools/cuda-pins.txt's wheels), installed in the venv, its kernels built;
+#   f. the three extension templates (examples/python-extension, -cmake, -meson) built by `pip
+#      wheel` with the toolkit `python -m cudaload --cuda-root` makes of the venv's wheels
+#      (scikit-build-core's through cudaload-cuda-toolkit.cmake).
 # Each step prints "[  OK  ] NAME (N s)" or "[FAILED] NAME"; the wall times are the numbers to
 # quote. Needs root (unshare, mount): without it, "SKIP: pip-toolkit: <why>" and exit 0. The
 # wheels are downloaded once (1.2 GB) into $PIP_CACHE_DIR/cudaload-toolkit-wheels (default
@@ -165,6 +170,57 @@ fi
 if cmake_build "toolkit file as CMAKE_TOOLCHAIN_FILE" "$work/cmake-toolchain" -DCMAKE_TOOLCHAIN_FILE="$toolkit_file"; then
     needed "$work/cmake-toolchain/app" | grep -q 'libcublas.so.13' && ok "toolchain build links libcublas.so.13" \
         || fail "toolchain build's DT_NEEDED"
+fi
+
+# ---- e. the cudaload sdist, built by pip with no toolkit: its backend asks for the pinned wheels ----
+dist=$work/dist
+mkdir -p "$dist"
+if (cd python-shim && python3 -c "import sys; from setuptools import build_meta as b; b.build_sdist(sys.argv[1])" "$dist") \
+    > "$work/sdist.log" 2>&1; then
+    sdist=$(ls "$dist"/cudaload-*.tar.gz)
+    ok "sdist $(basename "$sdist")"
+    # build isolation, as a user's pip does: setuptools, ziglang and tools/cuda-pins.txt's wheels
+    # (the wheel cache first, then the registry)
+    if PIP_FIND_LINKS="$wheels ${PIP_FIND_LINKS:-}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        "$venv/bin/python" -m pip wheel -v --no-deps -w "$dist" "$sdist" > "$work/sdist-wheel.log" 2>&1; then
+        grep -m1 'nvidia-cuda-nvcc' "$work/sdist-wheel.log" | sed 's/^ */build requirement: /'
+        ok "pip wheel of the sdist, no toolkit: $(cd "$dist" && ls cudaload-*.whl)"
+        "$venv/bin/python" -m pip install --quiet --no-deps "$dist"/cudaload-*.whl || fail "pip install the cudaload wheel"
+        built=$("$venv/bin/python" -c 'import cudaload; print(cudaload.KERNELS_BUILT)')
+        [ "$built" = True ] && ok "its kernels were built (by the wheels' nvcc)" || fail "cudaload.KERNELS_BUILT is $built"
+    else
+        tail -30 "$work/sdist-wheel.log"
+        fail "pip wheel of the sdist (log: $work/sdist-wheel.log)"
+    fi
+else
+    tail -20 "$work/sdist.log"
+    fail "sdist (log: $work/sdist.log)"
+fi
+
+# ---- f. the three extension templates, built by pip wheel with the toolkit from pip ----
+if pyroot=$("$venv/bin/python" -m cudaload --cuda-root 2> "$work/cuda-root.err"); then
+    ok "python -m cudaload --cuda-root: $pyroot"
+    for t in python-extension python-cmake python-meson; do
+        copy=$work/templates/$t
+        mkdir -p "$work/templates"
+        cp -r "examples/$t" "$copy"
+        # CUDA_HOME for the setuptools and meson templates (they take nvcc from it or PATH); the
+        # scikit-build-core one gets the toolkit file, with the root in CUDALOAD_CUDA_ROOT (its
+        # isolated build environment has cudaload but not the CUDA wheels)
+        cfg=()
+        [ $t = python-cmake ] && cfg=("-Ccmake.define.CMAKE_PROJECT_TOP_LEVEL_INCLUDES=$("$venv/bin/python" -m cudaload --cmake-toolkit)")
+        if CUDA_HOME=$pyroot PATH=$pyroot/bin:$PATH CUDALOAD_CUDA_ROOT=$pyroot PIP_DISABLE_PIP_VERSION_CHECK=1 \
+            "$venv/bin/python" -m pip wheel --no-deps --find-links "$dist" -w "$work/templates/dist" "${cfg[@]}" \
+            "$copy" > "$work/templates/$t.log" 2>&1; then
+            ok "pip wheel examples/$t"
+        else
+            tail -30 "$work/templates/$t.log"
+            fail "pip wheel examples/$t (log: $work/templates/$t.log)"
+        fi
+    done
+else
+    cat "$work/cuda-root.err"
+    fail "python -m cudaload --cuda-root in $venv"
 fi
 
 echo "proof.sh: make (pip toolkit made included) ${t_make} s; total $SECONDS s; logs in $work"
