@@ -82,7 +82,11 @@ static void mkdirs_of(const char *path) {
 static void place(const char *target, const char *at) {
     mkdirs_of(at);
     if (unlink(at) != 0 && errno != ENOENT) fail_msg("unlink %s: %s", at, strerror(errno));
-    if (link(target, at) != 0) th_symlink(target, at);
+    /* the file itself: link() does not follow a symbolic link, and a toolkit's libcudart.so.13 is
+     * one, relative (-> libcudart.so.13.0.96), which would dangle in the crafted tree */
+    char file[PATH_MAX];
+    if (!realpath(target, file)) snprintf(file, sizeof file, "%s", target);
+    if (link(file, at) != 0) th_symlink(file, at);
 }
 
 /* A file of our own at path (never through a link to a real file: the link is removed first). */
