@@ -416,7 +416,7 @@ check-docs: $(PROBE)
 # CI=true a skip tests/expected-skips.txt does not expect fails its runner.
 CHECK_SUMMARY ?= $(abspath $(B))/check-summary.tsv
 export CHECK_SUMMARY
-CHECK_RUNNERS := check-cpu check-sanitize check-tsan check-valgrind check-python check-oldglibc check-aarch64 check-windows
+CHECK_RUNNERS := check-cpu check-sanitize check-tsan check-valgrind check-python check-oldglibc check-aarch64 check-windows check-pip-toolkit
 check: test-deps
 	@tests/summary.sh reset
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
