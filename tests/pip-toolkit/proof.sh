@@ -111,9 +111,11 @@ make install PREFIX="$prefix" > "$work/install.log" 2>&1 && ok "make install PRE
 toolkit_file=$prefix/lib/cmake/cudaload/cudaload-cuda-toolkit.cmake
 stubs_file=$prefix/lib/cmake/cudaload/cudaload-cuda-stubs.cmake
 
-# the compiler's wheels (the [compiler] group of the pins) and cuBLAS, as a user's venv has them
+# the compiler's wheels (the [compiler] group of the pins) and the libraries the projects use, as a
+# user's venv has them
 wheels=${CUDALOAD_TOOLKIT_WHEELS:-${PIP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pip}/cudaload-toolkit-wheels}
-reqs=$(awk '/^# \[headers\]/ { exit } /^[^#]/ { print }' tools/cuda-pins.txt; grep '^nvidia-cublas==' tools/cuda-pins.txt)
+# (cuBLAS for the CMake project; cuFFT and cuRAND, whose headers the extension templates include)
+reqs=$(awk '/^# \[headers\]/ { exit } /^[^#]/ { print }' tools/cuda-pins.txt; grep -E '^nvidia-(cublas|cufft|curand)==' tools/cuda-pins.txt)
 venv=$work/venv
 python3 -m venv "$venv" || die "python3 -m venv (python3-venv)"
 # shellcheck disable=SC2086 # one requirement a word
