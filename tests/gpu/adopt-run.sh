@@ -22,12 +22,6 @@ top=$PWD
 . tests/gpu/run-lib.sh
 prefix=$top/build/adopt-prefix
 switch=$prefix/lib/cmake/cudaload/cudaload-cuda-stubs.cmake
-export PATH=/usr/local/cuda/bin:$PATH
-D=$top/.devdeps
-cmocka=()
-if [ -f "$D/include/cmocka.h" ]; then
-    cmocka=(CMOCKA_CFLAGS="-I$D/include" CMOCKA_LIBS="-L$D/lib -lcmocka -Wl,-rpath,$D/lib")
-fi
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv
     cmake --version | head -1

@@ -4,11 +4,19 @@
 #   site     its site-packages; libdir: the CUDA 13 wheels' libraries there (nvidia/cu13/lib)
 #   step NAME CMD...   runs CMD, its output and time in $out/NAME.txt with "rc=N" last, prints
 #            the tail; a failure counts in $fails
+#   cmocka   make's CMOCKA_CFLAGS/CMOCKA_LIBS for the cmocka in .devdeps/ when it is there (the
+#            GPU machine has none installed), else empty: make ... "${cmocka[@]}"
+# and puts the toolkit's /usr/local/cuda/bin first on PATH.
 PY=${PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PY" ] || PY=python3
 site=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 libdir=$site/nvidia/cu13/lib
 fails=0
+export PATH=/usr/local/cuda/bin:$PATH
+cmocka=()
+if [ -f "$PWD/.devdeps/include/cmocka.h" ]; then
+    cmocka=(CMOCKA_CFLAGS="-I$PWD/.devdeps/include" CMOCKA_LIBS="-L$PWD/.devdeps/lib -lcmocka -Wl,-rpath,$PWD/.devdeps/lib")
+fi
 step() {
     local name=$1
     shift

@@ -16,12 +16,6 @@ out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/../.."
 top=$PWD
 . tests/gpu/run-lib.sh
-export PATH=/usr/local/cuda/bin:$PATH
-D=$top/.devdeps
-cmocka=()
-if [ -f "$D/include/cmocka.h" ]; then
-    cmocka=(CMOCKA_CFLAGS="-I$D/include" CMOCKA_LIBS="-L$D/lib -lcmocka -Wl,-rpath,$D/lib")
-fi
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv
     nvcc --version | tail -2
