@@ -479,6 +479,19 @@ const char *th_require_build(int fixtures) {
     return b;
 }
 
+const char *th_cuda_home(void) {
+    static char home[PATH_MAX];
+    const char *h = getenv("CUDA_HOME");
+    if (!home[0]) snprintf(home, sizeof home, "%s", h && h[0] == '/' ? h : "/usr/local/cuda");
+    return home;
+}
+
+const char *th_driver_stub(void) {
+    static char stub[PATH_MAX + 32];
+    snprintf(stub, sizeof stub, "%s/lib64/stubs/libcuda.so", th_cuda_home());
+    return access(stub, R_OK) == 0 ? stub : NULL;
+}
+
 const char *th_fake_driver_env(void) {
     static char env[PATH_MAX + 64];
     const char *b = getenv("CUDALOAD_TEST_BUILD");

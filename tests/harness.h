@@ -132,6 +132,18 @@ char *th_tmpdir(void);
  * after telling stderr to run the test through `make check`. For a group setup. */
 const char *th_require_build(int fixtures);
 
+/* The CUDA toolkit the tests use: $CUDA_HOME when it is absolute, else /usr/local/cuda. make
+ * exports CUDA_HOME only for a toolkit it made of pip's wheels (docs/toolkit.md); a machine with
+ * a toolkit installed runs with /usr/local/cuda, as before. (static storage) */
+const char *th_cuda_home(void);
+/* The toolkit's driver link stub, <th_cuda_home()>/lib64/stubs/libcuda.so, or NULL when there is
+ * none: no pip wheel ships it, so a toolkit made of wheels has none. A test of the real stub's
+ * behaviour (cuDriverGetVersion fails with CUDA_ERROR_STUB_LIBRARY) skips then, saying so, with
+ * TH_SKIP_NO_DRIVER_STUB(the path it wanted). (static storage) */
+const char *th_driver_stub(void);
+#define TH_SKIP_NO_DRIVER_STUB(path) \
+    TH_SKIP("no driver link stub %s: a CUDA toolkit made of pip's wheels has none", (path))
+
 /* "CUDALOAD_DRIVER_PATH=<build>/fake/libcuda.so.1": the fake driver for a scenario's env
  * (static storage; needs CUDALOAD_TEST_BUILD). */
 const char *th_fake_driver_env(void);

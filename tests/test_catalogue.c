@@ -205,8 +205,16 @@ static void test_rows_match_real_files(void **state) {
             checked++;
         }
     }
-    print_message("%d SONAMEs checked against the toolkit's files\n", checked);
-    assert_true(checked >= 15);
+    /* at least so many: an installed toolkit has 15 or more of the rows' libraries; one made of
+     * pip's wheels (its files links into a site-packages' nvidia/cu13/lib) the 13 of
+     * tools/cuda-pins.txt's wheels, no cuPTI, NVTX, cuDNN or NCCL */
+    char cudart[PATH_MAX], cudart_real[PATH_MAX];
+    snprintf(cudart, sizeof cudart, "%s/libcudart.so.13", toolkit);
+    int wheels = realpath(cudart, cudart_real) && strstr(cudart_real, "/nvidia/cu13/lib/");
+    int least = wheels ? 13 : 15;
+    print_message("%d SONAMEs checked against the toolkit's files (%s: at least %d)\n", checked,
+                  wheels ? "a toolkit made of pip's wheels" : "an installed toolkit", least);
+    assert_true(checked >= least);
 
     /* the other way round: each versioned library file of the toolkit is some row's SONAME */
     static const char *const not_rows[] = {"libnvrtc-builtins", "libnvrtc.alt", "libcudnn_", NULL};
@@ -228,7 +236,7 @@ static void test_rows_match_real_files(void **state) {
         files++;
     }
     pclose(ls);
-    assert_true(files >= 15);
+    assert_true(files >= least);
     cudaload_lib lib;
     assert_int_equal(cudaload_lib_by_name("no-such-library", &lib), CUDALOAD_ERROR_NOT_FOUND);
     assert_int_equal(cudaload_lib_by_name("CUFFT", &lib), CUDALOAD_OK); /* typed by hand */

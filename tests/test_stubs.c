@@ -24,7 +24,7 @@
 #include "harness.h"
 
 static char build[PATH_MAX];
-static const char *cuda_home = "/usr/local/cuda";
+static const char *cuda_home; /* th_cuda_home(): the toolkit the build used */
 /* what a test hands to its forked child (in_child) */
 static const char *child_a, *child_b;
 
@@ -94,6 +94,7 @@ static int setup(void **state) {
     const char *b = th_require_build(0);
     if (!b) return -1;
     snprintf(build, sizeof build, "%s", b);
+    cuda_home = th_cuda_home();
     return 0;
 }
 

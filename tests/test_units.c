@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -53,17 +54,27 @@ static void test_parse_sources(void **state) {
     cl_buf_free(&err);
 }
 
+/* The toolkit's libcudart.so.13: in $CUDALOAD_TEST_TOOLKIT_LIB when set, else in the lib64 of
+ * the toolkit the build used (th_cuda_home()). */
+static void toolkit_cudart(char *path, size_t n) {
+    const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
+    if (lib && lib[0]) snprintf(path, n, "%s/libcudart.so.13", lib);
+    else snprintf(path, n, "%s/lib64/libcudart.so.13", th_cuda_home());
+}
+
 /* A real ELF header (of the toolkit's libcudart) patched the way a broken file would be. */
 static unsigned char real_hdr[sizeof(Elf64_Ehdr)];
 static unsigned long long real_size;
 
 static int load_real_header(void **state) {
     (void)state;
-    const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/libcudart.so.13", lib && lib[0] ? lib : "/usr/local/cuda/lib64");
+    toolkit_cudart(path, sizeof path);
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return -1;
+    if (fd < 0) {
+        fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
     struct stat st;
     fstat(fd, &st);
     real_size = (unsigned long long)st.st_size;
@@ -500,9 +511,8 @@ static void test_info_struct_sizes(void **state) {
 /* DT_SONAME read from a file without loading it. */
 static void test_elf_file_soname(void **state) {
     (void)state;
-    const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/libcudart.so.13", lib && lib[0] ? lib : "/usr/local/cuda/lib64");
+    toolkit_cudart(path, sizeof path);
     char *so = cl_elf_file_soname(path);
     assert_non_null(so);
     assert_string_equal(so, "libcudart.so.13");

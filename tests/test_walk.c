@@ -422,12 +422,26 @@ static char *tree(const lib_case *corrupt) {
     return site;
 }
 
+/* Whether the toolkit has case c's file; else, the first time, its name is added to missing. */
+static int toolkit_has(const lib_case *c, char *missing, size_t n) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", toolkit, c->file);
+    if (access(p, R_OK) == 0) return 1;
+    if (!strstr(missing, c->file)) snprintf(missing + strlen(missing), n - strlen(missing), " %s", c->file);
+    return 0;
+}
+
 static void test_every_toolkit_library(void **state) {
     (void)state;
     char *good = tree(NULL);
     const char *env[] = {driver_env, NULL};
+    /* the cases whose file the toolkit lacks (a toolkit made of pip's wheels has only the pins
+     * of tools/cuda-pins.txt: no cuPTI, cuDNN, NCCL): every other case runs, then the test
+     * skips naming them */
+    char missing[512] = "";
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const lib_case *c = &cases[k];
+        if (!toolkit_has(c, missing, sizeof missing)) continue;
         char *bad = tree(c), exact[PATH_MAX + 64];
         const char *roots[] = {bad, good};
         print_message("%s\n", c->name);
@@ -474,12 +488,16 @@ static void test_every_toolkit_library(void **state) {
         free(bad);
     }
     free(good);
+    if (missing[0]) TH_SKIP("the toolkit in %s lacks%s (the other libraries were checked)", toolkit, missing);
 }
 
 /* cuDNN's wheels put CUDA 12's and 13's build in the same nvidia/cudnn/lib: the package
  * installed in the root (its dist-info) tells the major. */
 static void test_dist_info_tells_the_major(void **state) {
     (void)state;
+    char missing[128] = "";
+    if (!toolkit_has(&cases[10], missing, sizeof missing))
+        TH_SKIP("the toolkit in %s has no%s (a CUDA toolkit made of pip's wheels has no cuDNN)", toolkit, missing);
     char *site = tree(NULL), p[PATH_MAX];
     snprintf(p, sizeof p, "%s/nvidia_cudnn_cu13-9.19.0.56.dist-info", site);
     th_mkdirs(p);
@@ -511,8 +529,10 @@ typedef struct driver_tree {
 
 /* top/nix: nothing; top/wsl: the toolkit's real link stub as libcuda.so.1 (answers
  * CUDA_ERROR_STUB_LIBRARY); top/tk/lib64/stubs: the same stub; top/container: the fake driver.
- * NULL (the test skipped) when ld.so finds a libcuda.so.1 of its own (a GPU machine). */
-static driver_tree *make_driver_tree(void) {
+ * NULL (the test skipped, saying why) when ld.so finds a libcuda.so.1 of its own (a GPU
+ * machine), or when the test needs the stub (need_stub) and the toolkit has none (one made of
+ * pip's wheels); without it, and not needed, top/wsl and the stubs directory stay empty. */
+static driver_tree *make_driver_tree(int need_stub) {
     char sys[PATH_MAX];
     if (th_loader_resolves("libcuda.so.1", sys, sizeof sys)) {
         print_message("skipped: this machine's dynamic loader finds %s before any place tried here\n", sys);
@@ -520,6 +540,11 @@ static driver_tree *make_driver_tree(void) {
     }
     char stub[PATH_MAX], fake[PATH_MAX];
     snprintf(stub, sizeof stub, "%s/stubs/libcuda.so", toolkit);
+    int have_stub = access(stub, R_OK) == 0;
+    if (need_stub && !have_stub) {
+        print_message("skipped: no driver link stub %s: a CUDA toolkit made of pip's wheels has none\n", stub);
+        return NULL;
+    }
     snprintf(fake, sizeof fake, "%s/fake/libcuda.so.1", getenv("CUDALOAD_TEST_BUILD"));
     driver_tree *t = calloc(1, sizeof *t);
     t->top = th_tmpdir();
@@ -530,10 +555,12 @@ static driver_tree *make_driver_tree(void) {
     const char *dirs[] = {t->nix, t->wsl, t->stubs, t->container};
     for (int i = 0; i < 4; i++) th_mkdirs(dirs[i]);
     char p[PATH_MAX + 16];
-    snprintf(p, sizeof p, "%s/libcuda.so.1", t->wsl);
-    th_copy(stub, p);
-    snprintf(p, sizeof p, "%s/libcuda.so.1", t->stubs);
-    th_copy(stub, p);
+    if (have_stub) {
+        snprintf(p, sizeof p, "%s/libcuda.so.1", t->wsl);
+        th_copy(stub, p);
+        snprintf(p, sizeof p, "%s/libcuda.so.1", t->stubs);
+        th_copy(stub, p);
+    }
     snprintf(p, sizeof p, "%s/libcuda.so.1", t->container);
     th_copy(fake, p);
     return t;
@@ -550,7 +577,7 @@ static void free_driver_tree(driver_tree *t) {
  * and its version is what the driver reports. */
 static void test_driver_found_after_the_loader_in_order(void **state) {
     (void)state;
-    driver_tree *t = make_driver_tree();
+    driver_tree *t = make_driver_tree(1);
     if (!t) skip();
     snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s:%s:%s:%s", t->nix, t->wsl, t->stubs, t->container);
     const char *env[] = {t->env, "FAKE_CUDA_VERSION=12080", NULL};
@@ -585,7 +612,7 @@ static void test_driver_found_after_the_loader_in_order(void **state) {
  * CUDALOAD_DRIVER_DIRS is an invalid option, never a search of the current directory. */
 static void test_driver_nowhere_and_a_bad_list(void **state) {
     (void)state;
-    driver_tree *t = make_driver_tree();
+    driver_tree *t = make_driver_tree(1);
     if (!t) skip();
     snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s:%s", t->nix, t->wsl);
     const char *env[] = {t->env, NULL};
@@ -628,7 +655,7 @@ static void add_nvml(const driver_tree *t) {
  * the loader's search, which has no NVML here. Without that copy: no branch. */
 static void test_branch_from_nvml_beside_the_driver(void **state) {
     (void)state;
-    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree(0) : NULL;
     if (!t) skip();
     snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
     const char *env[] = {t->env, "FAKE_NVML_DRIVER_VERSION=580.82.07", NULL};
@@ -653,7 +680,7 @@ static void test_branch_from_nvml_beside_the_driver(void **state) {
  * comes from the fake NVML beside the fake driver (no /proc here). */
 static void test_compat_seen_not_taken(void **state) {
     (void)state;
-    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree(0) : NULL;
     if (!t) skip();
     add_nvml(t);
     char src[PATH_MAX], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16];
@@ -663,6 +690,20 @@ static void test_compat_seen_not_taken(void **state) {
     th_mkdirs(compat);
     snprintf(env_home, sizeof env_home, "CUDA_HOME=%s", home);
     snprintf(t->env, sizeof t->env, "CUDALOAD_DRIVER_DIRS=%s", t->container);
+    /* "cuda_home,system": the toolkit's runtime, from the system search; where the dynamic
+     * loader finds none (a toolkit made of pip's wheels is in no loader path), the same file in
+     * that CUDA_HOME's lib64 */
+    char found[PATH_MAX];
+    if (!th_loader_resolves("libcudart.so.13", found, sizeof found)) {
+        char lib64[PATH_MAX + 16], rt_src[PATH_MAX], rt_dst[PATH_MAX + 32];
+        snprintf(lib64, sizeof lib64, "%s/lib64", home);
+        th_mkdirs(lib64);
+        snprintf(rt_src, sizeof rt_src, "%s/libcudart.so.13", toolkit);
+        snprintf(rt_dst, sizeof rt_dst, "%s/libcudart.so.13", lib64);
+        th_symlink(rt_src, rt_dst);
+        print_message("note: the dynamic loader finds no libcudart.so.13 here: the toolkit's runtime is linked "
+                      "into %s\n", lib64);
+    }
     const char *roots[] = {th_fixture_env("VENV_CU13_SITE")};
     struct {
         const char *version;   /* the compat copy's */
@@ -710,7 +751,7 @@ static void test_compat_seen_not_taken(void **state) {
  * and a runtime skipped before is found again. CUDALOAD_COMPAT=never keeps the system's driver. */
 static void test_compat_taken_when_it_helps(void **state) {
     (void)state;
-    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree(0) : NULL;
     if (!t) skip();
     add_nvml(t);
     char src[PATH_MAX], home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16], file[PATH_MAX + 64],
@@ -1128,7 +1169,7 @@ static void child_compat_reader(th_result *r, void *arg) {
  * never closed, its table the one published, and the copy's candidate says why. */
 static void test_compat_table_published_once(void **state) {
     (void)state;
-    driver_tree *t = no_proc_driver_version() ? make_driver_tree() : NULL;
+    driver_tree *t = no_proc_driver_version() ? make_driver_tree(0) : NULL;
     if (!t) skip();
     add_nvml(t);
     char home[PATH_MAX], env_home[PATH_MAX + 16], compat[PATH_MAX + 16], file[PATH_MAX + 64], link[PATH_MAX + 32];
@@ -1262,8 +1303,10 @@ static void test_find_only_reuses_a_loaded_copy(void **state) {
     th_run(r, env, child_find_only_over_loaded, &j);
     assert_string_equal(r->user, "");
     assert_int_equal(r->init_status, CUDALOAD_OK);
+    /* the file loaded, its links resolved (the toolkit's lib64 may be a link, or, in a toolkit
+     * made of pip's wheels, each file a link into the site-packages) */
     char real[PATH_MAX];
-    assert_non_null(realpath(toolkit, real));
+    assert_non_null(realpath(pre, real));
     th_assert_taken(r, CUDALOAD_LIB_CUDART, real, CUDALOAD_SOURCE_LOADED);
     assert_int_equal(r->lib[CUDALOAD_LIB_CUDART].loaded, 1);
     assert_int_equal(r->user_int[0], 1);
