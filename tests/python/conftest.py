@@ -260,7 +260,9 @@ def build_template(src, shim_wheel, out):
            "--find-links", shim_wheel.parent, "-w", tmp / "dist", copy]
     if os.environ.get("CUDALOAD_TEST_NO_BUILD_ISOLATION") == "1":
         cmd.insert(4, "--no-build-isolation")
-    home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    # the toolkit nvcc was found in, links not resolved: a toolkit made of pip wheels is a tree of
+    # links (docs/toolkit.md), and nvcc resolved into the wheels has no lib64 to link with
+    home = os.path.dirname(os.path.dirname(os.path.abspath(nvcc)))
     env = dict(os.environ, CUDA_HOME=home, PATH=os.path.dirname(nvcc) + os.pathsep + os.environ.get("PATH", ""))
     zcc = zig_cc_wrapper()
     if zcc:  # every backend takes CC (setuptools also LDSHARED for the link)
