@@ -22,7 +22,10 @@
 #      tools/cuda-pins.txt's wheels), installed in the venv, its kernels built;
 #   f. the three extension templates (examples/python-extension, -cmake, -meson) built by `pip
 #      wheel` with the toolkit `python -m cudaload --cuda-root` makes of the venv's wheels
-#      (scikit-build-core's through cudaload-cuda-toolkit.cmake).
+#      (scikit-build-core's through cudaload-cuda-toolkit.cmake);
+#   g. the scikit-build-core template with the compiler's wheels added to its
+#      build-system.requires and nothing else given: the toolkit file asks the build
+#      environment's python for the root.
 # Each step prints "[  OK  ] NAME (N s)" or "[FAILED] NAME"; the wall times are the numbers to
 # quote. Needs root (unshare, mount): without it, "SKIP: pip-toolkit: <why>" and exit 0. The
 # wheels are downloaded once (1.2 GB) into $PIP_CACHE_DIR/cudaload-toolkit-wheels (default
@@ -223,6 +226,29 @@ if pyroot=$("$venv/bin/python" -m cudaload --cuda-root 2> "$work/cuda-root.err")
 else
     cat "$work/cuda-root.err"
     fail "python -m cudaload --cuda-root in $venv"
+fi
+
+# ---- g. scikit-build-core with the CUDA wheels in build-system.requires: nothing else given ----
+# The python-cmake template, its build requirements extended by the [compiler] wheels of the
+# pins; no CUDA_HOME, no CUDALOAD_CUDA_ROOT, no nvcc on PATH: the toolkit file asks the build
+# environment's python (scikit-build-core's Python_EXECUTABLE) for `-m cudaload --cuda-root`.
+if [ -f "$dist"/cudaload-*.whl ] 2>/dev/null || ls "$dist"/cudaload-*.whl > /dev/null 2>&1; then
+    copy=$work/templates/python-cmake-requires
+    rm -rf "$copy"
+    cp -r examples/python-cmake "$copy"
+    compiler=$(awk '/^# \[headers\]/ { exit } /^[^#]/ { printf "%s\"%s\"", n++ ? ", " : "", $0 }' tools/cuda-pins.txt)
+    sed -i "s|^requires = \[\(.*\)\]|requires = [\1, $compiler]|" "$copy/pyproject.toml"
+    grep '^requires' "$copy/pyproject.toml"
+    toolkit_in_pkg=$("$venv/bin/python" -m cudaload --cmake-toolkit)
+    if env -u CUDA_HOME -u CUDALOAD_CUDA_ROOT PIP_FIND_LINKS="$wheels $dist ${PIP_FIND_LINKS:-}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        "$venv/bin/python" -m pip wheel -v --no-deps -w "$work/templates/dist-requires" \
+        "-Ccmake.define.CMAKE_PROJECT_TOP_LEVEL_INCLUDES=$toolkit_in_pkg" "$copy" > "$work/templates/requires.log" 2>&1; then
+        grep -m2 -E 'cudaload: .*(root|toolkit)|The CUDA compiler identification' "$work/templates/requires.log" | sed 's/^ */  /'
+        ok "pip wheel of a scikit-build-core project with the CUDA wheels in build-system.requires"
+    else
+        tail -30 "$work/templates/requires.log"
+        fail "pip wheel of a scikit-build-core project with the CUDA wheels in build-system.requires (log: $work/templates/requires.log)"
+    fi
 fi
 
 echo "proof.sh: make (pip toolkit made included) ${t_make} s; total $SECONDS s; logs in $work"
