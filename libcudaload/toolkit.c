@@ -657,6 +657,29 @@ static cudaload_status cl_tree_at(const char *dir, const cl_plan *pl, const char
     return cl_tree_write(dir, pl, what, why) == 0 ? CUDALOAD_OK : CUDALOAD_ERROR_INVALID_ARGUMENT;
 }
 
+/* Removes the cache's trees whose nvcc is gone (made for a build environment pip has since
+ * deleted, or wheels since uninstalled): a tree that lost its nvcc is no toolkit any more, and
+ * one is left behind by every isolated build. Only trees of links this file made are touched. */
+static void cl_tree_prune(const char *base) {
+    DIR *d = opendir(base);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "toolkit-", 8) != 0) continue;
+        char *tree = cl_path_join(base, e->d_name);
+        char *nvcc = tree ? cl_path_join(tree, "bin/nvcc") : NULL;
+        char *mark = tree ? cl_path_join(tree, CL_TREE_MARK) : NULL;
+        struct stat st;
+        if (nvcc && mark && lstat(mark, &st) == 0 && lstat(nvcc, &st) == 0 && stat(nvcc, &st) != 0 && errno == ENOENT &&
+            cl_tree_only_ours(tree))
+            cl_tree_remove(tree);
+        free(mark);
+        free(nvcc);
+        free(tree);
+    }
+    closedir(d);
+}
+
 /* The plan's tree in the cache: <base>/toolkit-<hash>, made in a temporary directory and renamed
  * in, so that a reader never sees half a tree and two makers agree. */
 static cudaload_status cl_tree_cached(const cl_plan *pl, const char *what, char **root, cl_buf *why) {
@@ -678,6 +701,7 @@ static cudaload_status cl_tree_cached(const cl_plan *pl, const char *what, char 
         cl_buf_printf(why, "cannot make %s: %s", base, strerror(errno));
         st = CUDALOAD_ERROR_INVALID_ARGUMENT;
     } else {
+        cl_tree_prune(base);
         if (cl_tree_only_ours(tmp)) cl_tree_remove(tmp); /* a crashed maker's leftovers of this pid */
         st = cl_tree_at(tmp, pl, what, why);
         if (st == CUDALOAD_OK && rename(tmp, final) != 0) {

@@ -640,6 +640,37 @@ static void test_toolkit_root_from_site(void **state) {
     assert_int_equal(atoi(ls), 1);
 }
 
+/* A tree in the cache whose nvcc is gone (a build environment pip deleted) is removed when
+ * another tree is made; a live tree, and a directory of someone else's, are left. */
+static void test_toolkit_root_stale_trees_pruned(void **state) {
+    (void)state;
+    need_trees();
+    const char *t = th_tmpdir();
+    const char *cache = pth("%s/cache", t), *gone = pth("%s/site-gone", t), *live = pth("%s/site-live", t);
+    make_cu13_site(gone, NULL, NULL);
+    make_cu13_site(live, "culibos", NULL); /* another set of parts: another tree */
+    const char *env[] = {pth("CUDALOAD_CACHE_DIR=%s", cache), NULL};
+    tk_scene a = {.roots = {gone}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
+    run_scene(&a, env);
+    expect_root(0, CUDALOAD_OK);
+    const char *stale = pth("%s", out->root[0]);
+    tk_scene b = {.roots = {live}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
+    run_scene(&b, env);
+    expect_root(0, CUDALOAD_OK);
+    const char *kept = pth("%s", out->root[0]);
+    assert_string_not_equal(stale, kept);
+    /* someone else's directory named like a tree */
+    write_file(pth("%s/toolkit-0000000000000000/notes.txt", cache), "mine\n", 0644);
+    /* the first site's nvcc is gone: its tree is stale */
+    assert_int_equal(unlink(pth("%s/nvidia/cu13/bin/nvcc", gone)), 0);
+    tk_scene c = {.roots = {site13}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
+    run_scene(&c, env);
+    expect_root(0, CUDALOAD_OK);
+    assert_false(exists(stale));
+    assert_true(exists(pth("%s/bin/nvcc", kept)));
+    assert_true(exists(pth("%s/toolkit-0000000000000000/notes.txt", cache)));
+}
+
 /* An explicit dir: made when absent; a non-empty dir that is no tree is refused, untouched; an
  * earlier tree there is replaced by the new one. */
 static void test_toolkit_root_explicit_dir(void **state) {
@@ -1051,6 +1082,7 @@ int main(void) {
         cmocka_unit_test(test_both_majors_in_one_site),
         cmocka_unit_test(test_prefix_parts_from_cuda_home),
         cmocka_unit_test(test_toolkit_root_from_site),
+        cmocka_unit_test(test_toolkit_root_stale_trees_pruned),
         cmocka_unit_test(test_toolkit_root_explicit_dir),
         cmocka_unit_test(test_toolkit_root_part_missing),
         cmocka_unit_test(test_toolkit_root_headers_of_another_release),
