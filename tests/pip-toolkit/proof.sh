@@ -25,7 +25,9 @@
 #      (scikit-build-core's through cudaload-cuda-toolkit.cmake);
 #   g. the scikit-build-core template with the compiler's wheels added to its
 #      build-system.requires and nothing else given: the toolkit file asks the build
-#      environment's python for the root.
+#      environment's python for the root;
+#   h. the README's second command, `make check`, in the clone (every runner but this proof;
+#      CUDALOAD_PROOF_CHECK=0 leaves it out): about 14 min on 2 cores.
 # Each step prints "[  OK  ] NAME (N s)" or "[FAILED] NAME"; the wall times are the numbers to
 # quote. Needs root (unshare, mount): without it, "SKIP: pip-toolkit: <why>" and exit 0. The
 # wheels are downloaded once (1.2 GB) into $PIP_CACHE_DIR/cudaload-toolkit-wheels (default
@@ -66,6 +68,7 @@ if command -v nvcc >/dev/null || [ -e /usr/local/cuda ] || [ -e /usr/include/cud
     die "no toolkit visible: nvcc=$(command -v nvcc) /usr/local/cuda=$(ls -d /usr/local/cuda 2>&1)"
 fi
 ok "no CUDA toolkit visible (no nvcc on PATH, no /usr/local/cuda, no /usr/include/cuda.h)"
+path0=$PATH # before the venv below is activated (step h runs as a fresh shell would)
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -248,6 +251,28 @@ if [ -f "$dist"/cudaload-*.whl ] 2>/dev/null || ls "$dist"/cudaload-*.whl > /dev
     else
         tail -30 "$work/templates/requires.log"
         fail "pip wheel of a scikit-build-core project with the CUDA wheels in build-system.requires (log: $work/templates/requires.log)"
+    fi
+fi
+
+# ---- h. the README's second command, make check, on the clone built from the wheels ----
+# Every runner but this proof's own (no proof within the proof). Not under CI=true: the skips of
+# a machine without a toolkit (the driver's link stub, libraries the pins lack) are listed, as on
+# any machine that is not CI's.
+if [ "${CUDALOAD_PROOF_CHECK:-1}" = 1 ]; then
+    cd "$src" || die "cd $src"
+    runners=$(sed -n 's/^CHECK_RUNNERS := //p' Makefile)
+    runners=$(echo "$runners" | tr ' ' '\n' | grep -vx check-pip-toolkit | paste -sd' ' -)
+    t0=$SECONDS
+    # its own summary, make flags and CI setting, and no venv: none of the outer make check's or
+    # the steps above
+    if env -u CI -u CHECK_SUMMARY -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u VIRTUAL_ENV -u CUDALOAD_CACHE_DIR PATH="$path0" \
+        make check CHECK_RUNNERS="$runners" \
+        > "$work/make-check.log" 2>&1; then
+        sed -n '/^  runner/,/^  total/p' "$work/make-check.log"
+        ok "make check (no toolkit; $runners) in $((SECONDS - t0)) s"
+    else
+        sed -n '/^  runner/,$p' "$work/make-check.log" | head -60
+        fail "make check with no toolkit (log: $work/make-check.log)"
     fi
 fi
 
