@@ -379,14 +379,6 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     return CUDALOAD_OK;
 }
 
-static int cl_file_exists(const char *dir, const char *name) {
-    char *p = cl_path_join(dir, name);
-    struct stat st;
-    int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
-    free(p);
-    return ok;
-}
-
 /* The first of a root's include dirs for row that holds its header (realpath'd), or NULL. */
 static char *cl_include_in_root(const cl_root *root, const cl_row *row) {
     char *dirs[CL_MAX_FLAVORS + 2];

@@ -50,6 +50,7 @@ const char *cl_buf_str(const cl_buf *b);
 void cl_buf_free(cl_buf *b);
 char *cl_strdup(const char *s);                /* NULL on OOM or NULL in */
 char *cl_path_join(const char *a, const char *b); /* "a/b"; NULL on OOM */
+int cl_file_exists(const char *dir, const char *name); /* dir/name is a regular file (links followed) */
 char *cl_dir_of(const char *path);             /* the directory part of a path with a '/'; NULL if none or OOM */
 /* Notes an allocation that failed during a walk (under the context's lock): cl_walk turns a
  * failed search that met one into OUT_OF_MEMORY instead of a misleading NOT_FOUND. */

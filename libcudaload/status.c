@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct {
     const char *name;
@@ -104,6 +105,14 @@ char *cl_dir_of(const char *path) {
     if (slash == dir) slash[1] = 0; /* "/libx.so": the root directory */
     else *slash = 0;
     return dir;
+}
+
+int cl_file_exists(const char *dir, const char *name) {
+    char *p = cl_path_join(dir, name);
+    struct stat st;
+    int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    free(p);
+    return ok;
 }
 
 char *cl_path_join(const char *a, const char *b) {

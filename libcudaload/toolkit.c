@@ -479,14 +479,6 @@ static void cl_plan_free(cl_plan *pl) {
     free(pl->links);
 }
 
-static int cl_is_file(const char *dir, const char *name) {
-    char *p = cl_path_join(dir, name);
-    struct stat st;
-    int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
-    free(p);
-    return ok;
-}
-
 /* Links every entry of dir under at/ (the wheels' shared lib dir: the libraries, cmake/), and
  * the unversioned name of each libX.so.N that has none (libcudart.so -> libcudart.so.13), which
  * is what find_library and -lcudart look for. */
@@ -504,7 +496,7 @@ static void cl_plan_dir_entries(cl_plan *pl, const char *dir, const char *at) {
         if (target && so && strncmp(e->d_name, "lib", 3) == 0 && !strchr(so + 4, '/')) {
             char *dev = strndup(e->d_name, (size_t)(so - e->d_name) + 3);
             char *dev_rel = dev ? cl_path_join(at, dev) : NULL;
-            if (dev && !cl_is_file(dir, dev) && dev_rel) cl_plan_add(pl, dev_rel, target);
+            if (dev && !cl_file_exists(dir, dev) && dev_rel) cl_plan_add(pl, dev_rel, target);
             free(dev_rel);
             free(dev);
         }
@@ -829,7 +821,7 @@ static cudaload_status cl_toolkit_plan(struct cl_toolkit_answer *a, const char *
     }
     /* nvcc's own companions: the profile that makes the tree its TOP, and bin/crt (link.stub) */
     char *prof = nvcc_dir ? cl_path_join(nvcc_dir, "nvcc.profile") : NULL;
-    if (!nvcc_dir || !cl_is_file(nvcc_dir, "nvcc.profile")) {
+    if (!nvcc_dir || !cl_file_exists(nvcc_dir, "nvcc.profile")) {
         cl_tk_record(a, prof ? prof : nvcc->path, nvcc->source, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_NOT_IN_ROOT, 0, 0,
                      top, "reinstall nvcc's package (pip install --force-reinstall nvidia-cuda-nvcc)", msg);
         st = CUDALOAD_ERROR_NOT_FOUND;
@@ -853,7 +845,7 @@ static cudaload_status cl_toolkit_plan(struct cl_toolkit_answer *a, const char *
                                              {"crt/host_config.h", "pip install nvidia-cuda-crt"}};
     for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
         char *path = cl_path_join(inc ? inc : top, headers[h][0]);
-        int there = inc && cl_is_file(inc, headers[h][0]);
+        int there = inc && cl_file_exists(inc, headers[h][0]);
         cl_tk_record(a, path ? path : headers[h][0], nvcc->source, there ? CUDALOAD_OK : CUDALOAD_ERROR_NOT_FOUND,
                      there ? CUDALOAD_REASON_FOUND : CUDALOAD_REASON_NOT_IN_ROOT, 0, 0, top, headers[h][1], msg);
         free(path);
