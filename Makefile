@@ -105,6 +105,10 @@ TEST_SRC   := $(wildcard tests/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 FAKE_DRV   := $(B)/fake/libcuda.so.1 $(B)/fake/missing-symbol/libcuda.so.1 $(B)/fake/launch/libcuda.so.1
 FIXTURES   := $(abspath $(B)/fixtures)
+# the test environments' big files, one copy each on disk (tests/dedupe.py: hard links); a make
+# check run by another's test (the no-toolkit proof's) shares the outer one's store
+CUDALOAD_DEDUPE_STORE ?= $(abspath build)/dedupe
+export CUDALOAD_DEDUPE_STORE
 
 .PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
@@ -457,7 +461,7 @@ py-testenv:
 	@if [ "$$(cat $(PY_TESTENV)/.pkgs 2>/dev/null)" != "$(PY_TEST_PKGS)" ] || ! $(PY_TESTENV)/bin/python -c ''; then \
 	  echo "... installing the test venv (pip): $(PY_TESTENV) with $(PY_TEST_PKGS)"; rm -rf $(PY_TESTENV) && \
 	  $(PYTHON) -m venv $(PY_TESTENV) && $(PY_TESTENV)/bin/python -m pip install --progress-bar off --disable-pip-version-check \
-	    --upgrade $(PY_TEST_PKGS) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
+	    --upgrade $(PY_TEST_PKGS) && $(PYTHON) tests/dedupe.py $(PY_TESTENV) && echo "$(PY_TEST_PKGS)" > $(PY_TESTENV)/.pkgs; fi
 # ---- the wheels on an older glibc (tests/oldglibc/run.sh): a Debian bullseye root (glibc 2.31)
 # made by debootstrap, cached in $(B)/oldglibc; the sdist built there by zig for glibc 2.28, its
 # wheel installed and run there, and a probe built here by zig run there. Skips, saying why,

@@ -85,6 +85,7 @@ make_venv() { # make_venv NAME PACKAGE...
         "${pip[@]}" download --quiet --progress-bar off --dest "$wheels" "$@" || die "pip download $* failed"
         "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@" || die "pip install $* failed in $venv"
     fi
+    "$python" "$(dirname "$0")/dedupe.py" "$venv"  # one copy on disk of the wheels' big files
     echo "$want" > "$marker"
 }
 # nvJitLink (40-47 MB a wheel): a catalogue library beyond the runtime and cuBLAS, from the

@@ -90,6 +90,7 @@ t_make=$((SECONDS - t0))
 grep -m1 'pip-toolkit.sh: CUDA toolkit of pip wheels' "$work/make.log" || true
 site=$src/build/pip-cuda/site
 root=$src/build/pip-cuda/root
+python3 "$top/tests/dedupe.py" "$site" # one copy on disk of files the outer make check's venvs hold too
 grep -q "CL_KERNELS_TOOLKIT_VERSION 13000" build/kernels/kernels_build.h && ok "kernels built by the wheels' nvcc (CUDA 13.0)" \
     || fail "the kernels' fatbin (build/kernels/kernels_build.h)"
 
@@ -127,6 +128,7 @@ python3 -m venv "$venv" || die "python3 -m venv (python3-venv)"
 # shellcheck disable=SC2086 # one requirement a word
 PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-index --find-links "$wheels" $reqs \
     || die "pip install into $venv from $wheels"
+python3 "$top/tests/dedupe.py" "$venv" # the same wheels as the site of step a
 ok "venv with $(echo $reqs | tr '\n' ' ')"
 # activated, as a user's shell would be: python3 is the venv's
 export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
@@ -277,4 +279,6 @@ if [ "${CUDALOAD_PROOF_CHECK:-1}" = 1 ]; then
 fi
 
 echo "proof.sh: make (pip toolkit made included) ${t_make} s; total $SECONDS s; logs in $work"
+# a proof that passed leaves its logs, not the clone's build (several GB: a second make check's)
+if [ "$failed" = 0 ]; then rm -rf --one-file-system "$src/build"; fi
 exit $failed

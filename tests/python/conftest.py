@@ -166,8 +166,15 @@ def make_venv(name, packages=(), system_site=False):
         sh(args + [venv])
         if packages:
             install_cuda_wheels(packages, python=str(py))
+            dedupe(venv)
         marker.write_text(want)
     return venv
+
+
+def dedupe(tree):
+    """One copy on disk of the wheels' big files (tests/dedupe.py: hard links, when the Makefile
+    gave a store)."""
+    sh([sys.executable, str(Path(__file__).resolve().parent.parent / "dedupe.py"), str(tree)])
 
 
 def install_shim(wheel, python=None, target=None):

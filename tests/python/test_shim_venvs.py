@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (SHIM, SOURCES_NO_SYSTEM, build_dir, clean_env, driver_present, install_cuda_wheels,
+from conftest import (SHIM, SOURCES_NO_SYSTEM, build_dir, clean_env, dedupe, driver_present, install_cuda_wheels,
                       install_shim, make_venv, pip, run_py, site_packages, sh, wheel_cache)
 
 REPORT = textwrap.dedent(r"""
@@ -132,6 +132,7 @@ def test_extra_installs_the_cuda_wheels(shim_wheel, extra):
     if r.returncode != 0:  # the extra's wheels are not all in the cache yet: fetch them, as tests/fixtures.sh does
         pip("download", "--quiet", "--progress-bar", "off", "--dest", str(cache), *wanted)
         pip(*cmd, python=py)
+    dedupe(v)
     install_shim(shim_wheel, python=py)  # this build's wheel, also when the venv kept an older one
     freeze = sh([sys.executable, "-m", "pip", "--python", py, "list", "--format=freeze"]).stdout
     for want in wanted:  # the extra's requirements are what pip installed
