@@ -134,9 +134,12 @@ help:
 	@echo "  make generate     regenerate the typed tables and the stubs from the CUDA headers and the"
 	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
 	@echo "                    libcudaload/api_*.inc, stubs/gen/, docs/api-coverage.md; make check fails"
-	@echo "                    when they are stale against CUDA_HOME (check-generate)"
+	@echo "                    when they are stale against CUDA_HOME (check-generate); the libraries that ship"
+	@echo "                    as wheels of their own from the wheels pinned in tools/api/wheel-libs.txt"
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
-	@echo "                    $(STUB_IDS) (docs/stubs.md)"
+	@echo "                    $(STUB_IDS) (docs/stubs.md);"
+	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
+	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 15 MB)"
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
 	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
@@ -257,8 +260,28 @@ $(PC): libcudaload/cudaload.pc.in Makefile | $(B)
 include stubs/gen/stubs.mk
 STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
+# The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
+# cuDSS, cuFile): their stubs and the tests that call them need the headers of the wheels pinned
+# in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
+# reads of the include dirs, about 15 MB). libcudaload itself builds without them. When they can't
+# be had (offline, nothing cached), those stubs are not built, and make says so.
+STUB_WHEEL_IDS := $(strip $(foreach s,$(STUB_IDS),$(if $(STUB_WHEEL_$(s)),$(s))))
+ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
+WHEEL_FILES ?= $(shell $(PYTHON) tools/wheel_files.py headers)
+ifeq ($(WHEEL_FILES),)
+$(info cudaload: no headers for the stubs of $(STUB_WHEEL_IDS) (tools/wheel_files.py headers failed, above): those stubs are not built)
+STUB_IDS := $(filter-out $(STUB_WHEEL_IDS),$(STUB_IDS))
+STUB_WHEEL_IDS :=
+endif
+export WHEEL_FILES
+endif
+# the shared stubs: not for the libraries whose exports carry no symbol version (STUB_STATIC_ONLY)
+STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
+# -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h
+stub_wheel_inc = $(if $(STUB_WHEEL_$(1)),-isystem $(WHEEL_FILES)/$(STUB_WHEEL_$(1)))
+$(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
 STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
-STUB_SO     := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
+STUB_SO     := $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
 stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
                $(if $(wildcard stubs/$(1)_core.c),$(B)/stubs/obj/$(1)_core.o) $(B)/stubs/obj/stub_core.o
 stubs: $(STUB_A) $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/stubs/nvcc/libcudart_static.a
@@ -282,7 +305,7 @@ $(B)/stubs/$(SO_NAME): | $(B)/stubs/obj
 	ln -sf ../$(SO_NAME) $@
 
 $(B)/stubs/obj/%.o: stubs/gen/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
-	$(CC) $(STUB_CFLAGS) -c -o $@ $<
+	$(CC) $(STUB_XINC) $(STUB_CFLAGS) -c -o $@ $<
 $(B)/stubs/obj/%.o: stubs/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 	$(CC) $(STUB_CFLAGS) -c -o $@ $<
 
@@ -298,7 +321,7 @@ endef
 $(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
 
 # The tables and stubs from the headers (tools/gen_api.py; libclang from PyPI, in the test venv).
-GEN_API = $(PY_TESTENV)/bin/python tools/gen_api.py $(PROBE) $(CUDA_INC) $(CUDA_HOME)/lib64
+GEN_API = CUDALOAD_WHEEL_CACHE=$(WHEEL_FILES) $(PY_TESTENV)/bin/python tools/gen_api.py $(PROBE) $(CUDA_INC) $(CUDA_HOME)/lib64
 generate: py-testenv $(PROBE)
 	$(GEN_API)
 check-generate: py-testenv $(PROBE)
@@ -359,18 +382,23 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
 STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_all_shared $(B)/tests/stub_reenter $(B)/tests/stub_outparams $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
-                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog)
+                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog) $(if $(STUB_WHEEL_IDS),$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
 # every shared stub and libcudaload.so.0 in one program (found through its RUNPATH: the build tree)
 $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_NAME) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< -Wl,--no-as-needed \
-	  $(STUB_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR)) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR)) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # defines the cuBLASLt stub's after-load hook, which calls stubs back on the loading thread
 $(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublaslt.a \
 	  $(B)/stubs/libcudaload-curand.a $(STUB_CORE)
+# one call into each library that ships as a wheel of its own, through its stub; and their
+# string out-parameters when the library cannot be had
+$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels: $(B)/tests/%: tests/stubs/%.c $(STUB_A) $(STATIC) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_WHEEL_IDS),$(call stub_wheel_inc,$(s))) -Iinclude -isystem $(CUDA_INC) \
+	  -o $@ $< $(STUB_WHEEL_IDS:%=$(B)/stubs/libcudaload-%.a) $(STUB_CORE)
 $(B)/tests/stub_outparams: tests/stubs/stub_outparams.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cuda.a \
 	  $(B)/stubs/libcudaload-cudart.a $(B)/stubs/libcudaload-nvrtc.a $(STUB_CORE)
@@ -607,6 +635,7 @@ bench: all bench-bins
 # modules of the stubs its library needs (STUB_REQUIRES_<lib>)
 define stub_pc_modules
 	$(foreach s,$(STUB_IDS),$(call stub_pc,$(1),$(2),$(3),$(s),) && $(call stub_pc,$(1),$(2),$(3),$(s),-static) &&) true
+	$(foreach s,$(STUB_STATIC_ONLY),cp $(1)/cudaload-$(s)-static.pc $(1)/cudaload-$(s).pc &&) true  # static only
 endef
 # one module: $(4) the stub, $(5) "" or -static (the template's suffix and the modules it requires)
 stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(4)|g' \
@@ -615,8 +644,9 @@ stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERS
 define cmake_package
 	install -d $(1)
 	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
-	  echo 'set(cudaload_STUBS $(STUB_IDS))'; \
+	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_STATIC_ONLY $(STUB_STATIC_ONLY))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
+	    echo 'set(cudaload_STUB_TARGET_$(s) $(STUB_TARGET_$(s)))'; echo 'set(cudaload_STUB_LIB_$(s) $(STUB_LIB_$(s)))'; \
 	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
 	install -m 0644 cmake/cudaload-cuda-stubs.cmake cmake/cudaload-cuda-toolkit.cmake $(1)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
@@ -633,7 +663,7 @@ install: all
 	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/cudaload.h include/cudaload_tables.h $(API_HEADERS) $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 $(STUB_A) $(DESTDIR)$(LIBDIR)/
-	for s in $(STUB_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
+	for s in $(STUB_SHARED_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
 	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so || exit 1; done
 	$(call stub_pc_modules,$(DESTDIR)$(LIBDIR)/pkgconfig,$(PREFIX),$(LIBDIR))
 	$(call nvcc_runtime_dir,$(DESTDIR)$(LIBDIR)/cudaload-nvcc,$(LIBDIR)/libcudaload-cudart.a,$(LIBDIR)/libcudaload.a)

@@ -52,14 +52,11 @@ set(CUDALOAD_STUBS_LEFT "" CACHE INTERNAL "")
 set(CUDALOAD_STUBS_RUNTIME "" CACHE INTERNAL "")
 set(CUDALOAD_STUBS_BY_PATH "" CACHE INTERNAL "")
 
-# FindCUDAToolkit's target names for stub S: CUDA::<row> and CUDA::<row>_static, but the
-# driver's row (cuda) is CUDA::cuda_driver there.
+# FindCUDAToolkit's target names for stub S: CUDA::<target> and CUDA::<target>_static (the
+# target is the row's name but where FindCUDAToolkit's differs: cuda_driver, cuFile).
 function(_cudaload_targets_of stub out)
-  set(row "${cudaload_STUB_ROW_${stub}}")
-  if(row STREQUAL "cuda")
-    set(row cuda_driver)
-  endif()
-  set(${out} "CUDA::${row};CUDA::${row}_static" PARENT_SCOPE)
+  set(t "${cudaload_STUB_TARGET_${stub}}")
+  set(${out} "CUDA::${t};CUDA::${t}_static" PARENT_SCOPE)
 endfunction()
 
 # The archives' symbols stay out of the exports of a shared library or module that links them
@@ -217,7 +214,7 @@ function(_cudaload_stub_of_item item out)
   string(REGEX REPLACE "\\.(so|a)(\\..*)?$" "" name "${name}")
   string(REGEX REPLACE "_static$" "" name "${name}")
   foreach(s IN LISTS cudaload_STUBS)
-    if(name STREQUAL "${cudaload_STUB_ROW_${s}}")
+    if(name STREQUAL "${cudaload_STUB_LIB_${s}}")  # the SONAME's name: nvidia-ml for NVML's row
       set(${out} ${s} PARENT_SCOPE)
       return()
     endif()

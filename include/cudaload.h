@@ -288,7 +288,7 @@ typedef struct cudaload_catalogue_info {
     const char *api_headers;      /* "cuda_runtime_api.h cuda_profiler_api.h" */
     const char *api_older_headers; /* an older API whose names collide (cublas.h), or NULL */
     int api_per_thread;           /* 1: it exports _ptds/_ptsz per-thread-stream variants */
-    int api_older_abis;           /* 1: it exports pre-_v2 ABIs for old binaries (the driver) */
+    int api_older_abis;           /* 1: it exports pre-_v2 ABIs for old binaries (the driver, NVML) */
 } cudaload_catalogue_info;
 
 /* The generated tables (include/cudaload_<lib>.h): a member and a presence flag per entry of a

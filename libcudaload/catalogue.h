@@ -59,8 +59,10 @@ typedef struct cl_api {
                                   first (cublas.h's legacy cublasSgemm): parsed on its own, stub only */
     int per_thread;            /* 1: parsed again with CUDA_API_PER_THREAD_DEFAULT_STREAM for the
                                   exported _ptds/_ptsz variants */
-    int older_abis;            /* 1: parsed again with __CUDA_API_VERSION_INTERNAL for the driver's
-                                  pre-_v2 ABIs (cuMemAlloc, exported for old binaries): stub only */
+    int older_abis;            /* 1: parsed again with the define that declares the older ABIs, which
+                                  the library still exports for old binaries: stub only (the
+                                  driver's pre-_v2 cuMemAlloc: __CUDA_API_VERSION_INTERNAL; NVML's
+                                  nvmlInit: NVML_NO_UNVERSIONED_FUNC_DEFS; tools/gen_api.py) */
 } cl_api;
 
 typedef struct cl_row {

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """tests/dedupe.py DIR... -- hard-link the large files of test environments to one copy each.
+   tests/dedupe.py --prune -- drop the store's files no tree links any more.
 
 make check installs the same pip wheels into several venvs (the fixtures', the Python tests'
 and, in the no-toolkit proof, a second make check's): cuBLAS 12's libcublasLt alone is 749 MB
@@ -63,11 +64,30 @@ def dedupe(top, store):
     return linked, saved
 
 
+def prune(store):
+    """Drops the store's files that no tree links any more (a removed venv's, the no-toolkit
+    proof's clone once it passed): the store alone would keep them on disk."""
+    freed = 0
+    for name in os.listdir(store):
+        path = os.path.join(store, name)
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            os.unlink(path)
+            freed += st.st_size
+    return freed
+
+
 def main(argv):
     store = os.environ.get("CUDALOAD_DEDUPE_STORE")
     if not store or len(argv) < 2:
         return 0
     os.makedirs(store, exist_ok=True)
+    if argv[1:] == ["--prune"]:
+        freed = prune(store)
+        if freed:
+            print("dedupe: %.0f MB of files no tree holds any more removed from %s" % (freed / 1e6, store))
+        return 0
+    prune(store)
     for top in argv[1:]:
         try:
             linked, saved = dedupe(top, store)

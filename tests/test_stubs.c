@@ -193,6 +193,16 @@ static void test_two_modules_beside_the_real_runtime(void **state) {
     in_child(two_modules_child);
 }
 
+/* 1 when w is one of the space-separated words of list */
+static int word_in(const char *list, const char *w) {
+    size_t n = strlen(w);
+    for (const char *p = list; p && *p; p += strcspn(p, " ")) {
+        p += strspn(p, " ");
+        if (strncmp(p, w, n) == 0 && (p[n] == ' ' || p[n] == 0)) return 1;
+    }
+    return 0;
+}
+
 static int tables_child(void) {
     setenv("CUDALOAD_SOURCES", "cuda_home", 1);
     setenv("CUDA_HOME", cuda_home, 1);
@@ -204,6 +214,27 @@ static int tables_child(void) {
     for (size_t lib = 0; lib < cudaload_library_count(); lib++) {
         cudaload_catalogue_info c = {.size = sizeof c};
         if (cudaload_catalogue_entry((cudaload_lib)lib, &c) != CUDALOAD_OK || !c.api_headers || c.driver_like) continue;
+        if (word_in(getenv("CL_TEST_WHEEL_ROWS"), c.name)) {
+            /* a library that ships as a wheel of its own: its table is of the pinned wheel's release,
+             * and a toolkit may hold another (this machine's cuDNN 9.19) or none */
+            if (cudaload_load_library((cudaload_lib)lib) != CUDALOAD_OK) continue;
+            cudaload_library_info info = {.size = sizeof info};
+            if (cudaload_get_library_info((cudaload_lib)lib, &info) != CUDALOAD_OK || !info.path) return 25;
+            void *h = dlopen(info.path, RTLD_NOW | RTLD_NOLOAD);
+            if (!h) return 26;
+            const char *name;
+            int req, present;
+            size_t n = cudaload_symbol_at((cudaload_lib)lib, 0, &name, &req, &present);
+            for (size_t i = 0; i < n; i++) {
+                cudaload_symbol_at((cudaload_lib)lib, i, &name, &req, &present);
+                if (present != (dlsym(h, name) != NULL)) {
+                    fprintf(stderr, "%s: %s: in the table %d, exported by %s %d\n", c.name, name, present, info.path, !present);
+                    return 27;
+                }
+            }
+            dlclose(h);
+            continue;
+        }
         if (cudaload_load_library((cudaload_lib)lib) != CUDALOAD_OK) {
             fprintf(stderr, "%s: %s\n", c.name, cudaload_last_error());
             return 21;
@@ -228,6 +259,11 @@ static int tables_child(void) {
  * headers the tables come from): the lists name real exports, with the right names. */
 static void test_tables_resolve_in_the_toolkit(void **state) {
     (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (tools/api/wheel-libs.txt is read from the source tree)");
+    char rows[4096];
+    assert_int_equal(sh(rows, sizeof rows, "awk '!/^#/ && NF == 4 {printf \"%%s \", $1}' '%s/tools/api/wheel-libs.txt'", top), 0);
+    setenv("CL_TEST_WHEEL_ROWS", rows, 1);
     in_child(tables_child);
 }
 
@@ -392,6 +428,10 @@ static void test_reentered_stub_fails_fast(void **state) {
 static long load_failure_code(const char *ret) {
     if (strcmp(ret, "CUresult") == 0 || strcmp(ret, "cudaError_t") == 0) return 303; /* ..._SHARED_OBJECT_INIT_FAILED */
     if (strcmp(ret, "nvrtcResult") == 0) return 11;                                  /* NVRTC_ERROR_INTERNAL_ERROR */
+    if (strcmp(ret, "ncclResult_t") == 0) return 2;                                  /* ncclSystemError */
+    if (strcmp(ret, "nvmlReturn_t") == 0) return 12;                                 /* NVML_ERROR_LIBRARY_NOT_FOUND */
+    if (strcmp(ret, "CUptiResult") == 0) return 15;                                  /* CUPTI_ERROR_NOT_INITIALIZED */
+    if (strcmp(ret, "CUfileError_t") == 0) return 5030;                              /* its .err: CU_FILE_INTERNAL_ERROR */
     fail_msg("no expected code for return type %s: add it here", ret);
     return -1;
 }
@@ -406,11 +446,17 @@ static void test_out_parameters_filled_on_failure(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
     if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (the generated stubs are read from the source tree)");
-    char fns[16384], strs[16384], out[16384];
-    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER)?_OUT\\(/{print l}' stubs/gen/*.c",
-                        top),
+    char fns[16384], strs[16384], out[16384], files[4096];
+    /* the generated stubs; without those of the libraries that ship as wheels when their headers
+     * could not be fetched (no stub_outparams_wheels: they are not built) */
+    int wheels = have("stub_outparams_wheels");
+    assert_int_equal(sh(files, sizeof files, "cd '%s' && ls stubs/gen/*.c | grep -v -x -F \"$(%s sed -n 's|^STUB_WHEEL_\\([a-z0-9]*\\) := .*|stubs/gen/\\1.c\\nstubs/gen/\\1_older.c|p' stubs/gen/stubs.mk)\" | tr '\\n' ' '",
+                         top, wheels ? "true ||" : ""),
                      0);
-    assert_int_equal(sh(strs, sizeof strs, "cd '%s' && grep -h '^CL_STUB_EXPORT.*const char \\*\\*' stubs/gen/*.c", top), 0);
+    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER)?_OUT\\(/{print l}' %s",
+                        top, files),
+                     0);
+    assert_int_equal(sh(strs, sizeof strs, "cd '%s' && grep -h '^CL_STUB_EXPORT.*const char \\*\\*a' %s", top, files), 0);
     for (char *l = strs; *l; l = strchr(l, '\n') + 1) {
         char *nl = strchr(l, '\n');
         if (!nl) break;
@@ -418,7 +464,9 @@ static void test_out_parameters_filled_on_failure(void **state) {
         if (!strstr(fns, l)) fail_msg("a const char ** out-parameter the stub does not fill on failure: %s", l);
         *nl = '\n';
     }
-    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override timeout 60 '%s/tests/stub_outparams'", build), 0);
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override timeout 60 '%s/tests/stub_outparams' && { %s CUDALOAD_SOURCES=override timeout 60 '%s/tests/stub_outparams_wheels'; }",
+                        build, wheels ? "" : "true ||", build),
+                     0);
     assert_int_equal(val(out, "cuInit"), 303);
     int n = 0;
     for (char *l = fns; *l; l = strchr(l, '\n') + 1) {
@@ -499,6 +547,59 @@ static void test_threads_and_fork(void **state) {
 /* Every function the toolkit's copy of a library exports is defined by its shared stub, or is
  * named in docs/api-coverage.md's list of what is left out (with the reason there): nm -D of
  * both, against the list, independently of the generator. */
+/* The stubs of the libraries that ship as wheels of their own (tests/stubs/stub_wheels.c, built
+ * with the pinned wheels' headers): with nothing findable, each call gives its library's own code;
+ * with CUDA_HOME alone, the copies a toolkit holds (this machine's: cuDNN 9, NCCL, CUPTI) answer,
+ * a function newer than the loaded cuDNN gives CUDNN_STATUS_NOT_SUPPORTED, and NVML, which only a
+ * driver installs, gives NVML_ERROR_LIBRARY_NOT_FOUND without one. */
+static void test_wheel_stubs_give_library_codes(void **state) {
+    (void)state;
+    if (!have("stub_wheels")) TH_SKIP("no stub_wheels: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
+    char out[4096];
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_wheels'", build), 0);
+    assert_int_equal(val(out, "cudnn_create"), 1001);      /* CUDNN_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cudnn_plan_ws"), 1001);
+    assert_int_equal(val(out, "cudnn_table"), 0);
+    assert_int_equal(val(out, "nccl_get_version"), 2);     /* ncclSystemError */
+    assert_int_equal(val(out, "nvml_init"), 12);           /* NVML_ERROR_LIBRARY_NOT_FOUND */
+    assert_int_equal(val(out, "nvml_count"), 12);
+    assert_int_equal(val(out, "cupti_get_version"), 15);   /* CUPTI_ERROR_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cusparselt_init"), 1);      /* CUSPARSE_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cutensor_create"), 1);      /* CUTENSOR_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cudss_create"), 1);         /* CUDSS_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cufile_open_err"), 5030);   /* CU_FILE_INTERNAL_ERROR */
+    assert_int_equal(val(out, "cufile_open_cu_err"), 303); /* CUDA_ERROR_SHARED_OBJECT_INIT_FAILED */
+    assert_int_equal(val(out, "cufile_read"), -5030);      /* cuFileRead: -CU_FILE_INTERNAL_ERROR */
+
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_wheels'", cuda_home, build), 0);
+    char lib[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s/lib64/libcudnn.so.9", cuda_home);
+    if (access(lib, R_OK) == 0) {
+        assert_int_equal(val(out, "cudnn_table"), 1);
+        assert_true(val(out, "cudnn_version") >= 90000 && val(out, "cudnn_version") < 100000);
+        /* newer than the loaded copy: absent from its table, and cuDNN's "not supported" */
+        if (val(out, "cudnn_version") < 92800) {
+            assert_int_equal(val(out, "cudnn_has_plan_ws"), 0);
+            assert_int_equal(val(out, "cudnn_plan_ws"), 3000); /* CUDNN_STATUS_NOT_SUPPORTED */
+        }
+    } else {
+        assert_int_equal(val(out, "cudnn_create"), 1001);
+    }
+    snprintf(lib, sizeof lib, "%s/lib64/libnccl.so.2", cuda_home);
+    if (access(lib, R_OK) == 0) {
+        assert_int_equal(val(out, "nccl_get_version"), 0);
+        assert_true(val(out, "nccl_version") >= 20000);
+    } else {
+        assert_int_equal(val(out, "nccl_get_version"), 2);
+    }
+    snprintf(lib, sizeof lib, "%s/lib64/libcupti.so.13", cuda_home);
+    if (access(lib, R_OK) == 0) {
+        assert_int_equal(val(out, "cupti_get_version"), 0);
+        assert_true(val(out, "cupti_version") >= 130000);
+    }
+    assert_int_equal(val(out, "nvml_init"), 12); /* no driver on this machine: NVML's own error */
+}
+
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
@@ -527,6 +628,33 @@ static void test_stubs_cover_every_export(void **state) {
         assert_int_equal(st, 0);
         if (out[0]) fail_msg("%s: exported by %s, not in its stub nor listed as left out:\n%s", libs[i][0], real, out);
     }
+    /* the libraries that ship as wheels of their own: their exports as read from the pinned wheel
+     * (tools/api/<row>-exports.txt, every row there), T and W alike (NCCL's API is weak aliases) */
+    int n = 0, n_rows = 0;
+    char ids[4096];
+    /* id and row of each stub whose headers come from a wheel (stubs/gen/stubs.mk: STUB_WHEEL_<id>) */
+    assert_int_equal(sh(ids, sizeof ids, "cd '%s' && for id in $(sed -n 's/^STUB_WHEEL_\\([a-z0-9]*\\) := .*/\\1/p' stubs/gen/stubs.mk); do "
+                                         "echo \"$id $(sed -n \"s/^STUB_ROW_$id := //p\" stubs/gen/stubs.mk)\"; done", top), 0);
+    for (char *line = strtok(ids, "\n"); line; line = strtok(NULL, "\n")) {
+        char id[64], row[64];
+        if (sscanf(line, "%63s %63s", id, row) != 2) fail_msg("stubs.mk: %s", line);
+        n_rows++;
+        char so[PATH_MAX + 64]; /* the archive: every stub has one (some have no shared variant) */
+        snprintf(so, sizeof so, "%s/stubs/libcudaload-%s.a", build, id);
+        if (access(so, R_OK) != 0) continue; /* not built here: its headers could not be fetched */
+        char tmp[PATH_MAX + 32];
+        snprintf(tmp, sizeof tmp, "%s/stub-cover", build);
+        int st = sh(out, sizeof out,
+                    "mkdir -p '%s' && cd '%s' && { grep -v '^#' '%s/tools/api/%s-exports.txt' | sed 's/@.*//' | sort -u > real; } && "
+                    "nm -g --defined-only '%s' | awk '$2==\"T\"{print $3}' | sort -u > stub && "
+                    "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
+                    "| sort -u > left; comm -23 real stub | comm -23 - left",
+                    tmp, tmp, top, row, so, row, top);
+        assert_int_equal(st, 0);
+        if (out[0]) fail_msg("%s: exported by its pinned wheel's library, not in its stub nor listed as left out:\n%s", row, out);
+        n++;
+    }
+    if (have("stub_wheels")) assert_int_equal(n, n_rows);
 }
 
 int main(void) {
@@ -540,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_other_major_keeps_only_stable_entries),
         cmocka_unit_test(test_preload_mode),
         cmocka_unit_test(test_stubs_cover_every_export),
+        cmocka_unit_test(test_wheel_stubs_give_library_codes),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
         cmocka_unit_test(test_reentered_stub_fails_fast),

@@ -3,24 +3,93 @@
 # (FindCUDAToolkit's CUDA::<row>, but CUDA::cuda_driver for the driver's row cuda).
 # STUB_REQUIRES_<id>: the stubs of the row's required dependencies (a program that links the
 # real library's link graph links these too: cusolver's needs cublas, ...).
-STUB_IDS := cublas cublaslt cuda cudart cufft curand cusolver cusparse nvjitlink nvrtc
+# STUB_TARGET_<id>: FindCUDAToolkit's target CUDA::<target> (and <target>_static) it replaces.
+# STUB_LIB_<id>: its library's name in a link line (-l<lib>, lib<lib>.so: the SONAME's).
+# STUB_WHEEL_<id>: for a library that ships as a wheel of its own, its headers' directory
+# under tools/wheel_files.py's cache (PACKAGE-VERSION/include dir in the wheel).
+STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cusolver cusparse cusparselt cutensor nccl nvjitlink nvml nvrtc
+# STUB_STATIC_ONLY: libraries that ship as wheels of their own and version none of their
+# exports (NCCL, NVML, cuFile, cuSPARSELt): a shared stub in a process's global scope would
+# take the library's calls to its own exports and other libraries' imports of them (nothing
+# tells the stub's definition from the library's), so they get the static stub only.
+STUB_STATIC_ONLY := cufile cusparselt nccl nvml
 STUB_ROW_cublas := cublas
+STUB_TARGET_cublas := cublas
+STUB_LIB_cublas := cublas
 STUB_REQUIRES_cublas := cublaslt
 STUB_ROW_cublaslt := cublasLt
+STUB_TARGET_cublaslt := cublasLt
+STUB_LIB_cublaslt := cublasLt
 STUB_REQUIRES_cublaslt :=
 STUB_ROW_cuda := cuda
+STUB_TARGET_cuda := cuda_driver
+STUB_LIB_cuda := cuda
 STUB_REQUIRES_cuda :=
 STUB_ROW_cudart := cudart
+STUB_TARGET_cudart := cudart
+STUB_LIB_cudart := cudart
 STUB_REQUIRES_cudart :=
+STUB_ROW_cudnn := cudnn
+STUB_TARGET_cudnn := cudnn
+STUB_LIB_cudnn := cudnn
+STUB_REQUIRES_cudnn :=
+STUB_WHEEL_cudnn := nvidia-cudnn-cu13-9.28.1.4/nvidia/cudnn/include
+STUB_ROW_cudss := cudss
+STUB_TARGET_cudss := cudss
+STUB_LIB_cudss := cudss
+STUB_REQUIRES_cudss := cublas nvrtc
+STUB_WHEEL_cudss := nvidia-cudss-cu13-1.0.0.35/nvidia/cu13/include
 STUB_ROW_cufft := cufft
+STUB_TARGET_cufft := cufft
+STUB_LIB_cufft := cufft
 STUB_REQUIRES_cufft :=
+STUB_ROW_cufile := cufile
+STUB_TARGET_cufile := cuFile
+STUB_LIB_cufile := cufile
+STUB_REQUIRES_cufile :=
+STUB_WHEEL_cufile := nvidia-cufile-1.15.1.6/nvidia/cu13/include
+STUB_ROW_cupti := cupti
+STUB_TARGET_cupti := cupti
+STUB_LIB_cupti := cupti
+STUB_REQUIRES_cupti :=
+STUB_WHEEL_cupti := nvidia-cuda-cupti-13.0.85/nvidia/cu13/include
 STUB_ROW_curand := curand
+STUB_TARGET_curand := curand
+STUB_LIB_curand := curand
 STUB_REQUIRES_curand :=
 STUB_ROW_cusolver := cusolver
+STUB_TARGET_cusolver := cusolver
+STUB_LIB_cusolver := cusolver
 STUB_REQUIRES_cusolver := cublas cusparse nvjitlink
 STUB_ROW_cusparse := cusparse
+STUB_TARGET_cusparse := cusparse
+STUB_LIB_cusparse := cusparse
 STUB_REQUIRES_cusparse :=
+STUB_ROW_cusparselt := cusparseLt
+STUB_TARGET_cusparselt := cusparseLt
+STUB_LIB_cusparselt := cusparseLt
+STUB_REQUIRES_cusparselt :=
+STUB_WHEEL_cusparselt := nvidia-cusparselt-cu13-0.10.0/nvidia/cu13/include
+STUB_ROW_cutensor := cutensor
+STUB_TARGET_cutensor := cutensor
+STUB_LIB_cutensor := cutensor
+STUB_REQUIRES_cutensor := cublaslt
+STUB_WHEEL_cutensor := cutensor-cu13-2.8.1/cutensor/include
+STUB_ROW_nccl := nccl
+STUB_TARGET_nccl := nccl
+STUB_LIB_nccl := nccl
+STUB_REQUIRES_nccl :=
+STUB_WHEEL_nccl := nvidia-nccl-cu13-2.32.3/nvidia/nccl/include
 STUB_ROW_nvjitlink := nvJitLink
+STUB_TARGET_nvjitlink := nvJitLink
+STUB_LIB_nvjitlink := nvJitLink
 STUB_REQUIRES_nvjitlink :=
+STUB_ROW_nvml := nvml
+STUB_TARGET_nvml := nvml
+STUB_LIB_nvml := nvidia-ml
+STUB_REQUIRES_nvml :=
+STUB_WHEEL_nvml := nvidia-nvml-dev-13.0.87/nvidia/cu13/include
 STUB_ROW_nvrtc := nvrtc
+STUB_TARGET_nvrtc := nvrtc
+STUB_LIB_nvrtc := nvrtc
 STUB_REQUIRES_nvrtc :=

@@ -280,5 +280,5 @@ fi
 
 echo "proof.sh: make (pip toolkit made included) ${t_make} s; total $SECONDS s; logs in $work"
 # a proof that passed leaves its logs, not the clone's build (several GB: a second make check's)
-if [ "$failed" = 0 ]; then rm -rf --one-file-system "$src/build"; fi
+if [ "$failed" = 0 ]; then rm -rf --one-file-system "$src/build" && python3 "$top/tests/dedupe.py" --prune; fi
 exit $failed
