@@ -396,10 +396,10 @@ $(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/t
 	  $(B)/stubs/libcudaload-curand.a $(STUB_CORE)
 # one call into each library that ships as a wheel of its own, through its stub; and their
 # string out-parameters when the library cannot be had
-$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels: $(B)/tests/%: tests/stubs/%.c $(STUB_A) $(STATIC) | $(B)/tests
+$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels: $(B)/tests/%: tests/stubs/%.c tests/stubs/outparams.h $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_WHEEL_IDS),$(call stub_wheel_inc,$(s))) -Iinclude -isystem $(CUDA_INC) \
 	  -o $@ $< $(STUB_WHEEL_IDS:%=$(B)/stubs/libcudaload-%.a) $(STUB_CORE)
-$(B)/tests/stub_outparams: tests/stubs/stub_outparams.c $(STUB_A) $(STATIC) | $(B)/tests
+$(B)/tests/stub_outparams: tests/stubs/stub_outparams.c tests/stubs/outparams.h $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cuda.a \
 	  $(B)/stubs/libcudaload-cudart.a $(B)/stubs/libcudaload-nvrtc.a $(STUB_CORE)
 # nvcc's registrations from threads, racing the replay (a fatbinary file as its argument)

@@ -552,6 +552,13 @@ static void test_threads_and_fork(void **state) {
  * with CUDA_HOME alone, the copies a toolkit holds (this machine's: cuDNN 9, NCCL, CUPTI) answer,
  * a function newer than the loaded cuDNN gives CUDNN_STATUS_NOT_SUPPORTED, and NVML, which only a
  * driver installs, gives NVML_ERROR_LIBRARY_NOT_FOUND without one. */
+/* 1 when the toolkit the tests use (CUDA_HOME) has file in its lib64 */
+static int in_cuda_home(const char *file) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/lib64/%s", cuda_home, file);
+    return access(p, R_OK) == 0;
+}
+
 static void test_wheel_stubs_give_library_codes(void **state) {
     (void)state;
     if (!have("stub_wheels")) TH_SKIP("no stub_wheels: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
@@ -572,9 +579,7 @@ static void test_wheel_stubs_give_library_codes(void **state) {
     assert_int_equal(val(out, "cufile_read"), -5030);      /* cuFileRead: -CU_FILE_INTERNAL_ERROR */
 
     assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_wheels'", cuda_home, build), 0);
-    char lib[PATH_MAX];
-    snprintf(lib, sizeof lib, "%s/lib64/libcudnn.so.9", cuda_home);
-    if (access(lib, R_OK) == 0) {
+    if (in_cuda_home("libcudnn.so.9")) {
         assert_int_equal(val(out, "cudnn_table"), 1);
         assert_true(val(out, "cudnn_version") >= 90000 && val(out, "cudnn_version") < 100000);
         /* newer than the loaded copy: absent from its table, and cuDNN's "not supported" */
@@ -585,18 +590,12 @@ static void test_wheel_stubs_give_library_codes(void **state) {
     } else {
         assert_int_equal(val(out, "cudnn_create"), 1001);
     }
-    snprintf(lib, sizeof lib, "%s/lib64/libnccl.so.2", cuda_home);
-    if (access(lib, R_OK) == 0) {
-        assert_int_equal(val(out, "nccl_get_version"), 0);
-        assert_true(val(out, "nccl_version") >= 20000);
-    } else {
-        assert_int_equal(val(out, "nccl_get_version"), 2);
-    }
-    snprintf(lib, sizeof lib, "%s/lib64/libcupti.so.13", cuda_home);
-    if (access(lib, R_OK) == 0) {
-        assert_int_equal(val(out, "cupti_get_version"), 0);
-        assert_true(val(out, "cupti_version") >= 130000);
-    }
+    int nccl = in_cuda_home("libnccl.so.2");
+    assert_int_equal(val(out, "nccl_get_version"), nccl ? 0 : 2);
+    if (nccl) assert_true(val(out, "nccl_version") >= 20000);
+    int cupti = in_cuda_home("libcupti.so.13");
+    assert_int_equal(val(out, "cupti_get_version"), cupti ? 0 : 15);
+    if (cupti) assert_true(val(out, "cupti_version") >= 130000);
     assert_int_equal(val(out, "nvml_init"), 12); /* no driver on this machine: NVML's own error */
 }
 

@@ -12,41 +12,12 @@
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
 
+#include "outparams.h"
+
 /* the older ABI's entry points the driver stub keeps (cuda.h now maps the name to another) */
 #undef cuGraphInstantiate
 CUresult cuGraphInstantiate(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
-
-#define POISON ((const char *)(uintptr_t)0x1)
-static const char prefix[] = "libcudaload: ";
-
-static int text_ok(const char *s) {
-    return s && s != POISON && strncmp(s, prefix, sizeof prefix - 1) == 0 && strlen(s) < 512;
-}
-
-/* buf (n bytes, len given to the call) holds a text of libcudaload ended within len, and the
- * bytes past len are untouched */
-static int buf_ok(const char *buf, size_t n, size_t len) {
-    const char *end = memchr(buf, 0, len);
-    if (!end || strncmp(buf, prefix, len - 1 < sizeof prefix - 1 ? len - 1 : sizeof prefix - 1) != 0) return 0;
-    for (size_t i = len; i < n; i++)
-        if (buf[i] != 'X') return 0;
-    return 1;
-}
-
-#define STR(name, call)                                                                                                \
-    do {                                                                                                               \
-        const char *s = POISON;                                                                                        \
-        int rc = (int)(call);                                                                                          \
-        printf("%s=%d\n%s_text=%d\n", name, rc, name, text_ok(s));                                                     \
-    } while (0)
-#define BUF(name, len, call)                                                                                           \
-    do {                                                                                                               \
-        char buf[128];                                                                                                 \
-        memset(buf, 'X', sizeof buf);                                                                                  \
-        int rc = (int)(call);                                                                                          \
-        printf("%s=%d\n%s_text=%d\n", name, rc, name, buf_ok(buf, sizeof buf, len));                                   \
-    } while (0)
 
 int main(void) {
     /* the extension's error path: cuInit fails, then the message is asked for */

@@ -15,40 +15,9 @@
 #include <nccl.h>
 #include <nvml.h>
 
-#define POISON ((const char *)(uintptr_t)0x1)
-static const char prefix[] = "libcudaload: ";
+#include "outparams.h"
 
-static int text_ok(const char *s) {
-    return s && s != POISON && strncmp(s, prefix, sizeof prefix - 1) == 0 && strlen(s) < 512;
-}
-
-/* buf (n bytes, len given to the call) holds a text of libcudaload ended within len, and the
- * bytes past len are untouched */
-static int buf_ok(const char *buf, size_t n, size_t len) {
-    const char *end = memchr(buf, 0, len);
-    if (!end || strncmp(buf, prefix, len - 1 < sizeof prefix - 1 ? len - 1 : sizeof prefix - 1) != 0) return 0;
-    for (size_t i = len; i < n; i++)
-        if (buf[i] != 'X') return 0;
-    return 1;
-}
-
-#define STR(name, call)                                                                                                \
-    do {                                                                                                               \
-        const char *s = POISON;                                                                                        \
-        int rc = (int)(call);                                                                                          \
-        printf("%s=%d\n%s_text=%d\n", name, rc, name, text_ok(s));                                                     \
-    } while (0)
-/* rc: how the call's status reads as a number (cuFile's is a struct) */
-#define BUF_AS(name, len, rc_of, call)                                                                                 \
-    do {                                                                                                               \
-        char buf[128];                                                                                                 \
-        memset(buf, 'X', sizeof buf);                                                                                  \
-        int rc = rc_of(call);                                                                                          \
-        printf("%s=%d\n%s_text=%d\n", name, rc, name, buf_ok(buf, sizeof buf, len));                                   \
-    } while (0)
-#define AS_INT(x) ((int)(x))
 #define CUFILE_ERR(x) ((int)(x).err)
-#define BUF(name, len, call) BUF_AS(name, len, AS_INT, call)
 
 int main(void) {
     int n = 0;
