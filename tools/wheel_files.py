@@ -6,7 +6,10 @@ pinned in tools/api/wheel-libs.txt, without downloading them whole.
     tools/wheel_files.py headers [--cache DIR]   fetch the pinned wheels' include dirs into the
                                                  cache (once) and print its directory
     tools/wheel_files.py exports [ROW...]        read each row's library out of its wheel, and
-                                                 write tools/api/<row>-exports.txt (`nm -D`)
+                                                 write tools/api/<row>-exports.txt (`nm -D`); a
+                                                 row whose wheel has no library (NVML's: the
+                                                 header only) keeps the list read from the
+                                                 driver's library on a GPU machine
     tools/wheel_files.py list PACKAGE==VERSION   print a wheel's members (size, name)
 
 A wheel is a zip: its directory sits at the end. Reading that with HTTP range requests, and then
