@@ -11,248 +11,297 @@
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
  * since: the first CUDA
- * since: 0, not known: cudnn is versioned on its own and its releases are not scanned (the
- * functions are those of nvidia-cudnn-cu13==9.28.1.4 and its headers). */
+ * since: the first release of cudnn exporting it, as its CUDNN_VERSION (tools/api/cudnn-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#if CUDNN_VERSION >= 90200
+#define CUDALOAD_CUDNN_IF_90200_(x) x
+#define CUDALOAD_CUDNN_IF_90200_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_90200_(x) void
+#define CUDALOAD_CUDNN_IF_90200_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 90500
+#define CUDALOAD_CUDNN_IF_90500_(x) x
+#define CUDALOAD_CUDNN_IF_90500_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_90500_(x) void
+#define CUDALOAD_CUDNN_IF_90500_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 92200
+#define CUDALOAD_CUDNN_IF_92200_(x) x
+#define CUDALOAD_CUDNN_IF_92200_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_92200_(x) void
+#define CUDALOAD_CUDNN_IF_92200_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 92300
+#define CUDALOAD_CUDNN_IF_92300_(x) x
+#define CUDALOAD_CUDNN_IF_92300_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_92300_(x) void
+#define CUDALOAD_CUDNN_IF_92300_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 92400
+#define CUDALOAD_CUDNN_IF_92400_(x) x
+#define CUDALOAD_CUDNN_IF_92400_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_92400_(x) void
+#define CUDALOAD_CUDNN_IF_92400_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 92600
+#define CUDALOAD_CUDNN_IF_92600_(x) x
+#define CUDALOAD_CUDNN_IF_92600_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_92600_(x) void
+#define CUDALOAD_CUDNN_IF_92600_P_(x) (void)
+#endif
+#if CUDNN_VERSION >= 92800
+#define CUDALOAD_CUDNN_IF_92800_(x) x
+#define CUDALOAD_CUDNN_IF_92800_P_(x) x
+#else
+#define CUDALOAD_CUDNN_IF_92800_(x) void
+#define CUDALOAD_CUDNN_IF_92800_P_(x) (void)
+#endif
 #define CUDALOAD_CUDNN_API(X) \
-    X(cudnnActivationBackward, cudnnActivationBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnActivationDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnActivationForward, cudnnActivationForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnActivationDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnAddTensor, cudnnAddTensor, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnAdvVersionCheck, cudnnAdvVersionCheck, 0, cudnnStatus_t, (void)) \
-    X(cudnnB2BCausalConv1dBackward, cudnnB2BCausalConv1dBackward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, void *, void *, void *, int, int, int, int, int, cudnnDataType_t, cudnnDataType_t)) \
-    X(cudnnB2BCausalConv1dForward, cudnnB2BCausalConv1dForward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, int, int, int, int, int, cudnnDataType_t)) \
-    X(cudnnBackendCreateDescriptor, cudnnBackendCreateDescriptor, 0, cudnnStatus_t, (cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *)) \
-    X(cudnnBackendDestroyDescriptor, cudnnBackendDestroyDescriptor, 0, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
-    X(cudnnBackendExecute, cudnnBackendExecute, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t)) \
-    X(cudnnBackendFinalize, cudnnBackendFinalize, 0, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
-    X(cudnnBackendGetAttribute, cudnnBackendGetAttribute, 0, cudnnStatus_t, (const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t, int64_t, int64_t *, void *)) \
-    X(cudnnBackendInitialize, cudnnBackendInitialize, 0, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
-    X(cudnnBackendPopulateCudaGraph, cudnnBackendPopulateCudaGraph, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, cudaGraph_t)) \
-    X(cudnnBackendSetAttribute, cudnnBackendSetAttribute, 0, cudnnStatus_t, (cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t, int64_t, const void *)) \
-    X(cudnnBackendUpdateCudaGraph, cudnnBackendUpdateCudaGraph, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, cudaGraph_t)) \
-    X(cudnnBatchNormalizationBackward, cudnnBatchNormalizationBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, void *, void *, double, const void *, const void *)) \
-    X(cudnnBatchNormalizationBackwardEx, cudnnBatchNormalizationBackwardEx, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, double, const void *, const void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t)) \
-    X(cudnnBatchNormalizationForwardInference, cudnnBatchNormalizationForwardInference, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, const void *, double)) \
-    X(cudnnBatchNormalizationForwardTraining, cudnnBatchNormalizationForwardTraining, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, double, void *, void *, double, void *, void *)) \
-    X(cudnnBatchNormalizationForwardTrainingEx, cudnnBatchNormalizationForwardTrainingEx, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, double, void *, void *, double, void *, void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t)) \
-    X(cudnnBuildRNNDynamic, cudnnBuildRNNDynamic, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, int)) \
-    X(cudnnCTCLoss, cudnnCTCLoss, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const int[], const int[], const int[], void *, const cudnnTensorDescriptor_t, void *, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, void *, size_t)) \
-    X(cudnnCTCLoss_v8, cudnnCTCLoss_v8, 0, cudnnStatus_t, (cudnnHandle_t, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, const cudnnTensorDescriptor_t, const void *, const int[], const int[], const int[], void *, const cudnnTensorDescriptor_t, void *, size_t, void *)) \
-    X(cudnnCausalConv1dBackward, cudnnCausalConv1dBackward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, void *, int, int, int, int, cudnnDataType_t, cudnnDataType_t, cudnnCausalConv1dActivation_t)) \
-    X(cudnnCausalConv1dForward, cudnnCausalConv1dForward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, cudnnCausalConv1dActivation_t)) \
-    X(cudnnCausalConv1dNwhBackward, cudnnCausalConv1dNwhBackward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, void *, int, int, int, int, cudnnDataType_t, cudnnDataType_t, cudnnCausalConv1dActivation_t)) \
-    X(cudnnCausalConv1dNwhForward, cudnnCausalConv1dNwhForward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, cudnnCausalConv1dActivation_t)) \
-    X(cudnnCnnVersionCheck, cudnnCnnVersionCheck, 0, cudnnStatus_t, (void)) \
-    X(cudnnConvolutionBackwardBias, cudnnConvolutionBackwardBias, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnConvolutionBackwardData, cudnnConvolutionBackwardData, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionBwdDataAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardFilter, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionBwdFilterAlgo_t, void *, size_t, const void *, const cudnnFilterDescriptor_t, void *)) \
-    X(cudnnConvolutionBiasActivationForward, cudnnConvolutionBiasActivationForward, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionFwdAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnConvolutionForward, cudnnConvolutionForward, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionFwdAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnCreate, cudnnCreate, 0, cudnnStatus_t, (cudnnHandle_t *)) \
-    X(cudnnCreateActivationDescriptor, cudnnCreateActivationDescriptor, 0, cudnnStatus_t, (cudnnActivationDescriptor_t *)) \
-    X(cudnnCreateAttnDescriptor, cudnnCreateAttnDescriptor, 0, cudnnStatus_t, (cudnnAttnDescriptor_t *)) \
-    X(cudnnCreateCTCLossDescriptor, cudnnCreateCTCLossDescriptor, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t *)) \
-    X(cudnnCreateConvolutionDescriptor, cudnnCreateConvolutionDescriptor, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t *)) \
-    X(cudnnCreateDropoutDescriptor, cudnnCreateDropoutDescriptor, 0, cudnnStatus_t, (cudnnDropoutDescriptor_t *)) \
-    X(cudnnCreateFilterDescriptor, cudnnCreateFilterDescriptor, 0, cudnnStatus_t, (cudnnFilterDescriptor_t *)) \
-    X(cudnnCreateFusedOpsConstParamPack, cudnnCreateFusedOpsConstParamPack, 0, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t *, cudnnFusedOps_t)) \
-    X(cudnnCreateFusedOpsPlan, cudnnCreateFusedOpsPlan, 0, cudnnStatus_t, (cudnnFusedOpsPlan_t *, cudnnFusedOps_t)) \
-    X(cudnnCreateFusedOpsVariantParamPack, cudnnCreateFusedOpsVariantParamPack, 0, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t *, cudnnFusedOps_t)) \
-    X(cudnnCreateLRNDescriptor, cudnnCreateLRNDescriptor, 0, cudnnStatus_t, (cudnnLRNDescriptor_t *)) \
-    X(cudnnCreateOpTensorDescriptor, cudnnCreateOpTensorDescriptor, 0, cudnnStatus_t, (cudnnOpTensorDescriptor_t *)) \
-    X(cudnnCreatePoolingDescriptor, cudnnCreatePoolingDescriptor, 0, cudnnStatus_t, (cudnnPoolingDescriptor_t *)) \
-    X(cudnnCreateRNNDataDescriptor, cudnnCreateRNNDataDescriptor, 0, cudnnStatus_t, (cudnnRNNDataDescriptor_t *)) \
-    X(cudnnCreateRNNDescriptor, cudnnCreateRNNDescriptor, 0, cudnnStatus_t, (cudnnRNNDescriptor_t *)) \
-    X(cudnnCreateReduceTensorDescriptor, cudnnCreateReduceTensorDescriptor, 0, cudnnStatus_t, (cudnnReduceTensorDescriptor_t *)) \
-    X(cudnnCreateSeqDataDescriptor, cudnnCreateSeqDataDescriptor, 0, cudnnStatus_t, (cudnnSeqDataDescriptor_t *)) \
-    X(cudnnCreateSpatialTransformerDescriptor, cudnnCreateSpatialTransformerDescriptor, 0, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t *)) \
-    X(cudnnCreateTensorDescriptor, cudnnCreateTensorDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t *)) \
-    X(cudnnCreateTensorTransformDescriptor, cudnnCreateTensorTransformDescriptor, 0, cudnnStatus_t, (cudnnTensorTransformDescriptor_t *)) \
-    X(cudnnDeriveBNTensorDescriptor, cudnnDeriveBNTensorDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, cudnnBatchNormMode_t)) \
-    X(cudnnDeriveNormTensorDescriptor, cudnnDeriveNormTensorDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, cudnnNormMode_t, int)) \
-    X(cudnnDestroy, cudnnDestroy, 0, cudnnStatus_t, (cudnnHandle_t)) \
-    X(cudnnDestroyActivationDescriptor, cudnnDestroyActivationDescriptor, 0, cudnnStatus_t, (cudnnActivationDescriptor_t)) \
-    X(cudnnDestroyAttnDescriptor, cudnnDestroyAttnDescriptor, 0, cudnnStatus_t, (cudnnAttnDescriptor_t)) \
-    X(cudnnDestroyCTCLossDescriptor, cudnnDestroyCTCLossDescriptor, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t)) \
-    X(cudnnDestroyConvolutionDescriptor, cudnnDestroyConvolutionDescriptor, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t)) \
-    X(cudnnDestroyDropoutDescriptor, cudnnDestroyDropoutDescriptor, 0, cudnnStatus_t, (cudnnDropoutDescriptor_t)) \
-    X(cudnnDestroyFilterDescriptor, cudnnDestroyFilterDescriptor, 0, cudnnStatus_t, (cudnnFilterDescriptor_t)) \
-    X(cudnnDestroyFusedOpsConstParamPack, cudnnDestroyFusedOpsConstParamPack, 0, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t)) \
-    X(cudnnDestroyFusedOpsPlan, cudnnDestroyFusedOpsPlan, 0, cudnnStatus_t, (cudnnFusedOpsPlan_t)) \
-    X(cudnnDestroyFusedOpsVariantParamPack, cudnnDestroyFusedOpsVariantParamPack, 0, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t)) \
-    X(cudnnDestroyLRNDescriptor, cudnnDestroyLRNDescriptor, 0, cudnnStatus_t, (cudnnLRNDescriptor_t)) \
-    X(cudnnDestroyOpTensorDescriptor, cudnnDestroyOpTensorDescriptor, 0, cudnnStatus_t, (cudnnOpTensorDescriptor_t)) \
-    X(cudnnDestroyPoolingDescriptor, cudnnDestroyPoolingDescriptor, 0, cudnnStatus_t, (cudnnPoolingDescriptor_t)) \
-    X(cudnnDestroyRNNDataDescriptor, cudnnDestroyRNNDataDescriptor, 0, cudnnStatus_t, (cudnnRNNDataDescriptor_t)) \
-    X(cudnnDestroyRNNDescriptor, cudnnDestroyRNNDescriptor, 0, cudnnStatus_t, (cudnnRNNDescriptor_t)) \
-    X(cudnnDestroyReduceTensorDescriptor, cudnnDestroyReduceTensorDescriptor, 0, cudnnStatus_t, (cudnnReduceTensorDescriptor_t)) \
-    X(cudnnDestroySeqDataDescriptor, cudnnDestroySeqDataDescriptor, 0, cudnnStatus_t, (cudnnSeqDataDescriptor_t)) \
-    X(cudnnDestroySpatialTransformerDescriptor, cudnnDestroySpatialTransformerDescriptor, 0, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t)) \
-    X(cudnnDestroyTensorDescriptor, cudnnDestroyTensorDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t)) \
-    X(cudnnDestroyTensorTransformDescriptor, cudnnDestroyTensorTransformDescriptor, 0, cudnnStatus_t, (cudnnTensorTransformDescriptor_t)) \
-    X(cudnnDivisiveNormalizationBackward, cudnnDivisiveNormalizationBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnDivNormMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, void *, void *, const void *, const cudnnTensorDescriptor_t, void *, void *)) \
-    X(cudnnDivisiveNormalizationForward, cudnnDivisiveNormalizationForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnDivNormMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnDropoutBackward, cudnnDropoutBackward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnDropoutDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t)) \
-    X(cudnnDropoutForward, cudnnDropoutForward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnDropoutDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t)) \
-    X(cudnnDropoutGetReserveSpaceSize, cudnnDropoutGetReserveSpaceSize, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnDropoutGetStatesSize, cudnnDropoutGetStatesSize, 0, cudnnStatus_t, (cudnnHandle_t, size_t *)) \
-    X(cudnnFFTCausalConv1dBackward, cudnnFFTCausalConv1dBackward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, const void *, void *, void *, int, int, int, int, cudnnDataType_t)) \
-    X(cudnnFFTCausalConv1dForward, cudnnFFTCausalConv1dForward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, void *, int, int, int, int, cudnnDataType_t)) \
-    X(cudnnFindConvolutionBackwardDataAlgorithm, cudnnFindConvolutionBackwardDataAlgorithm, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *)) \
-    X(cudnnFindConvolutionBackwardDataAlgorithmEx, cudnnFindConvolutionBackwardDataAlgorithmEx, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, void *, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *, void *, size_t)) \
-    X(cudnnFindConvolutionBackwardFilterAlgorithm, cudnnFindConvolutionBackwardFilterAlgorithm, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *)) \
-    X(cudnnFindConvolutionBackwardFilterAlgorithmEx, cudnnFindConvolutionBackwardFilterAlgorithmEx, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, void *, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *, void *, size_t)) \
-    X(cudnnFindConvolutionForwardAlgorithm, cudnnFindConvolutionForwardAlgorithm, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionFwdAlgoPerf_t *)) \
-    X(cudnnFindConvolutionForwardAlgorithmEx, cudnnFindConvolutionForwardAlgorithmEx, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, void *, const int, int *, cudnnConvolutionFwdAlgoPerf_t *, void *, size_t)) \
-    X(cudnnFusedOpsExecute, cudnnFusedOpsExecute, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFusedOpsPlan_t, cudnnFusedOpsVariantParamPack_t)) \
-    X(cudnnGetActivationDescriptor, cudnnGetActivationDescriptor, 0, cudnnStatus_t, (const cudnnActivationDescriptor_t, cudnnActivationMode_t *, cudnnNanPropagation_t *, double *)) \
-    X(cudnnGetActivationDescriptorSwishBeta, cudnnGetActivationDescriptorSwishBeta, 0, cudnnStatus_t, (cudnnActivationDescriptor_t, double *)) \
-    X(cudnnGetAttnDescriptor, cudnnGetAttnDescriptor, 0, cudnnStatus_t, (cudnnAttnDescriptor_t, unsigned int *, int *, double *, cudnnDataType_t *, cudnnDataType_t *, cudnnMathType_t *, cudnnDropoutDescriptor_t *, cudnnDropoutDescriptor_t *, int *, int *, int *, int *, int *, int *, int *, int *, int *, int *, int *)) \
-    X(cudnnGetBatchNormalizationBackwardExWorkspaceSize, cudnnGetBatchNormalizationBackwardExWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *)) \
-    X(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *)) \
-    X(cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnGetCTCLossDescriptor, cudnnGetCTCLossDescriptor, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *)) \
-    X(cudnnGetCTCLossDescriptorEx, cudnnGetCTCLossDescriptorEx, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnNanPropagation_t *)) \
-    X(cudnnGetCTCLossDescriptor_v8, cudnnGetCTCLossDescriptor_v8, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnNanPropagation_t *, int *)) \
-    X(cudnnGetCTCLossDescriptor_v9, cudnnGetCTCLossDescriptor_v9, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnCTCGradMode_t *, int *)) \
-    X(cudnnGetCTCLossWorkspaceSize, cudnnGetCTCLossWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const int *, const int *, const int *, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, size_t *)) \
-    X(cudnnGetCTCLossWorkspaceSize_v8, cudnnGetCTCLossWorkspaceSize_v8, 0, cudnnStatus_t, (cudnnHandle_t, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnGetCallback, cudnnGetCallback, 0, cudnnStatus_t, (unsigned int *, void **, cudnnCallback_t *)) \
-    X(cudnnGetConvolution2dDescriptor, cudnnGetConvolution2dDescriptor, 0, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, int *, int *, int *, int *, int *, int *, cudnnConvolutionMode_t *, cudnnDataType_t *)) \
-    X(cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution2dForwardOutputDim, 0, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, int *, int *, int *, int *)) \
-    X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 0, cudnnStatus_t, (cudnnHandle_t, int *)) \
-    X(cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnGetConvolutionBackwardDataAlgorithm_v7, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *)) \
-    X(cudnnGetConvolutionBackwardDataWorkspaceSize, cudnnGetConvolutionBackwardDataWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionBwdDataAlgo_t, size_t *)) \
-    X(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 0, cudnnStatus_t, (cudnnHandle_t, int *)) \
-    X(cudnnGetConvolutionBackwardFilterAlgorithm_v7, cudnnGetConvolutionBackwardFilterAlgorithm_v7, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *)) \
-    X(cudnnGetConvolutionBackwardFilterWorkspaceSize, cudnnGetConvolutionBackwardFilterWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, cudnnConvolutionBwdFilterAlgo_t, size_t *)) \
-    X(cudnnGetConvolutionForwardAlgorithmMaxCount, cudnnGetConvolutionForwardAlgorithmMaxCount, 0, cudnnStatus_t, (cudnnHandle_t, int *)) \
-    X(cudnnGetConvolutionForwardAlgorithm_v7, cudnnGetConvolutionForwardAlgorithm_v7, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionFwdAlgoPerf_t *)) \
-    X(cudnnGetConvolutionForwardWorkspaceSize, cudnnGetConvolutionForwardWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgo_t, size_t *)) \
-    X(cudnnGetConvolutionGroupCount, cudnnGetConvolutionGroupCount, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int *)) \
-    X(cudnnGetConvolutionMathType, cudnnGetConvolutionMathType, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnMathType_t *)) \
-    X(cudnnGetConvolutionNdDescriptor, cudnnGetConvolutionNdDescriptor, 0, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, int, int *, int[], int[], int[], cudnnConvolutionMode_t *, cudnnDataType_t *)) \
-    X(cudnnGetConvolutionNdForwardOutputDim, cudnnGetConvolutionNdForwardOutputDim, 0, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, int, int[])) \
-    X(cudnnGetConvolutionReorderType, cudnnGetConvolutionReorderType, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnReorderType_t *)) \
-    X(cudnnGetCudartVersion, cudnnGetCudartVersion, 0, size_t, (void)) \
-    X(cudnnGetDropoutDescriptor, cudnnGetDropoutDescriptor, 0, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float *, void **, unsigned long long *)) \
-    X(cudnnGetErrorString, cudnnGetErrorString, 0, const char *, (cudnnStatus_t)) \
-    X(cudnnGetExecutionPlanWorkspaceSize, cudnnGetExecutionPlanWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, size_t *)) \
-    X(cudnnGetFilter4dDescriptor, cudnnGetFilter4dDescriptor, 0, cudnnStatus_t, (const cudnnFilterDescriptor_t, cudnnDataType_t *, cudnnTensorFormat_t *, int *, int *, int *, int *)) \
-    X(cudnnGetFilterNdDescriptor, cudnnGetFilterNdDescriptor, 0, cudnnStatus_t, (const cudnnFilterDescriptor_t, int, cudnnDataType_t *, cudnnTensorFormat_t *, int *, int[])) \
-    X(cudnnGetFilterSizeInBytes, cudnnGetFilterSizeInBytes, 0, cudnnStatus_t, (const cudnnFilterDescriptor_t, size_t *)) \
-    X(cudnnGetFoldedConvBackwardDataDescriptors, cudnnGetFoldedConvBackwardDataDescriptors, 0, cudnnStatus_t, (const cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorFormat_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t)) \
-    X(cudnnGetFusedOpsConstParamPackAttribute, cudnnGetFusedOpsConstParamPackAttribute, 0, cudnnStatus_t, (const cudnnFusedOpsConstParamPack_t, cudnnFusedOpsConstParamLabel_t, void *, int *)) \
-    X(cudnnGetFusedOpsVariantParamPackAttribute, cudnnGetFusedOpsVariantParamPackAttribute, 0, cudnnStatus_t, (const cudnnFusedOpsVariantParamPack_t, cudnnFusedOpsVariantParamLabel_t, void *)) \
-    X(cudnnGetLRNDescriptor, cudnnGetLRNDescriptor, 0, cudnnStatus_t, (cudnnLRNDescriptor_t, unsigned int *, double *, double *, double *)) \
-    X(cudnnGetLastErrorString, cudnnGetLastErrorString, 0, void, (char *, size_t)) \
-    X(cudnnGetMaxDeviceVersion, cudnnGetMaxDeviceVersion, 0, size_t, (void)) \
-    X(cudnnGetMultiHeadAttnBuffers, cudnnGetMultiHeadAttnBuffers, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, size_t *, size_t *, size_t *)) \
-    X(cudnnGetMultiHeadAttnWeights, cudnnGetMultiHeadAttnWeights, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, cudnnMultiHeadAttnWeightKind_t, size_t, const void *, cudnnTensorDescriptor_t, void **)) \
-    X(cudnnGetNormalizationBackwardWorkspaceSize, cudnnGetNormalizationBackwardWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
-    X(cudnnGetNormalizationForwardTrainingWorkspaceSize, cudnnGetNormalizationForwardTrainingWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
-    X(cudnnGetNormalizationTrainingReserveSpaceSize, cudnnGetNormalizationTrainingReserveSpaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
-    X(cudnnGetOpTensorDescriptor, cudnnGetOpTensorDescriptor, 0, cudnnStatus_t, (const cudnnOpTensorDescriptor_t, cudnnOpTensorOp_t *, cudnnDataType_t *, cudnnNanPropagation_t *)) \
-    X(cudnnGetPooling2dDescriptor, cudnnGetPooling2dDescriptor, 0, cudnnStatus_t, (const cudnnPoolingDescriptor_t, cudnnPoolingMode_t *, cudnnNanPropagation_t *, int *, int *, int *, int *, int *, int *)) \
-    X(cudnnGetPooling2dForwardOutputDim, cudnnGetPooling2dForwardOutputDim, 0, cudnnStatus_t, (const cudnnPoolingDescriptor_t, const cudnnTensorDescriptor_t, int *, int *, int *, int *)) \
-    X(cudnnGetPoolingNdDescriptor, cudnnGetPoolingNdDescriptor, 0, cudnnStatus_t, (const cudnnPoolingDescriptor_t, int, cudnnPoolingMode_t *, cudnnNanPropagation_t *, int *, int[], int[], int[])) \
-    X(cudnnGetPoolingNdForwardOutputDim, cudnnGetPoolingNdForwardOutputDim, 0, cudnnStatus_t, (const cudnnPoolingDescriptor_t, const cudnnTensorDescriptor_t, int, int[])) \
-    X(cudnnGetProperty, cudnnGetProperty, 0, cudnnStatus_t, (libraryPropertyType, int *)) \
-    X(cudnnGetRNNDataDescriptor, cudnnGetRNNDataDescriptor, 0, cudnnStatus_t, (cudnnRNNDataDescriptor_t, cudnnDataType_t *, cudnnRNNDataLayout_t *, int *, int *, int *, int, int[], void *)) \
-    X(cudnnGetRNNDescriptor_v8, cudnnGetRNNDescriptor_v8, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNAlgo_t *, cudnnRNNMode_t *, cudnnRNNBiasMode_t *, cudnnDirectionMode_t *, cudnnRNNInputMode_t *, cudnnDataType_t *, cudnnDataType_t *, cudnnMathType_t *, int32_t *, int32_t *, int32_t *, int32_t *, cudnnDropoutDescriptor_t *, uint32_t *)) \
-    X(cudnnGetRNNTempSpaceSizes, cudnnGetRNNTempSpaceSizes, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnForwardMode_t, cudnnRNNDataDescriptor_t, size_t *, size_t *)) \
-    X(cudnnGetRNNWeightParams, cudnnGetRNNWeightParams, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, int32_t, size_t, const void *, int32_t, cudnnTensorDescriptor_t, void **, cudnnTensorDescriptor_t, void **)) \
-    X(cudnnGetRNNWeightSpaceSize, cudnnGetRNNWeightSpaceSize, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, size_t *)) \
-    X(cudnnGetReduceTensorDescriptor, cudnnGetReduceTensorDescriptor, 0, cudnnStatus_t, (const cudnnReduceTensorDescriptor_t, cudnnReduceTensorOp_t *, cudnnDataType_t *, cudnnNanPropagation_t *, cudnnReduceTensorIndices_t *, cudnnIndicesType_t *)) \
-    X(cudnnGetReductionIndicesSize, cudnnGetReductionIndicesSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnGetReductionWorkspaceSize, cudnnGetReductionWorkspaceSize, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnGetSeqDataDescriptor, cudnnGetSeqDataDescriptor, 0, cudnnStatus_t, (const cudnnSeqDataDescriptor_t, cudnnDataType_t *, int *, int, int[], cudnnSeqDataAxis_t[], size_t *, size_t, int[], void *)) \
-    X(cudnnGetStream, cudnnGetStream, 0, cudnnStatus_t, (cudnnHandle_t, cudaStream_t *)) \
-    X(cudnnGetTensor4dDescriptor, cudnnGetTensor4dDescriptor, 0, cudnnStatus_t, (const cudnnTensorDescriptor_t, cudnnDataType_t *, int *, int *, int *, int *, int *, int *, int *, int *)) \
-    X(cudnnGetTensorNdDescriptor, cudnnGetTensorNdDescriptor, 0, cudnnStatus_t, (const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int[], int[])) \
-    X(cudnnGetTensorSizeInBytes, cudnnGetTensorSizeInBytes, 0, cudnnStatus_t, (const cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnGetTensorTransformDescriptor, cudnnGetTensorTransformDescriptor, 0, cudnnStatus_t, (cudnnTensorTransformDescriptor_t, uint32_t, cudnnTensorFormat_t *, int32_t[], int32_t[], uint32_t[], cudnnFoldingDirection_t *)) \
-    X(cudnnGetVersion, cudnnGetVersion, 0, size_t, (void)) \
-    X(cudnnGnnAggSimpleBackward, cudnnGnnAggSimpleBackward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, void *, void *, void *, int, int, int, cudnnDataType_t, cudnnGnnAggOp_t)) \
-    X(cudnnGnnAggSimpleForward, cudnnGnnAggSimpleForward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, void *, void *, int, int, int, cudnnDataType_t, cudnnGnnAggOp_t)) \
-    X(cudnnGnnMhaGatBackward, cudnnGnnMhaGatBackward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const void *, const void *, const float *, const float *, void *, void *, void *, void *, void *, void *, void *, int, int, const cudnnGnnMhaParams_t *, cudnnDataType_t, cudnnDataType_t, cudnnDataType_t)) \
-    X(cudnnGnnMhaGatForward, cudnnGnnMhaGatForward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const float *, void *, void *, int, int, const cudnnGnnMhaParams_t *, cudnnDataType_t)) \
-    X(cudnnGnnMhaGatV2Backward, cudnnGnnMhaGatV2Backward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const void *, const void *, const void *, const float *, const float *, void *, void *, void *, void *, void *, void *, void *, int, const cudnnGnnMhaParams_t *, cudnnDataType_t, cudnnDataType_t)) \
-    X(cudnnGnnMhaGatV2Forward, cudnnGnnMhaGatV2Forward, 0, cudnnStatus_t, (cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const float *, void *, void *, void *, int, const cudnnGnnMhaParams_t *, cudnnDataType_t)) \
-    X(cudnnGraphVersionCheck, cudnnGraphVersionCheck, 0, cudnnStatus_t, (void)) \
-    X(cudnnIm2Col, cudnnIm2Col, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, void *)) \
-    X(cudnnInitTransformDest, cudnnInitTransformDest, 0, cudnnStatus_t, (const cudnnTensorTransformDescriptor_t, const cudnnTensorDescriptor_t, cudnnTensorDescriptor_t, size_t *)) \
-    X(cudnnLRNCrossChannelBackward, cudnnLRNCrossChannelBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnLRNMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnLRNCrossChannelForward, cudnnLRNCrossChannelForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnLRNMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnLongFFTCausalConv1dBackward, cudnnLongFFTCausalConv1dBackward, 0, cudnnStatus_t, (cudaStream_t, const void *, void *, void *, int, int, int, int, cudnnDataType_t, void *, size_t, void *, size_t)) \
-    X(cudnnLongFFTCausalConv1dForward, cudnnLongFFTCausalConv1dForward, 0, cudnnStatus_t, (cudaStream_t, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, void *, size_t, void *, size_t)) \
-    X(cudnnLongFFTCausalConv1dGetBufferSizes, cudnnLongFFTCausalConv1dGetBufferSizes, 0, cudnnStatus_t, (int, int, int, int, cudnnDataType_t, size_t *, size_t *)) \
-    X(cudnnMakeFusedOpsPlan, cudnnMakeFusedOpsPlan, 0, cudnnStatus_t, (cudnnHandle_t, cudnnFusedOpsPlan_t, const cudnnFusedOpsConstParamPack_t, size_t *)) \
-    X(cudnnMultiHeadAttnBackwardData, cudnnMultiHeadAttnBackwardData, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, const int[], const int[], const int[], const int[], const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, size_t, const void *, size_t, void *, size_t, void *)) \
-    X(cudnnMultiHeadAttnBackwardWeights, cudnnMultiHeadAttnBackwardWeights, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, cudnnWgradMode_t, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, size_t, const void *, void *, size_t, void *, size_t, void *)) \
-    X(cudnnMultiHeadAttnForward, cudnnMultiHeadAttnForward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, int, const int[], const int[], const int[], const int[], const cudnnSeqDataDescriptor_t, const void *, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, void *, size_t, const void *, size_t, void *, size_t, void *)) \
-    X(cudnnNormalizationBackward, cudnnNormalizationBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, double, const cudnnTensorDescriptor_t, const void *, const void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t, int)) \
-    X(cudnnNormalizationForwardInference, cudnnNormalizationForwardInference, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, void *, double, int)) \
-    X(cudnnNormalizationForwardTraining, cudnnNormalizationForwardTraining, 0, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, double, const cudnnTensorDescriptor_t, void *, void *, double, void *, void *, cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t, void *, size_t, int)) \
-    X(cudnnOpTensor, cudnnOpTensor, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnOpTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnOpsVersionCheck, cudnnOpsVersionCheck, 0, cudnnStatus_t, (void)) \
-    X(cudnnPoolingBackward, cudnnPoolingBackward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnPoolingDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnPoolingForward, cudnnPoolingForward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnPoolingDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnQueryRuntimeError, cudnnQueryRuntimeError, 0, cudnnStatus_t, (cudnnHandle_t, cudnnStatus_t *, cudnnErrQueryMode_t, cudnnRuntimeTag_t *)) \
-    X(cudnnRNNBackwardData_v8, cudnnRNNBackwardData_v8, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, const void *, cudnnRNNDataDescriptor_t, void *, cudnnTensorDescriptor_t, const void *, const void *, void *, cudnnTensorDescriptor_t, const void *, const void *, void *, size_t, const void *, size_t, void *, size_t, void *)) \
-    X(cudnnRNNBackwardWeights_v8, cudnnRNNBackwardWeights_v8, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnWgradMode_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, cudnnTensorDescriptor_t, const void *, cudnnRNNDataDescriptor_t, const void *, size_t, void *, size_t, void *, size_t, void *)) \
-    X(cudnnRNNForward, cudnnRNNForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnForwardMode_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, cudnnRNNDataDescriptor_t, void *, cudnnTensorDescriptor_t, const void *, void *, cudnnTensorDescriptor_t, const void *, void *, size_t, const void *, size_t, void *, size_t, void *)) \
-    X(cudnnRNNGetClip_v8, cudnnRNNGetClip_v8, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t *, cudnnNanPropagation_t *, double *, double *)) \
-    X(cudnnRNNGetClip_v9, cudnnRNNGetClip_v9, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t *, double *, double *)) \
-    X(cudnnRNNSetClip_v8, cudnnRNNSetClip_v8, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t, cudnnNanPropagation_t, double, double)) \
-    X(cudnnRNNSetClip_v9, cudnnRNNSetClip_v9, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t, double, double)) \
-    X(cudnnReduceTensor, cudnnReduceTensor, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, void *, size_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnReorderFilterAndBias, cudnnReorderFilterAndBias, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, cudnnReorderType_t, const void *, void *, int, const void *, void *)) \
-    X(cudnnRestoreDropoutDescriptor, cudnnRestoreDropoutDescriptor, 0, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float, void *, size_t, unsigned long long)) \
-    X(cudnnScaleTensor, cudnnScaleTensor, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, void *, const void *)) \
-    X(cudnnSetActivationDescriptor, cudnnSetActivationDescriptor, 0, cudnnStatus_t, (cudnnActivationDescriptor_t, cudnnActivationMode_t, cudnnNanPropagation_t, double)) \
-    X(cudnnSetActivationDescriptorSwishBeta, cudnnSetActivationDescriptorSwishBeta, 0, cudnnStatus_t, (cudnnActivationDescriptor_t, double)) \
-    X(cudnnSetAttnDescriptor, cudnnSetAttnDescriptor, 0, cudnnStatus_t, (cudnnAttnDescriptor_t, unsigned int, int, double, cudnnDataType_t, cudnnDataType_t, cudnnMathType_t, cudnnDropoutDescriptor_t, cudnnDropoutDescriptor_t, int, int, int, int, int, int, int, int, int, int, int)) \
-    X(cudnnSetCTCLossDescriptor, cudnnSetCTCLossDescriptor, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t)) \
-    X(cudnnSetCTCLossDescriptorEx, cudnnSetCTCLossDescriptorEx, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnNanPropagation_t)) \
-    X(cudnnSetCTCLossDescriptor_v8, cudnnSetCTCLossDescriptor_v8, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnNanPropagation_t, int)) \
-    X(cudnnSetCTCLossDescriptor_v9, cudnnSetCTCLossDescriptor_v9, 0, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnCTCGradMode_t, int)) \
-    X(cudnnSetCallback, cudnnSetCallback, 0, cudnnStatus_t, (unsigned int, void *, cudnnCallback_t)) \
-    X(cudnnSetConvolution2dDescriptor, cudnnSetConvolution2dDescriptor, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int, int, int, int, int, int, cudnnConvolutionMode_t, cudnnDataType_t)) \
-    X(cudnnSetConvolutionGroupCount, cudnnSetConvolutionGroupCount, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int)) \
-    X(cudnnSetConvolutionMathType, cudnnSetConvolutionMathType, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnMathType_t)) \
-    X(cudnnSetConvolutionNdDescriptor, cudnnSetConvolutionNdDescriptor, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int, const int[], const int[], const int[], cudnnConvolutionMode_t, cudnnDataType_t)) \
-    X(cudnnSetConvolutionReorderType, cudnnSetConvolutionReorderType, 0, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnReorderType_t)) \
-    X(cudnnSetDropoutDescriptor, cudnnSetDropoutDescriptor, 0, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float, void *, size_t, unsigned long long)) \
-    X(cudnnSetFilter4dDescriptor, cudnnSetFilter4dDescriptor, 0, cudnnStatus_t, (cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int, int, int, int)) \
-    X(cudnnSetFilterNdDescriptor, cudnnSetFilterNdDescriptor, 0, cudnnStatus_t, (cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int, const int[])) \
-    X(cudnnSetFusedOpsConstParamPackAttribute, cudnnSetFusedOpsConstParamPackAttribute, 0, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t, cudnnFusedOpsConstParamLabel_t, const void *)) \
-    X(cudnnSetFusedOpsVariantParamPackAttribute, cudnnSetFusedOpsVariantParamPackAttribute, 0, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t, cudnnFusedOpsVariantParamLabel_t, void *)) \
-    X(cudnnSetLRNDescriptor, cudnnSetLRNDescriptor, 0, cudnnStatus_t, (cudnnLRNDescriptor_t, unsigned int, double, double, double)) \
-    X(cudnnSetOpTensorDescriptor, cudnnSetOpTensorDescriptor, 0, cudnnStatus_t, (cudnnOpTensorDescriptor_t, cudnnOpTensorOp_t, cudnnDataType_t, cudnnNanPropagation_t)) \
-    X(cudnnSetPooling2dDescriptor, cudnnSetPooling2dDescriptor, 0, cudnnStatus_t, (cudnnPoolingDescriptor_t, cudnnPoolingMode_t, cudnnNanPropagation_t, int, int, int, int, int, int)) \
-    X(cudnnSetPoolingNdDescriptor, cudnnSetPoolingNdDescriptor, 0, cudnnStatus_t, (cudnnPoolingDescriptor_t, const cudnnPoolingMode_t, const cudnnNanPropagation_t, int, const int[], const int[], const int[])) \
-    X(cudnnSetRNNDataDescriptor, cudnnSetRNNDataDescriptor, 0, cudnnStatus_t, (cudnnRNNDataDescriptor_t, cudnnDataType_t, cudnnRNNDataLayout_t, int, int, int, const int[], void *)) \
-    X(cudnnSetRNNDescriptor_v8, cudnnSetRNNDescriptor_v8, 0, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNAlgo_t, cudnnRNNMode_t, cudnnRNNBiasMode_t, cudnnDirectionMode_t, cudnnRNNInputMode_t, cudnnDataType_t, cudnnDataType_t, cudnnMathType_t, int32_t, int32_t, int32_t, int32_t, cudnnDropoutDescriptor_t, uint32_t)) \
-    X(cudnnSetReduceTensorDescriptor, cudnnSetReduceTensorDescriptor, 0, cudnnStatus_t, (cudnnReduceTensorDescriptor_t, cudnnReduceTensorOp_t, cudnnDataType_t, cudnnNanPropagation_t, cudnnReduceTensorIndices_t, cudnnIndicesType_t)) \
-    X(cudnnSetSeqDataDescriptor, cudnnSetSeqDataDescriptor, 0, cudnnStatus_t, (cudnnSeqDataDescriptor_t, cudnnDataType_t, int, const int[], const cudnnSeqDataAxis_t[], size_t, const int[], void *)) \
-    X(cudnnSetSpatialTransformerNdDescriptor, cudnnSetSpatialTransformerNdDescriptor, 0, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t, cudnnSamplerType_t, cudnnDataType_t, const int, const int[])) \
-    X(cudnnSetStream, cudnnSetStream, 0, cudnnStatus_t, (cudnnHandle_t, cudaStream_t)) \
-    X(cudnnSetTensor, cudnnSetTensor, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, void *, const void *)) \
-    X(cudnnSetTensor4dDescriptor, cudnnSetTensor4dDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t, int, int, int, int)) \
-    X(cudnnSetTensor4dDescriptorEx, cudnnSetTensor4dDescriptorEx, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnDataType_t, int, int, int, int, int, int, int, int)) \
-    X(cudnnSetTensorNdDescriptor, cudnnSetTensorNdDescriptor, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnDataType_t, int, const int[], const int[])) \
-    X(cudnnSetTensorNdDescriptorEx, cudnnSetTensorNdDescriptorEx, 0, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t, int, const int[])) \
-    X(cudnnSetTensorTransformDescriptor, cudnnSetTensorTransformDescriptor, 0, cudnnStatus_t, (cudnnTensorTransformDescriptor_t, const uint32_t, const cudnnTensorFormat_t, const int32_t[], const int32_t[], const uint32_t[], const cudnnFoldingDirection_t)) \
-    X(cudnnSoftmaxBackward, cudnnSoftmaxBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnSoftmaxForward, cudnnSoftmaxForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnSpatialTfGridGeneratorBackward, cudnnSpatialTfGridGeneratorBackward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnSpatialTransformerDescriptor_t, const void *, void *)) \
-    X(cudnnSpatialTfGridGeneratorForward, cudnnSpatialTfGridGeneratorForward, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnSpatialTransformerDescriptor_t, const void *, void *)) \
-    X(cudnnSpatialTfSamplerBackward, cudnnSpatialTfSamplerBackward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnSpatialTransformerDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, void *)) \
-    X(cudnnSpatialTfSamplerForward, cudnnSpatialTfSamplerForward, 0, cudnnStatus_t, (cudnnHandle_t, cudnnSpatialTransformerDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, cudnnTensorDescriptor_t, void *)) \
-    X(cudnnSubquadraticOpsVersionCheck, cudnnSubquadraticOpsVersionCheck, 0, cudnnStatus_t, (void)) \
-    X(cudnnTransformFilter, cudnnTransformFilter, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorTransformDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const void *, const cudnnFilterDescriptor_t, void *)) \
-    X(cudnnTransformTensor, cudnnTransformTensor, 0, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
-    X(cudnnTransformTensorEx, cudnnTransformTensorEx, 0, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorTransformDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnActivationBackward, cudnnActivationBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnActivationDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnActivationForward, cudnnActivationForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnActivationDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnAddTensor, cudnnAddTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnAdvVersionCheck, cudnnAdvVersionCheck, 90000, cudnnStatus_t, (void)) \
+    X(cudnnB2BCausalConv1dBackward, cudnnB2BCausalConv1dBackward, 92400, CUDALOAD_CUDNN_IF_92400_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92400_P_((cudaStream_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, void *, void *, void *, int, int, int, int, int, cudnnDataType_t, cudnnDataType_t))) \
+    X(cudnnB2BCausalConv1dForward, cudnnB2BCausalConv1dForward, 92400, CUDALOAD_CUDNN_IF_92400_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92400_P_((cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, int, int, int, int, int, cudnnDataType_t))) \
+    X(cudnnBackendCreateDescriptor, cudnnBackendCreateDescriptor, 90000, cudnnStatus_t, (cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *)) \
+    X(cudnnBackendDestroyDescriptor, cudnnBackendDestroyDescriptor, 90000, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
+    X(cudnnBackendExecute, cudnnBackendExecute, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t)) \
+    X(cudnnBackendFinalize, cudnnBackendFinalize, 90000, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
+    X(cudnnBackendGetAttribute, cudnnBackendGetAttribute, 90000, cudnnStatus_t, (const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t, int64_t, int64_t *, void *)) \
+    X(cudnnBackendInitialize, cudnnBackendInitialize, 90000, cudnnStatus_t, (cudnnBackendDescriptor_t)) \
+    X(cudnnBackendPopulateCudaGraph, cudnnBackendPopulateCudaGraph, 90500, CUDALOAD_CUDNN_IF_90500_(cudnnStatus_t), CUDALOAD_CUDNN_IF_90500_P_((cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, cudaGraph_t))) \
+    X(cudnnBackendSetAttribute, cudnnBackendSetAttribute, 90000, cudnnStatus_t, (cudnnBackendDescriptor_t, cudnnBackendAttributeName_t, cudnnBackendAttributeType_t, int64_t, const void *)) \
+    X(cudnnBackendUpdateCudaGraph, cudnnBackendUpdateCudaGraph, 90200, CUDALOAD_CUDNN_IF_90200_(cudnnStatus_t), CUDALOAD_CUDNN_IF_90200_P_((cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, cudaGraph_t))) \
+    X(cudnnBatchNormalizationBackward, cudnnBatchNormalizationBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, void *, void *, double, const void *, const void *)) \
+    X(cudnnBatchNormalizationBackwardEx, cudnnBatchNormalizationBackwardEx, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, double, const void *, const void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t)) \
+    X(cudnnBatchNormalizationForwardInference, cudnnBatchNormalizationForwardInference, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, const void *, double)) \
+    X(cudnnBatchNormalizationForwardTraining, cudnnBatchNormalizationForwardTraining, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, double, void *, void *, double, void *, void *)) \
+    X(cudnnBatchNormalizationForwardTrainingEx, cudnnBatchNormalizationForwardTrainingEx, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, double, void *, void *, double, void *, void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t)) \
+    X(cudnnBuildRNNDynamic, cudnnBuildRNNDynamic, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, int)) \
+    X(cudnnCTCLoss, cudnnCTCLoss, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const int[], const int[], const int[], void *, const cudnnTensorDescriptor_t, void *, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, void *, size_t)) \
+    X(cudnnCTCLoss_v8, cudnnCTCLoss_v8, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, const cudnnTensorDescriptor_t, const void *, const int[], const int[], const int[], void *, const cudnnTensorDescriptor_t, void *, size_t, void *)) \
+    X(cudnnCausalConv1dBackward, cudnnCausalConv1dBackward, 92200, CUDALOAD_CUDNN_IF_92200_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92200_P_((cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, void *, int, int, int, int, cudnnDataType_t, cudnnDataType_t, cudnnCausalConv1dActivation_t))) \
+    X(cudnnCausalConv1dForward, cudnnCausalConv1dForward, 92200, CUDALOAD_CUDNN_IF_92200_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92200_P_((cudaStream_t, const void *, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, cudnnCausalConv1dActivation_t))) \
+    X(cudnnCausalConv1dNwhBackward, cudnnCausalConv1dNwhBackward, 92400, CUDALOAD_CUDNN_IF_92400_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92400_P_((cudaStream_t, const void *, const void *, const void *, const void *, void *, void *, void *, int, int, int, int, cudnnDataType_t, cudnnDataType_t, cudnnCausalConv1dActivation_t))) \
+    X(cudnnCausalConv1dNwhForward, cudnnCausalConv1dNwhForward, 92400, CUDALOAD_CUDNN_IF_92400_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92400_P_((cudaStream_t, const void *, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, cudnnCausalConv1dActivation_t))) \
+    X(cudnnCnnVersionCheck, cudnnCnnVersionCheck, 90000, cudnnStatus_t, (void)) \
+    X(cudnnConvolutionBackwardBias, cudnnConvolutionBackwardBias, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnConvolutionBackwardData, cudnnConvolutionBackwardData, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionBwdDataAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardFilter, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionBwdFilterAlgo_t, void *, size_t, const void *, const cudnnFilterDescriptor_t, void *)) \
+    X(cudnnConvolutionBiasActivationForward, cudnnConvolutionBiasActivationForward, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionFwdAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnConvolutionForward, cudnnConvolutionForward, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, cudnnConvolutionFwdAlgo_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnCreate, cudnnCreate, 90000, cudnnStatus_t, (cudnnHandle_t *)) \
+    X(cudnnCreateActivationDescriptor, cudnnCreateActivationDescriptor, 90000, cudnnStatus_t, (cudnnActivationDescriptor_t *)) \
+    X(cudnnCreateAttnDescriptor, cudnnCreateAttnDescriptor, 90000, cudnnStatus_t, (cudnnAttnDescriptor_t *)) \
+    X(cudnnCreateCTCLossDescriptor, cudnnCreateCTCLossDescriptor, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t *)) \
+    X(cudnnCreateConvolutionDescriptor, cudnnCreateConvolutionDescriptor, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t *)) \
+    X(cudnnCreateDropoutDescriptor, cudnnCreateDropoutDescriptor, 90000, cudnnStatus_t, (cudnnDropoutDescriptor_t *)) \
+    X(cudnnCreateFilterDescriptor, cudnnCreateFilterDescriptor, 90000, cudnnStatus_t, (cudnnFilterDescriptor_t *)) \
+    X(cudnnCreateFusedOpsConstParamPack, cudnnCreateFusedOpsConstParamPack, 90000, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t *, cudnnFusedOps_t)) \
+    X(cudnnCreateFusedOpsPlan, cudnnCreateFusedOpsPlan, 90000, cudnnStatus_t, (cudnnFusedOpsPlan_t *, cudnnFusedOps_t)) \
+    X(cudnnCreateFusedOpsVariantParamPack, cudnnCreateFusedOpsVariantParamPack, 90000, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t *, cudnnFusedOps_t)) \
+    X(cudnnCreateLRNDescriptor, cudnnCreateLRNDescriptor, 90000, cudnnStatus_t, (cudnnLRNDescriptor_t *)) \
+    X(cudnnCreateOpTensorDescriptor, cudnnCreateOpTensorDescriptor, 90000, cudnnStatus_t, (cudnnOpTensorDescriptor_t *)) \
+    X(cudnnCreatePoolingDescriptor, cudnnCreatePoolingDescriptor, 90000, cudnnStatus_t, (cudnnPoolingDescriptor_t *)) \
+    X(cudnnCreateRNNDataDescriptor, cudnnCreateRNNDataDescriptor, 90000, cudnnStatus_t, (cudnnRNNDataDescriptor_t *)) \
+    X(cudnnCreateRNNDescriptor, cudnnCreateRNNDescriptor, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t *)) \
+    X(cudnnCreateReduceTensorDescriptor, cudnnCreateReduceTensorDescriptor, 90000, cudnnStatus_t, (cudnnReduceTensorDescriptor_t *)) \
+    X(cudnnCreateSeqDataDescriptor, cudnnCreateSeqDataDescriptor, 90000, cudnnStatus_t, (cudnnSeqDataDescriptor_t *)) \
+    X(cudnnCreateSpatialTransformerDescriptor, cudnnCreateSpatialTransformerDescriptor, 90000, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t *)) \
+    X(cudnnCreateTensorDescriptor, cudnnCreateTensorDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t *)) \
+    X(cudnnCreateTensorTransformDescriptor, cudnnCreateTensorTransformDescriptor, 90000, cudnnStatus_t, (cudnnTensorTransformDescriptor_t *)) \
+    X(cudnnDeriveBNTensorDescriptor, cudnnDeriveBNTensorDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, cudnnBatchNormMode_t)) \
+    X(cudnnDeriveNormTensorDescriptor, cudnnDeriveNormTensorDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, cudnnNormMode_t, int)) \
+    X(cudnnDestroy, cudnnDestroy, 90000, cudnnStatus_t, (cudnnHandle_t)) \
+    X(cudnnDestroyActivationDescriptor, cudnnDestroyActivationDescriptor, 90000, cudnnStatus_t, (cudnnActivationDescriptor_t)) \
+    X(cudnnDestroyAttnDescriptor, cudnnDestroyAttnDescriptor, 90000, cudnnStatus_t, (cudnnAttnDescriptor_t)) \
+    X(cudnnDestroyCTCLossDescriptor, cudnnDestroyCTCLossDescriptor, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t)) \
+    X(cudnnDestroyConvolutionDescriptor, cudnnDestroyConvolutionDescriptor, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t)) \
+    X(cudnnDestroyDropoutDescriptor, cudnnDestroyDropoutDescriptor, 90000, cudnnStatus_t, (cudnnDropoutDescriptor_t)) \
+    X(cudnnDestroyFilterDescriptor, cudnnDestroyFilterDescriptor, 90000, cudnnStatus_t, (cudnnFilterDescriptor_t)) \
+    X(cudnnDestroyFusedOpsConstParamPack, cudnnDestroyFusedOpsConstParamPack, 90000, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t)) \
+    X(cudnnDestroyFusedOpsPlan, cudnnDestroyFusedOpsPlan, 90000, cudnnStatus_t, (cudnnFusedOpsPlan_t)) \
+    X(cudnnDestroyFusedOpsVariantParamPack, cudnnDestroyFusedOpsVariantParamPack, 90000, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t)) \
+    X(cudnnDestroyLRNDescriptor, cudnnDestroyLRNDescriptor, 90000, cudnnStatus_t, (cudnnLRNDescriptor_t)) \
+    X(cudnnDestroyOpTensorDescriptor, cudnnDestroyOpTensorDescriptor, 90000, cudnnStatus_t, (cudnnOpTensorDescriptor_t)) \
+    X(cudnnDestroyPoolingDescriptor, cudnnDestroyPoolingDescriptor, 90000, cudnnStatus_t, (cudnnPoolingDescriptor_t)) \
+    X(cudnnDestroyRNNDataDescriptor, cudnnDestroyRNNDataDescriptor, 90000, cudnnStatus_t, (cudnnRNNDataDescriptor_t)) \
+    X(cudnnDestroyRNNDescriptor, cudnnDestroyRNNDescriptor, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t)) \
+    X(cudnnDestroyReduceTensorDescriptor, cudnnDestroyReduceTensorDescriptor, 90000, cudnnStatus_t, (cudnnReduceTensorDescriptor_t)) \
+    X(cudnnDestroySeqDataDescriptor, cudnnDestroySeqDataDescriptor, 90000, cudnnStatus_t, (cudnnSeqDataDescriptor_t)) \
+    X(cudnnDestroySpatialTransformerDescriptor, cudnnDestroySpatialTransformerDescriptor, 90000, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t)) \
+    X(cudnnDestroyTensorDescriptor, cudnnDestroyTensorDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t)) \
+    X(cudnnDestroyTensorTransformDescriptor, cudnnDestroyTensorTransformDescriptor, 90000, cudnnStatus_t, (cudnnTensorTransformDescriptor_t)) \
+    X(cudnnDivisiveNormalizationBackward, cudnnDivisiveNormalizationBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnDivNormMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, void *, void *, const void *, const cudnnTensorDescriptor_t, void *, void *)) \
+    X(cudnnDivisiveNormalizationForward, cudnnDivisiveNormalizationForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnDivNormMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnDropoutBackward, cudnnDropoutBackward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnDropoutDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t)) \
+    X(cudnnDropoutForward, cudnnDropoutForward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnDropoutDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t)) \
+    X(cudnnDropoutGetReserveSpaceSize, cudnnDropoutGetReserveSpaceSize, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnDropoutGetStatesSize, cudnnDropoutGetStatesSize, 90000, cudnnStatus_t, (cudnnHandle_t, size_t *)) \
+    X(cudnnFFTCausalConv1dBackward, cudnnFFTCausalConv1dBackward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const void *, const void *, const void *, void *, void *, int, int, int, int, cudnnDataType_t))) \
+    X(cudnnFFTCausalConv1dForward, cudnnFFTCausalConv1dForward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const void *, const void *, void *, int, int, int, int, cudnnDataType_t))) \
+    X(cudnnFindConvolutionBackwardDataAlgorithm, cudnnFindConvolutionBackwardDataAlgorithm, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *)) \
+    X(cudnnFindConvolutionBackwardDataAlgorithmEx, cudnnFindConvolutionBackwardDataAlgorithmEx, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, void *, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *, void *, size_t)) \
+    X(cudnnFindConvolutionBackwardFilterAlgorithm, cudnnFindConvolutionBackwardFilterAlgorithm, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *)) \
+    X(cudnnFindConvolutionBackwardFilterAlgorithmEx, cudnnFindConvolutionBackwardFilterAlgorithmEx, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, void *, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *, void *, size_t)) \
+    X(cudnnFindConvolutionForwardAlgorithm, cudnnFindConvolutionForwardAlgorithm, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionFwdAlgoPerf_t *)) \
+    X(cudnnFindConvolutionForwardAlgorithmEx, cudnnFindConvolutionForwardAlgorithmEx, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, void *, const int, int *, cudnnConvolutionFwdAlgoPerf_t *, void *, size_t)) \
+    X(cudnnFusedOpsExecute, cudnnFusedOpsExecute, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFusedOpsPlan_t, cudnnFusedOpsVariantParamPack_t)) \
+    X(cudnnGetActivationDescriptor, cudnnGetActivationDescriptor, 90000, cudnnStatus_t, (const cudnnActivationDescriptor_t, cudnnActivationMode_t *, cudnnNanPropagation_t *, double *)) \
+    X(cudnnGetActivationDescriptorSwishBeta, cudnnGetActivationDescriptorSwishBeta, 90000, cudnnStatus_t, (cudnnActivationDescriptor_t, double *)) \
+    X(cudnnGetAttnDescriptor, cudnnGetAttnDescriptor, 90000, cudnnStatus_t, (cudnnAttnDescriptor_t, unsigned int *, int *, double *, cudnnDataType_t *, cudnnDataType_t *, cudnnMathType_t *, cudnnDropoutDescriptor_t *, cudnnDropoutDescriptor_t *, int *, int *, int *, int *, int *, int *, int *, int *, int *, int *, int *)) \
+    X(cudnnGetBatchNormalizationBackwardExWorkspaceSize, cudnnGetBatchNormalizationBackwardExWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *)) \
+    X(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *)) \
+    X(cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnGetCTCLossDescriptor, cudnnGetCTCLossDescriptor, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *)) \
+    X(cudnnGetCTCLossDescriptorEx, cudnnGetCTCLossDescriptorEx, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnNanPropagation_t *)) \
+    X(cudnnGetCTCLossDescriptor_v8, cudnnGetCTCLossDescriptor_v8, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnNanPropagation_t *, int *)) \
+    X(cudnnGetCTCLossDescriptor_v9, cudnnGetCTCLossDescriptor_v9, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t *, cudnnLossNormalizationMode_t *, cudnnCTCGradMode_t *, int *)) \
+    X(cudnnGetCTCLossWorkspaceSize, cudnnGetCTCLossWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const int *, const int *, const int *, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, size_t *)) \
+    X(cudnnGetCTCLossWorkspaceSize_v8, cudnnGetCTCLossWorkspaceSize_v8, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnCTCLossAlgo_t, cudnnCTCLossDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnGetCallback, cudnnGetCallback, 90000, cudnnStatus_t, (unsigned int *, void **, cudnnCallback_t *)) \
+    X(cudnnGetConvolution2dDescriptor, cudnnGetConvolution2dDescriptor, 90000, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, int *, int *, int *, int *, int *, int *, cudnnConvolutionMode_t *, cudnnDataType_t *)) \
+    X(cudnnGetConvolution2dForwardOutputDim, cudnnGetConvolution2dForwardOutputDim, 90000, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, int *, int *, int *, int *)) \
+    X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 90000, cudnnStatus_t, (cudnnHandle_t, int *)) \
+    X(cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnGetConvolutionBackwardDataAlgorithm_v7, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionBwdDataAlgoPerf_t *)) \
+    X(cudnnGetConvolutionBackwardDataWorkspaceSize, cudnnGetConvolutionBackwardDataWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionBwdDataAlgo_t, size_t *)) \
+    X(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 90000, cudnnStatus_t, (cudnnHandle_t, int *)) \
+    X(cudnnGetConvolutionBackwardFilterAlgorithm_v7, cudnnGetConvolutionBackwardFilterAlgorithm_v7, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, const int, int *, cudnnConvolutionBwdFilterAlgoPerf_t *)) \
+    X(cudnnGetConvolutionBackwardFilterWorkspaceSize, cudnnGetConvolutionBackwardFilterWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t, cudnnConvolutionBwdFilterAlgo_t, size_t *)) \
+    X(cudnnGetConvolutionForwardAlgorithmMaxCount, cudnnGetConvolutionForwardAlgorithmMaxCount, 90000, cudnnStatus_t, (cudnnHandle_t, int *)) \
+    X(cudnnGetConvolutionForwardAlgorithm_v7, cudnnGetConvolutionForwardAlgorithm_v7, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int *, cudnnConvolutionFwdAlgoPerf_t *)) \
+    X(cudnnGetConvolutionForwardWorkspaceSize, cudnnGetConvolutionForwardWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgo_t, size_t *)) \
+    X(cudnnGetConvolutionGroupCount, cudnnGetConvolutionGroupCount, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int *)) \
+    X(cudnnGetConvolutionMathType, cudnnGetConvolutionMathType, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnMathType_t *)) \
+    X(cudnnGetConvolutionNdDescriptor, cudnnGetConvolutionNdDescriptor, 90000, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, int, int *, int[], int[], int[], cudnnConvolutionMode_t *, cudnnDataType_t *)) \
+    X(cudnnGetConvolutionNdForwardOutputDim, cudnnGetConvolutionNdForwardOutputDim, 90000, cudnnStatus_t, (const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t, int, int[])) \
+    X(cudnnGetConvolutionReorderType, cudnnGetConvolutionReorderType, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnReorderType_t *)) \
+    X(cudnnGetCudartVersion, cudnnGetCudartVersion, 90000, size_t, (void)) \
+    X(cudnnGetDropoutDescriptor, cudnnGetDropoutDescriptor, 90000, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float *, void **, unsigned long long *)) \
+    X(cudnnGetErrorString, cudnnGetErrorString, 90000, const char *, (cudnnStatus_t)) \
+    X(cudnnGetExecutionPlanWorkspaceSize, cudnnGetExecutionPlanWorkspaceSize, 92300, CUDALOAD_CUDNN_IF_92300_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92300_P_((cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, size_t *))) \
+    X(cudnnGetFilter4dDescriptor, cudnnGetFilter4dDescriptor, 90000, cudnnStatus_t, (const cudnnFilterDescriptor_t, cudnnDataType_t *, cudnnTensorFormat_t *, int *, int *, int *, int *)) \
+    X(cudnnGetFilterNdDescriptor, cudnnGetFilterNdDescriptor, 90000, cudnnStatus_t, (const cudnnFilterDescriptor_t, int, cudnnDataType_t *, cudnnTensorFormat_t *, int *, int[])) \
+    X(cudnnGetFilterSizeInBytes, cudnnGetFilterSizeInBytes, 90000, cudnnStatus_t, (const cudnnFilterDescriptor_t, size_t *)) \
+    X(cudnnGetFoldedConvBackwardDataDescriptors, cudnnGetFoldedConvBackwardDataDescriptors, 90000, cudnnStatus_t, (const cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorFormat_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t, cudnnTensorTransformDescriptor_t)) \
+    X(cudnnGetFusedOpsConstParamPackAttribute, cudnnGetFusedOpsConstParamPackAttribute, 90000, cudnnStatus_t, (const cudnnFusedOpsConstParamPack_t, cudnnFusedOpsConstParamLabel_t, void *, int *)) \
+    X(cudnnGetFusedOpsVariantParamPackAttribute, cudnnGetFusedOpsVariantParamPackAttribute, 90000, cudnnStatus_t, (const cudnnFusedOpsVariantParamPack_t, cudnnFusedOpsVariantParamLabel_t, void *)) \
+    X(cudnnGetLRNDescriptor, cudnnGetLRNDescriptor, 90000, cudnnStatus_t, (cudnnLRNDescriptor_t, unsigned int *, double *, double *, double *)) \
+    X(cudnnGetLastErrorString, cudnnGetLastErrorString, 90000, void, (char *, size_t)) \
+    X(cudnnGetMaxDeviceVersion, cudnnGetMaxDeviceVersion, 90000, size_t, (void)) \
+    X(cudnnGetMultiHeadAttnBuffers, cudnnGetMultiHeadAttnBuffers, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, size_t *, size_t *, size_t *)) \
+    X(cudnnGetMultiHeadAttnWeights, cudnnGetMultiHeadAttnWeights, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, cudnnMultiHeadAttnWeightKind_t, size_t, const void *, cudnnTensorDescriptor_t, void **)) \
+    X(cudnnGetNormalizationBackwardWorkspaceSize, cudnnGetNormalizationBackwardWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
+    X(cudnnGetNormalizationForwardTrainingWorkspaceSize, cudnnGetNormalizationForwardTrainingWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
+    X(cudnnGetNormalizationTrainingReserveSpaceSize, cudnnGetNormalizationTrainingReserveSpaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, size_t *, int)) \
+    X(cudnnGetOpTensorDescriptor, cudnnGetOpTensorDescriptor, 90000, cudnnStatus_t, (const cudnnOpTensorDescriptor_t, cudnnOpTensorOp_t *, cudnnDataType_t *, cudnnNanPropagation_t *)) \
+    X(cudnnGetPooling2dDescriptor, cudnnGetPooling2dDescriptor, 90000, cudnnStatus_t, (const cudnnPoolingDescriptor_t, cudnnPoolingMode_t *, cudnnNanPropagation_t *, int *, int *, int *, int *, int *, int *)) \
+    X(cudnnGetPooling2dForwardOutputDim, cudnnGetPooling2dForwardOutputDim, 90000, cudnnStatus_t, (const cudnnPoolingDescriptor_t, const cudnnTensorDescriptor_t, int *, int *, int *, int *)) \
+    X(cudnnGetPoolingNdDescriptor, cudnnGetPoolingNdDescriptor, 90000, cudnnStatus_t, (const cudnnPoolingDescriptor_t, int, cudnnPoolingMode_t *, cudnnNanPropagation_t *, int *, int[], int[], int[])) \
+    X(cudnnGetPoolingNdForwardOutputDim, cudnnGetPoolingNdForwardOutputDim, 90000, cudnnStatus_t, (const cudnnPoolingDescriptor_t, const cudnnTensorDescriptor_t, int, int[])) \
+    X(cudnnGetProperty, cudnnGetProperty, 90000, cudnnStatus_t, (libraryPropertyType, int *)) \
+    X(cudnnGetRNNDataDescriptor, cudnnGetRNNDataDescriptor, 90000, cudnnStatus_t, (cudnnRNNDataDescriptor_t, cudnnDataType_t *, cudnnRNNDataLayout_t *, int *, int *, int *, int, int[], void *)) \
+    X(cudnnGetRNNDescriptor_v8, cudnnGetRNNDescriptor_v8, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNAlgo_t *, cudnnRNNMode_t *, cudnnRNNBiasMode_t *, cudnnDirectionMode_t *, cudnnRNNInputMode_t *, cudnnDataType_t *, cudnnDataType_t *, cudnnMathType_t *, int32_t *, int32_t *, int32_t *, int32_t *, cudnnDropoutDescriptor_t *, uint32_t *)) \
+    X(cudnnGetRNNTempSpaceSizes, cudnnGetRNNTempSpaceSizes, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnForwardMode_t, cudnnRNNDataDescriptor_t, size_t *, size_t *)) \
+    X(cudnnGetRNNWeightParams, cudnnGetRNNWeightParams, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, int32_t, size_t, const void *, int32_t, cudnnTensorDescriptor_t, void **, cudnnTensorDescriptor_t, void **)) \
+    X(cudnnGetRNNWeightSpaceSize, cudnnGetRNNWeightSpaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, size_t *)) \
+    X(cudnnGetReduceTensorDescriptor, cudnnGetReduceTensorDescriptor, 90000, cudnnStatus_t, (const cudnnReduceTensorDescriptor_t, cudnnReduceTensorOp_t *, cudnnDataType_t *, cudnnNanPropagation_t *, cudnnReduceTensorIndices_t *, cudnnIndicesType_t *)) \
+    X(cudnnGetReductionIndicesSize, cudnnGetReductionIndicesSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnGetReductionWorkspaceSize, cudnnGetReductionWorkspaceSize, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnGetSeqDataDescriptor, cudnnGetSeqDataDescriptor, 90000, cudnnStatus_t, (const cudnnSeqDataDescriptor_t, cudnnDataType_t *, int *, int, int[], cudnnSeqDataAxis_t[], size_t *, size_t, int[], void *)) \
+    X(cudnnGetStream, cudnnGetStream, 90000, cudnnStatus_t, (cudnnHandle_t, cudaStream_t *)) \
+    X(cudnnGetTensor4dDescriptor, cudnnGetTensor4dDescriptor, 90000, cudnnStatus_t, (const cudnnTensorDescriptor_t, cudnnDataType_t *, int *, int *, int *, int *, int *, int *, int *, int *)) \
+    X(cudnnGetTensorNdDescriptor, cudnnGetTensorNdDescriptor, 90000, cudnnStatus_t, (const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int[], int[])) \
+    X(cudnnGetTensorSizeInBytes, cudnnGetTensorSizeInBytes, 90000, cudnnStatus_t, (const cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnGetTensorTransformDescriptor, cudnnGetTensorTransformDescriptor, 90000, cudnnStatus_t, (cudnnTensorTransformDescriptor_t, uint32_t, cudnnTensorFormat_t *, int32_t[], int32_t[], uint32_t[], cudnnFoldingDirection_t *)) \
+    X(cudnnGetVersion, cudnnGetVersion, 90000, size_t, (void)) \
+    X(cudnnGnnAggSimpleBackward, cudnnGnnAggSimpleBackward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, void *, void *, void *, int, int, int, cudnnDataType_t, cudnnGnnAggOp_t))) \
+    X(cudnnGnnAggSimpleForward, cudnnGnnAggSimpleForward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, void *, void *, int, int, int, cudnnDataType_t, cudnnGnnAggOp_t))) \
+    X(cudnnGnnMhaGatBackward, cudnnGnnMhaGatBackward, 92800, CUDALOAD_CUDNN_IF_92800_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92800_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const void *, const void *, const float *, const float *, void *, void *, void *, void *, void *, void *, void *, int, int, const cudnnGnnMhaParams_t *, cudnnDataType_t, cudnnDataType_t, cudnnDataType_t))) \
+    X(cudnnGnnMhaGatForward, cudnnGnnMhaGatForward, 92800, CUDALOAD_CUDNN_IF_92800_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92800_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const float *, void *, void *, int, int, const cudnnGnnMhaParams_t *, cudnnDataType_t))) \
+    X(cudnnGnnMhaGatV2Backward, cudnnGnnMhaGatV2Backward, 92800, CUDALOAD_CUDNN_IF_92800_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92800_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const void *, const void *, const void *, const float *, const float *, void *, void *, void *, void *, void *, void *, void *, int, const cudnnGnnMhaParams_t *, cudnnDataType_t, cudnnDataType_t))) \
+    X(cudnnGnnMhaGatV2Forward, cudnnGnnMhaGatV2Forward, 92800, CUDALOAD_CUDNN_IF_92800_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92800_P_((cudaStream_t, const cudnnGnnCscGraph_t *, const void *, const void *, const void *, const void *, const float *, void *, void *, void *, int, const cudnnGnnMhaParams_t *, cudnnDataType_t))) \
+    X(cudnnGraphVersionCheck, cudnnGraphVersionCheck, 90000, cudnnStatus_t, (void)) \
+    X(cudnnIm2Col, cudnnIm2Col, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, const void *, const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t, void *)) \
+    X(cudnnInitTransformDest, cudnnInitTransformDest, 90000, cudnnStatus_t, (const cudnnTensorTransformDescriptor_t, const cudnnTensorDescriptor_t, cudnnTensorDescriptor_t, size_t *)) \
+    X(cudnnLRNCrossChannelBackward, cudnnLRNCrossChannelBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnLRNMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnLRNCrossChannelForward, cudnnLRNCrossChannelForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnLRNDescriptor_t, cudnnLRNMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnLongFFTCausalConv1dBackward, cudnnLongFFTCausalConv1dBackward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const void *, void *, void *, int, int, int, int, cudnnDataType_t, void *, size_t, void *, size_t))) \
+    X(cudnnLongFFTCausalConv1dForward, cudnnLongFFTCausalConv1dForward, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((cudaStream_t, const void *, const void *, void *, int, int, int, int, cudnnDataType_t, void *, size_t, void *, size_t))) \
+    X(cudnnLongFFTCausalConv1dGetBufferSizes, cudnnLongFFTCausalConv1dGetBufferSizes, 92600, CUDALOAD_CUDNN_IF_92600_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92600_P_((int, int, int, int, cudnnDataType_t, size_t *, size_t *))) \
+    X(cudnnMakeFusedOpsPlan, cudnnMakeFusedOpsPlan, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnFusedOpsPlan_t, const cudnnFusedOpsConstParamPack_t, size_t *)) \
+    X(cudnnMultiHeadAttnBackwardData, cudnnMultiHeadAttnBackwardData, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, const int[], const int[], const int[], const int[], const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, const cudnnSeqDataDescriptor_t, void *, const void *, size_t, const void *, size_t, void *, size_t, void *)) \
+    X(cudnnMultiHeadAttnBackwardWeights, cudnnMultiHeadAttnBackwardWeights, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, cudnnWgradMode_t, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, size_t, const void *, void *, size_t, void *, size_t, void *)) \
+    X(cudnnMultiHeadAttnForward, cudnnMultiHeadAttnForward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnAttnDescriptor_t, int, const int[], const int[], const int[], const int[], const cudnnSeqDataDescriptor_t, const void *, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, const void *, const cudnnSeqDataDescriptor_t, void *, size_t, const void *, size_t, void *, size_t, void *)) \
+    X(cudnnNormalizationBackward, cudnnNormalizationBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, void *, const cudnnTensorDescriptor_t, const void *, const void *, void *, void *, double, const cudnnTensorDescriptor_t, const void *, const void *, cudnnActivationDescriptor_t, void *, size_t, void *, size_t, int)) \
+    X(cudnnNormalizationForwardInference, cudnnNormalizationForwardInference, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, void *, double, int)) \
+    X(cudnnNormalizationForwardTraining, cudnnNormalizationForwardTraining, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnNormMode_t, cudnnNormOps_t, cudnnNormAlgo_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, double, const cudnnTensorDescriptor_t, void *, void *, double, void *, void *, cudnnActivationDescriptor_t, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, void *, void *, size_t, void *, size_t, int)) \
+    X(cudnnOpTensor, cudnnOpTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnOpTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnOpsVersionCheck, cudnnOpsVersionCheck, 90000, cudnnStatus_t, (void)) \
+    X(cudnnPoolingBackward, cudnnPoolingBackward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnPoolingDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnPoolingForward, cudnnPoolingForward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnPoolingDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnQueryRuntimeError, cudnnQueryRuntimeError, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnStatus_t *, cudnnErrQueryMode_t, cudnnRuntimeTag_t *)) \
+    X(cudnnRNNBackwardData_v8, cudnnRNNBackwardData_v8, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, const void *, cudnnRNNDataDescriptor_t, void *, cudnnTensorDescriptor_t, const void *, const void *, void *, cudnnTensorDescriptor_t, const void *, const void *, void *, size_t, const void *, size_t, void *, size_t, void *)) \
+    X(cudnnRNNBackwardWeights_v8, cudnnRNNBackwardWeights_v8, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnWgradMode_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, cudnnTensorDescriptor_t, const void *, cudnnRNNDataDescriptor_t, const void *, size_t, void *, size_t, void *, size_t, void *)) \
+    X(cudnnRNNForward, cudnnRNNForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnRNNDescriptor_t, cudnnForwardMode_t, const int32_t[], cudnnRNNDataDescriptor_t, const void *, cudnnRNNDataDescriptor_t, void *, cudnnTensorDescriptor_t, const void *, void *, cudnnTensorDescriptor_t, const void *, void *, size_t, const void *, size_t, void *, size_t, void *)) \
+    X(cudnnRNNGetClip_v8, cudnnRNNGetClip_v8, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t *, cudnnNanPropagation_t *, double *, double *)) \
+    X(cudnnRNNGetClip_v9, cudnnRNNGetClip_v9, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t *, double *, double *)) \
+    X(cudnnRNNSetClip_v8, cudnnRNNSetClip_v8, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t, cudnnNanPropagation_t, double, double)) \
+    X(cudnnRNNSetClip_v9, cudnnRNNSetClip_v9, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNClipMode_t, double, double)) \
+    X(cudnnReduceTensor, cudnnReduceTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnReduceTensorDescriptor_t, void *, size_t, void *, size_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnReorderFilterAndBias, cudnnReorderFilterAndBias, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnFilterDescriptor_t, cudnnReorderType_t, const void *, void *, int, const void *, void *)) \
+    X(cudnnRestoreDropoutDescriptor, cudnnRestoreDropoutDescriptor, 90000, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float, void *, size_t, unsigned long long)) \
+    X(cudnnScaleTensor, cudnnScaleTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, void *, const void *)) \
+    X(cudnnSetActivationDescriptor, cudnnSetActivationDescriptor, 90000, cudnnStatus_t, (cudnnActivationDescriptor_t, cudnnActivationMode_t, cudnnNanPropagation_t, double)) \
+    X(cudnnSetActivationDescriptorSwishBeta, cudnnSetActivationDescriptorSwishBeta, 90000, cudnnStatus_t, (cudnnActivationDescriptor_t, double)) \
+    X(cudnnSetAttnDescriptor, cudnnSetAttnDescriptor, 90000, cudnnStatus_t, (cudnnAttnDescriptor_t, unsigned int, int, double, cudnnDataType_t, cudnnDataType_t, cudnnMathType_t, cudnnDropoutDescriptor_t, cudnnDropoutDescriptor_t, int, int, int, int, int, int, int, int, int, int, int)) \
+    X(cudnnSetCTCLossDescriptor, cudnnSetCTCLossDescriptor, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t)) \
+    X(cudnnSetCTCLossDescriptorEx, cudnnSetCTCLossDescriptorEx, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnNanPropagation_t)) \
+    X(cudnnSetCTCLossDescriptor_v8, cudnnSetCTCLossDescriptor_v8, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnNanPropagation_t, int)) \
+    X(cudnnSetCTCLossDescriptor_v9, cudnnSetCTCLossDescriptor_v9, 90000, cudnnStatus_t, (cudnnCTCLossDescriptor_t, cudnnDataType_t, cudnnLossNormalizationMode_t, cudnnCTCGradMode_t, int)) \
+    X(cudnnSetCallback, cudnnSetCallback, 90000, cudnnStatus_t, (unsigned int, void *, cudnnCallback_t)) \
+    X(cudnnSetConvolution2dDescriptor, cudnnSetConvolution2dDescriptor, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int, int, int, int, int, int, cudnnConvolutionMode_t, cudnnDataType_t)) \
+    X(cudnnSetConvolutionGroupCount, cudnnSetConvolutionGroupCount, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int)) \
+    X(cudnnSetConvolutionMathType, cudnnSetConvolutionMathType, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnMathType_t)) \
+    X(cudnnSetConvolutionNdDescriptor, cudnnSetConvolutionNdDescriptor, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, int, const int[], const int[], const int[], cudnnConvolutionMode_t, cudnnDataType_t)) \
+    X(cudnnSetConvolutionReorderType, cudnnSetConvolutionReorderType, 90000, cudnnStatus_t, (cudnnConvolutionDescriptor_t, cudnnReorderType_t)) \
+    X(cudnnSetDropoutDescriptor, cudnnSetDropoutDescriptor, 90000, cudnnStatus_t, (cudnnDropoutDescriptor_t, cudnnHandle_t, float, void *, size_t, unsigned long long)) \
+    X(cudnnSetFilter4dDescriptor, cudnnSetFilter4dDescriptor, 90000, cudnnStatus_t, (cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int, int, int, int)) \
+    X(cudnnSetFilterNdDescriptor, cudnnSetFilterNdDescriptor, 90000, cudnnStatus_t, (cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int, const int[])) \
+    X(cudnnSetFusedOpsConstParamPackAttribute, cudnnSetFusedOpsConstParamPackAttribute, 90000, cudnnStatus_t, (cudnnFusedOpsConstParamPack_t, cudnnFusedOpsConstParamLabel_t, const void *)) \
+    X(cudnnSetFusedOpsVariantParamPackAttribute, cudnnSetFusedOpsVariantParamPackAttribute, 90000, cudnnStatus_t, (cudnnFusedOpsVariantParamPack_t, cudnnFusedOpsVariantParamLabel_t, void *)) \
+    X(cudnnSetLRNDescriptor, cudnnSetLRNDescriptor, 90000, cudnnStatus_t, (cudnnLRNDescriptor_t, unsigned int, double, double, double)) \
+    X(cudnnSetOpTensorDescriptor, cudnnSetOpTensorDescriptor, 90000, cudnnStatus_t, (cudnnOpTensorDescriptor_t, cudnnOpTensorOp_t, cudnnDataType_t, cudnnNanPropagation_t)) \
+    X(cudnnSetPooling2dDescriptor, cudnnSetPooling2dDescriptor, 90000, cudnnStatus_t, (cudnnPoolingDescriptor_t, cudnnPoolingMode_t, cudnnNanPropagation_t, int, int, int, int, int, int)) \
+    X(cudnnSetPoolingNdDescriptor, cudnnSetPoolingNdDescriptor, 90000, cudnnStatus_t, (cudnnPoolingDescriptor_t, const cudnnPoolingMode_t, const cudnnNanPropagation_t, int, const int[], const int[], const int[])) \
+    X(cudnnSetRNNDataDescriptor, cudnnSetRNNDataDescriptor, 90000, cudnnStatus_t, (cudnnRNNDataDescriptor_t, cudnnDataType_t, cudnnRNNDataLayout_t, int, int, int, const int[], void *)) \
+    X(cudnnSetRNNDescriptor_v8, cudnnSetRNNDescriptor_v8, 90000, cudnnStatus_t, (cudnnRNNDescriptor_t, cudnnRNNAlgo_t, cudnnRNNMode_t, cudnnRNNBiasMode_t, cudnnDirectionMode_t, cudnnRNNInputMode_t, cudnnDataType_t, cudnnDataType_t, cudnnMathType_t, int32_t, int32_t, int32_t, int32_t, cudnnDropoutDescriptor_t, uint32_t)) \
+    X(cudnnSetReduceTensorDescriptor, cudnnSetReduceTensorDescriptor, 90000, cudnnStatus_t, (cudnnReduceTensorDescriptor_t, cudnnReduceTensorOp_t, cudnnDataType_t, cudnnNanPropagation_t, cudnnReduceTensorIndices_t, cudnnIndicesType_t)) \
+    X(cudnnSetSeqDataDescriptor, cudnnSetSeqDataDescriptor, 90000, cudnnStatus_t, (cudnnSeqDataDescriptor_t, cudnnDataType_t, int, const int[], const cudnnSeqDataAxis_t[], size_t, const int[], void *)) \
+    X(cudnnSetSpatialTransformerNdDescriptor, cudnnSetSpatialTransformerNdDescriptor, 90000, cudnnStatus_t, (cudnnSpatialTransformerDescriptor_t, cudnnSamplerType_t, cudnnDataType_t, const int, const int[])) \
+    X(cudnnSetStream, cudnnSetStream, 90000, cudnnStatus_t, (cudnnHandle_t, cudaStream_t)) \
+    X(cudnnSetTensor, cudnnSetTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorDescriptor_t, void *, const void *)) \
+    X(cudnnSetTensor4dDescriptor, cudnnSetTensor4dDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t, int, int, int, int)) \
+    X(cudnnSetTensor4dDescriptorEx, cudnnSetTensor4dDescriptorEx, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnDataType_t, int, int, int, int, int, int, int, int)) \
+    X(cudnnSetTensorNdDescriptor, cudnnSetTensorNdDescriptor, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnDataType_t, int, const int[], const int[])) \
+    X(cudnnSetTensorNdDescriptorEx, cudnnSetTensorNdDescriptorEx, 90000, cudnnStatus_t, (cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t, int, const int[])) \
+    X(cudnnSetTensorTransformDescriptor, cudnnSetTensorTransformDescriptor, 90000, cudnnStatus_t, (cudnnTensorTransformDescriptor_t, const uint32_t, const cudnnTensorFormat_t, const int32_t[], const int32_t[], const uint32_t[], const cudnnFoldingDirection_t)) \
+    X(cudnnSoftmaxBackward, cudnnSoftmaxBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnSoftmaxForward, cudnnSoftmaxForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnSpatialTfGridGeneratorBackward, cudnnSpatialTfGridGeneratorBackward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnSpatialTransformerDescriptor_t, const void *, void *)) \
+    X(cudnnSpatialTfGridGeneratorForward, cudnnSpatialTfGridGeneratorForward, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnSpatialTransformerDescriptor_t, const void *, void *)) \
+    X(cudnnSpatialTfSamplerBackward, cudnnSpatialTfSamplerBackward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnSpatialTransformerDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, void *)) \
+    X(cudnnSpatialTfSamplerForward, cudnnSpatialTfSamplerForward, 90000, cudnnStatus_t, (cudnnHandle_t, cudnnSpatialTransformerDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const void *, cudnnTensorDescriptor_t, void *)) \
+    X(cudnnSubquadraticOpsVersionCheck, cudnnSubquadraticOpsVersionCheck, 92200, CUDALOAD_CUDNN_IF_92200_(cudnnStatus_t), CUDALOAD_CUDNN_IF_92200_P_((void))) \
+    X(cudnnTransformFilter, cudnnTransformFilter, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorTransformDescriptor_t, const void *, const cudnnFilterDescriptor_t, const void *, const void *, const cudnnFilterDescriptor_t, void *)) \
+    X(cudnnTransformTensor, cudnnTransformTensor, 90000, cudnnStatus_t, (cudnnHandle_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
+    X(cudnnTransformTensorEx, cudnnTransformTensorEx, 90000, cudnnStatus_t, (cudnnHandle_t, const cudnnTensorTransformDescriptor_t, const void *, const cudnnTensorDescriptor_t, const void *, const void *, const cudnnTensorDescriptor_t, void *)) \
     /* end of CUDALOAD_CUDNN_API */
 #define CUDALOAD_CUDNN_API_COUNT 239
 

@@ -599,6 +599,31 @@ static void test_wheel_stubs_give_library_codes(void **state) {
     assert_int_equal(val(out, "nvml_init"), 12); /* no driver on this machine: NVML's own error */
 }
 
+/* cudaload_cudnn.h names every function of the pinned cuDNN (9.28); a program built beside an
+ * older cuDNN (torch's wheel, this machine's toolkit: 9.19) compiles it with those headers: the
+ * entries newer than them keep their place, untyped (their "since", tools/api/cudnn-since.txt),
+ * and the table keeps the layout libcudaload fills. */
+static void test_cudnn_table_header_with_older_headers(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (the headers are read from the source tree)");
+    char out[4096];
+    if (sh(out, sizeof out, "grep -h '^#define CUDNN_MINOR' '%s/include/cudnn_version.h' 2>/dev/null | awk '{print $3}'", cuda_home) != 0 ||
+        !out[0] || atoi(out) >= 28)
+        TH_SKIP("no cuDNN 9 older than 9.28 in CUDA_HOME/include (cudnn_version.h)");
+    int n = 0;
+    assert_int_equal(sh(out, sizeof out, "grep -c '^    X(' '%s/include/cudaload_cudnn.h'", top), 0);
+    n = atoi(out);
+    assert_true(n > 200);
+    int st = sh(out, sizeof out,
+                "printf '#include <stddef.h>\\n#include <cudaload_cudnn.h>\\n"
+                "_Static_assert(offsetof(cudaload_cudnn_table, has) == %d * sizeof(void (*)(void)), \"layout\");\\n"
+                "int main(void) { const cudaload_cudnn_table *t = cudaload_cudnn(); return t && t->has.cudnnCreate; }\\n' | "
+                "cc -std=c11 -Wall -Werror -Wno-deprecated-declarations -x c -fsyntax-only -I'%s/include' -isystem '%s/include' - 2>&1",
+                n, top, cuda_home);
+    if (st != 0) fail_msg("cudaload_cudnn.h with %s/include's older cuDNN headers:\n%s", cuda_home, out);
+}
+
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
@@ -668,6 +693,7 @@ int main(void) {
         cmocka_unit_test(test_preload_mode),
         cmocka_unit_test(test_stubs_cover_every_export),
         cmocka_unit_test(test_wheel_stubs_give_library_codes),
+        cmocka_unit_test(test_cudnn_table_header_with_older_headers),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
         cmocka_unit_test(test_reentered_stub_fails_fast),

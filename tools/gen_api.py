@@ -76,6 +76,14 @@ FAIL = {
 STUB_PRELUDE = {
     "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */"],
 }
+# A library that ships as a wheel of its own and whose releases were scanned (tools/api/<row>-since.txt,
+# tools/wheel_files.py since): the macro its headers define its version in, and that version's
+# number for a release "major.minor.patch[.build]". The table's entries newer than the headers a
+# file is compiled with keep their place, untyped: cudaload_cudnn.h compiles with cuDNN 9.19's
+# headers too.
+VERSION_MACRO = {
+    "cudnn": ("CUDNN_VERSION", lambda v: v[0] * 10000 + v[1] * 100 + v[2]),
+}
 # Return types that are a status for one library only: cuFile's reads and writes return the
 # byte count, or the negated CUfileOpError (cufile.h).
 FAIL_BY_ROW = {
@@ -360,6 +368,21 @@ def pfn_version(entry, parsed):
     return 0
 
 
+def wheel_since(row, pinned):
+    """name -> the number of the first release exporting it (VERSION_MACRO), or None when the
+    row's releases were not scanned; a name the scan did not see is the pinned release's."""
+    path = os.path.join(TOP, "tools", "api", "%s-since.txt" % row)
+    if row not in VERSION_MACRO or not os.path.exists(path):
+        return None
+    number = VERSION_MACRO[row][1]
+    first = {}
+    for line in open(path):
+        if line.strip() and not line.startswith("#"):
+            name, ver = line.split()
+            first[name] = number([int(x) for x in ver.split(".")])
+    return first, number([int(x) for x in pinned.split(".")])
+
+
 def wheel_exports(row):
     """(file name, exports) of a library that ships as a wheel of its own: the list read from its
     pinned wheel once (tools/wheel_files.py exports), versioned names without their version."""
@@ -439,8 +462,11 @@ class Library:
                     e.config = "older"
                     self.undef.append(e.name)
         self.driver_like = bool(self.parsed_main.pfn)
+        self.since_scan = wheel_since(self.name, wheel[1]) if wheel else None
         for e in self.entries.values():
-            if self.wheel:
+            if self.since_scan:
+                e.since = self.since_scan[0].get(e.name, self.since_scan[1])
+            elif self.wheel:
                 e.since = 0  # versioned on its own: its releases are not scanned (0: not known)
             elif not self.driver_like or not e.since:
                 e.since = cuda12.get((self.name, e.name), cuda_version)
@@ -496,12 +522,32 @@ class Library:
                   "the version of its ABI, which cuGetProcAddress is asked for" if self.driver_like else
                   "from the CUDA 12 wheels scanned, else this toolkit's")
               if not self.wheel else
-              " * since: 0, not known: %s is versioned on its own and its releases are not scanned (the" % self.name,
+              " * since: 0, not known: %s is versioned on its own and its releases are not scanned (the" % self.name
+              if not self.since_scan else
+              " * since: the first release of %s exporting it, as its %s (tools/api/%s-since.txt); an" % (
+                  self.name, VERSION_MACRO[self.name][0], self.name),
               None if not self.wheel else
-              " * functions are those of %s and its headers). */" % self.package,
-              "#define CUDALOAD_%s_API(X) \\" % self.upper]
+              " * functions are those of %s and its headers). */" % self.package
+              if not self.since_scan else
+              " * entry newer than the headers this file is compiled with keeps its place, untyped. */"]
+        gate = VERSION_MACRO[self.name][0] if self.since_scan else None
+        oldest = min((e.since for e in self.table), default=0)
+        if gate:
+            for s in sorted({e.since for e in self.table if e.since > oldest}):
+                o += ["#if %s >= %d" % (gate, s),
+                      "#define CUDALOAD_%s_IF_%d_(x) x" % (self.upper, s),
+                      "#define CUDALOAD_%s_IF_%d_P_(x) x" % (self.upper, s),
+                      "#else",
+                      "#define CUDALOAD_%s_IF_%d_(x) void" % (self.upper, s),
+                      "#define CUDALOAD_%s_IF_%d_P_(x) (void)" % (self.upper, s),
+                      "#endif"]
+        o.append("#define CUDALOAD_%s_API(X) \\" % self.upper)
         for e in self.table:
-            o.append("    X(%s, %s, %d, %s, %s) \\" % (e.member, e.name, e.since, e.ret, e.param_list()))
+            if gate and e.since > oldest:
+                g_ = "CUDALOAD_%s_IF_%d_" % (self.upper, e.since)
+                o.append("    X(%s, %s, %d, %s(%s), %sP_(%s)) \\" % (e.member, e.name, e.since, g_, e.ret, g_, e.param_list()))
+            else:
+                o.append("    X(%s, %s, %d, %s, %s) \\" % (e.member, e.name, e.since, e.ret, e.param_list()))
         o.append("    /* end of CUDALOAD_%s_API */" % self.upper)
         o.append("#define CUDALOAD_%s_API_COUNT %d" % (self.upper, len(self.table)))
         if self.historic is None:

@@ -10,6 +10,10 @@ pinned in tools/api/wheel-libs.txt, without downloading them whole.
                                                  row whose wheel has no library (NVML's: the
                                                  header only) keeps the list read from the
                                                  driver's library on a GPU machine
+    tools/wheel_files.py since ROW PACKAGE       read the row's library out of every release of
+                                                 PACKAGE with the pinned major, and write
+                                                 tools/api/<row>-since.txt: each export's first
+                                                 release
     tools/wheel_files.py list PACKAGE==VERSION   print a wheel's members (size, name)
 
 A wheel is a zip: its directory sits at the end. Reading that with HTTP range requests, and then
@@ -25,6 +29,7 @@ there. The wheel's URL comes from the index's JSON API (PyPI's, or $CUDALOAD_PYP
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -192,8 +197,47 @@ def write_exports(row, pkg, ver, lib):
                                                              (rf.fetched if rf else len(data)) / 1e6, os.path.relpath(path, TOP)))
 
 
+def releases(pkg, major):
+    """The releases of pkg of that major with a manylinux x86_64 wheel, oldest first (no .dev)."""
+    api = os.environ.get("CUDALOAD_PYPI_JSON", "https://pypi.org/pypi")
+    with urllib.request.urlopen("%s/%s/json" % (api.rstrip("/"), pkg), timeout=60) as r:
+        rel = json.load(r)["releases"]
+    out = [v for v, files in rel.items() if v.split(".")[0] == major and re.match(r"^[0-9.]+$", v)
+           and any(PLATFORM in f["filename"] and "x86_64" in f["filename"] for f in files)]
+    return sorted(out, key=lambda v: [int(x) for x in v.split(".")])
+
+
+def write_since(row, pkg):
+    """tools/api/<row>-since.txt: for each export of the pinned release, the first release of pkg
+    (the same major) whose library exports it. The library's path in the wheel is the pinned one's."""
+    pin = [p for p in pins() if p[0] == row]
+    if not pin or not pin[0][3]:
+        sys.exit("wheel_files: %s: no library pinned for it in %s" % (row, PINS))
+    _, _, pinned_ver, lib, _ = pin[0]
+    first = {}
+    vers = releases(pkg, pinned_ver.split(".")[0])
+    for ver in vers:
+        z, rf = open_wheel(pkg, ver)
+        try:
+            data = z.read(lib)
+        except KeyError:
+            log("%s==%s has no %s: skipped" % (pkg, ver, lib))
+            continue
+        for name in exports_of(data):
+            first.setdefault(name.split("@")[0], ver)
+        log("%s==%s: %d names so far" % (pkg, ver, len(first)))
+    path = os.path.join(TOP, "tools", "api", "%s-since.txt" % row)
+    with open(path, "w") as f:
+        f.write("# %s\n" % GEN.replace("(tools/wheel_files.py exports)", "(tools/wheel_files.py since %s %s)" % (row, pkg)))
+        f.write("# each export of %s and the first release of %s that has it (%d releases read: %s to %s)\n"
+                % (os.path.basename(lib), pkg, len(vers), vers[0], vers[-1]))
+        for name in sorted(first):
+            f.write("%s %s\n" % (name, first[name]))
+    log("%s: %d names -> %s" % (row, len(first), os.path.relpath(path, TOP)))
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("headers", "exports", "list"):
+    if len(argv) < 2 or argv[1] not in ("headers", "exports", "since", "list"):
         print(__doc__, file=sys.stderr)
         return 2
     cmd = argv[1]
@@ -202,6 +246,12 @@ def main(argv):
         z, _ = open_wheel(pkg, ver)
         for m in z.infolist():
             print(m.file_size, m.filename)
+        return 0
+    if cmd == "since":
+        if len(argv) != 4:
+            print(__doc__, file=sys.stderr)
+            return 2
+        write_since(argv[2], argv[3])
         return 0
     if cmd == "headers":
         cache = cache_dir()
