@@ -250,6 +250,34 @@ static void test_stub_target_graph(void **state) {
     }
 }
 
+/* The libraries that ship as wheels of their own, linked the ways projects do (CUDA::cupti, and
+ * cuDNN and NCCL by find_library's paths): the switch makes them stubs, the program needs none
+ * of them, and it runs on the toolkit's copies found through CUDA_HOME. */
+static void test_switch_wheel_libraries(void **state) {
+    (void)state;
+    need_cmake_324();
+    const char *out;
+    for (const char *f = "libcupti.so\0libcudnn.so\0libnccl.so\0include/cupti.h\0include/cudnn.h\0include/nccl.h\0"; *f; f += strlen(f) + 1) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s%s", cuda_home, strncmp(f, "include/", 8) == 0 ? "" : "lib64/", f);
+        if (access(p, R_OK) != 0) TH_SKIP("no %s: the toolkit has no CUPTI, cuDNN or NCCL to link", p);
+    }
+    int st = th_sh(&out, "rm -rf '%s/wheel-libs' && PATH='%s/bin':\"$PATH\" cmake -S '%s/tests/adopt/wheel-libs' -B '%s/wheel-libs' "
+                         "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES='%s/lib/cmake/cudaload/cudaload-cuda-stubs.cmake' 2>&1 && "
+                         "cmake --build '%s/wheel-libs' 2>&1", work, cuda_home, top, work, prefix, work);
+    if (st != 0) fail_msg("tests/adopt/wheel-libs did not build with the switch:\n%s", out);
+    assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_' '%s/wheel-libs/CMakeCache.txt'", work), 0);
+    const char *sw = strstr(out, "CUDALOAD_STUBS_SWITCHED:INTERNAL=");
+    assert_non_null(sw);
+    if (!strstr(sw, "CUDA::cupti")) fail_msg("CUDA::cupti not switched:\n%s", out);
+    assert_int_equal(th_sh(&out, "readelf -d '%s/wheel-libs/wheel_libs'", work), 0);
+    if (strstr(out, "libcupti") || strstr(out, "libcudnn") || strstr(out, "libnccl")) fail_msg("wheel_libs needs them:\n%s", out);
+    st = th_sh(&out, "%s '%s/wheel-libs/wheel_libs'", run_env, work);
+    if (st != 0) fail_msg("wheel_libs exited %d:\n%s", st, out);
+    assert_non_null(strstr(out, "cupti=0/"));
+    assert_non_null(strstr(out, "nccl=0/"));
+}
+
 /* pkg-config: a stub module requires its graph's modules, the -static one their archives. */
 static void test_pkg_config_graph(void **state) {
     (void)state;
@@ -281,6 +309,7 @@ int main(void) {
         cmocka_unit_test(test_switch_refuses_include),
         cmocka_unit_test(test_stub_target_graph),
         cmocka_unit_test(test_pkg_config_graph),
+        cmocka_unit_test(test_switch_wheel_libraries),
     };
     return cmocka_run_group_tests_name("test_adopt", tests, setup, NULL);
 }
