@@ -384,8 +384,9 @@ def wheel_since(row, pinned):
 
 
 def wheel_exports(row):
-    """(file name, exports) of a library that ships as a wheel of its own: the list read from its
-    pinned wheel once (tools/wheel_files.py exports), versioned names without their version."""
+    """(file name, package, exports, versioned) of a library that ships as a wheel of its own: the
+    list read from its pinned wheel once (tools/wheel_files.py exports), names without their
+    symbol version, and whether any export carries one."""
     path = os.path.join(TOP, "tools", "api", "%s-exports.txt" % row)
     if not os.path.exists(path):
         sys.exit("gen_api: no %s: run tools/wheel_files.py exports %s" % (path, row))
