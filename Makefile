@@ -267,7 +267,10 @@ STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fv
 # be had (offline, nothing cached), those stubs are not built, and make says so.
 STUB_WHEEL_IDS := $(strip $(foreach s,$(STUB_IDS),$(if $(STUB_WHEEL_$(s)),$(s))))
 ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
-WHEEL_FILES ?= $(shell $(PYTHON) tools/wheel_files.py headers)
+# asked once: a make this one runs inherits the answer, an empty one included
+ifeq ($(origin WHEEL_FILES),undefined)
+WHEEL_FILES := $(shell $(PYTHON) tools/wheel_files.py headers)
+endif
 ifeq ($(WHEEL_FILES),)
 $(info cudaload: no headers for the stubs of $(STUB_WHEEL_IDS) (tools/wheel_files.py headers failed, above): those stubs are not built)
 STUB_IDS := $(filter-out $(STUB_WHEEL_IDS),$(STUB_IDS))
@@ -275,6 +278,13 @@ STUB_WHEEL_IDS :=
 endif
 export WHEEL_FILES
 endif
+# the archives the Python package ships hide their API (HIDDEN_API): not for a library whose
+# header declares its functions default-visible itself (cufile.h's #pragma GCC visibility
+# push(default)), which a hidden definition contradicts
+ifneq ($(HIDDEN_API),)
+STUB_IDS := $(filter-out $(STUB_NO_HIDDEN),$(STUB_IDS))
+endif
+STUB_STATIC_ONLY := $(filter $(STUB_STATIC_ONLY),$(STUB_IDS))
 # the shared stubs: not for the libraries whose exports carry no symbol version (STUB_STATIC_ONLY)
 STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
 # -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h

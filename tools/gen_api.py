@@ -464,6 +464,11 @@ class Library:
                     self.undef.append(e.name)
         self.driver_like = bool(self.parsed_main.pfn)
         self.since_scan = wheel_since(self.name, wheel[1]) if wheel else None
+        # headers that make their declarations default-visible (cufile.h: #pragma GCC visibility
+        # push(default), which the preprocessor passes on; CUPTI's is for its own build only)
+        self.default_visible = bool(wheel) and "visibility push(default)" in subprocess.run(
+            [os.environ.get("CC", "cc"), "-E", "-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-"],
+            input="".join("#include <%s>\n" % h for h in headers), capture_output=True, text=True).stdout
         for e in self.entries.values():
             if self.since_scan:
                 e.since = self.since_scan[0].get(e.name, self.since_scan[1])
@@ -701,7 +706,10 @@ def stubs_mk(libs):
          "# exports (NCCL, NVML, cuFile, cuSPARSELt): a shared stub in a process's global scope would",
          "# take the library's calls to its own exports and other libraries' imports of them (nothing",
          "# tells the stub's definition from the library's), so they get the static stub only.",
-         "STUB_STATIC_ONLY := " + " ".join(sorted(l.id for l in libs if l.wheel and not l.versioned))]
+         "STUB_STATIC_ONLY := " + " ".join(sorted(l.id for l in libs if l.wheel and not l.versioned)),
+         "# STUB_NO_HIDDEN: libraries whose headers declare their functions default-visible themselves",
+         "# (#pragma GCC visibility push(default)): no stub with its API hidden (make HIDDEN_API=1).",
+         "STUB_NO_HIDDEN := " + " ".join(sorted(l.id for l in libs if l.default_visible))]
     for l in sorted(libs, key=lambda l: l.id):
         o.append("STUB_ROW_%s := %s" % (l.id, l.name))
         o.append("STUB_TARGET_%s := %s" % (l.id, CMAKE_TARGET.get(l.name, l.name)))

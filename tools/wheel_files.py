@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
@@ -83,6 +84,10 @@ def wheel_url(pkg, ver):
     sys.exit("wheel_files: %s==%s has no manylinux x86_64 wheel at %s" % (pkg, ver, url))
 
 
+class NoRanges(OSError):
+    """The index answered a range request with the whole file (or no file)."""
+
+
 class RangeFile(io.RawIOBase):
     """A remote file read with HTTP range requests, a block at a time (blocks kept)."""
 
@@ -108,7 +113,7 @@ class RangeFile(io.RawIOBase):
             req = urllib.request.Request(self.url, headers={"Range": "bytes=%d-%d" % (lo, hi)})
             with urllib.request.urlopen(req, timeout=120) as r:
                 if r.status != 206:
-                    raise OSError("the index answered %d, not 206, to a range request" % r.status)
+                    raise NoRanges("the index answered %d, not 206, to a range request" % r.status)
                 self.blocks[i] = r.read()
             self.fetched += len(self.blocks[i])
         return self.blocks[i]
@@ -132,8 +137,12 @@ def open_wheel(pkg, ver):
         rf = RangeFile(url, size)
         z = zipfile.ZipFile(io.BufferedReader(rf, BLOCK))
         return z, rf
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
-        # an index without the JSON API or range requests: the whole wheel, kept in pip's cache dir
+    except (NoRanges, urllib.error.HTTPError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        # an index without the JSON API or range requests: the whole wheel, kept in the cache.
+        # Not for a network or certificate failure (URLError): pip would meet it too, or would
+        # download 1.5 GB of wheels for 15 MB of headers where only this tool's trust store is short
+        if isinstance(e, urllib.error.HTTPError) and e.code != 404:
+            raise
         log("%s==%s: ranged read failed (%s): downloading the wheel" % (pkg, ver, e))
         dest = os.path.join(cache_dir(), "wheels")
         os.makedirs(dest, exist_ok=True)

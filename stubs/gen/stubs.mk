@@ -13,6 +13,9 @@ STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cu
 # take the library's calls to its own exports and other libraries' imports of them (nothing
 # tells the stub's definition from the library's), so they get the static stub only.
 STUB_STATIC_ONLY := cufile cusparselt nccl nvml
+# STUB_NO_HIDDEN: libraries whose headers declare their functions default-visible themselves
+# (#pragma GCC visibility push(default)): no stub with its API hidden (make HIDDEN_API=1).
+STUB_NO_HIDDEN := cufile
 STUB_ROW_cublas := cublas
 STUB_TARGET_cublas := cublas
 STUB_LIB_cublas := cublas
