@@ -152,6 +152,15 @@ def shim_wheel():
     return wheels[0]
 
 
+def package_stubs():
+    """The stubs the package ships: every generated one (stubs/gen/<lib>.c), but those the Makefile
+    builds with no hidden API (STUB_NO_HIDDEN in stubs/gen/stubs.mk: cuFile's header makes its
+    declarations default-visible)."""
+    gen = REPO / "stubs" / "gen"
+    no_hidden = re.search(r"^STUB_NO_HIDDEN :=(.*)$", (gen / "stubs.mk").read_text(), re.M).group(1).split()
+    return sorted(p.stem for p in gen.glob("*.c") if not p.stem.endswith("_older") and p.stem not in no_hidden)
+
+
 def make_venv(name, packages=(), system_site=False):
     """A venv under the build dir with the nvidia-* packages from the registry (cached),
     rebuilt only when its marker (python version, packages) changes. No pip inside: this

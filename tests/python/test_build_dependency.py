@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, clean_env, make_venv, run_py, sh
+from conftest import REPO, clean_env, make_venv, package_stubs, run_py, sh
 
-STUBS = sorted(p.stem for p in (REPO / "stubs" / "gen").glob("*.c") if not p.stem.endswith("_older"))
+STUBS = package_stubs()
 
 
 def paths(shim_target):
