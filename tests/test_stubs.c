@@ -624,6 +624,19 @@ static void test_cudnn_table_header_with_older_headers(void **state) {
     if (st != 0) fail_msg("cudaload_cudnn.h with %s/include's older cuDNN headers:\n%s", cuda_home, out);
 }
 
+/* Into out: the names real_cmd prints that neither stub_cmd prints nor docs/api-coverage.md
+ * leaves out for row (nothing when every export is covered); each command prints a name a line. */
+static void uncovered(char *out, size_t n, const char *top, const char *row, const char *real_cmd, const char *stub_cmd) {
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s/stub-cover", build);
+    int st = sh(out, n,
+                "mkdir -p '%s' && cd '%s' && { %s; } | sort -u > real && { %s; } | sort -u > stub && "
+                "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
+                "| sort -u > left; comm -23 real stub | comm -23 - left",
+                tmp, tmp, real_cmd, stub_cmd, row, top);
+    assert_int_equal(st, 0);
+}
+
 static void test_stubs_cover_every_export(void **state) {
     (void)state;
     const char *top = getenv("CUDALOAD_TEST_TOP");
@@ -640,16 +653,11 @@ static void test_stubs_cover_every_export(void **state) {
         char real[PATH_MAX];
         snprintf(real, sizeof real, "%s/lib64/%s", cuda_home, libs[i][2]);
         if (access(real, R_OK) != 0) continue;
-        char tmp[PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s/stub-cover", build);
-        int st = sh(out, sizeof out,
-                    "mkdir -p '%s' && cd '%s' && "
-                    "nm -D --defined-only '%s' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > real && "
-                    "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}' | sort -u > stub && "
-                    "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
-                    "| sort -u > left; comm -23 real stub | comm -23 - left",
-                    tmp, tmp, real, build, libs[i][1], libs[i][0], top);
-        assert_int_equal(st, 0);
+        char real_cmd[PATH_MAX + 128], stub_cmd[2 * PATH_MAX];
+        snprintf(real_cmd, sizeof real_cmd, "nm -D --defined-only '%s' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}'", real);
+        snprintf(stub_cmd, sizeof stub_cmd, "nm -D --defined-only '%s/stubs/libcudaload-%s.so' | awk '$2==\"T\"{sub(/@.*/,\"\",$3); print $3}'",
+                 build, libs[i][1]);
+        uncovered(out, sizeof out, top, libs[i][0], real_cmd, stub_cmd);
         if (out[0]) fail_msg("%s: exported by %s, not in its stub nor listed as left out:\n%s", libs[i][0], real, out);
     }
     /* the libraries that ship as wheels of their own: their exports as read from the pinned wheel
@@ -666,15 +674,10 @@ static void test_stubs_cover_every_export(void **state) {
         char so[PATH_MAX + 64]; /* the archive: every stub has one (some have no shared variant) */
         snprintf(so, sizeof so, "%s/stubs/libcudaload-%s.a", build, id);
         if (access(so, R_OK) != 0) continue; /* not built here: its headers could not be fetched */
-        char tmp[PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s/stub-cover", build);
-        int st = sh(out, sizeof out,
-                    "mkdir -p '%s' && cd '%s' && { grep -v '^#' '%s/tools/api/%s-exports.txt' | sed 's/@.*//' | sort -u > real; } && "
-                    "nm -g --defined-only '%s' | awk '$2==\"T\"{print $3}' | sort -u > stub && "
-                    "{ grep '^\\*\\*%s\\*\\*, left out:' '%s/docs/api-coverage.md' | grep -o '`[^`]*`' | tr -d '`'; } "
-                    "| sort -u > left; comm -23 real stub | comm -23 - left",
-                    tmp, tmp, top, row, so, row, top);
-        assert_int_equal(st, 0);
+        char real_cmd[PATH_MAX + 128], stub_cmd[PATH_MAX + 128];
+        snprintf(real_cmd, sizeof real_cmd, "grep -v '^#' '%s/tools/api/%s-exports.txt' | sed 's/@.*//'", top, row);
+        snprintf(stub_cmd, sizeof stub_cmd, "nm -g --defined-only '%s' | awk '$2==\"T\"{print $3}'", so);
+        uncovered(out, sizeof out, top, row, real_cmd, stub_cmd);
         if (out[0]) fail_msg("%s: exported by its pinned wheel's library, not in its stub nor listed as left out:\n%s", row, out);
         n++;
     }
