@@ -77,8 +77,6 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
     wineserver=$(command -v wineserver || command -v "$(dirname "$wine")/wineserver" || echo /usr/lib/wine/wineserver)
     "$wineserver" -w 2>/dev/null || true
     [ -f "$WINEPREFIX/system.reg" ] || { echo "check-windows: wineboot did not create $WINEPREFIX" >&2; exit 1; }
-    # wine's DLLs, copied into each prefix (about 570 MB): one copy on disk across make check runs
-    "$python" "$(dirname "$0")/../dedupe.py" "$WINEPREFIX"
 fi
 winpath() { echo "Z:$1"; }
 
