@@ -10,7 +10,6 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: the first CUDA
  * since: the first release of cudnn exporting it, as its CUDNN_VERSION (tools/api/cudnn-since.txt); an
  * entry newer than the headers this file is compiled with keeps its place, untyped. */
 #if CUDNN_VERSION >= 90200

@@ -10,7 +10,6 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: the first CUDA
  * since: 0, not known: cudss is versioned on its own and its releases are not scanned (the
  * functions are those of nvidia-cudss-cu13==1.0.0.35 and its headers). */
 #define CUDALOAD_CUDSS_API(X) \

@@ -16,7 +16,6 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: the first CUDA
  * since: 0, not known: cupti is versioned on its own and its releases are not scanned (the
  * functions are those of nvidia-cuda-cupti==13.0.85 and its headers). */
 #define CUDALOAD_CUPTI_API(X) \

@@ -10,7 +10,6 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: the first CUDA
  * since: 0, not known: nvml is versioned on its own and its releases are not scanned (the
  * functions are those of NVIDIA driver 580.159.04 and its headers). */
 #define CUDALOAD_NVML_API(X) \

@@ -130,13 +130,7 @@ def catalogue(probe):
 
 
 def exports(path):
-    out = sh("nm", "-D", "--defined-only", path)
-    names = set()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in ("T", "W", "i"):
-            names.add(parts[2].split("@")[0])
-    return names
+    return {n.split("@")[0] for n in wheel_files.nm_exports(path)}
 
 
 def library_file(row, lib_dir):
@@ -171,18 +165,12 @@ def driver_exports(cuda_version):
     """(file name, exports) from DRIVER_EXPORTS, which must be of the headers' CUDA release."""
     if not os.path.exists(DRIVER_EXPORTS):
         sys.exit("gen_api: no driver link stub (stubs/libcuda.so) under the toolkit's lib64, and no %s" % DRIVER_EXPORTS)
-    head, names = {}, set()
-    for line in open(DRIVER_EXPORTS).read().splitlines():
-        m = re.match(r"# (file|cuda_version): (\S+)$", line)
-        if m:
-            head[m.group(1)] = m.group(2)
-        elif line and not line.startswith("#"):
-            names.add(line)
+    head, names = wheel_files.read_kept_list(DRIVER_EXPORTS, ("file", "cuda_version"))
     if head.get("cuda_version") != str(cuda_version):
         sys.exit("gen_api: no driver link stub (stubs/libcuda.so) under the toolkit's lib64, and %s is of CUDA %s,"
                  " not the headers' %d: generate with a full toolkit of that release"
                  % (DRIVER_EXPORTS, head.get("cuda_version"), cuda_version))
-    return head["file"], names
+    return head["file"], set(names)
 
 
 def gcc_include():
@@ -390,15 +378,8 @@ def wheel_exports(row):
     path = os.path.join(TOP, "tools", "api", "%s-exports.txt" % row)
     if not os.path.exists(path):
         sys.exit("gen_api: no %s: run tools/wheel_files.py exports %s" % (path, row))
-    head, names, versioned = {}, set(), False
-    for line in open(path).read().splitlines():
-        m = re.match(r"# (file|package): (.+)$", line)
-        if m:
-            head[m.group(1)] = m.group(2)
-        elif line and not line.startswith("#"):
-            names.add(line.split("@")[0])
-            versioned |= "@" in line
-    return head["file"], head["package"], names, versioned
+    head, names = wheel_files.read_kept_list(path, ("file", "package"))
+    return head["file"], head["package"], {n.split("@")[0] for n in names}, any("@" in n for n in names)
 
 
 class Library:
@@ -521,21 +502,21 @@ class Library:
              "#ifndef CUDALOAD_%s_GEN_H" % self.upper, "#define CUDALOAD_%s_GEN_H" % self.upper, "",
              '#include "cudaload.h"', ""]
         o += ["#include <%s>" % h for h in self.headers]
+        if self.since_scan:
+            since_doc = [" * since: the first release of %s exporting it, as its %s (tools/api/%s-since.txt); an" % (
+                             self.name, VERSION_MACRO[self.name][0], self.name),
+                         " * entry newer than the headers this file is compiled with keeps its place, untyped. */"]
+        elif self.wheel:
+            since_doc = [" * since: 0, not known: %s is versioned on its own and its releases are not scanned (the" % self.name,
+                         " * functions are those of %s and its headers). */" % self.package]
+        else:
+            since_doc = [" * since: the first CUDA",
+                         " * release that exports it (%s), e.g. 12040 = 12.4. */" % (
+                             "the version of its ABI, which cuGetProcAddress is asked for" if self.driver_like else
+                             "from the CUDA 12 wheels scanned, else this toolkit's")]
         o += ["", "/* X(member, symbol, since, return type, (parameter types)), one per function. The member is the",
-              " * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.",
-              " * since: the first CUDA",
-              " * release that exports it (%s), e.g. 12040 = 12.4. */" % (
-                  "the version of its ABI, which cuGetProcAddress is asked for" if self.driver_like else
-                  "from the CUDA 12 wheels scanned, else this toolkit's")
-              if not self.wheel else
-              " * since: 0, not known: %s is versioned on its own and its releases are not scanned (the" % self.name
-              if not self.since_scan else
-              " * since: the first release of %s exporting it, as its %s (tools/api/%s-since.txt); an" % (
-                  self.name, VERSION_MACRO[self.name][0], self.name),
-              None if not self.wheel else
-              " * functions are those of %s and its headers). */" % self.package
-              if not self.since_scan else
-              " * entry newer than the headers this file is compiled with keeps its place, untyped. */"]
+              " * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz."]
+        o += since_doc
         gate = VERSION_MACRO[self.name][0] if self.since_scan else None
         oldest = min((e.since for e in self.table), default=0)
         if gate:

@@ -178,17 +178,36 @@ def fetch_headers(cache, row, pkg, ver, inc):
     return d
 
 
-def exports_of(data):
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:
-        f.write(data)
-        f.flush()
-        out = subprocess.run(["nm", "-D", "--defined-only", f.name], check=True, capture_output=True, text=True).stdout
+def nm_exports(path):
+    """The functions a shared object exports (`nm -D`: T, W, i), versioned names with their
+    @VERSION (tools/gen_api.py reads the toolkit's files with it too)."""
+    out = subprocess.run(["nm", "-D", "--defined-only", path], check=True, capture_output=True, text=True).stdout
     names = set()
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in ("T", "W", "i"):
-            names.add(parts[2])  # versioned names keep their @VERSION: gen_api reads both
+            names.add(parts[2])
     return names
+
+
+def exports_of(data):
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(data)
+        f.flush()
+        return nm_exports(f.name)
+
+
+def read_kept_list(path, keys):
+    """A kept export list (tools/api/*-exports.txt): its "# key: value" lines for keys, and its
+    names (each as written, @VERSION included)."""
+    head, names = {}, []
+    for line in open(path).read().splitlines():
+        m = re.match(r"# (%s): (.+)$" % "|".join(keys), line)
+        if m:
+            head[m.group(1)] = m.group(2)
+        elif line and not line.startswith("#"):
+            names.append(line)
+    return head, names
 
 
 def write_exports(row, pkg, ver, lib):
