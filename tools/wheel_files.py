@@ -26,6 +26,7 @@ The cache: $CUDALOAD_WHEEL_CACHE, else $XDG_CACHE_HOME/cudaload/wheel-files, els
 wheel's own paths (nvidia/cudnn/include/cudnn.h, ...), complete once its .complete marker is
 there. The wheel's URL comes from the index's JSON API (PyPI's, or $CUDALOAD_PYPI_JSON).
 """
+import functools
 import io
 import json
 import os
@@ -72,14 +73,25 @@ def cache_dir():
     return os.path.abspath(d)
 
 
-def wheel_url(pkg, ver):
+@functools.lru_cache(maxsize=None)
+def project_releases(pkg):
+    """(the URL of pkg's page in the index's JSON API, its releases: version -> files), read once
+    per run (`since` reads every release of one project)."""
     api = os.environ.get("CUDALOAD_PYPI_JSON", "https://pypi.org/pypi")
     url = "%s/%s/json" % (api.rstrip("/"), pkg)  # the project's page (mirrors lack the per-release one)
     with urllib.request.urlopen(url, timeout=60) as r:
-        files = json.load(r)["releases"].get(ver, [])
-    for f in files:
+        return url, json.load(r)["releases"]
+
+
+def is_linux_x86_64(filename):
+    return PLATFORM in filename and "x86_64" in filename
+
+
+def wheel_url(pkg, ver):
+    url, rel = project_releases(pkg)
+    for f in rel.get(ver, []):
         name = f["filename"]
-        if name.endswith(".whl") and PLATFORM in name and "x86_64" in name:
+        if name.endswith(".whl") and is_linux_x86_64(name):
             return urllib.parse.urljoin(url, f["url"]), f["size"]
     sys.exit("wheel_files: %s==%s has no manylinux x86_64 wheel at %s" % (pkg, ver, url))
 
@@ -227,11 +239,9 @@ def write_exports(row, pkg, ver, lib):
 
 def releases(pkg, major):
     """The releases of pkg of that major with a manylinux x86_64 wheel, oldest first (no .dev)."""
-    api = os.environ.get("CUDALOAD_PYPI_JSON", "https://pypi.org/pypi")
-    with urllib.request.urlopen("%s/%s/json" % (api.rstrip("/"), pkg), timeout=60) as r:
-        rel = json.load(r)["releases"]
+    _, rel = project_releases(pkg)
     out = [v for v, files in rel.items() if v.split(".")[0] == major and re.match(r"^[0-9.]+$", v)
-           and any(PLATFORM in f["filename"] and "x86_64" in f["filename"] for f in files)]
+           and any(is_linux_x86_64(f["filename"]) for f in files)]
     return sorted(out, key=lambda v: [int(x) for x in v.split(".")])
 
 
