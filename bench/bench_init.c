@@ -12,6 +12,12 @@
  *       cudaload_init() with roots = {root}, sources = caller|system (system is where
  *       libcuda.so.1 comes from), CUDALOAD_FLAG_IGNORE_ENV, and CUDALOAD_FLAG_DRIVER_OPTIONAL
  *       when the driver argument is "-". Ready = driver + cudart loaded, tables filled, gated.
+ *   tables       <root> <driver|->
+ *       untimed: cudaload_init() as in "init"; timed: the tables' first ask,
+ *       cudaload_driver() (with a driver) and cudaload_cudart(): the generated entries the
+ *       walk leaves to it (the driver's through cuGetProcAddress, cudart's by dlsym).
+ *   init-tables  <root> <driver|->
+ *       "init" and "tables" timed together: what a program that asks for both tables pays.
  *   floor-cublas <driver|-|probe> <cudart> <cublasLt> <cublas>
  *       untimed: dlopen driver + cudart (the state libcudaload is in after init);
  *       timed:   dlopen cublasLt + dlopen cublas.
@@ -56,6 +62,8 @@ static int usage(void) {
     fprintf(stderr,
             "usage: bench_init [-v] floor-init <driver|-|probe> <cudart>\n"
             "       bench_init [-v] init <root> <driver|->\n"
+            "       bench_init [-v] tables <root> <driver|->\n"
+            "       bench_init [-v] init-tables <root> <driver|->\n"
             "       bench_init [-v] floor-cublas <driver|-|probe> <cudart> <cublasLt> <cublas>\n"
             "       bench_init [-v] cublas <root> <driver|->\n");
     return 2;
@@ -121,6 +129,13 @@ static int fail(const char *what, cudaload_status st) {
     return 1;
 }
 
+/* The tables' first ask: 0, or 1 when a table is not handed out. */
+static int ask_tables(const char *driver) {
+    if (strcmp(driver, "-") != 0 && !cudaload_driver()) return fail("cudaload_driver", CUDALOAD_ERROR_NO_DRIVER);
+    if (!cudaload_cudart()) return fail("cudaload_cudart", CUDALOAD_ERROR_NOT_FOUND);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int a = 1;
     if (a < argc && strcmp(argv[a], "-v") == 0) {
@@ -148,6 +163,14 @@ int main(int argc, char **argv) {
         if (st != CUDALOAD_OK) return fail("cudaload_init", st);
         print_info(CUDALOAD_LIB_DRIVER);
         print_info(CUDALOAD_LIB_CUDART);
+    } else if ((strcmp(mode, "tables") == 0 || strcmp(mode, "init-tables") == 0) && n == 2) {
+        int both = strcmp(mode, "init-tables") == 0;
+        t0 = now_ms();
+        cudaload_status st = do_init(arg[0], arg[1]);
+        if (st != CUDALOAD_OK) return fail("cudaload_init", st);
+        if (!both) t0 = now_ms();
+        if (ask_tables(arg[1])) return 1;
+        t1 = now_ms();
     } else if (strcmp(mode, "floor-cublas") == 0 && n == 4) {
         void *d, *r, *lt, *b;
         if (open_driver(arg[0], &d)) return 1;

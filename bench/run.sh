@@ -3,6 +3,8 @@
 #
 #   (a) init to ready (driver + cudart + tables): cudaload_init() against the floor, a bare
 #       dlopen of the same absolute files, in fresh processes (bench_init).
+#       Reported apart: the tables' first ask after init (cudaload_driver() + cudaload_cudart(),
+#       the generated entries the walk leaves to it), and init plus that ask against the floor.
 #   (b) cuBLAS ready: cudaload_load_cublas() against dlopen of the same libcublasLt +
 #       libcublas, both starting with driver + cudart already loaded (bench_init).
 #   (c) per-call cost through the table against the directly linked call (bench_call_direct).
@@ -195,6 +197,19 @@ if [ -n "${path[cudart]:-}" ]; then
     fi
     n_fail=$(( $(fails "$tmp/init.ours") + $(fails "$tmp/init.floor") + $(fails "$tmp/init.floor2") ))
     [ "$n_fail" -gt 0 ] && skipped+=("(a): $n_fail runs failed and were left out")
+    # the fill the walk leaves to the tables' first ask, alone and with init
+    cmds+=("$bin/bench_init tables $root $drv" "$bin/bench_init init-tables $root $drv")
+    : >"$tmp/fill.ours"
+    for ((i = 0; i < runs; i++)); do one "$tmp/fill.ours" "$bin/bench_init" tables "$root" "$drv"; done
+    fill=$(median "$tmp/fill.ours")
+    add_row "(a) info: the tables' first ask after init: cudaload_driver() + cudaload_cudart() (ms)" "${fill:--}" "-" "-" "info" "-" "$(iqr "$tmp/fill.ours")"
+    OURS=("$bin/bench_init" init-tables "$root" "$drv")
+    pair inittables
+    fo=$(median "$tmp/inittables.ours"); ff=$(median "$tmp/inittables.floor")
+    if [ -n "$fo" ] && [ -n "$ff" ]; then
+        IFS='|' read -r ratio verdict <<<"$(judge "$fo" "$ff" 1.10 0.2)"
+        add_row "(a) info: init + the tables' first ask (ms)" "$fo" "$ff" "$ratio" "info" "($verdict)" "$(iqr "$tmp/inittables.ours"); $(iqr "$tmp/inittables.floor")"
+    fi
 fi
 
 # (b) cuBLAS ready

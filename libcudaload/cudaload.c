@@ -577,7 +577,15 @@ int cudaload_device_cu_result(void) {
     return r;
 }
 
+static const void *cl_table_full(cudaload_lib lib);
+/* A published table made whole before its entries are read (cudaload_has_symbol, ...). */
+static void cl_table_full_if_ready(cudaload_lib lib) {
+    if ((size_t)lib < cl_catalogue_count() && atomic_load_explicit(&g.table_ready[lib], memory_order_acquire))
+        (void)cl_table_full(lib);
+}
+
 int cudaload_has_symbol(cudaload_lib lib, const char *name) {
+    cl_table_full_if_ready(lib);
     cl_lock();
     int r = 0;
     void *h = NULL;
@@ -591,6 +599,7 @@ int cudaload_has_symbol(cudaload_lib lib, const char *name) {
 }
 
 size_t cudaload_symbol_at(cudaload_lib lib, size_t i, const char **name, int *required, int *present) {
+    cl_table_full_if_ready(lib);
     cl_lock();
     size_t n = cl_symbol_count(lib);
     if (i < n) cl_symbol_info(lib, i, name, required, present);
@@ -632,13 +641,35 @@ cudaload_status cudaload_report_reentrant(cudaload_lib lib, const char *running)
     return CUDALOAD_ERROR_REENTRANT;
 }
 
+/* A published table made whole: its generated entries resolved (cl_resolve_rest) by each caller
+ * that asks before it is, with no lock held, and committed under it by the first to finish (the
+ * others found the same entries). Only then is the table handed out, so its entries never change
+ * once a caller can see them. No thread waits for another, so a call back from that foreign code
+ * (a constructor run while ld.so's lock is held) cannot deadlock. */
+static const void *cl_table_full(cudaload_lib lib) {
+    if (atomic_load_explicit(&g.table_full[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    cl_lock();
+    void *h = g.lib[lib].handle; /* a published library's handle is never closed */
+    cl_unlock();
+    int filled = cl_resolve_rest(lib, h);
+    cl_lock();
+    if (!atomic_load_explicit(&g.table_full[lib], memory_order_relaxed)) {
+        if (filled) cl_resolve_rest_commit(lib);
+        atomic_store_explicit(&g.table_full[lib], 1, memory_order_release);
+    }
+    cl_unlock();
+    return cl_table_ptr(lib);
+}
+
 static const void *cl_table_if_loaded(cudaload_lib lib) {
-    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    if (atomic_load_explicit(&g.table_full[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_full(lib);
     cl_lock();
     /* a table is handed out once published (its library's step ended loaded), never before */
     const void *t = NULL;
+    int ready = 0;
     if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) {
-        t = cl_table_ptr(lib);
+        ready = 1;
     } else if (!g.done) {
         cl_set_error("libcudaload is not initialized: call cudaload_init() first");
     } else if (cl_lib_visible(lib) && g.lib[lib].error) {
@@ -648,7 +679,7 @@ static const void *cl_table_if_loaded(cudaload_lib lib) {
                       g.lib[lib].found && !g.lib[lib].finished ? " (only located, find-only)" : "");
     }
     cl_unlock();
-    return t;
+    return ready ? cl_table_full(lib) : t;
 }
 
 const cudaload_driver_table *cudaload_driver(void) { return cl_table_if_loaded(CUDALOAD_LIB_DRIVER); }
@@ -657,7 +688,7 @@ const cudaload_cublaslt_table *cudaload_cublaslt(void) { return cl_table_if_load
 
 /* A table loaded on first use: cuBLAS and every generated table (api_rows.inc). */
 static const void *cl_table_on_demand(cudaload_lib lib) {
-    if (atomic_load_explicit(&g.table_ready[lib], memory_order_acquire)) return cl_table_ptr(lib);
+    if (atomic_load_explicit(&g.table_full[lib], memory_order_acquire)) return cl_table_ptr(lib);
     if (cudaload_load_library(lib) != CUDALOAD_OK) return NULL;
     return cl_table_if_loaded(lib);
 }

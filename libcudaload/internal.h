@@ -183,15 +183,25 @@ char *cl_site_packages_of(const char *path);
 #include "platform.h"
 
 /* ---- resolve (resolve.c) ---- */
-/* Fills the scratch table (cl_ctx.tables.scratch) for lib from handle: dlsym, and for the driver
- * cuDriverGetVersion and cuGetProcAddress (foreign code: the walk calls it with the loader's lock
- * let go, cl_foreign_begin). Rows without a typed table need their version call only (checked by
- * cl_read_version). Returns OK, or SYMBOL_MISSING with "<symbol> (<dlerror>)" in *why. The
- * library's own table is not touched. */
+/* Fills the scratch table (cl_ctx.tables.scratch) for lib from handle: the hand-written lists'
+ * entries (include/cudaload_tables.h), by dlsym, and for the driver cuDriverGetVersion and
+ * cuGetProcAddress (foreign code: the walk calls it with the loader's lock let go,
+ * cl_foreign_begin); the generated entries are left to cl_resolve_rest. Rows without a typed
+ * table need their version call only (checked by cl_read_version). Returns OK, or SYMBOL_MISSING
+ * with "<symbol> (<dlerror>)" in *why. The library's own table is not touched. */
 cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why);
 /* Copies the scratch table cl_resolve_fill filled into lib's table (under the lock; never once the
  * table is published). */
 void cl_resolve_commit(cudaload_lib lib);
+/* The generated entries of lib's published table, resolved from its handle with no lock held
+ * (dlsym, cuGetProcAddress: foreign code) into lib's slots of cl_ctx.tables.rest. Any number of
+ * threads may run it at once, a call back from its foreign code included: each stores the same
+ * values. 0 when there is nothing more to fill (no typed table, or only the stable entries are
+ * kept, cl_resolve_keep_stable). */
+int cl_resolve_rest(cudaload_lib lib, void *handle);
+/* Copies the rest area's entries into lib's table: under the lock, after cl_resolve_rest
+ * returned 1 in this thread, before any caller was handed the table (cl_ctx.table_full). */
+void cl_resolve_rest_commit(cudaload_lib lib);
 /* The scratch copy of lib's table, as cl_resolve_fill left it (the driver's version call is made
  * through it before it is committed), or NULL for a row without a typed table. */
 const void *cl_resolve_scratch(cudaload_lib lib);
@@ -206,7 +216,8 @@ void cl_resolve_keep_stable(cudaload_lib lib);
 size_t cl_symbol_count(cudaload_lib lib);
 int cl_symbol_info(cudaload_lib lib, size_t i, const char **name, int *required, int *present);
 int cl_symbol_present(cudaload_lib lib, const char *name);
-/* The library's static table (cudaload_*_table), final once its step completed. */
+/* The library's static table (cudaload_*_table): its hand-written entries final once its step
+ * completed, the rest once cl_ctx.table_full is set. */
 const void *cl_table_ptr(cudaload_lib lib);
 
 /* ---- gate (gate.c) ---- */
@@ -267,10 +278,15 @@ typedef struct cl_lib_state {
 } cl_lib_state;
 
 /* The typed tables (resolve.c), one per catalogue row with API headers (api_rows.inc,
- * generated): filled in scratch, committed whole, never changed after. */
+ * generated): the hand-written entries filled in scratch by the walk and committed whole, the
+ * generated ones added when the table is first asked for; never changed once handed out. */
 #define CL_TABLE_FIELD_(row, id) cudaload_##id##_table id;
+typedef struct cl_tables_only { CL_API_ROWS(CL_TABLE_FIELD_) } cl_tables_only; /* its size, for rest */
 typedef struct cl_tables {
-    CL_API_ROWS(CL_TABLE_FIELD_)
+    CL_API_ROWS(CL_TABLE_FIELD_) /* first: an entry's slot in rest is its offset here / sizeof(void *) */
+    /* the generated entries as cl_resolve_rest finds them, before they are committed */
+    _Atomic(void *) rest[sizeof(cl_tables_only) / sizeof(void *)];
+    unsigned char stable_only[CL_CATALOGUE_MAX]; /* another major than the headers': no generated entries */
     union { /* as large as the largest table, aligned for function pointers */
         CL_API_ROWS(CL_TABLE_FIELD_)
     } scratch;
@@ -438,7 +454,9 @@ typedef struct cl_context {
     int devices_cu_result;   /* the CUresult behind a CUDALOAD_ERROR_CUDA devices_status, else 0 */
     int device_count;
     char *devices_error;
-    atomic_int table_ready[CL_CATALOGUE_MAX]; /* set (release) once a row's table is final */
+    atomic_int table_ready[CL_CATALOGUE_MAX]; /* set (release) once a row's step published its table */
+    atomic_int table_full[CL_CATALOGUE_MAX];  /* set (release) once its generated entries are in too:
+                                                 only then is the table handed to a caller */
     cl_tables tables;        /* resolve.c */
     cl_kernels_state kernels;/* kernels.c */
     /* status.c: the per-thread message's key, and the trace switch (set by config.c) */

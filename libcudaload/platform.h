@@ -85,6 +85,23 @@ char *cl_handle_path(void *handle);
 char *cl_elf_file_soname(const char *path);
 /* An exported symbol, or NULL (with the loader's text in *why when why is not NULL). */
 void *cl_plat_sym(void *handle, const char *name, cl_buf *why);
+/* A loaded library's own exported symbols, read from its dynamic section in memory, for lookups
+ * that take none of the dynamic loader's locks (dlsym waits while another thread runs a dlopen's
+ * constructors): cl_plat_symtab_open, then cl_plat_symtab_find. */
+typedef struct cl_plat_symtab {
+    const void *base;    /* where the library is mapped (NULL: no table, use cl_plat_sym) */
+    const void *gnu_hash;
+    const void *symtab;
+    const char *strtab;
+    const unsigned short *versym; /* NULL when the library versions no symbol */
+} cl_plat_symtab;
+/* 1 when the library's table can be read (ELF with DT_GNU_HASH), else 0: the caller falls back to
+ * cl_plat_sym (always on Windows). Takes no lock of the loader. */
+int cl_plat_symtab_open(void *handle, cl_plat_symtab *st);
+/* The address of name as dlsym would answer for the library's own default-version definition, or
+ * NULL when the library does not define it; *ask_loader = 1 when only the loader can answer (an
+ * IFUNC, whose resolver it runs). */
+void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_loader);
 /* Closes a handle cl_open_path or cl_open_loaded returned. */
 void cl_plat_close(void *handle);
 /* The file holding the code at addr (libcudaload itself), malloc'd absolute path, or NULL. */

@@ -375,6 +375,75 @@ void *cl_plat_sym(void *handle, const char *name, cl_buf *why) {
     return p;
 }
 
+/* An address of the dynamic section: glibc relocates them in place where the section is
+ * writable, and the file's values are offsets from the load base (musl; read-only sections) */
+static const void *cl_dyn_ptr(ElfW(Addr) base, ElfW(Addr) v) { return (const void *)(v < base ? v + base : v); }
+
+int cl_plat_symtab_open(void *handle, cl_plat_symtab *st) {
+    memset(st, 0, sizeof *st);
+    struct link_map *lm = NULL;
+    /* RTLD_DI_LINKMAP reads the handle: no lock of ld.so is taken */
+    if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return 0;
+    ElfW(Addr) base = lm->l_addr;
+    for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_GNU_HASH: st->gnu_hash = cl_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_SYMTAB: st->symtab = cl_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_STRTAB: st->strtab = cl_dyn_ptr(base, d->d_un.d_ptr); break;
+        case DT_VERSYM: st->versym = cl_dyn_ptr(base, d->d_un.d_ptr); break;
+        default: break;
+        }
+    }
+    /* no DT_GNU_HASH (an old DT_HASH-only file): dlsym answers instead */
+    if (!base || !st->gnu_hash || !st->symtab || !st->strtab) {
+        memset(st, 0, sizeof *st);
+        return 0;
+    }
+    st->base = (const void *)base;
+    return 1;
+}
+
+void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_loader) {
+    *ask_loader = 0;
+    if (!st->base) {
+        *ask_loader = 1;
+        return NULL;
+    }
+    /* the GNU hash table: a bloom filter, buckets, then one hash per symbol from symoffset on */
+    const uint32_t *h = st->gnu_hash;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2], bloom_shift = h[3];
+    const ElfW(Addr) *bloom = (const ElfW(Addr) *)(h + 4);
+    const uint32_t *buckets = (const uint32_t *)(bloom + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    if (!nbuckets || !bloom_size) return NULL;
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) hash = hash * 33 + *c;
+    const unsigned bits = sizeof(ElfW(Addr)) * 8;
+    ElfW(Addr) word = bloom[(hash / bits) % bloom_size];
+    ElfW(Addr) mask = ((ElfW(Addr))1 << (hash % bits)) | ((ElfW(Addr))1 << ((hash >> bloom_shift) % bits));
+    if ((word & mask) != mask) return NULL;
+    uint32_t i = buckets[hash % nbuckets];
+    if (i < symoffset) return NULL;
+    const ElfW(Sym) *syms = st->symtab;
+    for (;; i++) {
+        uint32_t hi = chain[i - symoffset];
+        const ElfW(Sym) *sym = &syms[i];
+        /* dlsym's answer: a definition, of the default version (versym's hidden bit clear) */
+        if ((hi | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF && strcmp(st->strtab + sym->st_name, name) == 0 &&
+            (!st->versym || !(st->versym[i] & 0x8000)) &&
+            (ELF64_ST_BIND(sym->st_info) == STB_GLOBAL || ELF64_ST_BIND(sym->st_info) == STB_WEAK)) {
+            if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) { /* its resolver is the loader's to run */
+                *ask_loader = 1;
+                return NULL;
+            }
+            /* an absolute symbol (a version's name) is its value, as ld.so reads it */
+            if (sym->st_shndx == SHN_ABS) return (void *)(uintptr_t)sym->st_value;
+            return (void *)((const char *)st->base + sym->st_value);
+        }
+        if (hi & 1) return NULL;
+    }
+}
+
 void cl_plat_close(void *handle) {
     if (handle) dlclose(handle);
 }

@@ -253,6 +253,20 @@ void *cl_plat_sym(void *handle, const char *name, cl_buf *why) {
     return p;
 }
 
+/* GetProcAddress reads the module's export table itself: nothing to read here */
+int cl_plat_symtab_open(void *handle, cl_plat_symtab *st) {
+    (void)handle;
+    memset(st, 0, sizeof *st);
+    return 0;
+}
+
+void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_loader) {
+    (void)st;
+    (void)name;
+    *ask_loader = 1;
+    return NULL;
+}
+
 void cl_plat_close(void *handle) {
     if (handle) FreeLibrary((HMODULE)handle);
 }

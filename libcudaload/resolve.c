@@ -8,6 +8,13 @@
  * are foreign code) and committed under the lock (cl_resolve_commit) only once the candidate
  * passed every check, so a rejected candidate never leaves a half-filled table behind.
  *
+ * The walk fills only the entries of the hand-written lists (include/cudaload_tables.h: what the
+ * walk, the gate and the kernels' preparation call); the generated rest is filled when a caller
+ * first asks for the table (cl_resolve_rest, called by the accessors before they hand the table
+ * out), so init does not pay for the hundreds of entries a program may never call: the driver's
+ * 518 through cuGetProcAddress, cudart's 354 by dlsym. No caller sees a table before it is whole,
+ * so its entries never change once seen.
+ *
  * The driver's entries are asked of cuGetProcAddress with the version of their ABI and the
  * stream semantics their name says (_ptsz/_ptds: per-thread default stream), as the CUDA
  * runtime does; see cl_driver_proc.
@@ -16,6 +23,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 typedef struct cl_symbol {
@@ -87,27 +95,65 @@ static void *cl_driver_entry(const cl_driver_proc *dp, const cl_symbol *s) {
     return p;
 }
 
+/* Where a fill looks names up: the library's own symbol table read in memory, which takes none of
+ * the dynamic loader's locks (a table's first ask may come while another thread runs a dlopen's
+ * constructors, which hold ld.so's lock: dlsym would wait for them) and costs a hash probe; dlsym
+ * where that table cannot be read (Windows, a file without DT_GNU_HASH) or for an IFUNC. An entry
+ * is the library's own export, so a name it does not define is absent (dlsym would also search
+ * its dependencies). */
+typedef struct cl_lookup {
+    void *handle;
+    cl_plat_symtab own;
+} cl_lookup;
+
+static cl_lookup cl_lookup_of(void *handle) {
+    cl_lookup l = {handle, {0}};
+    cl_plat_symtab_open(handle, &l.own);
+    return l;
+}
+
+static void *cl_lookup_sym(const cl_lookup *l, const char *name) {
+    int ask_loader = 1;
+    void *p = cl_plat_symtab_find(&l->own, name, &ask_loader);
+    return p || !ask_loader ? p : cl_plat_sym(l->handle, name, NULL);
+}
+
+/* The driver's cuGetProcAddress and version, from its handle (foreign code: no lock held). */
+static cl_driver_proc cl_driver_proc_of(cudaload_lib lib, const cl_lookup *l) {
+    cl_driver_proc dp = {0};
+    if (lib != CUDALOAD_LIB_DRIVER) return dp;
+    int (*get_version)(int *) = (int (*)(int *))cl_lookup_sym(l, "cuDriverGetVersion");
+    dp.proc = (cl_proc_fn)cl_lookup_sym(l, "cuGetProcAddress_v2");
+    if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
+    return dp;
+}
+
+/* One entry: cuGetProcAddress first for the driver, else its exported name. */
+static void *cl_entry(const cl_driver_proc *dp, const cl_lookup *l, const cl_symbol *s, size_t *by_proc) {
+    void *p = cl_driver_entry(dp, s);
+    if (p) {
+        ++*by_proc;
+        return p;
+    }
+    return cl_lookup_sym(l, s->name);
+}
+
 cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why) {
     /* a row without a typed table: its version call (cl_read_version) is all that is required */
     const cl_table_desc *t = cl_table_of(lib);
     if (!t) return CUDALOAD_OK;
-    cl_driver_proc dp = {0};
-    if (lib == CUDALOAD_LIB_DRIVER) {
-        int (*get_version)(int *) = (int (*)(int *))cl_plat_sym(handle, "cuDriverGetVersion", NULL);
-        dp.proc = (cl_proc_fn)cl_plat_sym(handle, "cuGetProcAddress_v2", NULL);
-        if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
-    }
+    cl_lookup l = cl_lookup_of(handle);
+    cl_driver_proc dp = cl_driver_proc_of(lib, &l);
     /* the scratch is the walking thread's alone (one walk at a time): no lock needed here */
     memset(&cl_ctx.tables.scratch, 0, sizeof cl_ctx.tables.scratch);
-    size_t missing_optional = 0, by_proc = 0;
+    size_t missing_optional = 0, by_proc = 0, later = 0;
     for (size_t i = 0; i < t->count; i++) {
         const cl_symbol *s = &t->symbols[i];
-        void *p = cl_driver_entry(&dp, s);
-        if (p) {
-            by_proc++;
-        } else {
-            p = cl_plat_sym(handle, s->name, NULL);
+        if (s->generated) { /* filled when the table is first asked for (cl_resolve_rest) */
+            later++;
+            continue;
         }
+        void *p = cl_entry(&dp, &l, s, &by_proc);
         if (!p) {
             if (s->required) {
                 cl_buf e = {0};
@@ -122,14 +168,53 @@ cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why) {
         memcpy((char *)&cl_ctx.tables.scratch + s->fn_offset, &p, sizeof p);
         ((unsigned char *)&cl_ctx.tables.scratch)[s->has_offset] = 1;
     }
-    cl_debug("  resolved %zu of %zu symbols (%zu through cuGetProcAddress; %zu optional absent)",
-             t->count - missing_optional, t->count, by_proc, missing_optional);
+    cl_debug("  resolved %zu of %zu symbols (%zu through cuGetProcAddress; %zu optional absent; %zu when first asked for)",
+             t->count - later - missing_optional, t->count, by_proc, missing_optional, later);
     return CUDALOAD_OK;
 }
 
 void cl_resolve_commit(cudaload_lib lib) {
     const cl_table_desc *t = cl_table_of(lib);
     if (t) memcpy(t->table, &cl_ctx.tables.scratch, t->size);
+    if ((unsigned)lib < CL_CATALOGUE_MAX) cl_ctx.tables.stable_only[lib] = 0;
+}
+
+/* lib's slots in the rest area: the slot of an entry is its pointer's place in the tables */
+static _Atomic(void *) *cl_rest_of(const cl_table_desc *t) {
+    return cl_ctx.tables.rest + ((const char *)t->table - (const char *)&cl_ctx.tables) / sizeof(void *);
+}
+
+int cl_resolve_rest(cudaload_lib lib, void *handle) {
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t || !handle || cl_ctx.tables.stable_only[lib]) return 0;
+    _Atomic(void *) *rest = cl_rest_of(t);
+    cl_lookup l = cl_lookup_of(handle);
+    cl_driver_proc dp = cl_driver_proc_of(lib, &l);
+    size_t by_proc = 0, absent = 0, n = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const cl_symbol *s = &t->symbols[i];
+        if (!s->generated) continue;
+        n++;
+        void *p = cl_entry(&dp, &l, s, &by_proc);
+        absent += p == NULL;
+        atomic_store_explicit(&rest[s->fn_offset / sizeof(void *)], p, memory_order_relaxed);
+    }
+    cl_debug("%s: its table asked for: %zu more entries resolved (%zu through cuGetProcAddress; %zu absent)",
+             cl_row_at((size_t)lib)->name, n - absent, by_proc, absent);
+    return 1;
+}
+
+void cl_resolve_rest_commit(cudaload_lib lib) {
+    const cl_table_desc *t = cl_table_of(lib);
+    if (!t) return;
+    _Atomic(void *) *rest = cl_rest_of(t);
+    for (size_t i = 0; i < t->count; i++) {
+        const cl_symbol *s = &t->symbols[i];
+        if (!s->generated) continue;
+        void *p = atomic_load_explicit(&rest[s->fn_offset / sizeof(void *)], memory_order_relaxed);
+        memcpy((char *)t->table + s->fn_offset, &p, sizeof p);
+        ((unsigned char *)t->table)[s->has_offset] = p != NULL;
+    }
 }
 
 const void *cl_resolve_scratch(cudaload_lib lib) { return cl_table_of(lib) ? (const void *)&cl_ctx.tables.scratch : NULL; }
@@ -137,6 +222,7 @@ const void *cl_resolve_scratch(cudaload_lib lib) { return cl_table_of(lib) ? (co
 void cl_resolve_keep_stable(cudaload_lib lib) {
     const cl_table_desc *t = cl_table_of(lib);
     if (!t) return;
+    cl_ctx.tables.stable_only[lib] = 1; /* cl_resolve_rest fills nothing more */
     size_t cleared = 0;
     for (size_t i = 0; i < t->count; i++) {
         const cl_symbol *s = &t->symbols[i];
@@ -151,6 +237,7 @@ void cl_resolve_keep_stable(cudaload_lib lib) {
 void cl_resolve_clear(cudaload_lib lib) {
     const cl_table_desc *t = cl_table_of(lib);
     if (t) memset(t->table, 0, t->size);
+    if ((unsigned)lib < CL_CATALOGUE_MAX) cl_ctx.tables.stable_only[lib] = 0;
 }
 
 size_t cl_symbol_count(cudaload_lib lib) {

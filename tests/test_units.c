@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -521,6 +523,62 @@ static void test_elf_file_soname(void **state) {
     assert_null(cl_elf_file_soname("/etc/hostname"));
 }
 
+/* The names a library defines, from its GNU hash table (st from cl_plat_symtab_open): the
+ * symbols from symoffset to the last chain's end. */
+static size_t defined_names(const cl_plat_symtab *st, const char **names, size_t cap) {
+    const uint32_t *h = st->gnu_hash;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++)
+        if (buckets[b] > last) last = buckets[b];
+    if (last < symoffset) return 0;
+    while (!(chain[last - symoffset] & 1)) last++;
+    size_t n = 0;
+    const ElfW(Sym) *syms = st->symtab;
+    for (uint32_t i = symoffset; i <= last && n < cap; i++) names[n++] = st->strtab + syms[i].st_name;
+    return n;
+}
+
+/* The fills' own symbol lookup (no lock of ld.so) answers as dlsym does for every name the
+ * toolkit's libraries define, the versioned cudart among them; a name the library only imports
+ * is its dependency's, which dlsym finds and the lookup leaves out. */
+static void test_symtab_matches_dlsym(void **state) {
+    (void)state;
+    const char *files[] = {"libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", "libcufft.so.12", "libnvrtc.so.13"};
+    static const char *names[20000];
+    size_t compared = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[PATH_MAX];
+        const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
+        snprintf(path, sizeof path, "%s/%s", lib && lib[0] ? lib : th_cuda_home(), files[f]);
+        if (!(lib && lib[0])) snprintf(path, sizeof path, "%s/lib64/%s", th_cuda_home(), files[f]);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) fail_msg("dlopen %s: %s", path, dlerror());
+        cl_plat_symtab st;
+        assert_int_equal(cl_plat_symtab_open(h, &st), 1);
+        size_t n = defined_names(&st, names, sizeof names / sizeof names[0]);
+        if (n < 20) fail_msg("%s: only %zu defined names read", files[f], n);
+        for (size_t i = 0; i < n; i++) {
+            int ask = -1;
+            void *mine = cl_plat_symtab_find(&st, names[i], &ask);
+            void *theirs = dlsym(h, names[i]);
+            if (mine != theirs || ask != 0)
+                fail_msg("%s: %s: own lookup %p (ask_loader %d), dlsym %p", files[f], names[i], mine, ask, theirs);
+        }
+        compared += n;
+        int ask = -1;
+        assert_null(cl_plat_symtab_find(&st, "cudaload_no_such_function", &ask));
+        assert_int_equal(ask, 0);
+        assert_null(cl_plat_symtab_find(&st, "malloc", &ask)); /* imported: libc's */
+        assert_non_null(dlsym(h, "malloc"));
+        dlclose(h);
+    }
+    if (compared < 1000) fail_msg("only %zu names compared", compared);
+    printf("own symbol lookup = dlsym for %zu names in %zu libraries\n", compared, sizeof files / sizeof files[0]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_names),
@@ -538,6 +596,7 @@ int main(void) {
         cmocka_unit_test(test_last_error_rule),
         cmocka_unit_test(test_info_struct_sizes),
         cmocka_unit_test(test_elf_file_soname),
+        cmocka_unit_test(test_symtab_matches_dlsym),
     };
     return cmocka_run_group_tests_name("units", tests, NULL, NULL);
 }
