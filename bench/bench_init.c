@@ -24,6 +24,9 @@
  *   cublas       <root> <driver|->
  *       untimed: cudaload_init() as in "init"; timed: cudaload_load_cublas() alone.
  *
+ * -d (after -v, if any) turns on libcudaload's trace (CUDALOAD_FLAG_DEBUG) on stderr and reads the
+ * environment (CUDALOAD_DEBUG=time: each line with its microseconds), to see where the time of a
+ * step goes; never in a timed comparison.
  * -v (first argument) prints what was loaded to stderr, one "path <lib> <file>" line per
  * library (plus "source"/"version" lines for libcudaload's modes), for the driver script.
  *
@@ -42,6 +45,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cudaload.h"
+#include "cudaload_tables.h" /* the table accessors */
 
 #include <dlfcn.h>
 #include <link.h>
@@ -51,6 +55,7 @@
 #include <time.h>
 
 static int verbose;
+static int trace; /* -d: CUDALOAD_FLAG_DEBUG, libcudaload's trace on stderr (to place the time) */
 
 static double now_ms(void) {
     struct timespec ts;
@@ -60,7 +65,7 @@ static double now_ms(void) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: bench_init [-v] floor-init <driver|-|probe> <cudart>\n"
+            "usage: bench_init [-v] [-d] floor-init <driver|-|probe> <cudart>\n"
             "       bench_init [-v] init <root> <driver|->\n"
             "       bench_init [-v] tables <root> <driver|->\n"
             "       bench_init [-v] init-tables <root> <driver|->\n"
@@ -121,6 +126,7 @@ static cudaload_status do_init(const char *root, const char *driver) {
     o.sources = CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER) | CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM);
     o.flags = CUDALOAD_FLAG_IGNORE_ENV;
     if (strcmp(driver, "-") == 0) o.flags |= CUDALOAD_FLAG_DRIVER_OPTIONAL;
+    if (trace) o.flags = (o.flags | CUDALOAD_FLAG_DEBUG) & ~CUDALOAD_FLAG_IGNORE_ENV; /* CUDALOAD_DEBUG=time read */
     return cudaload_init(&o);
 }
 
@@ -140,6 +146,10 @@ int main(int argc, char **argv) {
     int a = 1;
     if (a < argc && strcmp(argv[a], "-v") == 0) {
         verbose = 1;
+        a++;
+    }
+    if (a < argc && strcmp(argv[a], "-d") == 0) {
+        trace = 1;
         a++;
     }
     if (a >= argc) return usage();

@@ -305,29 +305,43 @@ int cl_catalogue_find(const char *name) {
     return -1;
 }
 
-/* The strings derived from the rows (the exact-file variables, the joined dependency names),
- * built once for every row: they are read without the context's lock. */
+/* The strings derived from the rows, built once for every row and read without the context's
+ * lock: the exact-file variables (every init reads them), and the joined dependency names (for
+ * reports only, so built on their first use). Copied by hand: snprintf's cost showed in init's. */
 static struct {
-    pthread_once_t once;
+    pthread_once_t env_once, deps_once;
     char env[CL_ROW_COUNT][64];
     char deps[CL_ROW_COUNT][2][160];
-} cl_derived = {.once = PTHREAD_ONCE_INIT};
+} cl_derived = {.env_once = PTHREAD_ONCE_INIT, .deps_once = PTHREAD_ONCE_INIT};
 
-static void cl_join_names(const char *const *names, char *out, size_t n) {
-    out[0] = 0;
-    for (size_t i = 0; i < CL_MAX_DEPS && names[i]; i++) {
-        size_t l = strlen(out);
-        snprintf(out + l, n - l, "%s%s", l ? " " : "", names[i]);
+/* Appends text at out[*len] (capacity n, kept NUL-terminated; what does not fit is cut). */
+static void cl_append(char *out, size_t n, size_t *len, const char *text) {
+    for (; *text && *len + 1 < n; text++) out[(*len)++] = *text;
+    out[*len] = 0;
+}
+
+static void cl_derive_env(void) {
+    for (size_t i = 0; i < CL_ROW_COUNT; i++) {
+        char *out = cl_derived.env[i];
+        size_t n = sizeof cl_derived.env[i], len = 0;
+        cl_append(out, n, &len, "CUDALOAD_");
+        for (const char *p = cl_rows[i].name; *p && len + 1 < n; p++) out[len++] = (char)toupper((unsigned char)*p);
+        out[len] = 0;
+        cl_append(out, n, &len, "_PATH");
     }
 }
 
-static void cl_derive(void) {
+static void cl_join_names(const char *const *names, char *out, size_t n) {
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < CL_MAX_DEPS && names[i]; i++) {
+        if (len) cl_append(out, n, &len, " ");
+        cl_append(out, n, &len, names[i]);
+    }
+}
+
+static void cl_derive_deps(void) {
     for (size_t i = 0; i < CL_ROW_COUNT; i++) {
-        char up[48];
-        size_t n = 0;
-        for (const char *p = cl_rows[i].name; *p && n < sizeof up - 1; p++) up[n++] = (char)toupper((unsigned char)*p);
-        up[n] = 0;
-        snprintf(cl_derived.env[i], sizeof cl_derived.env[i], "CUDALOAD_%s_PATH", up);
         cl_join_names(cl_rows[i].deps, cl_derived.deps[i][0], sizeof cl_derived.deps[i][0]);
         cl_join_names(cl_rows[i].opt_deps, cl_derived.deps[i][1], sizeof cl_derived.deps[i][1]);
     }
@@ -335,13 +349,13 @@ static void cl_derive(void) {
 
 const char *cl_row_env_name(size_t i) {
     if (i >= CL_ROW_COUNT) return NULL;
-    pthread_once(&cl_derived.once, cl_derive);
+    pthread_once(&cl_derived.env_once, cl_derive_env);
     return cl_derived.env[i];
 }
 
 const char *cl_row_deps_text(size_t i, int optional) {
     if (i >= CL_ROW_COUNT) return NULL;
-    pthread_once(&cl_derived.once, cl_derive);
+    pthread_once(&cl_derived.deps_once, cl_derive_deps);
     return cl_derived.deps[i][optional ? 1 : 0];
 }
 

@@ -335,8 +335,11 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     int use_env = !(o.flags & CUDALOAD_FLAG_IGNORE_ENV) && !cfg->secure;
     cfg->env_read = use_env;
     cl_ctx.debug = (o.flags & CUDALOAD_FLAG_DEBUG) != 0;
-    const char *v;
+    const char *v = NULL;
     if (use_env && (v = getenv("CUDALOAD_DEBUG")) && v[0] && strcmp(v, "0") != 0) cl_ctx.debug = 1;
+    /* "time": each line also says when, to place a slow init's time */
+    if (cl_ctx.debug && use_env && v && strcmp(v, "time") == 0) cl_ctx.debug = 2;
+    cl_ctx.debug_t0 = cl_ctx.debug == 2 ? cl_plat_now_us() : 0;
     cl_debug("libcudaload %s: configuring%s", CUDALOAD_VERSION_STRING,
              cfg->secure ? " (secure mode: environment overrides ignored)" : "");
 

@@ -650,8 +650,9 @@ static const void *cl_table_full(cudaload_lib lib) {
     if (atomic_load_explicit(&g.table_full[lib], memory_order_acquire)) return cl_table_ptr(lib);
     cl_lock();
     void *h = g.lib[lib].handle; /* a published library's handle is never closed */
+    int driver_version = g.drv.version;
     cl_unlock();
-    int filled = cl_resolve_rest(lib, h);
+    int filled = cl_resolve_rest(lib, h, driver_version);
     cl_lock();
     if (!atomic_load_explicit(&g.table_full[lib], memory_order_relaxed)) {
         if (filled) cl_resolve_rest_commit(lib);

@@ -194,11 +194,12 @@ cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why);
  * table is published). */
 void cl_resolve_commit(cudaload_lib lib);
 /* The generated entries of lib's published table, resolved from its handle with no lock held
- * (dlsym, cuGetProcAddress: foreign code) into lib's slots of cl_ctx.tables.rest. Any number of
+ * (dlsym, cuGetProcAddress: foreign code) into lib's slots of cl_ctx.tables.rest; the driver's
+ * through cuGetProcAddress with driver_version, the version the walk recorded (not asked again). Any number of
  * threads may run it at once, a call back from its foreign code included: each stores the same
  * values. 0 when there is nothing more to fill (no typed table, or only the stable entries are
  * kept, cl_resolve_keep_stable). */
-int cl_resolve_rest(cudaload_lib lib, void *handle);
+int cl_resolve_rest(cudaload_lib lib, void *handle, int driver_version);
 /* Copies the rest area's entries into lib's table: under the lock, after cl_resolve_rest
  * returned 1 in this thread, before any caller was handed the table (cl_ctx.table_full). */
 void cl_resolve_rest_commit(cudaload_lib lib);
@@ -463,7 +464,8 @@ typedef struct cl_context {
     pthread_once_t error_once;
     pthread_key_t error_key;
     int error_key_ok;
-    int debug;
+    int debug;               /* the trace: 0 off, 1 on, 2 with times (CUDALOAD_DEBUG=time) */
+    double debug_t0;         /* when init's configuration began (cl_plat_now_us), for debug 2 */
     unsigned long n_oom;     /* allocations that failed under the lock (cl_oom): a walk that saw one
                                 and found nothing ends OUT_OF_MEMORY */
 } cl_context;

@@ -48,11 +48,9 @@ typedef struct cl_file_id {
  * its identity taken from it, so that what is loaded can be compared with what was checked. */
 typedef struct cl_file {
     long long fd;   /* -1 when not open */
-    cl_file_id id;  /* fstat's device and inode */
-    cl_file_id map_id; /* the same file as the kernel shows its mappings (a page of it mapped once
-                          and looked up in /proc/self/maps): overlayfs shows the layer's file there,
-                          btrfs the file system's device where stat gives the subvolume's */
-    int has_map_id; /* 0 where /proc/self/maps cannot be read */
+    cl_file_id id;  /* fstat's device and inode; where the kernel shows its mappings as another
+                       file (overlayfs: the layer's; btrfs: the file system's device where stat gives
+                       the subvolume's), cl_file_is_mapped maps a page of it to learn that one */
 } cl_file;
 /* Opens path and checks that it is a loadable shared library for this process: exists, a
  * regular file, readable, ELF (PE on Windows), our class and machine, not truncated. OK with
@@ -121,6 +119,8 @@ int cl_plat_file_id(const char *path, cl_file_id *id); /* 1 when found */
 int cl_plat_secure(void);
 /* Holds a stream's lock across several writes (flockfile; _lock_file on Windows). */
 void cl_plat_lock_file(FILE *f);
+/* A monotonic clock in microseconds (the trace's times, CUDALOAD_DEBUG=time). */
+double cl_plat_now_us(void);
 void cl_plat_unlock_file(FILE *f);
 /* pthread_atfork where there is fork; nothing on Windows. */
 void cl_plat_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));

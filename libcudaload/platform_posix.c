@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -92,45 +93,73 @@ cudaload_status cl_elf_check_header(const unsigned char *hdr, size_t n, unsigned
     return CUDALOAD_OK;
 }
 
-/* The device and inode of the mapping that holds addr, from /proc/self/maps; 1 when found.
- * Read with a fixed buffer (no allocation): each line starts "start-end perms offset maj:min inode". */
-static int cl_maps_id(uintptr_t addr, cl_file_id *id) {
+/* Reads a number in base (16 or 10) at *p, moving *p past it; -1 when there is no digit. */
+static long long cl_maps_num(const char **p, const char *end, int base) {
+    unsigned long long v = 0;
+    const char *s = *p;
+    for (; s < end; s++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0' : base == 16 && *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0) break;
+        v = v * (unsigned)base + (unsigned)d;
+    }
+    if (s == *p) return -1;
+    *p = s;
+    return (long long)v;
+}
+
+/* One line of /proc/self/maps, "start-end perms offset maj:min inode ...": 1 when it maps addr,
+ * with its device and inode. Parsed by hand: sscanf's cost showed in init's time. */
+static int cl_maps_line(const char *s, const char *end, uintptr_t addr, cl_file_id *id) {
+    long long lo = cl_maps_num(&s, end, 16);
+    if (lo < 0 || s >= end || *s++ != '-') return 0;
+    long long hi = cl_maps_num(&s, end, 16);
+    if (hi < 0 || addr < (unsigned long long)lo || addr >= (unsigned long long)hi) return 0;
+    for (int field = 0; field < 2; field++) { /* perms, offset */
+        while (s < end && *s == ' ') s++;
+        while (s < end && *s != ' ') s++;
+    }
+    while (s < end && *s == ' ') s++;
+    long long maj = cl_maps_num(&s, end, 16);
+    if (maj < 0 || s >= end || *s++ != ':') return 0;
+    long long min = cl_maps_num(&s, end, 16);
+    while (s < end && *s == ' ') s++;
+    long long ino = cl_maps_num(&s, end, 10);
+    if (min < 0 || ino < 0) return 0;
+    id->dev = (unsigned long long)makedev((unsigned)maj, (unsigned)min);
+    id->ino = (unsigned long long)ino;
+    return 1;
+}
+
+/* The device and inode of the mappings that hold addr[0..n), from one read of /proc/self/maps:
+ * found[i] = 1 for each one found; returns how many were. Read with a fixed buffer (no
+ * allocation), each line parsed where it lies; a line longer than the buffer (a long path) has its
+ * head parsed and the rest skipped. */
+static int cl_maps_ids(const uintptr_t *addr, cl_file_id *ids, int *found, int n) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     char buf[8192];
-    size_t have = 0;
-    int found = 0, skipping = 0, eof = 0;
-    while (!found && !(eof && have == 0)) {
-        if (!eof && have < sizeof buf) {
-            ssize_t n = read(fd, buf + have, sizeof buf - have);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) eof = 1;
-            else have += (size_t)n;
+    size_t start = 0, have = 0;
+    int n_found = 0, skipping = 0, eof = 0;
+    while (n_found < n && !(eof && start == have)) {
+        char *nl = memchr(buf + start, '\n', have - start);
+        if (!nl && !eof && !(start == 0 && have == sizeof buf)) {
+            /* more to read: what is left of a line moves to the front first */
+            memmove(buf, buf + start, have - start);
+            have -= start, start = 0;
+            ssize_t r = read(fd, buf + have, sizeof buf - have);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) eof = 1;
+            else have += (size_t)r;
+            continue;
         }
-        char *nl = memchr(buf, '\n', have);
-        size_t line = nl ? (size_t)(nl - buf) : have;
-        if (!nl && !eof && have < sizeof buf) continue; /* a line not read whole yet */
-        if (!skipping) {
-            char head[160];
-            size_t hn = line < sizeof head - 1 ? line : sizeof head - 1;
-            memcpy(head, buf, hn);
-            head[hn] = 0;
-            unsigned long long lo, hi, ino;
-            unsigned maj, min;
-            if (sscanf(head, "%llx-%llx %*s %*s %x:%x %llu", &lo, &hi, &maj, &min, &ino) == 5 && addr >= lo && addr < hi) {
-                id->dev = (unsigned long long)makedev(maj, min);
-                id->ino = ino;
-                found = 1;
-            }
-        }
-        /* a line longer than the buffer (a long path): its head was read, the rest is skipped */
+        size_t end = nl ? (size_t)(nl - buf) : have;
+        for (int i = 0; !skipping && i < n; i++)
+            if (!found[i] && cl_maps_line(buf + start, buf + end, addr[i], &ids[i])) found[i] = 1, n_found++;
         skipping = !nl;
-        size_t used = nl ? line + 1 : have;
-        memmove(buf, buf + used, have - used);
-        have -= used;
+        start = nl ? end + 1 : have;
     }
     close(fd);
-    return found;
+    return n_found;
 }
 
 /* Opens a candidate once: the checks that name a problem in the user's words are made on the
@@ -140,7 +169,6 @@ static int cl_maps_id(uintptr_t addr, cl_file_id *id) {
 cudaload_status cl_file_open(const char *path, cl_file *f, cl_buf *why) {
     struct stat lst, st;
     f->fd = -1;
-    f->has_map_id = 0;
     if (lstat(path, &lst) != 0) {
         cl_buf_printf(why, "%s", strerror(errno));
         return CUDALOAD_ERROR_NOT_FOUND;
@@ -193,13 +221,6 @@ cudaload_status cl_file_open(const char *path, cl_file *f, cl_buf *why) {
     f->fd = fd;
     f->id.dev = (unsigned long long)st.st_dev;
     f->id.ino = (unsigned long long)st.st_ino;
-    /* the identity a mapping of this descriptor shows: what ld.so's mapping is compared with */
-    long page = sysconf(_SC_PAGESIZE);
-    void *m = mmap(NULL, page > 0 ? (size_t)page : 4096, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-        f->has_map_id = cl_maps_id((uintptr_t)m, &f->map_id);
-        munmap(m, page > 0 ? (size_t)page : 4096);
-    }
     return CUDALOAD_OK;
 }
 
@@ -219,15 +240,27 @@ static void cl_file_changed(cl_buf *why, const char *found_as, const cl_file_id 
 
 int cl_file_is_mapped(const cl_file *f, void *handle, cl_buf *why) {
     struct link_map *lm = NULL;
-    cl_file_id m = {0, 0};
-    int from_maps = 0;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
-        from_maps = cl_maps_id(lm->l_ld ? (uintptr_t)lm->l_ld : (uintptr_t)lm->l_addr, &m);
-    if (from_maps && f->has_map_id) {
-        if (m.dev == f->map_id.dev && m.ino == f->map_id.ino) return 1;
-        cl_file_changed(why, "the file mapped", &m, &f->map_id);
+    /* what ld.so mapped, and a page of the open file mapped here: the kernel shows both as one
+     * file (which overlayfs or btrfs may show as another than fstat's) when ld.so mapped the file
+     * checked; both found in one pass over /proc/self/maps */
+    uintptr_t addr[2] = {0, 0};
+    cl_file_id ids[2] = {{0, 0}, {0, 0}};
+    int found[2] = {0, 0};
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = page > 0 ? (size_t)page : 4096;
+    void *mine = f->fd >= 0 ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, (int)f->fd, 0) : MAP_FAILED;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && mine != MAP_FAILED) {
+        addr[0] = lm->l_ld ? (uintptr_t)lm->l_ld : (uintptr_t)lm->l_addr;
+        addr[1] = (uintptr_t)mine;
+        cl_maps_ids(addr, ids, found, 2);
+    }
+    if (mine != MAP_FAILED) munmap(mine, len);
+    if (found[0] && found[1]) {
+        if (ids[0].dev == ids[1].dev && ids[0].ino == ids[1].ino) return 1;
+        cl_file_changed(why, "the file mapped", &ids[0], &ids[1]);
         return 0;
     }
+    cl_file_id m;
     /* no /proc (a chroot without it): the file at the name ld.so recorded, which a file swapped
      * in and back between dlopen and this check would pass (docs/security.md) */
     struct stat st;
@@ -442,6 +475,12 @@ void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_l
         }
         if (hi & 1) return NULL;
     }
+}
+
+double cl_plat_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 void cl_plat_close(void *handle) {

@@ -118,7 +118,6 @@ cudaload_status cl_pe_check_header(const unsigned char *hdr, size_t n, unsigned 
 /* Opens a candidate once: the header and the identity are read from this handle. */
 cudaload_status cl_file_open(const char *path, cl_file *out, cl_buf *why) {
     out->fd = -1;
-    out->has_map_id = 0;
     wchar_t *w = cl_wide(path);
     if (!w) return CUDALOAD_ERROR_OUT_OF_MEMORY;
     DWORD attr = GetFileAttributesW(w);
@@ -353,6 +352,13 @@ char *strndup(const char *s, size_t n) {
 }
 
 void cl_plat_lock_file(FILE *f) { _lock_file(f); }
+
+double cl_plat_now_us(void) {
+    LARGE_INTEGER t, f;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&f);
+    return (double)t.QuadPart * 1e6 / (double)f.QuadPart;
+}
 void cl_plat_unlock_file(FILE *f) { _unlock_file(f); }
 
 /* Windows has no setuid programs: environment overrides are always honoured */

@@ -118,12 +118,15 @@ static void *cl_lookup_sym(const cl_lookup *l, const char *name) {
     return p || !ask_loader ? p : cl_plat_sym(l->handle, name, NULL);
 }
 
-/* The driver's cuGetProcAddress and version, from its handle (foreign code: no lock held). */
-static cl_driver_proc cl_driver_proc_of(cudaload_lib lib, const cl_lookup *l) {
+/* The driver's cuGetProcAddress and version, from its handle (foreign code: no lock held);
+ * version: the one the walk recorded, or 0 to ask cuDriverGetVersion. */
+static cl_driver_proc cl_driver_proc_of(cudaload_lib lib, const cl_lookup *l, int version) {
     cl_driver_proc dp = {0};
     if (lib != CUDALOAD_LIB_DRIVER) return dp;
-    int (*get_version)(int *) = (int (*)(int *))cl_lookup_sym(l, "cuDriverGetVersion");
     dp.proc = (cl_proc_fn)cl_lookup_sym(l, "cuGetProcAddress_v2");
+    dp.version = version;
+    if (version > 0) return dp;
+    int (*get_version)(int *) = (int (*)(int *))cl_lookup_sym(l, "cuDriverGetVersion");
     if (!get_version || get_version(&dp.version) != 0) dp.proc = NULL;
     return dp;
 }
@@ -143,7 +146,7 @@ cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why) {
     const cl_table_desc *t = cl_table_of(lib);
     if (!t) return CUDALOAD_OK;
     cl_lookup l = cl_lookup_of(handle);
-    cl_driver_proc dp = cl_driver_proc_of(lib, &l);
+    cl_driver_proc dp = cl_driver_proc_of(lib, &l, 0);
     /* the scratch is the walking thread's alone (one walk at a time): no lock needed here */
     memset(&cl_ctx.tables.scratch, 0, sizeof cl_ctx.tables.scratch);
     size_t missing_optional = 0, by_proc = 0, later = 0;
@@ -184,12 +187,12 @@ static _Atomic(void *) *cl_rest_of(const cl_table_desc *t) {
     return cl_ctx.tables.rest + ((const char *)t->table - (const char *)&cl_ctx.tables) / sizeof(void *);
 }
 
-int cl_resolve_rest(cudaload_lib lib, void *handle) {
+int cl_resolve_rest(cudaload_lib lib, void *handle, int driver_version) {
     const cl_table_desc *t = cl_table_of(lib);
     if (!t || !handle || cl_ctx.tables.stable_only[lib]) return 0;
     _Atomic(void *) *rest = cl_rest_of(t);
     cl_lookup l = cl_lookup_of(handle);
-    cl_driver_proc dp = cl_driver_proc_of(lib, &l);
+    cl_driver_proc dp = cl_driver_proc_of(lib, &l, driver_version);
     size_t by_proc = 0, absent = 0, n = 0;
     for (size_t i = 0; i < t->count; i++) {
         const cl_symbol *s = &t->symbols[i];

@@ -164,7 +164,8 @@ const char *cudaload_last_error(void) {
     return s ? s : "";
 }
 
-/* ---- debug trace (CUDALOAD_DEBUG=1 or CUDALOAD_FLAG_DEBUG): the only place that prints ---- */
+/* ---- debug trace (CUDALOAD_DEBUG=1 or CUDALOAD_FLAG_DEBUG; =time adds the microseconds since
+ * init's configuration began): the only place that prints ---- */
 
 
 void cl_debug(const char *fmt, ...) {
@@ -173,6 +174,7 @@ void cl_debug(const char *fmt, ...) {
     va_start(ap, fmt);
     cl_plat_lock_file(stderr);
     fputs("cudaload: ", stderr);
+    if (cl_ctx.debug == 2) fprintf(stderr, "[%9.1f us] ", cl_plat_now_us() - cl_ctx.debug_t0);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     cl_plat_unlock_file(stderr);

@@ -1086,18 +1086,22 @@ static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_CO
         prefix[n_dirs] = home, rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
         prefix[n_dirs] = home, rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
-    prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-    prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    if (!cl_plat_is_absolute(home) || strcmp(home, "/usr/local/cuda") != 0) { /* listed once */
+        prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+    }
     if (cl_plat_is_absolute(conda))
         prefix[n_dirs] = conda, rel[n_dirs] = "cuda-compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
-    char *in_use = cl_plat_realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "");
+    char *in_use = NULL;
     for (int i = 0; i < n_dirs; i++) {
         char *path = cl_path_join(prefix[i], rel[i]);
         if (!path) cl_oom();
         /* a prefix too long for a file the system opens: a driver candidate that says so */
         int too_long = path && cl_path_too_long(CUDALOAD_LIB_DRIVER, path, from[i], 0);
-        char *r = path && !too_long ? cl_plat_realpath(path) : NULL;
+        /* one stat first: realpath walks every component, and these are mostly absent */
+        char *r = path && !too_long && cl_plat_lexists(path) ? cl_plat_realpath(path) : NULL;
         free(path);
+        if (r && !in_use) in_use = cl_plat_realpath(G.lib[CUDALOAD_LIB_DRIVER].path ? G.lib[CUDALOAD_LIB_DRIVER].path : "");
         int dup = !r || (in_use && strcmp(r, in_use) == 0);
         for (int k = 0; r && !dup && k < n; k++) dup = strcmp(real[k], r) == 0;
         if (dup) {
