@@ -739,6 +739,28 @@ static void test_debug_traces_every_candidate(void **state) {
              th_fixture("toolkit-cu13-wheel"));
     if (!strstr(cap_err, want)) fail_msg("the trace lacks '%s':\n%s", want, cap_err);
     assert_non_null(strstr(cap_err, "cudaload: init: CUDALOAD_OK\n"));
+
+    /* CUDALOAD_DEBUG=time: the same lines, each stamped "[<us> us] " after the prefix, the
+     * stamps never going back */
+    scenario(SC_GOOD, empty, &c, &extra);
+    const char *env3[] = {driver_env, "CUDALOAD_DEBUG=time", NULL};
+    run_captured(r, env3, &c, dir);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    double last = -1;
+    int lines = 0;
+    for (const char *p = cap_err; *p; lines++) {
+        double us = -1;
+        int used = 0;
+        if (sscanf(p, "cudaload: [%lf us] %n", &us, &used) != 1 || used == 0)
+            fail_msg("CUDALOAD_DEBUG=time: a line without its stamp: %.80s", p);
+        if (us < last) fail_msg("CUDALOAD_DEBUG=time: %.1f us after %.1f us", us, last);
+        last = us;
+        const char *nl = strchr(p, '\n');
+        if (!nl) fail_msg("CUDALOAD_DEBUG=time: the trace does not end with a newline");
+        p = nl + 1;
+    }
+    assert_true(lines >= 8);
+    assert_non_null(strstr(cap_err, " us] init: CUDALOAD_OK\n"));
     th_result_free(r);
     free(dir);
 }
