@@ -11,11 +11,11 @@
 #                                            nvidia-cublas (13.x, all in site-packages/nvidia/cu13/lib);
 #                                            the cuBLAS wheel (~450 MB) is skipped with
 #                                            FIXTURES_CU13_CUBLAS=0
-#   DIR/nvshmem-site/nvidia/nvshmem/lib      the pinned nvSHMEM's libnvshmem_host.so.3 and
-#                                            libnvshmem_device.a, and its wheel's dist-info
-#                                            (tools/wheel_files.py site: ~55 MB of ranged reads of the
-#                                            330 MB wheel); none, and NVSHMEM_SITE empty, when that
-#                                            fails (offline)
+#   DIR/nvshmem-site/nvidia/nvshmem/lib      the pinned nvSHMEM's libnvshmem_host.so.3,
+#                                            libnvshmem_device.a and nvshmem_bootstrap_uid.so.3, and
+#                                            its wheel's dist-info (tools/wheel_files.py site: ~56 MB
+#                                            of ranged reads of the 330 MB wheel); none, and
+#                                            NVSHMEM_SITE empty, when that fails (offline)
 #   DIR/bad/<kind>/lib/libcudart.so.13       broken candidates: empty, text, truncated ELF, a real
 #                                            library lacking the cudart symbols (missing-symbol),
 #                                            aarch64 and 32-bit ELF headers, a dangling symlink, a
@@ -130,7 +130,8 @@ cu13_blas=$(ver venv-cu13 nvidia-cublas)
 
 # ---- nvSHMEM's host library as its pinned wheel installs it (the stubs' real copy: test_stubs.c) ----
 nvshmem_site=$dir/nvshmem-site
-if ! "$python" "$(dirname "$0")/../tools/wheel_files.py" site nvshmem_host "$nvshmem_site" nvidia/nvshmem/lib/libnvshmem_device.a; then
+if ! "$python" "$(dirname "$0")/../tools/wheel_files.py" site nvshmem_host "$nvshmem_site" nvidia/nvshmem/lib/libnvshmem_device.a \
+    nvidia/nvshmem/lib/nvshmem_bootstrap_uid.so.3; then
     log "no nvSHMEM host library (tools/wheel_files.py site failed): the tests that load it skip"
     nvshmem_site=
 fi

@@ -658,9 +658,9 @@ static void test_nvshmem_program_links_with_the_stub(void **state) {
     assert_int_equal(sh(inc, sizeof inc, "sed -n 's/^STUB_WHEEL_nvshmemhost := //p' '%s/stubs/gen/stubs.mk'", top), 0);
     inc[strcspn(inc, "\n")] = 0;
     int st = sh(out, sizeof out,
-                "'%s/bin/nvcc' -rdc=true -arch=sm_75 -isystem '%s/%s' -o '%s/tests/stub_nvshmem' '%s/tests/stubs/stub_nvshmem.cu' "
+                "'%s/bin/nvcc' -rdc=true -arch=sm_75 -isystem '%s/%s' -I'%s/include' -o '%s/tests/stub_nvshmem' '%s/tests/stubs/stub_nvshmem.cu' "
                 "-L'%s/nvidia/nvshmem/lib' -lnvshmem_device '%s/stubs/libcudaload-nvshmemhost.a' '%s/libcudaload.a' -ldl -lpthread 2>&1",
-                cuda_home, wheels, inc, build, top, site, build, build);
+                cuda_home, wheels, inc, top, build, top, site, build, build);
     if (st != 0) fail_msg("the nvSHMEM program does not link with the stub:\n%s", out);
     assert_int_equal(sh(out, sizeof out, "readelf -d '%s/tests/stub_nvshmem' | grep NEEDED", build), 0);
     if (strstr(out, "nvshmem")) fail_msg("nvSHMEM in DT_NEEDED:\n%s", out);
@@ -674,13 +674,17 @@ static void test_nvshmem_program_links_with_the_stub(void **state) {
     assert_int_equal(val(out, "transport"), 0);
     st = sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_nvshmem' init 2>&1", build);
     assert_int_equal(st, 255);
+    assert_int_equal(val(out, "get_uniqueid"), 7);
     assert_non_null(strstr(out, "error status: 7")); /* NVSHMEMX_ERROR_INTERNAL, from the stub */
     assert_non_null(strstr(out, "nvshmemi_init_thread"));
-    /* the real library (no GPU here: its init fails its own way) */
+    /* the real library: its unique id made (by its bootstrap plugin, which it loads from beside
+     * itself), then no GPU here: its init fails */
     assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' '%s/tests/stub_nvshmem'", site, build), 0);
     assert_int_equal(val(out, "version"), 30800);
     st = sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' '%s/tests/stub_nvshmem' init 2>&1", site, build);
     assert_int_equal(st, 255);
+    assert_int_equal(val(out, "get_uniqueid"), 0);
+    assert_int_equal(val(out, "set_attr"), 0);
     assert_non_null(strstr(out, "nvshmemi_init_thread"));
 }
 
