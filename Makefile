@@ -261,7 +261,7 @@ include stubs/gen/stubs.mk
 STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
 # The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
-# cuDSS, cuFile): their stubs and the tests that call them need the headers of the wheels pinned
+# cuDSS, cuFile, nvSHMEM's host library): their stubs and the tests that call them need the headers of the wheels pinned
 # in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
 # reads of the include dirs, about 15 MB). libcudaload itself builds without them. When they can't
 # be had (offline, nothing cached), those stubs are not built, and make says so.
