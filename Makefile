@@ -261,7 +261,7 @@ include stubs/gen/stubs.mk
 STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Istubs \
                -isystem $(CUDA_INC)
 # The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
-# cuDSS, cuFile): their stubs and the tests that call them need the headers of the wheels pinned
+# cuDSS, cuFile, nvSHMEM's host library): their stubs and the tests that call them need the headers of the wheels pinned
 # in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
 # reads of the include dirs, about 15 MB). libcudaload itself builds without them. When they can't
 # be had (offline, nothing cached), those stubs are not built, and make says so.
@@ -289,7 +289,7 @@ STUB_STATIC_ONLY := $(filter $(STUB_STATIC_ONLY),$(STUB_IDS))
 STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
 # -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h
 stub_wheel_inc = $(if $(STUB_WHEEL_$(1)),-isystem $(WHEEL_FILES)/$(STUB_WHEEL_$(1)))
-$(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
+$(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o $(B)/stubs/obj/$(s)_core.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
 STUB_A      := $(STUB_IDS:%=$(B)/stubs/libcudaload-%.a)
 STUB_SO     := $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR))
 stub_objs    = $(B)/stubs/obj/$(1).o $(if $(wildcard stubs/gen/$(1)_older.c),$(B)/stubs/obj/$(1)_older.o) \
@@ -317,7 +317,7 @@ $(B)/stubs/$(SO_NAME): | $(B)/stubs/obj
 $(B)/stubs/obj/%.o: stubs/gen/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 	$(CC) $(STUB_XINC) $(STUB_CFLAGS) -c -o $@ $<
 $(B)/stubs/obj/%.o: stubs/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
-	$(CC) $(STUB_CFLAGS) -c -o $@ $<
+	$(CC) $(STUB_XINC) $(STUB_CFLAGS) -c -o $@ $<
 
 define STUB_RULES
 $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))

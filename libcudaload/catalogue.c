@@ -135,7 +135,7 @@ static const cl_row cl_rows[] = {
      .version_kind = CL_VERSION_INT, .version_fn = "ncclGetVersion", .header = "nccl.h", .api = {.headers = "nccl.h"}},
     {.name = "nvshmem_host",
      .flavor = OWN("libnvshmem_host.so.3", "nvidia/nvshmem/lib", "nvidia/nvshmem/include", "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu12"),
-     .header = "nvshmem.h"},
+     .header = "nvshmem.h", .api = {.headers = "nvshmem_host.h device/nvshmemx_collective_launch_apis.h"}},
     {.name = "cusparseLt",
      .flavor = {FL(13, "libcusparseLt.so.0", CU13, "nvidia-cusparselt-cu13", CU13_INC, 0, .alt_dir = "nvidia/cusparselt/lib"),
                 FL(12, "libcusparseLt.so.0", "nvidia/cusparselt/lib", "nvidia-cusparselt-cu12", "nvidia/cusparselt/include", 0,

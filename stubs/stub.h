@@ -88,16 +88,37 @@ static inline void cl_stub_put_buf(char *buf, long long n, const char *why) {
     const T *t_ = (const T *)cl_stub_table(&lib);                          \
     if (__builtin_expect(t_ == NULL, 0)) {                                 \
         const char *why_ = why_load;                                       \
+        (void)why_; /* a fill of a number or a handle takes no text */     \
         __VA_ARGS__;                                                       \
         return fail_load;                                                  \
     }                                                                      \
     if (__builtin_expect(t_->m == NULL, 0)) {                              \
         const char *why_ = why_absent;                                     \
+        (void)why_;                                                        \
         cl_stub_absent(&lib, #m);                                          \
         __VA_ARGS__;                                                       \
         return fail_absent;                                                \
     }                                                                      \
     return t_->m args
+
+/* The same for a function returning nothing whose out-parameters its caller reads back
+ * (nvshmem_info_get_version's numbers, nvshmem_info_get_name's name). */
+#define CL_STUB_VOID_OUT(lib, T, m, args, why_load, why_absent, ...)      \
+    const T *t_ = (const T *)cl_stub_table(&lib);                          \
+    if (__builtin_expect(t_ == NULL, 0)) {                                 \
+        const char *why_ = why_load;                                       \
+        (void)why_;                                                        \
+        __VA_ARGS__;                                                       \
+        return;                                                            \
+    }                                                                      \
+    if (__builtin_expect(t_->m == NULL, 0)) {                              \
+        const char *why_ = why_absent;                                     \
+        (void)why_;                                                        \
+        cl_stub_absent(&lib, #m);                                          \
+        __VA_ARGS__;                                                       \
+        return;                                                            \
+    }                                                                      \
+    t_->m args
 
 /* The older ABIs and APIs (stubs/gen/<lib>_older.c) are not in the typed table (their types
  * exist only under other defines): each is looked up by name in the loaded copy on first use. */

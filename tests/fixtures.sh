@@ -11,6 +11,11 @@
 #                                            nvidia-cublas (13.x, all in site-packages/nvidia/cu13/lib);
 #                                            the cuBLAS wheel (~450 MB) is skipped with
 #                                            FIXTURES_CU13_CUBLAS=0
+#   DIR/nvshmem-site/nvidia/nvshmem/lib      the pinned nvSHMEM's libnvshmem_host.so.3,
+#                                            libnvshmem_device.a and nvshmem_bootstrap_uid.so.3, and
+#                                            its wheel's dist-info (tools/wheel_files.py site: ~56 MB
+#                                            of ranged reads of the 330 MB wheel); none, and
+#                                            NVSHMEM_SITE empty, when that fails (offline)
 #   DIR/bad/<kind>/lib/libcudart.so.13       broken candidates: empty, text, truncated ELF, a real
 #                                            library lacking the cudart symbols (missing-symbol),
 #                                            aarch64 and 32-bit ELF headers, a dangling symlink, a
@@ -123,6 +128,14 @@ cu12_blas=$(ver venv-cu12 nvidia-cublas-cu12)
 cu13_rt=$(ver venv-cu13 nvidia-cuda-runtime)
 cu13_blas=$(ver venv-cu13 nvidia-cublas)
 
+# ---- nvSHMEM's host library as its pinned wheel installs it (the stubs' real copy: test_stubs.c) ----
+nvshmem_site=$dir/nvshmem-site
+if ! "$python" "$(dirname "$0")/../tools/wheel_files.py" site nvshmem_host "$nvshmem_site" nvidia/nvshmem/lib/libnvshmem_device.a \
+    nvidia/nvshmem/lib/nvshmem_bootstrap_uid.so.3; then
+    log "no nvSHMEM host library (tools/wheel_files.py site failed): the tests that load it skip"
+    nvshmem_site=
+fi
+
 # ---- broken candidates (rebuilt each run: cheap) ----
 bad=$dir/bad
 rm -rf "$bad"
@@ -169,6 +182,7 @@ CU12_RUNTIME_VERSION=$cu12_rt
 CU12_CUBLAS_VERSION=$cu12_blas
 CU13_RUNTIME_VERSION=$cu13_rt
 CU13_CUBLAS_VERSION=$cu13_blas
+NVSHMEM_SITE=$nvshmem_site
 EOF
 mv -f "$dir/fixtures.env.tmp" "$dir/fixtures.env"
 echo "fixtures ready in $dir ($((SECONDS - start)) s): cu12 runtime $cu12_rt, cu12 cublas $cu12_blas," \

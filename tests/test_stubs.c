@@ -426,6 +426,7 @@ static void test_reentered_stub_fails_fast(void **state) {
 
 /* The return code a stub gives when its library cannot be loaded, by its return type. */
 static long load_failure_code(const char *ret) {
+    if (strcmp(ret, "void") == 0) return 0; /* no status: stub_outparams*.c prints 0 */
     if (strcmp(ret, "CUresult") == 0 || strcmp(ret, "cudaError_t") == 0) return 303; /* ..._SHARED_OBJECT_INIT_FAILED */
     if (strcmp(ret, "nvrtcResult") == 0) return 11;                                  /* NVRTC_ERROR_INTERNAL_ERROR */
     if (strcmp(ret, "ncclResult_t") == 0) return 2;                                  /* ncclSystemError */
@@ -437,7 +438,7 @@ static long load_failure_code(const char *ret) {
 }
 
 /* Every stub function that hands back a string or a name buffer through an out-parameter (the
- * generated stubs' CL_STUB_OUT / CL_STUB_OLDER_OUT, and at least every const char ** parameter,
+ * generated stubs' CL_STUB_OUT / CL_STUB_OLDER_OUT / CL_STUB_VOID_OUT with a text, and at least every const char ** parameter,
  * read here from stubs/gen/ independently of the generator), called with no library to be had:
  * its library's load-failure code, and the out-parameter a text of libcudaload, not the garbage
  * it held (stub_outparams). A Python extension on the driver stub read cuGetErrorString's
@@ -453,7 +454,9 @@ static void test_out_parameters_filled_on_failure(void **state) {
     assert_int_equal(sh(files, sizeof files, "cd '%s' && ls stubs/gen/*.c | grep -v -x -F \"$(%s sed -n 's|^STUB_WHEEL_\\([a-z0-9]*\\) := .*|stubs/gen/\\1.c\\nstubs/gen/\\1_older.c|p' stubs/gen/stubs.mk)\" | tr '\\n' ' '",
                          top, wheels ? "true ||" : ""),
                      0);
-    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER)?_OUT\\(/{print l}' %s",
+    /* the functions that fill a text (why_); nvSHMEM's team out-parameters get NVSHMEM_TEAM_INVALID
+     * instead (test_wheel_stubs_give_library_codes) */
+    assert_int_equal(sh(fns, sizeof fns, "cd '%s' && awk '/^CL_STUB_EXPORT/{l=$0; next} /CL_STUB(_OLDER|_VOID)?_OUT\\(.*why_/{print l}' %s",
                         top, files),
                      0);
     assert_int_equal(sh(strs, sizeof strs, "cd '%s' && grep -h '^CL_STUB_EXPORT.*const char \\*\\*a' %s", top, files), 0);
@@ -559,6 +562,24 @@ static int in_cuda_home(const char *file) {
     return access(p, R_OK) == 0;
 }
 
+/* nvSHMEM's host API when it cannot be had (stub_wheels): its statuses NVSHMEMX_ERROR_INTERNAL,
+ * the queries without one zeroed (versions, a value read) or -1 (a PE, a count of PEs: its
+ * answer for an invalid team), nothing allocated, a team it would create NVSHMEM_TEAM_INVALID,
+ * and "not initialized" */
+static void nvshmem_not_found(const char *out) {
+    assert_int_equal(val(out, "nvshmem_table"), 0);
+    assert_int_equal(val(out, "nvshmem_vendor_version"), 0);
+    assert_int_equal(val(out, "nvshmem_spec_version"), 0);
+    assert_int_equal(val(out, "nvshmem_init_status"), 0); /* NVSHMEM_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "nvshmem_get_uniqueid"), 7); /* NVSHMEMX_ERROR_INTERNAL */
+    assert_int_equal(val(out, "nvshmem_my_pe"), -1);
+    assert_int_equal(val(out, "nvshmem_n_pes"), -1);
+    assert_int_equal(val(out, "nvshmem_malloc_null"), 1);
+    assert_int_equal(val(out, "nvshmem_int_g"), 0);
+    assert_int_equal(val(out, "nvshmem_team_split"), 7);
+    assert_int_equal(val(out, "nvshmem_team_split_team"), -1); /* NVSHMEM_TEAM_INVALID */
+}
+
 static void test_wheel_stubs_give_library_codes(void **state) {
     (void)state;
     if (!have("stub_wheels")) TH_SKIP("no stub_wheels: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
@@ -577,6 +598,7 @@ static void test_wheel_stubs_give_library_codes(void **state) {
     assert_int_equal(val(out, "cufile_open_err"), 5030);   /* CU_FILE_INTERNAL_ERROR */
     assert_int_equal(val(out, "cufile_open_cu_err"), 303); /* CUDA_ERROR_SHARED_OBJECT_INIT_FAILED */
     assert_int_equal(val(out, "cufile_read"), -5030);      /* cuFileRead: -CU_FILE_INTERNAL_ERROR */
+    nvshmem_not_found(out);
 
     assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_wheels'", cuda_home, build), 0);
     if (in_cuda_home("libcudnn.so.9")) {
@@ -597,6 +619,73 @@ static void test_wheel_stubs_give_library_codes(void **state) {
     assert_int_equal(val(out, "cupti_get_version"), cupti ? 0 : 15);
     if (cupti) assert_true(val(out, "cupti_version") >= 130000);
     assert_int_equal(val(out, "nvml_init"), 12); /* no driver on this machine: NVML's own error */
+    if (!in_cuda_home("libnvshmem_host.so.3")) nvshmem_not_found(out);
+}
+
+/* nvSHMEM's stub with the real library (its pinned wheel's libnvshmem_host.so.3 and dist-info,
+ * tests/fixtures.sh): every entry of the table resolves in it, and its queries that need no GPU
+ * answer through the stub (3.8.0; OpenSHMEM 1.3; not initialized). */
+static void test_nvshmem_stub_with_the_wheel(void **state) {
+    (void)state;
+    if (!have("stub_wheels")) TH_SKIP("no stub_wheels: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (nvSHMEM's library comes from the fixtures)");
+    const char *site = th_fixture_env("NVSHMEM_SITE");
+    if (!site[0]) TH_SKIP("no nvSHMEM in the fixtures (tools/wheel_files.py site failed when tests/fixtures.sh ran)");
+    char out[4096];
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' '%s/tests/stub_wheels'", site, build), 0);
+    assert_int_equal(val(out, "nvshmem_table"), 1);
+    assert_true(val(out, "nvshmem_entries") > 1000);
+    assert_int_equal(val(out, "nvshmem_has"), val(out, "nvshmem_entries"));
+    assert_int_equal(val(out, "nvshmem_vendor_version"), 30800); /* the pin: nvidia-nvshmem-cu13==3.8.0 */
+    assert_true(val(out, "nvshmem_spec_version") >= 103);
+    assert_int_equal(val(out, "nvshmem_init_status"), 0);
+}
+
+/* nvSHMEM's own kind of program (tests/stubs/stub_nvshmem.cu: nvcc -rdc=true, a kernel, its static
+ * libnvshmem_device.a from the fixtures) links with the host library's stub and without
+ * libnvshmem_host.so.3: the archive's init takes the stub's nvshmemid_hostlib_init_attr and
+ * nvshmem_selected_device_transport, and its collective launch wins over the stub's weak one.
+ * Without a GPU its init fails, through the stub, with the library's code (exit 255: the
+ * headers' NONZERO_EXIT); with the library (the fixtures' wheel files), the library's own. */
+static void test_nvshmem_program_links_with_the_stub(void **state) {
+    (void)state;
+    if (!have("stub_prog")) TH_SKIP("stub_prog not built (no nvcc in this build: the sanitizer builds)");
+    if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (libnvshmem_device.a comes from the fixtures)");
+    const char *site = th_fixture_env("NVSHMEM_SITE"), *top = getenv("CUDALOAD_TEST_TOP"), *wheels = getenv("WHEEL_FILES");
+    if (!site[0]) TH_SKIP("no nvSHMEM in the fixtures (tools/wheel_files.py site failed when tests/fixtures.sh ran)");
+    if (!top || !wheels || !wheels[0]) TH_SKIP("CUDALOAD_TEST_TOP or WHEEL_FILES unset (the source and nvSHMEM's headers)");
+    char out[8192], inc[PATH_MAX];
+    assert_int_equal(sh(inc, sizeof inc, "sed -n 's/^STUB_WHEEL_nvshmemhost := //p' '%s/stubs/gen/stubs.mk'", top), 0);
+    inc[strcspn(inc, "\n")] = 0;
+    int st = sh(out, sizeof out,
+                "'%s/bin/nvcc' -rdc=true -arch=sm_75 -isystem '%s/%s' -I'%s/include' -o '%s/tests/stub_nvshmem' '%s/tests/stubs/stub_nvshmem.cu' "
+                "-L'%s/nvidia/nvshmem/lib' -lnvshmem_device '%s/stubs/libcudaload-nvshmemhost.a' '%s/libcudaload.a' -ldl -lpthread 2>&1",
+                cuda_home, wheels, inc, top, build, top, site, build, build);
+    if (st != 0) fail_msg("the nvSHMEM program does not link with the stub:\n%s", out);
+    assert_int_equal(sh(out, sizeof out, "readelf -d '%s/tests/stub_nvshmem' | grep NEEDED", build), 0);
+    if (strstr(out, "nvshmem")) fail_msg("nvSHMEM in DT_NEEDED:\n%s", out);
+    /* the archive's collective launch, not the stub's */
+    assert_int_equal(sh(out, sizeof out, "nm '%s/tests/stub_nvshmem' | awk '$3 == \"nvshmemx_collective_launch\" {print $2}'", build), 0);
+    assert_string_equal(out, "T\n");
+
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_nvshmem'", build), 0);
+    assert_int_equal(val(out, "version"), 0);
+    assert_int_equal(val(out, "init_status"), 0);
+    assert_int_equal(val(out, "transport"), 0);
+    st = sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_nvshmem' init 2>&1", build);
+    assert_int_equal(st, 255);
+    assert_int_equal(val(out, "get_uniqueid"), 7);
+    assert_non_null(strstr(out, "error status: 7")); /* NVSHMEMX_ERROR_INTERNAL, from the stub */
+    assert_non_null(strstr(out, "nvshmemi_init_thread"));
+    /* the real library: its unique id made (by its bootstrap plugin, which it loads from beside
+     * itself), then no GPU here: its init fails */
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' '%s/tests/stub_nvshmem'", site, build), 0);
+    assert_int_equal(val(out, "version"), 30800);
+    st = sh(out, sizeof out, "CUDALOAD_SOURCES=override CUDALOAD_PATH='%s' '%s/tests/stub_nvshmem' init 2>&1", site, build);
+    assert_int_equal(st, 255);
+    assert_int_equal(val(out, "get_uniqueid"), 0);
+    assert_int_equal(val(out, "set_attr"), 0);
+    assert_non_null(strstr(out, "nvshmemi_init_thread"));
 }
 
 /* cudaload_cudnn.h names every function of the pinned cuDNN (9.28); a program built beside an
@@ -676,7 +765,8 @@ static void test_stubs_cover_every_export(void **state) {
         if (access(so, R_OK) != 0) continue; /* not built here: its headers could not be fetched */
         char real_cmd[PATH_MAX + 128], stub_cmd[PATH_MAX + 128];
         snprintf(real_cmd, sizeof real_cmd, "grep -v '^#' '%s/tools/api/%s-exports.txt' | sed 's/@.*//'", top, row);
-        snprintf(stub_cmd, sizeof stub_cmd, "nm -g --defined-only '%s' | awk '$2==\"T\"{print $3}'", so);
+        /* T and W: nvSHMEM's collective launch is weak there (tools/gen_api.py, WEAK_BY_ROW) */
+        snprintf(stub_cmd, sizeof stub_cmd, "nm -g --defined-only '%s' | awk '$2==\"T\"||$2==\"W\"{print $3}'", so);
         uncovered(out, sizeof out, top, row, real_cmd, stub_cmd);
         if (out[0]) fail_msg("%s: exported by its pinned wheel's library, not in its stub nor listed as left out:\n%s", row, out);
         n++;
@@ -696,6 +786,8 @@ int main(void) {
         cmocka_unit_test(test_preload_mode),
         cmocka_unit_test(test_stubs_cover_every_export),
         cmocka_unit_test(test_wheel_stubs_give_library_codes),
+        cmocka_unit_test(test_nvshmem_stub_with_the_wheel),
+        cmocka_unit_test(test_nvshmem_program_links_with_the_stub),
         cmocka_unit_test(test_cudnn_table_header_with_older_headers),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),

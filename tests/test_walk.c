@@ -520,6 +520,51 @@ static void test_dist_info_tells_the_major(void **state) {
     free(site);
 }
 
+/* NCCL's and nvSHMEM's wheels, like cuDNN's, put CUDA 12's and 13's build in one directory
+ * (nvidia/nccl/lib, nvidia/nvshmem/lib), and both need the runtime's major: the package installed
+ * in the root (nvidia-nccl-cu13, nvidia-nvshmem-cu12: its dist-info) tells the file's, and a CUDA
+ * 12 one is refused beside the CUDA 13 runtime before it is opened. Located only (find-only): the
+ * file is a stand-in (the toolkit's cudart), so this machine need have neither library. */
+static void test_dist_info_gates_nccl_and_nvshmem(void **state) {
+    (void)state;
+    static const lib_case own[] = {{"nccl", "libnccl.so.2", "libnccl.so", "nvidia/nccl/lib", 0},
+                                   {"nvshmem_host", "libnvshmem_host.so.3", "libnvshmem_host.so", "nvidia/nvshmem/lib", 0}};
+    static const char *const pkg[] = {"nvidia_nccl", "nvidia_nvshmem"};
+    const char *env[] = {driver_env, NULL};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        char *site = th_tmpdir(), dir[PATH_MAX], p[PATH_MAX], src[PATH_MAX], info[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/" CU13, site);
+        th_mkdirs(dir);
+        snprintf(p, sizeof p, "%s/libcudart.so.13", dir);
+        snprintf(src, sizeof src, "%s/libcudart.so.13", toolkit);
+        th_symlink(src, p);
+        snprintf(dir, sizeof dir, "%s/%s", site, own[i].dir);
+        th_mkdirs(dir);
+        snprintf(p, sizeof p, "%s/%s", dir, own[i].file);
+        th_symlink(src, p);
+        const char *roots[] = {site};
+        cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY);
+        for (int major = 13; major >= 12; major--) {
+            print_message("%s, %s_cu%d installed\n", own[i].name, pkg[i], major);
+            snprintf(info, sizeof info, "%s/%s_cu%d-1.0.dist-info", site, pkg[i], major);
+            th_mkdirs(info);
+            th_result *r = run_one(&own[i], &o, env);
+            if (major == 13) {
+                assert_int_equal(r->user_int[0], CUDALOAD_OK);
+                assert_int_equal(r->user_int[3], 13);
+                assert_int_equal(strncmp(r->user, site, strlen(site)), 0);
+            } else {
+                assert_int_equal(r->user_int[0], CUDALOAD_ERROR_MAJOR_MISMATCH);
+                assert_int_equal(r->user_int[6], CUDALOAD_REASON_MAJOR_MIXED);
+            }
+            assert_int_equal(r->user_int[4], 0); /* nothing mapped */
+            th_result_free(r);
+            if (rmdir(info) != 0) fail_msg("rmdir %s", info);
+        }
+        free(site);
+    }
+}
+
 /* ---- the driver's places after the dynamic loader (NixOS, WSL, containers) ---- */
 
 typedef struct driver_tree {
@@ -1408,6 +1453,7 @@ int main(void) {
         cmocka_unit_test(test_device_count_retries_transient_errors),
         cmocka_unit_test(test_every_toolkit_library),
         cmocka_unit_test(test_dist_info_tells_the_major),
+        cmocka_unit_test(test_dist_info_gates_nccl_and_nvshmem),
         cmocka_unit_test(test_driver_found_after_the_loader_in_order),
         cmocka_unit_test(test_driver_nowhere_and_a_bad_list),
         cmocka_unit_test(test_branch_from_nvml_beside_the_driver),

@@ -76,6 +76,34 @@ FAIL = {
 STUB_PRELUDE = {
     "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */"],
 }
+# Lines a C file needs before a row's headers where those headers are written for C++: the parse,
+# the stub, and the table header (in C; a C++ file includes the headers as they are) put them
+# first. nvSHMEM's nvshmem_host.h compiles as C given static_assert (assert.h), bool (stdbool.h),
+# and its half-precision types: in C++ half (__half) and __nv_bfloat16 are structs of one
+# unsigned short aligned to 2, trivially copyable, so the raw structs cuda_fp16.h and cuda_bf16.h
+# declare in C are the same types in memory and in calls.
+C_PRELUDE = {
+    "nvshmem_host": ["#include <assert.h> /* static_assert */",
+                     "#include <stdbool.h>",
+                     "#include <cuda_fp16.h>",
+                     "#include <cuda_bf16.h>",
+                     "typedef __half_raw __half; /* C++'s half: the same 2 bytes, alignment and calling convention */",
+                     "typedef __half_raw half;",
+                     "typedef __nv_bfloat16_raw __nv_bfloat16;"],
+}
+# Rows whose headers declare some exported functions for C++ only (nvshmem_api.h's half-precision
+# atomics, under #ifdef __cplusplus): parsed again as C++, and the functions of C linkage that the
+# C parse lacked, whose types C can spell (with C_PRELUDE), join the table.
+CXX_DECLARATIONS = {"nvshmem_host"}
+# A row's functions that a static library a program links beside it defines too, strong: weak in
+# the stub, so that such a program links (the archive's definitions win; without the archive the
+# stub's forward to the library). nvSHMEM's libnvshmem_device.a, which a program initialising
+# nvSHMEM links (nvshmem_init is inline, through its nvshmemi_init_thread), defines the
+# collective launch (collective_launch.cpp.o) as libnvshmem_host.so.3 exports it.
+WEAK_BY_ROW = {
+    "nvshmem_host": {"nvshmemx_collective_launch", "nvshmemx_collective_launch_attr",
+                     "nvshmemx_collective_launch_query_gridsize"},
+}
 # A library that ships as a wheel of its own and whose releases were scanned (tools/api/<row>-since.txt,
 # tools/wheel_files.py since): the macro its headers define its version in, and that version's
 # number for a release "major.minor.patch[.build]". The table's entries newer than the headers a
@@ -88,6 +116,21 @@ VERSION_MACRO = {
 # byte count, or the negated CUfileOpError (cufile.h).
 FAIL_BY_ROW = {
     "cufile": {"ssize_t": ("-CU_FILE_INTERNAL_ERROR", "-CU_FILE_INTERNAL_ERROR")},
+    # nvSHMEM's host functions return an int status, 0 or an enum nvshmemx_status
+    # (non_abi/nvshmemx_error.h): its internal error, and its "not supported"
+    "nvshmem_host": {"int": ("NVSHMEMX_ERROR_INTERNAL", "NVSHMEMX_ERROR_NOT_SUPPORTED")},
+}
+# The functions of such a row whose int is not a status, by name (a regular expression): their
+# failure values (None: zero, as any value).
+FAIL_BY_NAME = {
+    "nvshmem_host": [
+        # a value read (nvshmem_int_g) or fetched (nvshmem_int_atomic_fetch_add)
+        (r"_g(_on_stream)?$|_atomic_", None),
+        # a PE or a count of PEs: -1, nvSHMEM's answer for an invalid team (NVSHMEM_PE_INVALID)
+        (r"^nvshmem_(my_pe|n_pes|team_my_pe|team_n_pes|team_translate_pe)$", ("-1", "-1")),
+        # nvshmemx_init_status: not initialized
+        (r"init_status$", ("NVSHMEM_STATUS_NOT_INITIALIZED", "NVSHMEM_STATUS_NOT_INITIALIZED")),
+    ],
 }
 # A char * parameter followed by one of these (by value) is a buffer and its length: a stub that
 # fails writes its failure text there (Entry.out_fills).
@@ -177,23 +220,50 @@ def gcc_include():
     return sh(os.environ.get("CC", "cc"), "-print-file-name=include").strip()
 
 
-class Parsed:
-    """One parse of a set of headers under one set of defines."""
+def cxx_includes():
+    """The C++ compiler's system include dirs, in its order (libstdc++'s headers), for a C++ parse."""
+    cxx = os.environ.get("CXX", "c++")
+    r = subprocess.run([cxx, "-E", "-x", "c++", "-v", "-"], input="", capture_output=True, text=True)
+    m = re.search(r"#include <\.\.\.> search starts here:\n(.*?)End of search list", r.stderr, re.S)
+    if r.returncode != 0 or not m:
+        sys.exit("gen_api: %s -E -v gave no include dirs (a C++ parse of %s needs them)" % (cxx, " ".join(sorted(CXX_DECLARATIONS))))
+    return [d.strip() for d in m.group(1).splitlines() if d.strip()]
 
-    def __init__(self, headers, incs, defines):
-        src = "".join("#include <%s>\n" % h for h in headers)
-        args = ["-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-isystem", gcc_include()] + defines
-        tu = ci.Index.create().parse("gen_api_input.c", args=args, unsaved_files=[("gen_api_input.c", src)],
+
+# C++ spells what C cannot: a function of these types stays out of a C stub
+CXX_ONLY_TYPE = re.compile(r"[&<]|::")
+
+
+class Parsed:
+    """One parse of a set of headers under one set of defines: as C after the prelude's lines, or
+    (cxx) as C++, for the functions of C linkage whose types C can spell."""
+
+    def __init__(self, headers, incs, defines, prelude=(), cxx=False):
+        src = "".join("%s\n" % l for l in ([] if cxx else prelude)) + "".join("#include <%s>\n" % h for h in headers)
+        name = "gen_api_input.cpp" if cxx else "gen_api_input.c"
+        if cxx:
+            args = ["-x", "c++", "-std=c++17"] + ["-I" + i for i in incs] + [a for d in cxx_includes() for a in ("-isystem", d)]
+        else:
+            args = ["-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-isystem", gcc_include()]
+        args += defines
+        tu = ci.Index.create().parse(name, args=args, unsaved_files=[(name, src)],
                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
         errors = [str(d) for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
         if errors:
-            sys.exit("gen_api: parsing %s %s failed:\n  %s" % (" ".join(headers), " ".join(defines), "\n  ".join(errors)))
+            sys.exit("gen_api: parsing %s %s%s failed:\n  %s" % (" ".join(headers), " ".join(defines), " (C++)" if cxx else "",
+                                                                  "\n  ".join(errors)))
         self.functions = {}   # name -> cursor
         self.aliases = {}     # macro name -> the single identifier it expands to
         self.pfn = {}         # PFN typedef name -> canonical spelling of its function type
         self.inline = set()   # functions the headers define inline
         self.data = set()     # variables the headers define with external linkage (cutensor/types.h)
-        for c in tu.cursor.get_children():
+        top = list(tu.cursor.get_children())
+        if cxx:
+            # inside extern "C" { }; C linkage only (the name is the symbol), in types C can spell
+            top = [c for x in top if x.kind == ci.CursorKind.LINKAGE_SPEC for c in x.get_children()
+                   if c.kind == ci.CursorKind.FUNCTION_DECL and c.mangled_name == c.spelling and
+                   not CXX_ONLY_TYPE.search(" ".join([c.result_type.spelling] + [a.type.spelling for a in c.get_arguments()]))]
+        for c in top:
             if c.kind == ci.CursorKind.VAR_DECL and c.is_definition() and c.linkage == ci.LinkageKind.EXTERNAL:
                 self.data.add(c.spelling)
             if c.kind == ci.CursorKind.FUNCTION_DECL and c.is_definition():
@@ -253,12 +323,12 @@ class Entry:
     def args(self):
         return "(%s)" % ", ".join("a%d" % i for i in range(len(self.params)))
 
-    def out_fills(self):
+    def out_fills(self, lib):
         """The statements that fill the values a caller reads back without checking the status
         when the stub fails (why_: the static text, stubs/stub.h): a string handed back through
         a const char ** (cuGetErrorString), and a char buffer followed by its length by value
-        (cuDeviceGetName's name, cuGraphInstantiate's log)."""
-        fills = []
+        (cuDeviceGetName's name, cuGraphInstantiate's log); and a row's own (ROW_FILLS)."""
+        fills = ROW_FILLS[lib](self) if lib in ROW_FILLS else []
         pc = self.params_canon
         for i, t in enumerate(pc):
             if t == "const char **":
@@ -266,6 +336,24 @@ class Entry:
             elif t == "char *" and i + 1 < len(pc) and pc[i + 1] in INTEGER_TYPES:
                 fills.append("cl_stub_put_buf(a%d, (long long)a%d, why_)" % (i, i + 1))
         return fills
+
+
+def nvshmem_fills(e):
+    """nvSHMEM's: the version and name its void queries hand back (0, and the failure text in
+    its NVSHMEM_MAX_NAME_LEN bytes), and a team a call creates, NVSHMEM_TEAM_INVALID when it fails
+    (as OpenSHMEM's team calls leave it)."""
+    fills = []
+    for i, t in enumerate(e.params):
+        if t == "nvshmem_team_t *":
+            fills.append("if (a%d) *a%d = NVSHMEM_TEAM_INVALID" % (i, i))
+        elif t == "int *" and e.name in ("nvshmem_info_get_version", "nvshmemx_vendor_get_version_info"):
+            fills.append("if (a%d) *a%d = 0" % (i, i))
+        elif t == "char *" and e.name == "nvshmem_info_get_name":
+            fills.append("cl_stub_put_buf(a%d, NVSHMEM_MAX_NAME_LEN, why_)" % i)
+    return fills
+
+
+ROW_FILLS = {"nvshmem_host": nvshmem_fills}
 
 
 def fail_texts(e, lib):
@@ -280,6 +368,9 @@ def fail_values(e, lib):
         return None
     by_row = FAIL_BY_ROW.get(lib, {})
     if e.ret in by_row:
+        for pattern, values in FAIL_BY_NAME.get(lib, []):
+            if re.search(pattern, e.name):
+                return values or ("CL_STUB_ZERO(%s)" % e.ret,) * 2
         return by_row[e.ret]
     if e.ret_canon == "const char *":
         return ('"libcudaload: %s could not be loaded (cudaload_last_error() says why)"' % lib,
@@ -415,12 +506,17 @@ class Library:
             configs.append(("older", headers, ["-D" + OLDER_ABI_DEFINE[self.name]]))
         if row.get("api_older_headers"):
             configs.append(("older", row["api_older_headers"].split(), []))
+        if self.name in CXX_DECLARATIONS:
+            configs.append(("cxx", headers, []))
+        self.prelude = C_PRELUDE.get(self.name, [])
         self.older_defines = []
         self.older_headers = []
         self.entries = {}
         self.parsed_main = None
         for kind, hdrs, defines in configs:
-            p = Parsed(hdrs, incs, defines)
+            p = Parsed(hdrs, incs, defines, self.prelude, cxx=kind == "cxx")
+            if kind == "cxx":
+                kind = "main"  # what the C parse lacked (taken below): in the table
             if self.parsed_main is None:
                 self.parsed_main = p
             if kind == "older":
@@ -449,7 +545,8 @@ class Library:
         # push(default), which the preprocessor passes on; CUPTI's is for its own build only)
         self.default_visible = bool(wheel) and "visibility push(default)" in subprocess.run(
             [os.environ.get("CC", "cc"), "-E", "-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-"],
-            input="".join("#include <%s>\n" % h for h in headers), capture_output=True, text=True).stdout
+            input="".join("%s\n" % l for l in self.prelude) + "".join("#include <%s>\n" % h for h in headers),
+            capture_output=True, text=True).stdout
         for e in self.entries.values():
             if self.since_scan:
                 e.since = self.since_scan[0].get(e.name, self.since_scan[1])
@@ -466,6 +563,9 @@ class Library:
         self.historic_entries = [self.entries[self.parsed_main.aliases.get(m, m)] for m in self.historic or []
                                  if self.parsed_main.aliases.get(m, m) in self.entries]
         self.older = sorted((e for e in self.entries.values() if e.config == "older"), key=lambda e: e.name)
+        # the table's functions whose stub a hand-written core defines (stubs/<id>_core.c: nvSHMEM's
+        # nvshmemid_hostlib_init_attr), not the generated stub
+        self.by_hand = hand_written(self.id) & set(self.entries)
         self.left = {}
         elsewhere = declared_in(incs[0]) if self.wheel else {}
         for name in sorted(self.exports - set(self.entries)):
@@ -501,6 +601,10 @@ class Library:
              " * %s declare%s. */" % (" ".join(self.headers), "s" if len(self.headers) == 1 else ""),
              "#ifndef CUDALOAD_%s_GEN_H" % self.upper, "#define CUDALOAD_%s_GEN_H" % self.upper, "",
              '#include "cudaload.h"', ""]
+        if self.prelude:
+            o += ["#ifndef __cplusplus",
+                  "/* %s's headers are C++; in C they need these first (the stub is built so) */" % self.name]
+            o += self.prelude + ["#endif"]
         o += ["#include <%s>" % h for h in self.headers]
         if self.since_scan:
             since_doc = [" * since: the first release of %s exporting it, as its %s (tools/api/%s-since.txt); an" % (
@@ -591,6 +695,9 @@ class Library:
         o += ['#include "stub.h"', ""]
         if self.wheel:
             o += ["#include <stddef.h>"]
+        if self.prelude:
+            o += ["/* %s's headers are C++: what C needs to include them (tools/gen_api.py, C_PRELUDE) */" % self.name]
+            o += self.prelude
         o += ["#include <%s>" % h for h in (self.older_headers or self.headers if older else self.headers)]
         if older:
             o += ["#undef %s /* the header's name for %s */" % (n, self.parsed_main.aliases[n]) for n in sorted(self.undef)]
@@ -599,6 +706,11 @@ class Library:
         o.append("")
         if self.wheel and not older:
             o += self.layout_checks()
+        weak = sorted(WEAK_BY_ROW.get(self.name, set()) & {e.name for e in entries})
+        if weak:
+            o += ["/* defined by a static library a program links beside %s too (tools/gen_api.py, WEAK_BY_ROW):" % self.name,
+                  " * weak here, so that the program links and takes that library's */"]
+            o += ["#pragma weak %s" % n for n in weak] + [""]
         if self.parsed_main.data and not older:
             # a header that defines variables (cuTENSOR's types.h: const cutensorDataType_t
             # CUTENSOR_R_8I = ...) defines them in every C file that includes it: weak here, so the
@@ -619,11 +731,21 @@ class Library:
                   'CL_STUB_HIDDEN cl_stub_lib cl_stub_%s = {"%s", cl_table, cl_stub_%s_loaded, NULL};' % (self.id, self.name, self.id),
                   "", "CUDALOAD_TABLE_BEGIN_", ""]
         for i, e in enumerate(entries):
+            if e.name in self.by_hand:
+                o.append("/* %s: stubs/%s_core.c, by hand */" % (e.name, self.id))
+                continue
             fv = fail_values(e, self.name)
             o.append("%s;" % e.definition_head())
             o.append("CL_STUB_EXPORT %s {" % e.definition_head())
-            fills = e.out_fills() if fv is not None else []
-            if fills:
+            fills = e.out_fills(self.name)
+            if fills and fv is None:
+                # a void function whose caller reads an out-parameter back (nvshmem_info_get_version)
+                if older:
+                    sys.exit("gen_api: %s (%s): an older ABI with out-parameters to fill and no status" % (e.name, self.name))
+                texts = fail_texts(e, self.name)
+                o.append("    CL_STUB_VOID_OUT(cl_stub_%s, cudaload_%s_table, %s, %s, %s, %s, %s);" % (
+                    self.id, table, e.member, e.args(), texts[0], texts[1], "; ".join(fills)))
+            elif fills:
                 texts = fail_texts(e, self.name)
                 if older:
                     ptr = "%s (*)%s" % (e.ret, e.param_list())
@@ -812,7 +934,7 @@ def main():
             if not a.check:
                 os.remove(os.path.join(gen_dir, f))
     for l in libs:
-        print("gen_api: %-10s %4d exports: %4d in the table, %3d stub only, %3d left out" % (
+        print("gen_api: %-12s %4d exports: %4d in the table, %3d stub only, %3d left out" % (
             l.name, len(l.exports), len(l.table) + len(l.historic_entries), len(l.older), len(l.left)))
     if a.check and stale:
         print("gen_api: stale against %s (run `make generate`): %s" % (a.cuda_inc, ", ".join(stale)), file=sys.stderr)

@@ -15,6 +15,11 @@ pinned in tools/api/wheel-libs.txt, without downloading them whole.
                                                  tools/api/<row>-since.txt: each export's first
                                                  release
     tools/wheel_files.py list PACKAGE==VERSION   print a wheel's members (size, name)
+    tools/wheel_files.py site ROW DIR [MEMBER...] lay the row's pinned library, the wheel's
+                                                 members named (paths in the wheel) and its
+                                                 dist-info out in DIR as pip installs them (a
+                                                 site-packages the tests load the real library
+                                                 from: tests/fixtures.sh), once
 
 A wheel is a zip: its directory sits at the end. Reading that with HTTP range requests, and then
 only the members wanted, costs a few MB where the wheels are 1.5 GB (cuDNN's alone is 516 MB).
@@ -274,8 +279,33 @@ def write_since(row, pkg):
     log("%s: %d names -> %s" % (row, len(first), os.path.relpath(path, TOP)))
 
 
+def write_site(row, d, extra=()):
+    """The pinned library of row, the members extra and the wheel's dist-info under d, as a
+    site-packages holds them (complete once d/.complete is there): those members alone are read."""
+    pin = [p for p in pins() if p[0] == row]
+    if not pin or not pin[0][3]:
+        sys.exit("wheel_files: %s: no library pinned for it in %s" % (row, PINS))
+    _, pkg, ver, lib, _ = pin[0]
+    want = "%s==%s %s\n" % (pkg, ver, " ".join([lib] + sorted(extra)))
+    marker = os.path.join(d, ".complete")
+    if os.path.exists(marker) and open(marker).read() == want:
+        return
+    z, rf = open_wheel(pkg, ver)
+    members = [m for m in z.infolist() if m.filename == lib or m.filename in extra or
+               re.match(r"^[^/]+\.dist-info/[^/]+$", m.filename)]
+    for f in [lib] + list(extra):
+        if not any(m.filename == f for m in members):
+            sys.exit("wheel_files: %s==%s has no %s" % (pkg, ver, f))
+    os.makedirs(d, exist_ok=True)
+    for m in members:
+        z.extract(m, d)
+    open(marker, "w").write(want)
+    log("%s: %s and the dist-info of %s==%s in %s (%.1f MB read)" % (row, " ".join(os.path.basename(f) for f in [lib] + list(extra)), pkg, ver, d,
+                                                                     (rf.fetched if rf else 0) / 1e6))
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("headers", "exports", "since", "list"):
+    if len(argv) < 2 or argv[1] not in ("headers", "exports", "since", "list", "site"):
         print(__doc__, file=sys.stderr)
         return 2
     cmd = argv[1]
@@ -284,6 +314,12 @@ def main(argv):
         z, _ = open_wheel(pkg, ver)
         for m in z.infolist():
             print(m.file_size, m.filename)
+        return 0
+    if cmd == "site":
+        if len(argv) < 4:
+            print(__doc__, file=sys.stderr)
+            return 2
+        write_site(argv[2], os.path.abspath(argv[3]), argv[4:])
         return 0
     if cmd == "since":
         if len(argv) != 4:

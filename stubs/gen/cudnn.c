@@ -540,7 +540,7 @@ CL_STUB_EXPORT cudnnStatus_t cudnnGetLRNDescriptor(cudnnLRNDescriptor_t a0, unsi
 }
 void cudnnGetLastErrorString(char *a0, size_t a1);
 CL_STUB_EXPORT void cudnnGetLastErrorString(char *a0, size_t a1) {
-    CL_STUB_VOID(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetLastErrorString, (a0, a1));
+    CL_STUB_VOID_OUT(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetLastErrorString, (a0, a1), "libcudaload: cudnn could not be loaded (cudaload_last_error() says why)", "libcudaload: cudnnGetLastErrorString is not in the loaded cudnn (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 size_t cudnnGetMaxDeviceVersion(void);
 CL_STUB_EXPORT size_t cudnnGetMaxDeviceVersion(void) {

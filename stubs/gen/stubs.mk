@@ -7,7 +7,7 @@
 # STUB_LIB_<id>: its library's name in a link line (-l<lib>, lib<lib>.so: the SONAME's).
 # STUB_WHEEL_<id>: for a library that ships as a wheel of its own, its headers' directory
 # under tools/wheel_files.py's cache (PACKAGE-VERSION/include dir in the wheel).
-STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cusolver cusparse cusparselt cutensor nccl nvjitlink nvml nvrtc
+STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cusolver cusparse cusparselt cutensor nccl nvjitlink nvml nvrtc nvshmemhost
 # STUB_STATIC_ONLY: libraries that ship as wheels of their own and version none of their
 # exports (NCCL, NVML, cuFile, cuSPARSELt): a shared stub in a process's global scope would
 # take the library's calls to its own exports and other libraries' imports of them (nothing
@@ -96,3 +96,8 @@ STUB_ROW_nvrtc := nvrtc
 STUB_TARGET_nvrtc := nvrtc
 STUB_LIB_nvrtc := nvrtc
 STUB_REQUIRES_nvrtc :=
+STUB_ROW_nvshmemhost := nvshmem_host
+STUB_TARGET_nvshmemhost := nvshmem_host
+STUB_LIB_nvshmemhost := nvshmem_host
+STUB_REQUIRES_nvshmemhost :=
+STUB_WHEEL_nvshmemhost := nvidia-nvshmem-cu13-3.8.0/nvidia/nvshmem/include

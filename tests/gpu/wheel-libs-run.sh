@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/wheel-libs-run.sh OUTDIR -- the stubs of the libraries that ship as wheels of their own,
-# on a GPU machine, with the torch venv's cuDNN, NCCL, CUPTI and cuSPARSELt and the driver's NVML:
+# on a GPU machine, with the torch venv's cuDNN, NCCL, CUPTI, cuSPARSELt and nvSHMEM and the
+# driver's NVML:
 #   build: make all (their stubs need the pinned wheels' headers: CUDALOAD_WHEEL_CACHE, default
 #     .wheelfiles/ in the checkout, filled by `tools/wheel_files.py headers` where there is network
 #     and carried here); tests/gpu/wheel_libs.c as a program and as a module, on the stubs, and
@@ -10,6 +11,12 @@
 #     against a CPU reference, an NCCL all-reduce over every GPU, an NVML query, cuSPARSELt's
 #     handle and a structured descriptor, CUPTI's activity records of a kernel); alone-all: all in
 #     one process, then one copy of each library mapped;
+#   alone-nvshmem: nvSHMEM's host library in a C program (wheel_libs.c: one PE, unique-id init
+#     through nvshmemx_hostlib_init_attr, the symmetric heap, finalize), a step of its own;
+#   nvshmem-device: tests/stubs/stub_nvshmem.cu built as nvSHMEM's docs say (nvcc -rdc, the venv's
+#     headers and libnvshmem_device.a) on the host library's stub: nvshmemx_init_attr through the
+#     archive and the stub (one PE, unique id), a kernel put through the collective launch, the
+#     transport the library chose against the stub's copy the archive read, finalize;
 #   torch: the module loaded into a python that imported torch and ran a convolution (torch's
 #     cuDNN loaded first): the same checks, and one copy of each library in /proc/self/maps;
 #   bench: per call, stub against direct (PROCS processes each, interleaved): the ratio.
@@ -21,14 +28,16 @@ top=$PWD
 . tests/gpu/run-lib.sh
 venv=$(dirname "$(dirname "$PY")")
 export VIRTUAL_ENV=$venv
-ids="cudnn nccl nvml cupti cusparselt"
+ids="cudnn nccl nvml cupti cusparselt nvshmemhost"
 inc=$(for s in $ids; do echo "-isystem $CUDALOAD_WHEEL_CACHE/$(sed -n "s/^STUB_WHEEL_$s := //p" stubs/gen/stubs.mk)"; done | tr '\n' ' ')
 stubs=$(for s in $ids cudart; do echo "build/stubs/libcudaload-$s.a"; done | tr '\n' ' ')
 nvml_dir=$(dirname "$(ldconfig -p | awk '/libnvidia-ml.so.1 / {print $NF; exit}')")
 libdirs="$site/nvidia/cudnn/lib $site/nvidia/nccl/lib $site/nvidia/cusparselt/lib $libdir $nvml_dir"
+nvshmem_dir=$site/nvidia/nvshmem
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv
-    echo "venv: $venv"; "$PY" -m pip list 2>/dev/null | grep -Ei 'nvidia-(cudnn|nccl|cuda-cupti|cusparselt)|^torch '
+    echo "venv: $venv"; "$PY" -m pip list 2>/dev/null | grep -Ei 'nvidia-(cudnn|nccl|cuda-cupti|cusparselt|nvshmem)|^torch '
+    ls "$nvshmem_dir/lib" 2>&1
     echo "libdirs: $libdirs"
 } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
@@ -47,6 +56,14 @@ step needed sh -c "readelf -d build/tests/wheel_libs build/tests/wheel_libs_modu
 for m in nvml cusparselt cupti nccl cudnn all; do
     step "alone-$m" build/tests/wheel_libs "$m"
 done
+# nvSHMEM (the venv's release, whichever it is; the stub is of the pinned 3.8.0): steps of their own
+step alone-nvshmem build/tests/wheel_libs nvshmem
+sm=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+step nvshmem-device-build sh -c "nvcc -rdc=true -arch=sm_${sm:-90} -isystem $nvshmem_dir/include -Iinclude \
+  -o build/tests/stub_nvshmem tests/stubs/stub_nvshmem.cu -L$nvshmem_dir/lib -lnvshmem_device \
+  build/stubs/libcudaload-nvshmemhost.a build/libcudaload.a -ldl -lpthread && \
+  readelf -d build/tests/stub_nvshmem | grep NEEDED && ! readelf -d build/tests/stub_nvshmem | grep NEEDED | grep nvshmem" &&
+    step nvshmem-device build/tests/stub_nvshmem init
 step torch "$PY" - "$top/build/tests/wheel_libs_module.so" <<'PYEOF'
 import ctypes, sys, torch
 x = torch.randn(2, 3, 17, 19, device="cuda")

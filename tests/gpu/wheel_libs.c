@@ -1,6 +1,7 @@
 /* wheel_libs.c -- the libraries that ship as wheels of their own, on a GPU, through their stubs
- * (tests/gpu/wheel-libs-run.sh): a program written against cudnn.h, nccl.h, nvml.h, cupti.h and
- * cusparseLt.h, linked with libcudaload-<lib> and the cudart stub instead of the libraries.
+ * (tests/gpu/wheel-libs-run.sh): a program written against cudnn.h, nccl.h, nvml.h, cupti.h,
+ * cusparseLt.h and nvshmem_host.h, linked with libcudaload-<lib> and the cudart stub instead of
+ * the libraries.
  *
  *   wheel_libs cudnn        a convolution forward (NCHW float, 2x3x17x19 by 4x3x3x3 filters, pad
  *                           1, stride 1, cross-correlation) against a CPU reference
@@ -11,6 +12,10 @@
  *                           kernel's record
  *   wheel_libs maps         the cuDNN, NCCL, CUPTI files mapped in this process (one copy each)
  *   wheel_libs all          each of the above in turn, in one process
+ *   wheel_libs nvshmem      nvSHMEM's host library: one PE initialised with a unique id through
+ *                           the host-only entry (nvshmemx_hostlib_init_attr: a C program links no
+ *                           libnvshmem_device.a), its PE and count, the symmetric heap, finalize;
+ *                           a case of its own, not in "all"
  *
  * Built as a module (-DWHEEL_LIBS_MODULE) it exports wheel_libs_run(mode) instead of main, for
  * the same checks inside a python that imported torch first. Prints key=value lines; returns 0
@@ -28,6 +33,8 @@
 #include <nvml.h>
 
 #include "cudaload.h"
+/* nvSHMEM's headers are C++: its table header brings what C needs, then nvshmem_host.h */
+#include "cudaload_nvshmemhost.h"
 
 #define CHECK(what, call, ok)                                                     \
     do {                                                                          \
@@ -240,6 +247,46 @@ static int run_cupti(void) {
     return 0;
 }
 
+static int run_nvshmem(void) {
+    int major = -1, minor = -1, patch = -1;
+    nvshmemx_vendor_get_version_info(&major, &minor, &patch);
+    printf("nvshmem_version=%d.%d.%d\n", major, minor, patch);
+    if (major < 3) {
+        printf("FAILED nvshmem: no nvSHMEM 3 loaded\nlast_error=%s\n", cudaload_last_error());
+        return 1;
+    }
+    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    CHECK("nvshmem", nvshmemx_get_uniqueid(&id), 0);
+    CHECK("nvshmem", nvshmemx_set_attr_uniqueid_args(0, 1, &id, &attr), 0);
+    CHECK("nvshmem", nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr), 0);
+    printf("nvshmem_init_status=%d\n", nvshmemx_init_status());
+    CHECK("nvshmem", nvshmem_my_pe(), 0);
+    CHECK("nvshmem", nvshmem_n_pes(), 1);
+    enum { NI = 1024 };
+    int *d = (int *)nvshmem_malloc(NI * sizeof(int));
+    if (!d) {
+        printf("FAILED nvshmem: nvshmem_malloc returned NULL\n");
+        return 1;
+    }
+    CHECK("nvshmem", nvshmem_ptr(d, 0) == d, 1); /* its own PE's symmetric address is itself */
+    static int host[NI];
+    for (int i = 0; i < NI; i++) host[i] = 3 * i + 1;
+    CHECK("cudart", cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
+    nvshmem_barrier_all();
+    memset(host, 0, sizeof host);
+    CHECK("cudart", cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost), cudaSuccess);
+    int bad = 0;
+    for (int i = 0; i < NI; i++) bad += host[i] != 3 * i + 1;
+    printf("nvshmem_heap_ints=%d\nnvshmem_heap_wrong=%d\n", NI, bad);
+    nvshmem_free(d);
+    nvshmemx_hostlib_finalize();
+    printf("nvshmem_finalized=1\n");
+    if (bad) return 1;
+    printf("nvshmem=ok\n");
+    return 0;
+}
+
 /* The cuDNN, NCCL and CUPTI files mapped in this process: one copy each */
 static int run_maps(void) {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -279,8 +326,9 @@ int main(int argc, char **argv) {
              : !strcmp(mode, "cusparselt") ? run_cusparselt()
              : !strcmp(mode, "cupti")      ? run_cupti()
              : !strcmp(mode, "maps")       ? run_maps()
+             : !strcmp(mode, "nvshmem")    ? run_nvshmem()
              : !strcmp(mode, "all")        ? run_cudnn() | run_nccl() | run_nvml() | run_cusparselt() | run_cupti() | run_maps()
-                                           : (printf("usage: wheel_libs cudnn|nccl|nvml|cusparselt|cupti|maps|all\n"), 2);
+                                           : (printf("usage: wheel_libs cudnn|nccl|nvml|cusparselt|cupti|maps|all|nvshmem\n"), 2);
     fflush(stdout);
     return rc;
 }

@@ -10,14 +10,18 @@
 #include <string.h>
 #include <time.h>
 
+#include <cudnn.h>
 #include <cufile.h>
 #include <cupti.h>
 #include <nccl.h>
 #include <nvml.h>
 
+#include "cudaload_nvshmemhost.h" /* nvSHMEM's headers are C++: this brings what C needs first */
 #include "outparams.h"
 
 #define CUFILE_ERR(x) ((int)(x).err)
+/* a function returning nothing: 0 as its code */
+#define VOID_CALL(call) ((call), 0)
 
 int main(void) {
     int n = 0;
@@ -46,5 +50,9 @@ int main(void) {
     BUF("nvmlVgpuInstanceGetVmID", 64, nvmlVgpuInstanceGetVmID(0, buf, 64, &vm_type));
     BUF("nvmlVgpuTypeGetLicense", 64, nvmlVgpuTypeGetLicense(0, buf, 64));
     BUF_AS("cuFileGetParameterString", 64, CUFILE_ERR, cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, buf, 64));
+    /* void functions whose caller reads the buffer back: nothing else tells it the call failed */
+    BUF("cudnnGetLastErrorString", 64, VOID_CALL(cudnnGetLastErrorString(buf, 64)));
+    /* its buffer is NVSHMEM_MAX_NAME_LEN (256) bytes by contract: the text fits 128 */
+    BUF("nvshmem_info_get_name", 128, VOID_CALL(nvshmem_info_get_name(buf)));
     return 0;
 }
