@@ -426,7 +426,8 @@ static void stub_versions(const char *file, long *def, long *hidden) {
  * NCCL, NVML, cuFile and cuSPARSELt are: the link-time file libcudaload-selfcall.so has
  * selfcall_f@@CUDALOAD_STUB_0, the run-time file .so.0 (tools/hide_versions.py) selfcall_f@CUDALOAD_STUB_0.
  * The program linked to the stub reaches it; the library, opened after, binds its own call to
- * itself, and dlsym's unversioned lookup does not find the stub. The control: the link-time file
+ * itself, and dlsym's unversioned lookup does not find the stub (dlvsym's for CUDALOAD_STUB_0
+ * does). The control: the link-time file
  * in the run-time file's place (the default version) takes the library's call. The tool gives the
  * same file again from its output, and refuses a version of index 2 (stubs/stub.map's), which
  * glibc gives an unversioned reference even when hidden. */
@@ -451,6 +452,7 @@ static void test_hidden_version_binding(void **state) {
     assert_int_equal(val(out, "stub_f"), 42); /* the program's call: the stub */
     assert_int_equal(val(out, "lib_g"), 1);   /* the library's own call: itself */
     assert_int_equal(val(out, "default_is_stub"), 0);
+    assert_int_equal(val(out, "versioned_is_stub"), 1); /* dlvsym(..., "CUDALOAD_STUB_0") finds it */
 
     char *dir = th_tmpdir();
     assert_int_equal(sh(out, sizeof out, "cp '%s' '%s/libcudaload-selfcall.so.0'", link, dir), 0);
@@ -458,6 +460,7 @@ static void test_hidden_version_binding(void **state) {
     assert_int_equal(val(out, "stub_f"), 42);
     assert_int_equal(val(out, "lib_g"), 42); /* captured by the default version */
     assert_int_equal(val(out, "default_is_stub"), 1);
+    assert_int_equal(val(out, "versioned_is_stub"), 1);
 
     const char *top = getenv("CUDALOAD_TEST_TOP");
     if (top) {

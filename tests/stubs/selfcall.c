@@ -11,7 +11,8 @@
  *                    then opens the library (argv[1]) and calls its selfcall_g
  * Prints key=value: stub_f (42: the program's call reached the stub), lib_g (1: the library's
  * call reached its own selfcall_f; 42: the stub took it), default_is_stub (1 when dlsym's
- * unversioned lookup in the global scope finds the stub's selfcall_f). */
+ * unversioned lookup in the global scope finds the stub's selfcall_f), versioned_is_stub (1 when
+ * dlvsym's for CUDALOAD_STUB_0 does). */
 #ifdef SELFCALL_LIB
 int selfcall_f(void);
 int selfcall_g(void);
@@ -21,6 +22,7 @@ int selfcall_g(void) { return selfcall_f(); }
 int selfcall_f(void);
 int selfcall_f(void) { return 42; }
 #else
+#define _GNU_SOURCE /* dlvsym */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -39,6 +41,8 @@ int main(int argc, char **argv) {
     printf("lib_g=%d\n", g());
     void *found = dlsym(RTLD_DEFAULT, "selfcall_f");
     printf("default_is_stub=%d\n", found != NULL && found == (void *)selfcall_f);
+    found = dlvsym(RTLD_DEFAULT, "selfcall_f", "CUDALOAD_STUB_0");
+    printf("versioned_is_stub=%d\n", found != NULL && found == (void *)selfcall_f);
     return 0;
 }
 #endif
