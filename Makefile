@@ -416,7 +416,7 @@ $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_N
 	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the shared stubs of the libraries that version none of their exports, linked as a user links
 # them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden)
-$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_SO) $(B)/$(SO_NAME) | $(B)/tests
+$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/$(SO_NAME) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_UNVERSIONED),$(call stub_wheel_inc,$(s))) -isystem $(CUDA_INC) -o $@ $< \
 	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the hidden version in miniature (tests/stubs/selfcall.c): a library that calls its own export,
