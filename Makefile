@@ -138,6 +138,8 @@ help:
 	@echo "                    as wheels of their own from the wheels pinned in tools/api/wheel-libs.txt"
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md);"
+	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
+	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it);"
 	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
 	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 15 MB)"
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
@@ -284,9 +286,12 @@ endif
 ifneq ($(HIDDEN_API),)
 STUB_IDS := $(filter-out $(STUB_NO_HIDDEN),$(STUB_IDS))
 endif
-STUB_STATIC_ONLY := $(filter $(STUB_STATIC_ONLY),$(STUB_IDS))
-# the shared stubs: not for the libraries whose exports carry no symbol version (STUB_STATIC_ONLY)
-STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
+STUB_UNVERSIONED := $(filter $(STUB_UNVERSIONED),$(STUB_IDS))
+# the shared stubs: every stub. For the libraries whose exports carry no symbol version
+# (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
+# libcudaload-<lib>.so with its version node hidden (tools/hide_versions.py; stubs/stub_unversioned.map
+# puts the node at index 3), two files; for the others .so.0 is a link to .so (docs/stubs.md)
+STUB_SHARED_IDS := $(STUB_IDS)
 # -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h
 stub_wheel_inc = $(if $(STUB_WHEEL_$(1)),-isystem $(WHEEL_FILES)/$(STUB_WHEEL_$(1)))
 $(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o $(B)/stubs/obj/$(s)_core.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
@@ -319,14 +324,21 @@ $(B)/stubs/obj/%.o: stubs/gen/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 $(B)/stubs/obj/%.o: stubs/%.c stubs/stub.h $(HEADERS) | $(B)/stubs/obj
 	$(CC) $(STUB_XINC) $(STUB_CFLAGS) -c -o $@ $<
 
+# the version script of a stub's shared variant
+stub_map = stubs/$(if $(filter $(1),$(STUB_UNVERSIONED)),stub_unversioned,stub).map
 define STUB_RULES
 $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
 	rm -f $$@ && $(AR) rcs $$@ $$^
-$(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so stubs/stub.map
+$(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so $(call stub_map,$(1))
 	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now \
-	  -Wl,--version-script=stubs/stub.map -Wl,-rpath,'$$$$ORIGIN' -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+	  -Wl,--version-script=$(call stub_map,$(1)) -Wl,-rpath,'$$$$ORIGIN' -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
+ifneq ($(filter $(1),$(STUB_UNVERSIONED)),)
+$(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so tools/hide_versions.py
+	$(PYTHON) tools/hide_versions.py $$< $$@
+else
 $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so
 	ln -sf libcudaload-$(1).so $$@
+endif
 endef
 $(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
 
@@ -346,7 +358,7 @@ $(PROBE): $(PROBE_SRC) $(wildcard tools/probe_*.h) $(STATIC) include/cudaload.h 
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -Iinclude -Itools -isystem $(CUDA_INC) -o $@ $(PROBE_SRC) \
 	  $(STATIC) -lm $(LIBS)
 
-$(sort $(B) $(B)/obj $(B)/stubs/obj $(KERNELS_B) $(B)/tests $(B)/fake $(B)/fake/missing-symbol $(B)/fake/launch $(B)/bench):
+$(sort $(B) $(B)/obj $(B)/stubs/obj $(KERNELS_B) $(B)/tests $(B)/tests/selfcall $(B)/fake $(B)/fake/missing-symbol $(B)/fake/launch $(B)/bench):
 	mkdir -p $@
 
 # ---- tests ----
@@ -392,14 +404,33 @@ $(B)/tests/test_two_embedders: $(B)/tests/embedder_a.so $(B)/tests/embedder_b.so
 # with a kernel built with -cudart none.
 STUB_CORE := $(STATIC) $(LIBS)
 STUB_TEST_BIN := $(B)/tests/stub_blas $(B)/tests/stub_all_shared $(B)/tests/stub_reenter $(B)/tests/stub_outparams $(B)/tests/stub_threads $(B)/tests/stub_module_a.so $(B)/tests/stub_module_b.so $(B)/tests/preload_module.so \
-                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog) $(if $(STUB_WHEEL_IDS),$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels)
+                 $(B)/tests/stub_reg_threads $(if $(NVCC),$(B)/tests/stub_prog) $(if $(STUB_WHEEL_IDS),$(B)/tests/stub_wheels $(B)/tests/stub_outparams_wheels) \
+                 $(B)/tests/stub_selfcall $(if $(STUB_UNVERSIONED),$(B)/tests/stub_unversioned)
 $(B)/tests/stub_blas: tests/stubs/stub_blas.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublas.a \
 	  $(B)/stubs/libcudaload-cublaslt.a $(B)/stubs/libcudaload-cudart.a $(STUB_CORE)
-# every shared stub and libcudaload.so.0 in one program (found through its RUNPATH: the build tree)
+# every shared stub and libcudaload.so.0 in one program (found through its RUNPATH: the build
+# tree), linked with the link-time files libcudaload-<lib>.so
 $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_NAME) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< -Wl,--no-as-needed \
-	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so.$(SOMAJOR)) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+# the shared stubs of the libraries that version none of their exports, linked as a user links
+# them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden)
+$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/$(SO_NAME) | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_UNVERSIONED),$(call stub_wheel_inc,$(s))) -isystem $(CUDA_INC) -o $@ $< \
+	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+# the hidden version in miniature (tests/stubs/selfcall.c): a library that calls its own export,
+# its stub built as those of STUB_UNVERSIONED are (stubs/stub_unversioned.map, then
+# tools/hide_versions.py for .so.0), and a program linked to the stub
+$(B)/tests/selfcall/libselfcall.so: tests/stubs/selfcall.c | $(B)/tests/selfcall
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -DSELFCALL_LIB -o $@ $<
+$(B)/tests/selfcall/libcudaload-selfcall.so: tests/stubs/selfcall.c stubs/stub_unversioned.map | $(B)/tests/selfcall
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -DSELFCALL_STUB -Wl,-soname,libcudaload-selfcall.so.$(SOMAJOR) \
+	  -Wl,--version-script=stubs/stub_unversioned.map -o $@ $<
+$(B)/tests/selfcall/libcudaload-selfcall.so.$(SOMAJOR): $(B)/tests/selfcall/libcudaload-selfcall.so tools/hide_versions.py
+	$(PYTHON) tools/hide_versions.py $< $@
+$(B)/tests/stub_selfcall: tests/stubs/selfcall.c $(B)/tests/selfcall/libcudaload-selfcall.so.$(SOMAJOR) $(B)/tests/selfcall/libselfcall.so | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -o $@ $< -L$(B)/tests/selfcall -lcudaload-selfcall -ldl -Wl,-rpath,'$$ORIGIN/selfcall'
 # defines the cuBLASLt stub's after-load hook, which calls stubs back on the loading thread
 $(B)/tests/stub_reenter: tests/stubs/stub_reenter.c $(STUB_A) $(STATIC) | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -Iinclude -isystem $(CUDA_INC) -o $@ $< $(B)/stubs/libcudaload-cublaslt.a \
@@ -645,7 +676,6 @@ bench: all bench-bins
 # modules of the stubs its library needs (STUB_REQUIRES_<lib>)
 define stub_pc_modules
 	$(foreach s,$(STUB_IDS),$(call stub_pc,$(1),$(2),$(3),$(s),) && $(call stub_pc,$(1),$(2),$(3),$(s),-static) &&) true
-	$(foreach s,$(STUB_STATIC_ONLY),cp $(1)/cudaload-$(s)-static.pc $(1)/cudaload-$(s).pc &&) true  # static only
 endef
 # one module: $(4) the stub, $(5) "" or -static (the template's suffix and the modules it requires)
 stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(4)|g' \
@@ -654,7 +684,7 @@ stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERS
 define cmake_package
 	install -d $(1)
 	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
-	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_STATIC_ONLY $(STUB_STATIC_ONLY))'; \
+	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_TARGET_$(s) $(STUB_TARGET_$(s)))'; echo 'set(cudaload_STUB_LIB_$(s) $(STUB_LIB_$(s)))'; \
 	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
@@ -673,8 +703,11 @@ install: all
 	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 include/cudaload.h include/cudaload_tables.h $(API_HEADERS) $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 $(STUB_A) $(DESTDIR)$(LIBDIR)/
-	for s in $(STUB_SHARED_IDS); do install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
+	for s in $(filter-out $(STUB_UNVERSIONED),$(STUB_SHARED_IDS)); do \
+	  install -m 0755 $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) && \
 	  ln -sf libcudaload-$$s.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so || exit 1; done
+	for s in $(filter $(STUB_UNVERSIONED),$(STUB_SHARED_IDS)); do \
+	  install -m 0755 $(B)/stubs/libcudaload-$$s.so.$(SOMAJOR) $(B)/stubs/libcudaload-$$s.so $(DESTDIR)$(LIBDIR)/ || exit 1; done  # two files
 	$(call stub_pc_modules,$(DESTDIR)$(LIBDIR)/pkgconfig,$(PREFIX),$(LIBDIR))
 	$(call nvcc_runtime_dir,$(DESTDIR)$(LIBDIR)/cudaload-nvcc,$(LIBDIR)/libcudaload-cudart.a,$(LIBDIR)/libcudaload.a)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@CUDA_INC@|$(abspath $(CUDA_INC))|' \

@@ -119,6 +119,53 @@ static void test_stub_through_pkg_config(void **state) {
     unlink(exe);
 }
 
+/* The shared stubs of the libraries that version none of their exports (NCCL, NVML, cuFile,
+ * cuSPARSELt; docs/stubs.md): installed as two files, libcudaload-<lib>.so (to link: its exports
+ * @@CUDALOAD_STUB_0) and libcudaload-<lib>.so.0 (to run: @CUDALOAD_STUB_0, hidden), neither a
+ * link; cudaload-nccl in pkg-config is the shared stub, and a program linked through it runs with
+ * .so.0: nothing findable, NCCL's own error from the stub; the toolkit's NCCL answers its version. */
+static void test_unversioned_stubs_installed(void **state) {
+    (void)state;
+    const char *out;
+    char a[PATH_MAX + 64];
+    snprintf(a, sizeof a, "%s/lib/libcudaload-nccl.a", prefix);
+    if (access(a, R_OK) != 0) TH_SKIP("no NCCL stub installed: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
+    static const char *const ids[] = {"nccl", "nvml", "cufile", "cusparselt"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        int st = th_sh(&out, "cd '%s/lib' && test -f libcudaload-%s.so && test ! -L libcudaload-%s.so && test -f libcudaload-%s.so.0 && "
+                          "test ! -L libcudaload-%s.so.0 && "
+                          "echo link=$(readelf --dyn-syms -W libcudaload-%s.so | grep -c '@@CUDALOAD_STUB_0$') "
+                          "run=$(readelf --dyn-syms -W libcudaload-%s.so.0 | grep -c '[^@]@CUDALOAD_STUB_0$') "
+                          "run_default=$(readelf --dyn-syms -W libcudaload-%s.so.0 | grep -c '@@CUDALOAD_STUB_0$')",
+                       prefix, ids[i], ids[i], ids[i], ids[i], ids[i], ids[i], ids[i]);
+        if (st != 0) fail_msg("%s: libcudaload-%s.so and .so.0 are not two files", prefix, ids[i]);
+        int link = -1, run = -1, run_default = -1;
+        if (sscanf(out, "link=%d run=%d run_default=%d", &link, &run, &run_default) != 3 || link < 10 || run != link || run_default != 0)
+            fail_msg("%s: %s", ids[i], out);
+    }
+    char exe[PATH_MAX + 32];
+    snprintf(exe, sizeof exe, "%s/stub-nccl", prefix);
+    assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-nccl", prefix), 0);
+    assert_non_null(strstr(out, "-lcudaload-nccl "));
+    assert_null(strstr(out, ".a"));
+    int st = th_sh(&out, "printf '#include <stdio.h>\nint ncclGetVersion(int *);\nint main(void){int v=0;int st=ncclGetVersion(&v);"
+                      "printf(\"st=%%%%d v=%%%%d\\\\n\",st,v);return 0;}\n' | cc -std=c11 -x c -o '%s' - "
+                      "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-nccl) 2>&1", exe, prefix);
+    if (st != 0) fail_msg("linking through cudaload-nccl failed:\n%s", out);
+    assert_int_equal(th_sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
+    assert_non_null(strstr(out, "[libcudaload-nccl.so.0]"));
+    assert_null(strstr(out, "libnccl"));
+    assert_int_equal(th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=override '%s'", prefix, exe), 0);
+    assert_string_equal(out, "st=2 v=0\n"); /* ncclSystemError, from the stub */
+    char nccl[PATH_MAX];
+    snprintf(nccl, sizeof nccl, "%s/lib64/libnccl.so.2", th_cuda_home());
+    if (access(nccl, R_OK) == 0) {
+        assert_int_equal(th_sh(&out, "LD_LIBRARY_PATH='%s/lib' %s '%s'", prefix, run_env, exe), 0);
+        assert_non_null(strstr(out, "st=0 v=2"));
+    }
+    unlink(exe);
+}
+
 /* examples/c/vecadd.cu, a plain CUDA program (kernel, runtime, cuBLAS), built unchanged against
  * the installed stubs by its Makefile: no CUDA DT_NEEDED; the toolkit's runtime at the first call,
  * and without a GPU the runtime's own error through the stub (exit 1); nothing findable: 303. */
@@ -172,6 +219,16 @@ static void test_cmake_package(void **state) {
     assert_non_null(strstr(out, "cudart_status=0\ncudart_version=13000\n"));
     assert_int_equal(th_sh(&out, "%s '%s/use_stub'", run_env, bdir), 0);
     assert_non_null(strstr(out, "runtime_err=0\nruntime_version=13000\n"));
+    /* NCCL's shared stub (where the build made it): linked through libcudaload-nccl.so, the
+     * program needs .so.0 and reaches the stub (nothing findable: NCCL's ncclSystemError) */
+    char nccl_a[PATH_MAX + 64];
+    snprintf(nccl_a, sizeof nccl_a, "%s/lib/libcudaload-nccl.a", prefix);
+    if (access(nccl_a, R_OK) == 0) {
+        assert_int_equal(th_sh(&out, "readelf -d '%s/use_nccl_shared' | grep NEEDED", bdir), 0);
+        assert_non_null(strstr(out, "[libcudaload-nccl.so.0]"));
+        assert_int_equal(th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=override '%s/use_nccl_shared'", prefix, bdir), 0);
+        assert_non_null(strstr(out, "nccl_get_version=2\n"));
+    }
     /* relocatable: the same install, moved, found and linked from its new place */
     assert_int_equal(th_sh(&out, "rm -rf '%s' && cp -a '%s' '%s'", moved, prefix, moved), 0);
     if (cmake_build(&out, moved, bdir) != 0) fail_msg("the CMake consumer did not build against the moved install:\n%s", out);
@@ -289,6 +346,7 @@ int main(void) {
         cmocka_unit_test(test_installed_files),
         cmocka_unit_test(test_exports_and_no_cuda_needed),
         cmocka_unit_test(test_stub_through_pkg_config),
+        cmocka_unit_test(test_unversioned_stubs_installed),
         cmocka_unit_test(test_cuda_program_on_stubs),
         cmocka_unit_test(test_cmake_package),
         cmocka_unit_test(test_readme_snippet),

@@ -68,6 +68,13 @@ static int have(const char *prog) {
     return access(p, X_OK) == 0;
 }
 
+/* 1 when the toolkit the tests use (CUDA_HOME) has file in its lib64 */
+static int in_cuda_home(const char *file) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/lib64/%s", cuda_home, file);
+    return access(p, R_OK) == 0;
+}
+
 static int two_modules_child(void) {
     /* a framework's real libcudart first, as torch loads it; then two stub-linked modules */
     void *rt = dlopen(child_a, RTLD_NOW | RTLD_GLOBAL);
@@ -351,7 +358,8 @@ static int ld_bindings(const char *dir, const char *from_lib, const char *to_lib
             char a[1024], b[1024];
             if (!p || sscanf(p, "binding file %1023s [%*[^]]] to %1023s", a, b) != 2) continue;
             const char *an = strrchr(a, '/') ? strrchr(a, '/') + 1 : a, *bn = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
-            int a_nvidia = (strncmp(an, "libcu", 5) == 0 || strncmp(an, "libnv", 5) == 0) && strncmp(an, "libcudaload", 11) != 0;
+            int a_nvidia = (strncmp(an, "libcu", 5) == 0 || strncmp(an, "libnv", 5) == 0 || strncmp(an, "libnccl", 7) == 0) &&
+                           strncmp(an, "libcudaload", 11) != 0;
             if (a_nvidia && strncmp(bn, "libcudaload", 11) == 0) {
                 fclose(fp);
                 fail_msg("an NVIDIA library bound to a stub: %s", p);
@@ -399,6 +407,139 @@ static void test_all_shared_stubs_together(void **state) {
     assert_true(ld_bindings(dir, "libcusolver.so", "libcusparse.so") > 0);
     assert_true(ld_bindings(dir, "libcusparse.so", "libnvJitLink.so") > 0);
     free(dir);
+}
+
+/* Into def and hidden: how many of file's dynamic symbols are defined in CUDALOAD_STUB_0 as the
+ * default version (readelf: name@@CUDALOAD_STUB_0) and hidden (name@CUDALOAD_STUB_0). */
+static void stub_versions(const char *file, long *def, long *hidden) {
+    char out[256];
+    assert_int_equal(sh(out, sizeof out, "readelf --dyn-syms -W '%s' | awk '/@@CUDALOAD_STUB_0$/ {d++; next} "
+                                         "/@CUDALOAD_STUB_0$/ {h++} END {printf \"def=%%d\\nhidden=%%d\\n\", d, h}'", file),
+                     0);
+    *def = val(out, "def");
+    *hidden = val(out, "hidden");
+}
+
+/* The hidden version in miniature (tests/stubs/selfcall.c; docs/stubs.md, "Only the program's
+ * calls"): a library whose selfcall_g calls its own export selfcall_f through the PLT
+ * (unversioned, as libnvidia-ml.so.1 calls its nvmlInit_v2), and a stub of it built as those of
+ * NCCL, NVML, cuFile and cuSPARSELt are: the link-time file libcudaload-selfcall.so has
+ * selfcall_f@@CUDALOAD_STUB_0, the run-time file .so.0 (tools/hide_versions.py) selfcall_f@CUDALOAD_STUB_0.
+ * The program linked to the stub reaches it; the library, opened after, binds its own call to
+ * itself, and dlsym's unversioned lookup does not find the stub (dlvsym's for CUDALOAD_STUB_0
+ * does). The control: the link-time file
+ * in the run-time file's place (the default version) takes the library's call. The tool gives the
+ * same file again from its output, and refuses a version of index 2 (stubs/stub.map's), which
+ * glibc gives an unversioned reference even when hidden. */
+static void test_hidden_version_binding(void **state) {
+    (void)state;
+    if (!have("stub_selfcall")) TH_SKIP("stub_selfcall not built");
+    char out[4096], link[PATH_MAX + 64], run[PATH_MAX + 64], lib[PATH_MAX + 64];
+    snprintf(link, sizeof link, "%s/tests/selfcall/libcudaload-selfcall.so", build);
+    snprintf(run, sizeof run, "%s/tests/selfcall/libcudaload-selfcall.so.0", build);
+    snprintf(lib, sizeof lib, "%s/tests/selfcall/libselfcall.so", build);
+    long def = 0, hidden = 0;
+    stub_versions(link, &def, &hidden);
+    assert_true(def >= 1);
+    assert_int_equal(hidden, 0);
+    stub_versions(run, &def, &hidden);
+    assert_int_equal(def, 0);
+    assert_true(hidden >= 1);
+    assert_int_equal(sh(out, sizeof out, "readelf --dyn-syms -W '%s' | grep -c ' selfcall_f@CUDALOAD_STUB_0$'", run), 0);
+    assert_int_equal(atoi(out), 1);
+
+    assert_int_equal(sh(out, sizeof out, "'%s/tests/stub_selfcall' '%s'", build, lib), 0);
+    assert_int_equal(val(out, "stub_f"), 42); /* the program's call: the stub */
+    assert_int_equal(val(out, "lib_g"), 1);   /* the library's own call: itself */
+    assert_int_equal(val(out, "default_is_stub"), 0);
+    assert_int_equal(val(out, "versioned_is_stub"), 1); /* dlvsym(..., "CUDALOAD_STUB_0") finds it */
+
+    char *dir = th_tmpdir();
+    assert_int_equal(sh(out, sizeof out, "cp '%s' '%s/libcudaload-selfcall.so.0'", link, dir), 0);
+    assert_int_equal(sh(out, sizeof out, "LD_LIBRARY_PATH='%s' '%s/tests/stub_selfcall' '%s'", dir, build, lib), 0);
+    assert_int_equal(val(out, "stub_f"), 42);
+    assert_int_equal(val(out, "lib_g"), 42); /* captured by the default version */
+    assert_int_equal(val(out, "default_is_stub"), 1);
+    assert_int_equal(val(out, "versioned_is_stub"), 1);
+
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (top) {
+        assert_int_equal(sh(out, sizeof out, "python3 '%s/tools/hide_versions.py' '%s' '%s/again' >/dev/null && cmp '%s' '%s/again'",
+                            top, run, dir, run, dir),
+                         0);
+    }
+    char cublas[PATH_MAX + 64]; /* a shared stub of stubs/stub.map: CUDALOAD_STUB_0 has index 2 */
+    snprintf(cublas, sizeof cublas, "%s/stubs/libcudaload-cublas.so", build);
+    if (top && access(cublas, R_OK) == 0) {
+        int st = sh(out, sizeof out, "python3 '%s/tools/hide_versions.py' '%s' '%s/index2' 2>&1", top, cublas, dir);
+        assert_int_equal(st, 1);
+        assert_non_null(strstr(out, "version index 2"));
+        assert_int_equal(sh(out, sizeof out, "test -e '%s/index2'", dir), 1);
+    }
+    free(dir);
+}
+
+/* The shared stubs of NCCL, NVML, cuSPARSELt and cuFile, which version none of their exports: two
+ * files each, the link-time libcudaload-<lib>.so (every export @@CUDALOAD_STUB_0) and the run-time
+ * .so.0 (the same, hidden). A program linked with -lcudaload-<lib> (stub_unversioned) runs with
+ * the .so.0 files: nothing findable, each library's own code from the stub; with the toolkit's
+ * NCCL, its version, and libnccl.so.2's own calls to its exports (ncclGetVersion through its PLT)
+ * bind to itself, not to the stub in the global scope (LD_DEBUG=bindings, LD_BIND_NOW). The
+ * control: the link-time file in .so.0's place takes them. */
+static void test_unversioned_shared_stubs(void **state) {
+    (void)state;
+    if (!have("stub_unversioned")) TH_SKIP("no stub_unversioned: the wheels' headers could not be fetched (tools/wheel_files.py headers)");
+    char out[8192];
+    static const char *const ids[] = {"nccl", "nvml", "cusparselt", "cufile"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char link[PATH_MAX + 64], run[PATH_MAX + 64];
+        snprintf(link, sizeof link, "%s/stubs/libcudaload-%s.so", build, ids[i]);
+        snprintf(run, sizeof run, "%s/stubs/libcudaload-%s.so.0", build, ids[i]);
+        assert_int_equal(sh(out, sizeof out, "test -f '%s' && test ! -L '%s' && test -f '%s' && test ! -L '%s'", link, link, run, run), 0);
+        long def = 0, hidden = 0, run_def = 0, run_hidden = 0;
+        stub_versions(link, &def, &hidden);
+        stub_versions(run, &run_def, &run_hidden);
+        if (def < 10 || hidden != 0 || run_def != 0 || run_hidden != def)
+            fail_msg("%s: link-time file %ld default, %ld hidden; run-time file %ld default, %ld hidden", ids[i], def, hidden, run_def,
+                     run_hidden);
+    }
+    assert_int_equal(sh(out, sizeof out, "readelf -d '%s/tests/stub_unversioned' | grep NEEDED", build), 0);
+    assert_non_null(strstr(out, "[libcudaload-nccl.so.0]"));
+    assert_non_null(strstr(out, "[libcudaload-nvml.so.0]"));
+
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_unversioned'", build), 0);
+    assert_int_equal(val(out, "nccl_get_version"), 2);  /* ncclSystemError */
+    assert_int_equal(val(out, "nvml_init"), 12);        /* NVML_ERROR_LIBRARY_NOT_FOUND */
+    assert_int_equal(val(out, "nvml_count"), 12);
+    assert_int_equal(val(out, "cusparselt_init"), 1);   /* CUSPARSE_STATUS_NOT_INITIALIZED */
+    assert_int_equal(val(out, "cufile_open_err"), 5030); /* CU_FILE_INTERNAL_ERROR */
+    assert_int_equal(val(out, "done"), 1);
+
+    if (!in_cuda_home("libnccl.so.2")) TH_SKIP("no libnccl.so.2 in %s/lib64: the bindings are not checked", cuda_home);
+    char *dir = th_tmpdir(), *ctl = th_tmpdir();
+    assert_int_equal(sh(out, sizeof out,
+                        "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT='%s/b' "
+                        "timeout 60 '%s/tests/stub_unversioned' 2>/dev/null",
+                        cuda_home, dir, build),
+                     0);
+    assert_int_equal(val(out, "nccl_get_version"), 0);
+    assert_true(val(out, "nccl_version") >= 20000);
+    /* fails on any NVIDIA library (libnccl included) bound to a libcudaload object */
+    assert_true(ld_bindings(dir, "libnccl.so", "libnccl.so") > 0);
+    const char *nccl_self = "grep -h 'libnccl.so.2 \\[0\\] to [^ ]*/libnccl.so.2 \\[0\\]: normal symbol .ncclGetVersion.$' '%s'/b.* | wc -l";
+    assert_int_equal(sh(out, sizeof out, nccl_self, dir), 0);
+    assert_true(atoi(out) > 0);
+
+    assert_int_equal(sh(out, sizeof out, "cp '%s/stubs/libcudaload-nccl.so' '%s/libcudaload-nccl.so.0'", build, ctl), 0);
+    assert_int_equal(sh(out, sizeof out,
+                        "LD_LIBRARY_PATH='%s:%s' CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' LD_BIND_NOW=1 LD_DEBUG=bindings "
+                        "LD_DEBUG_OUTPUT='%s/b' timeout 60 '%s/tests/stub_unversioned' >/dev/null 2>&1; "
+                        "grep -h 'libnccl.so.2 \\[0\\] to [^ ]*/libcudaload-nccl.so.0 \\[0\\]: normal symbol .ncclGetVersion.$' '%s'/b.* | wc -l",
+                        ctl, build, cuda_home, ctl, build, ctl),
+                     0);
+    if (atoi(out) == 0) fail_msg("the control: the default version did not take libnccl.so.2's own ncclGetVersion");
+    free(dir);
+    free(ctl);
 }
 
 /* A stub called back on the thread that runs its first load, from the foreign code that load
@@ -555,13 +696,6 @@ static void test_threads_and_fork(void **state) {
  * with CUDA_HOME alone, the copies a toolkit holds (this machine's: cuDNN 9, NCCL, CUPTI) answer,
  * a function newer than the loaded cuDNN gives CUDNN_STATUS_NOT_SUPPORTED, and NVML, which only a
  * driver installs, gives NVML_ERROR_LIBRARY_NOT_FOUND without one. */
-/* 1 when the toolkit the tests use (CUDA_HOME) has file in its lib64 */
-static int in_cuda_home(const char *file) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/lib64/%s", cuda_home, file);
-    return access(p, R_OK) == 0;
-}
-
 /* nvSHMEM's host API when it cannot be had (stub_wheels): its statuses NVSHMEMX_ERROR_INTERNAL,
  * the queries without one zeroed (versions, a value read) or -1 (a PE, a count of PEs: its
  * answer for an invalid team), nothing allocated, a team it would create NVSHMEM_TEAM_INVALID,
@@ -760,7 +894,7 @@ static void test_stubs_cover_every_export(void **state) {
         char id[64], row[64];
         if (sscanf(line, "%63s %63s", id, row) != 2) fail_msg("stubs.mk: %s", line);
         n_rows++;
-        char so[PATH_MAX + 64]; /* the archive: every stub has one (some have no shared variant) */
+        char so[PATH_MAX + 64]; /* the archive: every stub has one */
         snprintf(so, sizeof so, "%s/stubs/libcudaload-%s.a", build, id);
         if (access(so, R_OK) != 0) continue; /* not built here: its headers could not be fetched */
         char real_cmd[PATH_MAX + 128], stub_cmd[PATH_MAX + 128];
@@ -791,6 +925,8 @@ int main(void) {
         cmocka_unit_test(test_cudnn_table_header_with_older_headers),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
+        cmocka_unit_test(test_hidden_version_binding),
+        cmocka_unit_test(test_unversioned_shared_stubs),
         cmocka_unit_test(test_reentered_stub_fails_fast),
         cmocka_unit_test(test_out_parameters_filled_on_failure),
         cmocka_unit_test(test_out_parameters_filled_when_absent),

@@ -8,11 +8,13 @@
 # STUB_WHEEL_<id>: for a library that ships as a wheel of its own, its headers' directory
 # under tools/wheel_files.py's cache (PACKAGE-VERSION/include dir in the wheel).
 STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cusolver cusparse cusparselt cutensor nccl nvjitlink nvml nvrtc nvshmemhost
-# STUB_STATIC_ONLY: libraries that ship as wheels of their own and version none of their
-# exports (NCCL, NVML, cuFile, cuSPARSELt): a shared stub in a process's global scope would
-# take the library's calls to its own exports and other libraries' imports of them (nothing
-# tells the stub's definition from the library's), so they get the static stub only.
-STUB_STATIC_ONLY := cufile cusparselt nccl nvml
+# STUB_UNVERSIONED: libraries that ship as wheels of their own and version none of their
+# exports (NCCL, NVML, cuFile, cuSPARSELt): their own calls to their exports and other
+# libraries' imports of them are unversioned, and would bind to a shared stub's default
+# version. Their shared stub's run-time file (libcudaload-<lib>.so.0) has its exports in a
+# hidden version (tools/hide_versions.py), which only a program linked to the stub binds to;
+# the link-time file (libcudaload-<lib>.so) has them in the default one (docs/stubs.md).
+STUB_UNVERSIONED := cufile cusparselt nccl nvml
 # STUB_NO_HIDDEN: libraries whose headers declare their functions default-visible themselves
 # (#pragma GCC visibility push(default)): no stub with its API hidden (make HIDDEN_API=1).
 STUB_NO_HIDDEN := cufile

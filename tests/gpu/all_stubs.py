@@ -59,7 +59,7 @@ def check_bindings(logdir):
             if not m:
                 continue
             src, dst, sym = (os.path.basename(m.group(1)), os.path.basename(m.group(2)), m.group(3))
-            if not re.match(r"lib(cu|nv)", src) or src.startswith("libcudaload"):
+            if not re.match(r"lib(cu|nv|nccl)", src) or src.startswith("libcudaload"):
                 continue
             if dst.startswith("libcudaload"):
                 bad.append("%s -> %s: %s" % (src, dst, sym))

@@ -13,6 +13,11 @@
 #     created on the GPU), and in python before torch (tests/gpu/shared_stubs_torch.py): torch's
 #     matmul and linear right, and LD_DEBUG=bindings shows libcublas -> libcublasLt and no
 #     NVIDIA library bound to a libcudaload object;
+#   unversioned, unversioned-bindings: the shared stubs of NCCL, NVML, cuSPARSELt and cuFile (their
+#     run-time files' version hidden: docs/stubs.md), where the wheels' headers made them, in a
+#     program linked to them (tests/stubs/stub_unversioned.c; every binding made at load): NVML's
+#     and NCCL's answers, the driver's libnvidia-ml.so.1 and the venv's libnccl.so.2 bind their
+#     own exports to themselves, no NVIDIA library to a libcudaload object;
 #   example: examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
 #     imported after torch: one copy of each library mapped, results equal to torch's
 #     (tests/gpu/example_after_torch.py);
@@ -75,8 +80,20 @@ rm -rf "$out/bindings" && mkdir -p "$out/bindings"
 step shared-before-torch env LD_DEBUG=bindings LD_DEBUG_OUTPUT="$out/bindings/b" "$PY" tests/gpu/shared_stubs_torch.py "$top/build"
 step shared-bindings sh -c "grep -h 'binding file' '$out'/bindings/b.* | grep -c 'libcublas\.so[^ ]* \[[0-9]*\] to [^ ]*libcublasLt' && \
   ! grep -h 'binding file' '$out'/bindings/b.* | grep -v 'binding file [^ ]*/libcudaload' | \\
-  grep -E 'binding file [^ ]*/lib(cu|nv)[^/ ]* \[[0-9]+\] to [^ ]*libcudaload'"
+  grep -E 'binding file [^ ]*/lib(cu|nv|nccl)[^/ ]* \[[0-9]+\] to [^ ]*libcudaload'"
 rm -rf "$out/bindings"
+# the libraries that version none of their exports: their own calls to them never reach the stubs
+if [ -e build/stubs/libcudaload-nvml.so.0 ]; then
+    rm -rf "$out/ubind" && mkdir -p "$out/ubind"
+    step unversioned-build make -s build/tests/stub_unversioned
+    step unversioned env VIRTUAL_ENV="$(dirname "$(dirname "$PY")")" LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT="$out/ubind/b" \
+      sh -c 'o=$(build/tests/stub_unversioned); echo "$o"; echo "$o" | grep -qx nvml_init=0 && echo "$o" | grep -qx nccl_get_version=0'
+    step unversioned-bindings sh -c "grep -h 'binding file' '$out'/ubind/b.* | grep -c 'libnvidia-ml\.so[^ ]* \[[0-9]*\] to [^ ]*libnvidia-ml\.so[^ ]* \[[0-9]*\]: normal symbol .nvml' && \
+      grep -h 'binding file' '$out'/ubind/b.* | grep -c 'libnccl\.so[^ ]* \[[0-9]*\] to [^ ]*libnccl\.so[^ ]* \[[0-9]*\]: normal symbol .nccl' && \
+      ! grep -h 'binding file' '$out'/ubind/b.* | grep -v 'binding file [^ ]*/libcudaload' | \
+      grep -E 'binding file [^ ]*/lib(cu|nv|nccl)[^/ ]* \[[0-9]+\] to [^ ]*libcudaload'"
+    rm -rf "$out/ubind"
+fi
 # the example extension (a kernel and cuFFT through the stubs), built here and imported after torch
 step example-build sh -c "rm -rf build/example-whl build/example-src build/example-target && cp -r examples/python-extension build/example-src && \
   PKG_CONFIG_PATH='$top/build/stub-prefix/lib/pkgconfig' CUDA_HOME=/usr/local/cuda '$PY' -m pip wheel --no-deps \
