@@ -573,7 +573,8 @@ static void test_symtab_matches_dlsym(void **state) {
         assert_int_equal(ask, 0);
         assert_null(cl_plat_symtab_find(&st, "malloc", &ask)); /* imported: libc's */
         assert_non_null(dlsym(h, "malloc"));
-        dlclose(h);
+        /* left loaded: each of these libraries allocates an emergency pool of its own libstdc++
+         * when it loads, which LeakSanitizer reports as lost once the library is closed */
     }
     if (compared < 1000) fail_msg("only %zu names compared", compared);
     printf("own symbol lookup = dlsym for %zu names in %zu libraries\n", compared, sizeof files / sizeof files[0]);
