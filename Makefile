@@ -64,8 +64,12 @@ CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
 LIBS       := -ldl -lpthread
 
+# the walk (walk.c) and its parts: the places searched, one file, its dependencies, its major,
+# the candidates' records, the driver-like rows, cuda-compat
+WALK_SRC   := libcudaload/walk.c libcudaload/walk_steps.c libcudaload/walk_file.c libcudaload/walk_deps.c \
+              libcudaload/walk_majors.c libcudaload/candidates.c libcudaload/driver_like.c libcudaload/cuda_compat.c
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
-              libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
+              libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c $(WALK_SRC) \
               libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 

@@ -487,16 +487,19 @@ void cl_foreign_end(void);
  * driver's by init, after the cuda-compat decision). Called with the lock held; the lock is let
  * go around foreign code only. */
 cudaload_status cl_walk(int lib);
-/* Forward compatibility (walk.c), after init's walk: cl_use_compat takes a cuda-compat libcuda
- * in place of the system's driver where that driver does not run the runtime found (1 when it
- * did; the runtime, if skipped, is then searched again after cl_lib_forget); cl_note_compat
- * records the other copies as the driver's candidates, each with why it is not the one running. */
-int cl_use_compat(void);
+/* Forgets lib's search (candidates, message) so that it can be searched again: a runtime skipped
+ * for a driver that cl_use_compat then replaced. Only for a library nothing was kept of. */
 void cl_lib_forget(int lib);
+/* Forward compatibility (cuda_compat.c), after init's walk: cl_use_compat takes a cuda-compat
+ * libcuda in place of the system's driver where that driver does not run the runtime found (1
+ * when it did; the runtime, if skipped, is then searched again after cl_lib_forget);
+ * cl_note_compat records the other copies as the driver's candidates, each with why it is not
+ * the one running. */
+int cl_use_compat(void);
 void cl_note_compat(void);
-/* Test seams: when set, called with a candidate's path once its dependencies are taken (after
- * its file check), just before its dlopen and just after it (a test swaps the file there to prove
- * that the mapped file is the one checked). NULL in normal use. */
+/* Test seams (walk_file.c): when set, called with a candidate's path once its dependencies are
+ * taken (after its file check), just before its dlopen and just after it (a test swaps the file
+ * there to prove that the mapped file is the one checked). NULL in normal use. */
 extern void (*cl_test_before_dlopen)(const char *path);
 extern void (*cl_test_during_deps)(const char *path);
 extern void (*cl_test_after_dlopen)(const char *path);
@@ -504,10 +507,96 @@ extern void (*cl_test_after_dlopen)(const char *path);
 void cl_publish_table(int lib);
 
 /* Appends a candidate (path, source, result, and w's reason rendered) to a candidate list:
- * the libraries' (walk.c) and the toolkit parts' (toolkit.c). Returns its index, or -1 when out
- * of memory (noted by cl_oom). */
+ * the libraries' (candidates.c) and the toolkit parts' (toolkit.c). Returns its index, or -1
+ * when out of memory (noted by cl_oom). */
 long cl_cands_add(cudaload_candidate **cands, cudaload_candidate_detail **details, size_t *n, size_t *cap,
                   const char *path, cudaload_source source, cudaload_status result, const cl_why *w);
+
+/* ---- the walk's own parts, shared by its files (walk*.c, candidates.c, driver_like.c,
+ * cuda_compat.c); all of them run on the walking thread with the lock held ---- */
+static inline const cl_row *cl_row_of(int lib) { return cl_row_at((size_t)lib); }
+/* walk.c: lib's step ended, a load's (finished) or a find's (found): no walk searches it again,
+ * but a load that forgets a find first; and whether this walk only locates files
+ * (CUDALOAD_FLAG_FIND_ONLY, cudaload_find_library) */
+int cl_step_ended(int lib);
+int cl_find_only(void);
+
+/* candidates.c: lib's candidate list. cl_record records one (its index, or -1 out of memory);
+ * cl_record_code one whose reason has no parameter but the major; cl_record_rewrite makes
+ * candidate i say something else (a copy taken, then let go). */
+long cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w);
+long cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result, cudaload_reason reason,
+                    int major);
+void cl_record_rewrite(int lib, size_t i, cudaload_status result, const cl_why *w);
+int cl_already_candidate(int lib, const char *path);
+/* 1 when path is too long for the system (recorded PATH_TOO_LONG, once); a path a directory on
+ * the way keeps from being looked at is recorded UNSEARCHABLE */
+int cl_path_too_long(int lib, const char *path, cudaload_source source, int major);
+void cl_note_unsearchable(int lib, const char *path, cudaload_source source);
+/* lib's note "<origin>=<path> cannot be used: <reason>": an exact file given for it failed */
+void cl_set_note(int lib, const char *origin, const char *path, const char *reason);
+
+/* walk_file.c: one file. The foreign code of the walk, each with the lock let go: dlopen of
+ * path, of a copy already loaded (RTLD_NOLOAD, *real: its path), dlclose, and lib's table filled
+ * in scratch. */
+void *cl_dlopen(int lib, const char *path, cl_buf *why);
+void *cl_dlopen_loaded(int lib, const char *soname, char **real);
+void cl_dlclose(int lib, void *h);
+cudaload_status cl_fill_scratch(int lib, void *h, cl_buf *why);
+/* The SONAME of lib's flavor for major (the newest flavor's when major is 0 or unknown). */
+const char *cl_flavor_soname(int lib, int major);
+/* Keeps a copy of lib (h NULL for find-only: located, not loaded); a known major pins the
+ * process's major. */
+void cl_take(int lib, void *h, const char *path, const char *soname, cudaload_source source, int already, int major,
+             int version, long root_index);
+/* The gates: a major (asked for, what the driver runs, the process's once pinned; nothing
+ * recorded), the same recording the skip of path, the caller's floor; and the post-open checks
+ * of a handle (table, version, major, floor; the table committed when they pass). */
+cudaload_status cl_major_check(int lib, int major, cl_why *w);
+cudaload_status cl_major_gate(int lib, const char *path, cudaload_source source, int major);
+cudaload_status cl_floor_check(int lib, int major, int version, cl_why *w);
+cudaload_status cl_accept_handle(int lib, void *h, int *major, int *version, cl_why *w);
+/* Tries one file for lib (file check, dependencies, dlopen, table, gates); records it either way.
+ * major 0: neither the name nor the directory tells it, the version then decides. */
+cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index);
+
+/* walk_deps.c: the dependencies taken for one candidate, let go again when the candidate fails */
+typedef struct cl_dep_list {
+    int lib[2 * CL_MAX_DEPS];
+    size_t n;
+} cl_dep_list;
+/* Takes every dependency of a candidate of lib at path (required then optional): a required one
+ * that fails fails the candidate (recorded, with what was taken for it let go). */
+cudaload_status cl_take_deps(int lib, const char *path, cudaload_source source, int major, long root_index,
+                             cl_dep_list *taken);
+/* Lets go of a dependency taken for a library that could not be used (never one loaded before),
+ * and of every dependency in taken. */
+void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name);
+void cl_drop_deps(cl_dep_list *taken, cudaload_status st, int lib);
+
+/* walk_majors.c: the major of a file by its DT_SONAME (or name); of a file found in dir under a
+ * root (0 when nothing tells); the majors lib is searched in, newest first (the pinned one only,
+ * once pinned). */
+int cl_major_of_file(int lib, const char *path);
+int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *root, const char *dir);
+size_t cl_majors_for(int lib, int majors[CL_MAX_FLAVORS]);
+
+/* walk_steps.c: the places, in order. cl_try_loaded: 1 when a copy in the process decided
+ * (taken, or refused); cl_note_loaded_over_exact records an exact file such a copy won over;
+ * cl_try_exact: the exact file, or OVERRIDE_UNUSABLE; cl_try_root, cl_try_system: 1 when a copy
+ * was taken there; cl_system_take: dlopen by SONAME (located only, for find-only). */
+int cl_try_loaded(int lib);
+void cl_note_loaded_over_exact(int lib);
+cudaload_status cl_try_exact(int lib);
+int cl_try_root(int lib, size_t r);
+int cl_try_system(int lib, int major);
+cudaload_status cl_system_take(int lib, int major, const char *soname);
+
+/* driver_like.c: the walk of a driver-like row (the system only); a driver-like copy's table
+ * filled and checked (the driver's version in *version), and kept (the driver's facts set). */
+cudaload_status cl_walk_driver_like(int lib);
+cudaload_status cl_driver_usable(int lib, void *h, const char *where, cudaload_source source, int *version);
+void cl_driver_take(int lib, void *h, const char *where, cudaload_source source, int version);
 
 /* ---- the advisor (advisor.c): text, rendered once from codes ---- */
 /* The text of a candidate's reason from its code and parameters. */
