@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cl_why;
 
@@ -319,6 +320,19 @@ enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
  * tile is not built for, speed 0, has no name and no function) */
 #define CL_KERNEL_COUNT (3 + 4 * CL_SGEMM_TILE_COUNT)
+/* The kernels of the fatbin, by the name the loader asks for (kernels_device.c: cl_kernel_names):
+ * CL_K_SGEMM_FIRST + 4 * tile + 2 * ta + tb for the product kernels. */
+enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
+extern const char *const cl_kernel_names[CL_K_COUNT];
+/* A row of CL_SGEMM_TILES as the plan reads it (sgemm_plan.c: cl_sgemm_tiles). */
+typedef struct cl_sgemm_tile {
+    int bm, bn, threads, per_sm, vec, kv;
+    int weighed;  /* the plan weighs it (0: only moved to, as a wide or one_wave tile) */
+    int wide;     /* CL_SGEMM_TILE_*: the tile a split product moves to, itself for none */
+    int one_wave; /* CL_SGEMM_TILE_*: the tile an unsplit product of one wave moves to, itself for none */
+    int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built */
+} cl_sgemm_tile;
+extern const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT];
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
     atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent
@@ -608,7 +622,43 @@ void cl_describe_failure(int lib, cl_buf *out);
  * thread runs. */
 void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *out);
 
-/* ---- launch (kernels.c) ---- */
+/* ---- launch (kernels.c: the public calls; sgemm_plan.c, kernels_device.c, kernels_launch.c,
+ * cublas_pool.c) ---- */
+/* p is not aligned to a (a power of 2) */
+static inline int cl_misaligned(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) != 0; }
+
+/* kernels_device.c: the launch step's lock (cl_ctx.kernels.mu; its fork handler registered on
+ * first use); how the kernels were built, into info; dev's kernels, prepared on first use (OK,
+ * or why they cannot run, its text set); a CUDA error's name */
+void cl_klock(void);
+void cl_kunlock(void);
+void cl_kernels_build_info(cudaload_kernels_info *info);
+cudaload_status cl_device_ready(int dev);
+const char *cl_cu_name(const cudaload_driver_table *d, CUresult r);
+
+/* kernels_launch.c: the device a call of fn runs on (the one owning its n pointers, named for the
+ * message; else the runtime's current one); dev's primary context made current where another is
+ * (*pushed: cl_ctx_leave pops it); kernel `which` launched on dev, in its context (cl_launch_in),
+ * as a programmatic dependent of the kernel before it where the device allows it
+ * (cl_launch_dependent), or without asking which context is current first (cl_launch) */
+cudaload_status cl_call_device(const char *fn, const void *const *ptrs, const char *const *names, int n, int *dev);
+cudaload_status cl_ctx_enter(const cudaload_driver_table *d, int dev, const char *what, int *pushed);
+void cl_ctx_leave(const cudaload_driver_table *d, int pushed);
+cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned block, void **args, void *stream);
+cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned block,
+                                    void **args, void *stream);
+cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream);
+
+/* cublas_pool.c: dev made current for cuBLAS (*prev: the device to go back to, or -1), and back;
+ * a handle of dev for one call on stream, taken from the pool or made, and given back; a cuBLAS
+ * status as libcudaload's (its text set) */
+cudaload_status cl_blas_enter(int dev, int *prev);
+void cl_blas_leave(int prev);
+cudaload_status cl_blas_take(int dev, void *stream, const struct cudaload_cublas_table **out, cublasHandle_t *h);
+void cl_blas_give(int dev, const struct cudaload_cublas_table *b, cublasHandle_t h);
+cudaload_status cl_blas_status(const struct cudaload_cublas_table *b, cublasStatus_t s, const char *what);
+
 /* The kernel gate, pure: can kernels built by toolkit_version with SASS for sass_archs
  * ("75,80,...") and PTX for ptx_arch run on a cc_major.cc_minor device under a driver of
  * driver_version? OK, KERNELS_NOT_BUILT, DRIVER_TOO_OLD or NO_KERNEL_IMAGE with the reason. */
