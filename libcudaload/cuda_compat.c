@@ -9,6 +9,7 @@
 #include "cudaload_tables.h"
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,23 +36,27 @@ static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_CO
     const char *home = cl_config_env(&G.cfg, "CUDA_HOME");
     if (!home || !cl_plat_is_absolute(home)) home = cl_config_env(&G.cfg, "CUDA_PATH");
     const char *conda = cl_config_env(&G.cfg, "CONDA_PREFIX");
-    /* each place as a prefix and the file under it: joined by cl_path_join, never truncated */
-    const char *prefix[CL_COMPAT_MAX], *rel[CL_COMPAT_MAX];
+    /* each place as a prefix and the directory under it that holds the driver's SONAME (its
+     * catalogue row's): joined by cl_path_join, never truncated */
+    const char *prefix[CL_COMPAT_MAX], *sub[CL_COMPAT_MAX];
     cudaload_source from[CL_COMPAT_MAX];
     int n_dirs = 0, n = 0;
     if (cl_plat_is_absolute(home)) {
-        prefix[n_dirs] = home, rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-        prefix[n_dirs] = home, rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = home, sub[n_dirs] = "compat", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = home, sub[n_dirs] = "compat/lib", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
     if (!cl_plat_is_absolute(home) || strcmp(home, "/usr/local/cuda") != 0) { /* listed once */
-        prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
-        prefix[n_dirs] = "/usr/local/cuda", rel[n_dirs] = "compat/lib/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = "/usr/local/cuda", sub[n_dirs] = "compat", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
+        prefix[n_dirs] = "/usr/local/cuda", sub[n_dirs] = "compat/lib", from[n_dirs++] = CUDALOAD_SOURCE_CUDA_HOME;
     }
     if (cl_plat_is_absolute(conda))
-        prefix[n_dirs] = conda, rel[n_dirs] = "cuda-compat/libcuda.so.1", from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
+        prefix[n_dirs] = conda, sub[n_dirs] = "cuda-compat", from[n_dirs++] = CUDALOAD_SOURCE_CONDA;
+    const char *soname = cl_row_of(CUDALOAD_LIB_DRIVER)->flavor[0].soname;
     char *in_use = NULL;
     for (int i = 0; i < n_dirs; i++) {
-        char *path = cl_path_join(prefix[i], rel[i]);
+        char rel[64]; /* "compat/lib/libcuda.so.1": the catalogue's SONAME under a fixed directory */
+        snprintf(rel, sizeof rel, "%s/%s", sub[i], soname);
+        char *path = cl_path_join(prefix[i], rel);
         if (!path) cl_oom();
         /* a prefix too long for a file the system opens: a driver candidate that says so */
         int too_long = path && cl_path_too_long(CUDALOAD_LIB_DRIVER, path, from[i], 0);
@@ -71,10 +76,13 @@ static int cl_compat_copies(char *real[CL_COMPAT_MAX], cudaload_source src[CL_CO
     return n;
 }
 
-/* A compat copy's version, from its file name (libcuda.so.580.95.05): the text after the SONAME. */
+/* A compat copy's version, from its file name (libcuda.so.580.95.05): the text after the
+ * driver's SONAME less its number ("libcuda.so."). */
 static const char *cl_compat_version(const char *real) {
+    const char *soname = cl_row_of(CUDALOAD_LIB_DRIVER)->flavor[0].soname, *dot = strrchr(soname, '.');
+    size_t stem = dot ? (size_t)(dot - soname) + 1 : strlen(soname);
     const char *base = strrchr(real, '/');
-    return base && strncmp(base + 1, "libcuda.so.", 11) == 0 ? base + 12 : "?";
+    return base && strncmp(base + 1, soname, stem) == 0 ? base + 1 + stem : "?";
 }
 
 /* Takes the compat copy at real in place of the system's driver, which this walk loaded (it runs
