@@ -19,8 +19,9 @@
 
 int cl_min_branch_for_major(int major) {
     switch (major) {
-    case 13: return 580;
-    case 12: return 525;
+#define CL_BRANCH_CASE_(m, branch) case m: return branch;
+        CL_CUDA_MAJORS(CL_BRANCH_CASE_)
+#undef CL_BRANCH_CASE_
     default: return 0;
     }
 }

@@ -25,11 +25,16 @@ struct cl_why;
 /* Room for the catalogue's rows (catalogue.c checks its count against it at compile time). */
 #define CL_CATALOGUE_MAX 96
 
-#define CL_MAX_MAJORS 2
-/* CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"). */
+/* The CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"), each
+ * with the minimum Linux driver branch that runs it: X(major, branch). The one source of both:
+ * the majors' list (search.c), the gate (gate.c) and the advice (advisor.c) read them from here. */
+#define CL_CUDA_MAJORS(X) X(13, 580) X(12, 525)
+#define CL_COUNT_MAJOR_(major, branch) +1
+#define CL_MAX_MAJORS (0 CL_CUDA_MAJORS(CL_COUNT_MAJOR_))
+/* CUDA majors libcudaload knows, newest first (search.c). */
 extern const int cl_known_majors[CL_MAX_MAJORS];
 
-/* Minimum Linux driver branch per CUDA major (design notes: 13.x >= 580, 12.x >= 525). */
+/* Minimum Linux driver branch of a CUDA major (CL_CUDA_MAJORS), 0 for one not known. */
 int cl_min_branch_for_major(int major);
 /* The CUDA version a copy of row belongs to, from its version (a CUDA-numbered version call:
  * cudart, NVRTC, nvJitLink, nvFatbin), else 0. */
