@@ -146,11 +146,6 @@ int cl_config_backend(void) {
     return b;
 }
 
-const char *cl_env(const char *name) {
-    if (!g.done || (g.cfg.flags & CUDALOAD_FLAG_IGNORE_ENV)) return NULL;
-    return cl_config_env(&g.cfg, name);
-}
-
 /* ---- public API ---- */
 
 /* Walks init's rows after the driver (cudart), then cuBLAS when the caller asked for it at init

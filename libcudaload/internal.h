@@ -123,10 +123,6 @@ int cl_config_backend(void);
  * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
 void cl_atfork_init(void);
 
-/* Reads an environment variable under the configuration of the completed init (NULL under
- * AT_SECURE, CUDALOAD_FLAG_SECURE or CUDALOAD_FLAG_IGNORE_ENV, or before init). */
-const char *cl_env(const char *name);
-
 /* ---- search: roots and candidate directories (search.c) ---- */
 typedef struct cl_root {
     cudaload_root pub;       /* path, source, exists */
