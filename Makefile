@@ -101,6 +101,7 @@ endif
 # the generated tables (tools/gen_api.py): one header per library with API headers in the catalogue
 API_HEADERS := $(filter-out include/cudaload_tables.h,$(wildcard include/cudaload_*.h))
 HEADERS    := include/cudaload.h include/cudaload_tables.h $(API_HEADERS) libcudaload/internal.h libcudaload/catalogue.h \
+              libcudaload/fork_guard.h \
               libcudaload/api_rows.inc libcudaload/api_symbols.inc
 
 SO_REAL    := $(B)/libcudaload.so.$(VERSION)

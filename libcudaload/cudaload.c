@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "cudaload_tables.h"
 #include "internal.h"
+#include "fork_guard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,35 +52,23 @@ const char *cudaload_lib_name(cudaload_lib lib) {
 /* fork() while another thread holds the mutex, or runs a walk, would leave the child's copy
  * locked, or a walk half done that nobody ends: the handler takes the lock and waits for a walk
  * of another thread to end. A fork from this very thread while it holds the lock (a signal
- * handler) or runs the walk (a constructor, a version call) must not wait for itself. */
+ * handler: fork_guard.h) or runs the walk (a constructor, a version call) must not wait for itself. */
 static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
-static _Thread_local int cl_lock_held_here;    /* this thread holds the lock */
-static _Thread_local int cl_fork_skipped_lock; /* the fork handler left the lock alone */
-static _Thread_local int cl_walking_here;      /* this thread runs the walk (cl_ctx.walking) */
-static _Thread_local int cl_foreign_lib = -1;  /* the foreign code it runs now: whose, and what */
+static _Thread_local cl_fork_guard cl_lock_guard; /* this thread holds the lock (fork_guard.h) */
+static _Thread_local int cl_walking_here;         /* this thread runs the walk (cl_ctx.walking) */
+static _Thread_local int cl_foreign_lib = -1;     /* the foreign code it runs now: whose, and what */
 static _Thread_local const char *cl_foreign_call;
 static void cl_lock_prepare(void) {
-    if (cl_lock_held_here) {
-        cl_fork_skipped_lock = 1;
-        return;
-    }
-    pthread_mutex_lock(&g.mu);
+    if (!cl_fork_guard_prepare(&cl_lock_guard, &g.mu)) return;
     while (g.walking && !cl_walking_here) pthread_cond_wait(&g.walk_cv, &g.mu);
 }
 static void cl_unlock_after_fork(void) {
-    if (cl_fork_skipped_lock) {
-        cl_fork_skipped_lock = 0;
-        return;
-    }
-    pthread_mutex_unlock(&g.mu);
+    if (cl_fork_guard_taken(&cl_lock_guard)) pthread_mutex_unlock(&g.mu);
 }
 /* The child has only the forking thread: threads of the parent that waited on walk_cv are not
- * there, so the condition variable starts afresh (as the kernels' does, kernels.c). */
+ * there, so the condition variable starts afresh (as the kernels' does, kernels_device.c). */
 static void cl_unlock_in_child(void) {
-    if (cl_fork_skipped_lock) {
-        cl_fork_skipped_lock = 0;
-        return;
-    }
+    if (!cl_fork_guard_taken(&cl_lock_guard)) return;
     pthread_cond_init(&g.walk_cv, NULL);
     pthread_mutex_unlock(&g.mu);
 }
@@ -88,13 +77,9 @@ void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 void cl_lock(void) {
     cl_atfork_init();
-    pthread_mutex_lock(&g.mu);
-    cl_lock_held_here = 1;
+    cl_fork_guard_lock(&cl_lock_guard, &g.mu);
 }
-void cl_unlock(void) {
-    cl_lock_held_here = 0;
-    pthread_mutex_unlock(&g.mu);
-}
+void cl_unlock(void) { cl_fork_guard_unlock(&cl_lock_guard, &g.mu); }
 
 void cl_foreign_begin(int lib, const char *call) {
     cl_foreign_lib = lib;
@@ -118,11 +103,7 @@ static cudaload_status cl_wait_walk(int asked) {
         cl_buf_free(&b);
         return CUDALOAD_ERROR_REENTRANT;
     }
-    while (g.walking) {
-        cl_lock_held_here = 0;
-        pthread_cond_wait(&g.walk_cv, &g.mu);
-        cl_lock_held_here = 1;
-    }
+    while (g.walking) cl_fork_guard_wait(&cl_lock_guard, &g.walk_cv, &g.mu);
     return CUDALOAD_OK;
 }
 

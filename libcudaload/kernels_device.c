@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "cudaload_tables.h"
 #include "internal.h"
+#include "fork_guard.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -62,29 +63,16 @@ const char *const cl_kernel_names[CL_K_COUNT] = {
  * loader's (the order cudaload_kernels_info_get nests them in). No foreign code runs under
  * K.mu, but a fork from the thread that holds it (a signal handler) must not wait for itself:
  * the handler leaves the lock alone then, as the loader's does (cudaload.c). */
-static _Thread_local int cl_klock_held_here, cl_kfork_skipped;
-static void cl_klock_prepare(void) {
-    if (cl_klock_held_here) {
-        cl_kfork_skipped = 1;
-        return;
-    }
-    pthread_mutex_lock(&K.mu);
-}
+static _Thread_local cl_fork_guard cl_kguard; /* this thread holds K.mu (fork_guard.h) */
+static void cl_klock_prepare(void) { (void)cl_fork_guard_prepare(&cl_kguard, &K.mu); }
 static void cl_kunlock_parent(void) {
-    if (cl_kfork_skipped) {
-        cl_kfork_skipped = 0;
-        return;
-    }
-    pthread_mutex_unlock(&K.mu);
+    if (cl_fork_guard_taken(&cl_kguard)) pthread_mutex_unlock(&K.mu);
 }
 /* The child has only the forking thread: a preparation another thread had under way will
  * never end there, so it is forgotten (the child's next call prepares the device again),
  * and nobody waits on the condition variable. */
 static void cl_kunlock_child(void) {
-    if (cl_kfork_skipped) {
-        cl_kfork_skipped = 0;
-        return;
-    }
+    if (!cl_fork_guard_taken(&cl_kguard)) return;
     for (int i = 0; i < CL_MAX_DEVICES; i++) K.dev[i].preparing = 0;
     pthread_cond_init(&K.cv, NULL);
     pthread_mutex_unlock(&K.mu);
@@ -95,18 +83,10 @@ static void cl_katfork_register(void) {
 }
 void cl_klock(void) {
     pthread_once(&K.atfork_once, cl_katfork_register);
-    pthread_mutex_lock(&K.mu);
-    cl_klock_held_here = 1;
+    cl_fork_guard_lock(&cl_kguard, &K.mu);
 }
-void cl_kunlock(void) {
-    cl_klock_held_here = 0;
-    pthread_mutex_unlock(&K.mu);
-}
-static void cl_kwait(void) {
-    cl_klock_held_here = 0;
-    pthread_cond_wait(&K.cv, &K.mu);
-    cl_klock_held_here = 1;
-}
+void cl_kunlock(void) { cl_fork_guard_unlock(&cl_kguard, &K.mu); }
+static void cl_kwait(void) { cl_fork_guard_wait(&cl_kguard, &K.cv, &K.mu); }
 
 const char *cl_cu_name(const cudaload_driver_table *d, CUresult r) {
     const char *name = NULL;
