@@ -351,6 +351,7 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     full.api_older_headers = row->api.older_headers;
     full.api_per_thread = row->api.per_thread;
     full.api_older_abis = row->api.older_abis;
+    full.pip_cuda_version = (row->flags & CL_ROW_PIP_CUDA_VERSION) != 0;
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }
