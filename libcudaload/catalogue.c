@@ -75,11 +75,11 @@ static const cl_row cl_rows[] = {
      .system_dirs = CL_DRIVER_DIRS, .header = "nvml.h", .api = {.headers = "nvml.h", .older_abis = 1},
      .note = "installed with the driver; its version calls need nvmlInit, never called while searching"},
     /* JIT compilation and linking */
-    {.name = "nvrtc", .flavor = CTKW("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0,
+    {.name = "nvrtc", .flags = CL_ROW_PIP_CUDA_VERSION, .flavor = CTKW("libnvrtc.so.13", "nvidia-cuda-nvrtc", "libnvrtc.so.12", "cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", 0, 0,
                                     "nvrtc64_130_0.dll", "nvrtc64_120_0.dll"),
      .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvrtcVersion", .header = "nvrtc.h", .api = {.headers = "nvrtc.h"},
      .note = "loads its libnvrtc-builtins.so.<major>.<minor> itself, from its own directory"},
-    {.name = "nvJitLink", .flavor = CTKW("libnvJitLink.so.13", "nvidia-nvjitlink", "libnvJitLink.so.12", "nvjitlink", "nvidia-nvjitlink-cu12", 0, 0,
+    {.name = "nvJitLink", .flags = CL_ROW_PIP_CUDA_VERSION, .flavor = CTKW("libnvJitLink.so.13", "nvidia-nvjitlink", "libnvJitLink.so.12", "nvjitlink", "nvidia-nvjitlink-cu12", 0, 0,
                                         "nvJitLink_130_0.dll", "nvJitLink_120_0.dll"),
      .version_kind = CL_VERSION_MAJMIN, .version_fn = "nvJitLinkVersion", .header = "nvJitLink.h",
      .api = {.headers = "nvJitLink.h"}},

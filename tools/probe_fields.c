@@ -24,9 +24,9 @@ size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) {
 
 /* A pip requirement for package, from the fix of lib for a CUDA major: pinned to that major
  * ("nvidia-cublas==13.*") when the name does not say it (no -cuNN suffix) and the package's own
- * version is the CUDA version, as lib's catalogue row says (pip_cuda_version: the runtime's and
- * cuBLAS's wheels, nvidia-cuda-runtime 13.0.96, nvidia-cublas 13.1.0.3). cuFFT's (12.x in CUDA
- * 13) and the -cuNN wheels are not pinned. */
+ * version is the CUDA version, as lib's catalogue row says (pip_cuda_version: the runtime's,
+ * cuBLAS's, NVRTC's and nvJitLink's wheels, nvidia-cuda-runtime 13.0.96, nvidia-cublas 13.1.0.3).
+ * cuFFT's (12.x in CUDA 13) and the -cuNN wheels are not pinned. */
 void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n) {
     if (strpbrk(package, "<>=")) { /* a requirement already (a floor's "nvidia-cudnn-cu13>=9.10") */
         snprintf(out, n, "%s", package);
