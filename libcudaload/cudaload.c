@@ -1,8 +1,8 @@
 /*
  * cudaload.c -- the public API: the lock, init, and the getters.
  *
- * The walk itself is in walk.c (one library, every row alike), the catalogue in catalogue.c,
- * the advisor in advisor.c. Here: the context's lock, init (configuration, roots, the driver,
+ * The walk itself is in walk.c and its parts (one library, every row alike), the catalogue in
+ * catalogue.c, the advisor in advisor.c. Here: the context's lock, init (configuration, roots, the driver,
  * cudart), the lazy loads of every other library, and what callers read back.
  *
  * State lives in one context struct (cl_ctx), built once under one mutex, never torn down:

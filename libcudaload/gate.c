@@ -225,7 +225,7 @@ cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, c
     return CUDALOAD_OK;
 }
 
-/* Which CUDA failures are remembered (a device's preparation in kernels.c, the device count in
+/* Which CUDA failures are remembered (a device's preparation in kernels_device.c, the device count in
  * cudaload.c), and which are tried again on the
  * next call. Permanent: the answer depends only on this device, this driver and the fatbin,
  * so asking again gives it again -- no image for the GPU, PTX the driver cannot JIT, an

@@ -1,9 +1,11 @@
 /*
  * internal.h -- shared state and the interfaces between the steps of the walk
  *
- *     config (options + environment) -> search (roots, candidate dirs) -> open (ELF check,
- *     dlopen, reuse of a loaded copy) -> resolve (fill the X-macro tables) -> gate (driver
- *     version, majors the driver can run) -> cudaload.c (the walk, public getters)
+ *     config (options + environment) -> search (roots, candidate dirs; the places in order:
+ *     walk_steps.c) -> open (ELF check, dlopen, reuse of a loaded copy: walk_file.c,
+ *     platform_*.c) -> resolve (fill the X-macro tables) -> gate (driver version, majors the
+ *     driver can run) -> walk.c (one library's walk, its step ended) -> cudaload.c (init, the
+ *     public getters) -> kernels.c (launch)
  *
  * Nothing here is exported: every object is built with -fvisibility=hidden and only the
  * CUDALOAD_API functions of the public headers are visible.
@@ -119,7 +121,7 @@ const char *cl_config_env(const cl_config *cfg, const char *name);
 
 /* The CUDALOAD_BACKEND of the completed init (a cudaload_backend), -1 when unset or before init. */
 int cl_config_backend(void);
-/* Registers the loader's pthread_atfork handler (once); kernels.c registers its own after it,
+/* Registers the loader's pthread_atfork handler (once); kernels_device.c registers its own after it,
  * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
 void cl_atfork_init(void);
 
@@ -295,11 +297,11 @@ typedef struct cl_tables {
     } scratch;
 } cl_tables;
 
-/* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
+/* The bundled kernels on one device (kernels_device.c). Prepared once, outside every lock (it runs
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
-/* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
- * and the plan's choice: X(name, tile rows, tile columns, k per slice (BK), threads, blocks per SM, vec: needs
+/* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names
+ * (kernels_device.c) and the plan's choice (sgemm_plan.c): X(name, tile rows, tile columns, k per slice (BK), threads, blocks per SM, vec: needs
  * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
  * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, weighed: the
  * plan weighs it against the others (0: taken only as another tile's wide or one_wave), wide:
@@ -346,7 +348,7 @@ typedef struct cl_device_kernels {
     CUcontext ctx;
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
-    CUmemoryPool pool; /* SGEMM's scratch (kernels.c: cl_scratch_pool), or NULL */
+    CUmemoryPool pool; /* SGEMM's scratch (kernels_device.c: cl_scratch_pool), or NULL */
     int dependent_launch; /* the split-k sum is launched as a programmatic dependent of the partial
                              products' kernel (sm_90 and up, a driver with cuLaunchKernelEx) */
     const cudaload_driver_table *drv; /* the driver's table, once prepared: the calls take it from
@@ -386,7 +388,7 @@ typedef struct cl_sgemm_plan {
 } cl_sgemm_plan;
 
 /* The plan of C = op(A) op(B) (m x n, k deep) through the bundled kernels on a device of sms
- * SMs; scratch: the device has a pool for partial products (kernels.c). Pure. */
+ * SMs; scratch: the device has a pool for partial products (sgemm_plan.c). Pure. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                         const float *A, long long lda, const float *B, long long ldb);
 /* The same by weighing every tile, without cl_sgemm_plan_make's shortcut for small products
@@ -394,7 +396,7 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
 void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                          const float *A, long long lda, const float *B, long long ldb);
 
-/* The launch step's state (kernels.c). Its own lock, never held across foreign code: a launch
+/* The launch step's state (kernels*.c, cublas_pool.c). Its own lock, never held across foreign code: a launch
  * must not wait for a search; the lock only guards the fields, and it is taken before the
  * loader's where both are held (cl_backend_now). */
 typedef struct cl_kernels_state {
@@ -474,7 +476,7 @@ typedef struct cl_context {
     atomic_int table_full[CL_CATALOGUE_MAX];  /* set (release) once its generated entries are in too:
                                                  only then is the table handed to a caller */
     cl_tables tables;        /* resolve.c */
-    cl_kernels_state kernels;/* kernels.c */
+    cl_kernels_state kernels;/* the launch step (kernels*.c, cublas_pool.c) */
     /* status.c: the per-thread message's key, and the trace switch (set by config.c) */
     pthread_once_t error_once;
     pthread_key_t error_key;
@@ -668,7 +670,7 @@ cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass
 
 /* 1 when a CUDA error will not go away by asking again (no image for this GPU, invalid device,
  * no device, not supported, the stub library, ...); 0 for a transient one (out of memory, not
- * ready, launch timeout, unknown codes). What kernels.c and cudaload_device_count keep. */
+ * ready, launch timeout, unknown codes). What kernels_device.c and cudaload_device_count keep. */
 int cl_cu_permanent(CUresult r);
 
 /* The cuBLAS table for the SAXPY/SGEMM fallback: loads cuBLAS on first use and returns
