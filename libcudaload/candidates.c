@@ -63,7 +63,7 @@ long cl_record(int lib, const char *path, cudaload_source source, cudaload_statu
 
 /* A candidate with a reason that has no parameter but the major. */
 long cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result,
-                           cudaload_reason reason, int major) {
+                    cudaload_reason reason, int major) {
     cl_why w = {0};
     cl_why_set(&w, reason, major, 0, 0, "%s", "");
     long i = cl_record(lib, path, source, result, &w);

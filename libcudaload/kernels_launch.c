@@ -137,7 +137,7 @@ void cl_ctx_leave(const cudaload_driver_table *d, int pushed) {
 
 /* Launches kernel `which` on dev (its context current: cl_ctx_enter). */
 cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy,
-                                    unsigned gz, unsigned block, void **args, void *stream) {
+                             unsigned gz, unsigned block, void **args, void *stream) {
     const cl_device_kernels *k = &K.dev[dev];
     CUresult r = d->cuLaunchKernel(k->fn[which], gx, gy, gz, block, 1, 1, 0, (CUstream)stream, args, NULL);
     return r == CUDA_SUCCESS ? CUDALOAD_OK : cl_launch_failed(d, k, dev, which, r, stream);
@@ -150,7 +150,7 @@ cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int which,
  * docs/performance.md), and wait in the kernel until its writes are visible
  * (kernels/sgemm.cu: cudaload_sgemm_splitk_reduce). */
 cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int dev, int which, unsigned gx,
-                                           unsigned block, void **args, void *stream) {
+                                    unsigned block, void **args, void *stream) {
     const cl_device_kernels *k = &K.dev[dev];
     if (k->dependent_launch) {
         CUlaunchAttribute at;

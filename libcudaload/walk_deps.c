@@ -114,7 +114,7 @@ static cudaload_status cl_take_dep(int dep, const char *path, cudaload_source so
 /* All dependencies of a candidate, required then optional. A required one that fails fails the
  * candidate (recorded, with what was taken for it let go); an optional one is only reported. */
 cudaload_status cl_take_deps(int lib, const char *path, cudaload_source source, int major, long root_index,
-                                    cl_dep_list *taken) {
+                             cl_dep_list *taken) {
     const cl_row *row = cl_row_of(lib);
     for (size_t i = 0; i < CL_MAX_DEPS && row->deps[i]; i++) {
         int dep = cl_catalogue_find(row->deps[i]);

@@ -74,7 +74,7 @@ const char *cl_flavor_soname(int lib, int major) {
 /* ---- a copy kept ---- */
 
 void cl_take(int lib, void *h, const char *path, const char *soname, cudaload_source source, int already,
-                    int major, int version, long root_index) {
+             int major, int version, long root_index) {
     cl_lib_state *ls = &G.lib[lib];
     ls->handle = h;
     ls->loaded = h != NULL;
