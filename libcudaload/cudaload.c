@@ -2,8 +2,8 @@
  * cudaload.c -- the public API: the lock, init, and the getters.
  *
  * The walk itself is in walk.c and its parts (one library, every row alike), the catalogue in
- * catalogue.c, the advisor in advisor.c. Here: the context's lock, init (configuration, roots, the driver,
- * cudart), the lazy loads of every other library, and what callers read back.
+ * catalogue.c, the advisor in advisor.c. Here: the context's lock, init (configuration, roots,
+ * the driver, cudart), the lazy loads of every other library, and what callers read back.
  *
  * State lives in one context struct (cl_ctx), built once under one mutex, never torn down:
  * libraries stay loaded for the life of the process (unloading the CUDA runtime is unsafe),
@@ -52,7 +52,8 @@ const char *cudaload_lib_name(cudaload_lib lib) {
 /* fork() while another thread holds the mutex, or runs a walk, would leave the child's copy
  * locked, or a walk half done that nobody ends: the handler takes the lock and waits for a walk
  * of another thread to end. A fork from this very thread while it holds the lock (a signal
- * handler: fork_guard.h) or runs the walk (a constructor, a version call) must not wait for itself. */
+ * handler: fork_guard.h) or runs the walk (a constructor, a version call) must not wait for
+ * itself. */
 static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local cl_fork_guard cl_lock_guard; /* this thread holds the lock (fork_guard.h) */
 static _Thread_local int cl_walking_here;         /* this thread runs the walk (cl_ctx.walking) */
