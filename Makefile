@@ -64,9 +64,17 @@ CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(API_VIS) -Iinclude -Ilibcudaload -isystem $(CUDA_INC)
 LIBS       := -ldl -lpthread
 
+# the walk (walk.c) and its parts: the places searched, one file, its dependencies, its major,
+# the candidates' records, the driver-like rows, cuda-compat
+WALK_SRC   := libcudaload/walk.c libcudaload/walk_steps.c libcudaload/walk_file.c libcudaload/walk_deps.c \
+              libcudaload/walk_majors.c libcudaload/candidates.c libcudaload/driver_like.c libcudaload/cuda_compat.c
+# the launch step (kernels.c: the public calls) and its parts: the SGEMM plan, the device's
+# kernels (the only file that needs KERNEL_DEF), the launch, the cuBLAS fallback
+KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernels_device.c libcudaload/kernels_launch.c \
+              libcudaload/cublas_pool.c
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
-              libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c libcudaload/walk.c \
-              libcudaload/advisor.c libcudaload/cudaload.c libcudaload/kernels.c libcudaload/toolkit.c
+              libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c $(WALK_SRC) \
+              libcudaload/advisor.c libcudaload/cudaload.c $(KERNELS_SRC) libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
 # ---- bundled kernels: one fatbin, SASS for every arch the toolkit has from sm_75 up plus PTX
@@ -93,6 +101,7 @@ endif
 # the generated tables (tools/gen_api.py): one header per library with API headers in the catalogue
 API_HEADERS := $(filter-out include/cudaload_tables.h,$(wildcard include/cudaload_*.h))
 HEADERS    := include/cudaload.h include/cudaload_tables.h $(API_HEADERS) libcudaload/internal.h libcudaload/catalogue.h \
+              libcudaload/fork_guard.h \
               libcudaload/api_rows.inc libcudaload/api_symbols.inc
 
 SO_REAL    := $(B)/libcudaload.so.$(VERSION)
@@ -217,7 +226,7 @@ headers-check:
 $(B)/obj/%.o: libcudaload/%.c $(HEADERS) | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/obj/kernels.o: libcudaload/kernels.c $(HEADERS) $(if $(NVCC),$(KERNELS_B)/kernels_build.h) | $(B)/obj
+$(B)/obj/kernels_device.o: libcudaload/kernels_device.c $(HEADERS) $(if $(NVCC),$(KERNELS_B)/kernels_build.h) | $(B)/obj
 	$(CC) $(ALL_CFLAGS) $(KERNEL_DEF) -c -o $@ $<
 
 ifneq ($(NVCC),)
@@ -613,7 +622,7 @@ CLANG        ?= clang
 FUZZ_TARGETS := elf soname ldcache proc_version config json
 FUZZ_BIN     := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 20
-FUZZ_SRC     := $(filter-out libcudaload/kernels.c,$(LIB_SRC)) tools/probe_json.c
+FUZZ_SRC     := $(filter-out $(KERNELS_SRC),$(LIB_SRC)) tools/probe_json.c
 
 $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_SRC) $(HEADERS) tools/probe_json.h
 	@mkdir -p $(B)/fuzz

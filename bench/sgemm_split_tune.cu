@@ -3,7 +3,7 @@
 // split-k reduction, against cuBLAS (linked directly: this tool only) on products of few tiles
 // and on odd and padded ones,
 // in one process, contenders alternating, medians of 15, the sum launched as libcudaload does (the split rule of
-// libcudaload/kernels.c: docs/performance.md). Queued: a memset runs before each timed call, so
+// libcudaload/sgemm_plan.c: docs/performance.md). Queued: a memset runs before each timed call, so
 // the interval is the GPU's work alone (the main kernel's time is printed beside the total).
 // Operands are random: timing only (sgemm_tune and make check-gpu check the results). Build and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Ikernels -o build/sgemm_split_tune bench/sgemm_split_tune.cu -lcublas
@@ -20,7 +20,7 @@ static T tiles[] = {{"256x128", cudaload_sgemm_256x128_nn, 256, 128, 256, true},
                     {"128x64", cudaload_sgemm_128x64_nn, 128, 64, 128, true}, {"64x64", cudaload_sgemm_64x64_nn, 64, 64, 128, false},
                     {"128x128v", cudaload_sgemm_128x128v_nn, 128, 128, 128, true}};
 // The split-k sum as libcudaload launches it: a programmatic dependent of the partial products'
-// kernel on sm_90 and up (libcudaload/kernels.c: cl_launch_dependent), else an ordinary launch.
+// kernel on sm_90 and up (libcudaload/kernels_launch.c: cl_launch_dependent), else an ordinary launch.
 static bool dependent_launch;
 static void reduce(unsigned blocks, int m, int n, int sp, const float *W, long long ws, float *C, int ldc) {
     if (!dependent_launch) {

@@ -289,6 +289,8 @@ typedef struct cudaload_catalogue_info {
     const char *api_older_headers; /* an older API whose names collide (cublas.h), or NULL */
     int api_per_thread;           /* 1: it exports _ptds/_ptsz per-thread-stream variants */
     int api_older_abis;           /* 1: it exports pre-_v2 ABIs for old binaries (the driver, NVML) */
+    int pip_cuda_version;         /* 1: its pip packages are numbered after CUDA itself (nvidia-cuda-runtime
+                                     13.0.96 is CUDA 13.0's): pin the unsuffixed one to a major ("==13.*") */
 } cudaload_catalogue_info;
 
 /* The generated tables (include/cudaload_<lib>.h): a member and a presence flag per entry of a

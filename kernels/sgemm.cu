@@ -408,7 +408,7 @@ __device__ __forceinline__ void sgemm_body(int m, int n, int k, float alpha, con
 // whatever m is (128 x 8192: 32 groups of rows per column); grid ceil(groups / 256), 256
 // threads, groups = ceil(m / 4) x n.
 // On sm_90 and up it may be launched as a programmatic dependent of the partial products'
-// kernel (libcudaload/kernels.c): its blocks then start as that kernel's last ones end, and
+// kernel (libcudaload/kernels_launch.c): its blocks then start as that kernel's last ones end, and
 // every thread first waits until that kernel is complete and its writes are visible
 // (griddepcontrol.wait; an ordinary launch passes it at once).
 extern "C" __global__ void __launch_bounds__(256)
@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(256)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-    // 32-bit: the partials are at most 1 GiB (libcudaload/kernels.c), so groups < 2^26
+    // 32-bit: the partials are at most 1 GiB (libcudaload/sgemm_plan.c), so groups < 2^26
     const unsigned per_col = ((unsigned)m + 3) / 4, g = blockIdx.x * 256 + threadIdx.x;
     const unsigned j = g / per_col;
     const int i = (int)(g - j * per_col) * 4;
@@ -447,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(256)
 
 #ifndef CUDALOAD_SGEMM_NO_ENTRIES
 // The tile table, chosen with bench/sgemm_tune.cu on the H100 (docs/kernels.md says which
-// serves which shape, docs/performance.md the measurements); libcudaload/kernels.c picks one
+// serves which shape, docs/performance.md the measurements); libcudaload/sgemm_plan.c picks one
 // per call (cl_sgemm_plan_make) from internal.h's CL_SGEMM_TILES, which names the same
 // kernels. VEC tiles need 16-byte aligned operands with leading dimensions that are multiples
 // of 4 where the operand is contiguous along m or n, KV tiles the same where it is contiguous

@@ -256,8 +256,15 @@ static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
         if (G.drv.loaded && dv > 0)
             cl_buf_printf(b, "  fix: upgrade the NVIDIA driver: it supports CUDA %d.%d, and CUDA %d needs branch >= %d\n",
                           dv / 1000, (dv % 1000) / 10, f->major, f->branch);
-        else
-            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver (CUDA 13 needs branch >= 580, CUDA 12 branch >= 525)\n");
+        else {
+            /* no driver to compare with: every major's branch, newest first ("CUDA 13 needs branch >=
+             * 580, CUDA 12 branch >= 525") */
+            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver (");
+            for (size_t i = 0; i < CL_MAX_MAJORS; i++)
+                cl_buf_printf(b, "%sCUDA %d %sbranch >= %d", i ? ", " : "", cl_known_majors[i], i ? "" : "needs ",
+                              cl_min_branch_for_major(cl_known_majors[i]));
+            cl_buf_printf(b, ")\n");
+        }
         break;
     case CUDALOAD_FIX_INSTALL_DRIVER:
         cl_buf_printf(b, "  fix: install the NVIDIA driver (it provides libcuda.so.1; pip wheels never do), or set "

@@ -49,6 +49,9 @@ typedef enum cl_version_kind {
 enum {
     CL_ROW_DRIVER_LIKE = 1u << 0, /* from the system only: loaded copy, exact file, dlopen by SONAME */
     CL_ROW_AT_INIT = 1u << 1,     /* searched by cudaload_init (the driver, cudart); the rest on first ask */
+    CL_ROW_PIP_CUDA_VERSION = 1u << 2, /* its pip packages are numbered after CUDA itself (nvidia-cuda-runtime
+                                          13.0.96 is CUDA 13.0's): a requirement for one CUDA major of its
+                                          unsuffixed package pins it ("nvidia-cublas==13.*") */
 };
 
 /* The public API a library's headers declare, parsed by tools/gen_api.py into its typed table

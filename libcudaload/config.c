@@ -408,7 +408,7 @@ cudaload_status cl_config_build(cl_config *cfg, const cudaload_options *opts, cl
     static const int platform_values[] = {CL_PLATFORM_AUTO, CL_PLATFORM_SBSA, CL_PLATFORM_TEGRA};
     if (use_env && (st = cl_env_choice("CUDALOAD_PLATFORM", platforms, platform_values, 3, &cfg->platform, err)) != CUDALOAD_OK)
         return st;
-    /* whether a cuda-compat libcuda may replace the system's driver (walk.c: cl_use_compat) */
+    /* whether a cuda-compat libcuda may replace the system's driver (cuda_compat.c: cl_use_compat) */
     static const char *const compat[] = {"auto", "never", "0", "off", "no"};
     static const int compat_values[] = {0, 1, 1, 1, 1};
     if (use_env && (st = cl_env_choice("CUDALOAD_COMPAT", compat, compat_values, 5, &cfg->compat_never, err)) != CUDALOAD_OK)

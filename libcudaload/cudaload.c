@@ -1,9 +1,9 @@
 /*
  * cudaload.c -- the public API: the lock, init, and the getters.
  *
- * The walk itself is in walk.c (one library, every row alike), the catalogue in catalogue.c,
- * the advisor in advisor.c. Here: the context's lock, init (configuration, roots, the driver,
- * cudart), the lazy loads of every other library, and what callers read back.
+ * The walk itself is in walk.c and its parts (one library, every row alike), the catalogue in
+ * catalogue.c, the advisor in advisor.c. Here: the context's lock, init (configuration, roots,
+ * the driver, cudart), the lazy loads of every other library, and what callers read back.
  *
  * State lives in one context struct (cl_ctx), built once under one mutex, never torn down:
  * libraries stay loaded for the life of the process (unloading the CUDA runtime is unsafe),
@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "cudaload_tables.h"
 #include "internal.h"
+#include "fork_guard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,35 +52,24 @@ const char *cudaload_lib_name(cudaload_lib lib) {
 /* fork() while another thread holds the mutex, or runs a walk, would leave the child's copy
  * locked, or a walk half done that nobody ends: the handler takes the lock and waits for a walk
  * of another thread to end. A fork from this very thread while it holds the lock (a signal
- * handler) or runs the walk (a constructor, a version call) must not wait for itself. */
+ * handler: fork_guard.h) or runs the walk (a constructor, a version call) must not wait for
+ * itself. */
 static pthread_once_t cl_atfork_once = PTHREAD_ONCE_INIT;
-static _Thread_local int cl_lock_held_here;    /* this thread holds the lock */
-static _Thread_local int cl_fork_skipped_lock; /* the fork handler left the lock alone */
-static _Thread_local int cl_walking_here;      /* this thread runs the walk (cl_ctx.walking) */
-static _Thread_local int cl_foreign_lib = -1;  /* the foreign code it runs now: whose, and what */
+static _Thread_local cl_fork_guard cl_lock_guard; /* this thread holds the lock (fork_guard.h) */
+static _Thread_local int cl_walking_here;         /* this thread runs the walk (cl_ctx.walking) */
+static _Thread_local int cl_foreign_lib = -1;     /* the foreign code it runs now: whose, and what */
 static _Thread_local const char *cl_foreign_call;
 static void cl_lock_prepare(void) {
-    if (cl_lock_held_here) {
-        cl_fork_skipped_lock = 1;
-        return;
-    }
-    pthread_mutex_lock(&g.mu);
+    if (!cl_fork_guard_prepare(&cl_lock_guard, &g.mu)) return;
     while (g.walking && !cl_walking_here) pthread_cond_wait(&g.walk_cv, &g.mu);
 }
 static void cl_unlock_after_fork(void) {
-    if (cl_fork_skipped_lock) {
-        cl_fork_skipped_lock = 0;
-        return;
-    }
-    pthread_mutex_unlock(&g.mu);
+    if (cl_fork_guard_taken(&cl_lock_guard)) pthread_mutex_unlock(&g.mu);
 }
 /* The child has only the forking thread: threads of the parent that waited on walk_cv are not
- * there, so the condition variable starts afresh (as the kernels' does, kernels.c). */
+ * there, so the condition variable starts afresh (as the kernels' does, kernels_device.c). */
 static void cl_unlock_in_child(void) {
-    if (cl_fork_skipped_lock) {
-        cl_fork_skipped_lock = 0;
-        return;
-    }
+    if (!cl_fork_guard_taken(&cl_lock_guard)) return;
     pthread_cond_init(&g.walk_cv, NULL);
     pthread_mutex_unlock(&g.mu);
 }
@@ -88,13 +78,9 @@ void cl_atfork_init(void) { pthread_once(&cl_atfork_once, cl_atfork_register); }
 
 void cl_lock(void) {
     cl_atfork_init();
-    pthread_mutex_lock(&g.mu);
-    cl_lock_held_here = 1;
+    cl_fork_guard_lock(&cl_lock_guard, &g.mu);
 }
-void cl_unlock(void) {
-    cl_lock_held_here = 0;
-    pthread_mutex_unlock(&g.mu);
-}
+void cl_unlock(void) { cl_fork_guard_unlock(&cl_lock_guard, &g.mu); }
 
 void cl_foreign_begin(int lib, const char *call) {
     cl_foreign_lib = lib;
@@ -118,11 +104,7 @@ static cudaload_status cl_wait_walk(int asked) {
         cl_buf_free(&b);
         return CUDALOAD_ERROR_REENTRANT;
     }
-    while (g.walking) {
-        cl_lock_held_here = 0;
-        pthread_cond_wait(&g.walk_cv, &g.mu);
-        cl_lock_held_here = 1;
-    }
+    while (g.walking) cl_fork_guard_wait(&cl_lock_guard, &g.walk_cv, &g.mu);
     return CUDALOAD_OK;
 }
 
@@ -144,11 +126,6 @@ int cl_config_backend(void) {
     int b = g.done ? g.cfg.backend : -1;
     cl_unlock();
     return b;
-}
-
-const char *cl_env(const char *name) {
-    if (!g.done || (g.cfg.flags & CUDALOAD_FLAG_IGNORE_ENV)) return NULL;
-    return cl_config_env(&g.cfg, name);
 }
 
 /* ---- public API ---- */
@@ -375,6 +352,7 @@ cudaload_status cudaload_catalogue_entry(cudaload_lib lib, cudaload_catalogue_in
     full.api_older_headers = row->api.older_headers;
     full.api_per_thread = row->api.per_thread;
     full.api_older_abis = row->api.older_abis;
+    full.pip_cuda_version = (row->flags & CL_ROW_PIP_CUDA_VERSION) != 0;
     cl_info_copy_out(out, out->size, &full, sizeof full);
     return CUDALOAD_OK;
 }

@@ -1,6 +1,6 @@
 /* fatbin.S -- embeds the kernels' fatbin (built by nvcc from the kernels/ sources) in the library,
  * so there is no separate file to find at run time. Symbols are hidden: only libcudaload's
- * own code (kernels.c) sees them. CL_FATBIN_PATH is set by the Makefile. */
+ * own code (kernels_device.c) sees them. CL_FATBIN_PATH is set by the Makefile. */
     .section .rodata.cudaload_fatbin,"a",@progbits
     .balign 16
     .globl cl_fatbin_start

@@ -19,8 +19,9 @@
 
 int cl_min_branch_for_major(int major) {
     switch (major) {
-    case 13: return 580;
-    case 12: return 525;
+#define CL_BRANCH_CASE_(m, branch) case m: return branch;
+        CL_CUDA_MAJORS(CL_BRANCH_CASE_)
+#undef CL_BRANCH_CASE_
     default: return 0;
     }
 }
@@ -224,7 +225,7 @@ cudaload_status cl_read_version(const cl_row *row, void *handle, int *version, c
     return CUDALOAD_OK;
 }
 
-/* Which CUDA failures are remembered (a device's preparation in kernels.c, the device count in
+/* Which CUDA failures are remembered (a device's preparation in kernels_device.c, the device count in
  * cudaload.c), and which are tried again on the
  * next call. Permanent: the answer depends only on this device, this driver and the fatbin,
  * so asking again gives it again -- no image for the GPU, PTX the driver cannot JIT, an

@@ -1,9 +1,11 @@
 /*
  * internal.h -- shared state and the interfaces between the steps of the walk
  *
- *     config (options + environment) -> search (roots, candidate dirs) -> open (ELF check,
- *     dlopen, reuse of a loaded copy) -> resolve (fill the X-macro tables) -> gate (driver
- *     version, majors the driver can run) -> cudaload.c (the walk, public getters)
+ *     config (options + environment) -> search (roots, candidate dirs; the places in order:
+ *     walk_steps.c) -> open (ELF check, dlopen, reuse of a loaded copy: walk_file.c,
+ *     platform_*.c) -> resolve (fill the X-macro tables) -> gate (driver version, majors the
+ *     driver can run) -> walk.c (one library's walk, its step ended) -> cudaload.c (init, the
+ *     public getters) -> kernels.c (launch)
  *
  * Nothing here is exported: every object is built with -fvisibility=hidden and only the
  * CUDALOAD_API functions of the public headers are visible.
@@ -18,17 +20,23 @@
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cl_why;
 
 /* Room for the catalogue's rows (catalogue.c checks its count against it at compile time). */
 #define CL_CATALOGUE_MAX 96
 
-#define CL_MAX_MAJORS 2
-/* CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"). */
+/* The CUDA majors libcudaload knows, newest first (the order "newest the driver runs wins"), each
+ * with the minimum Linux driver branch that runs it: X(major, branch). The one source of both:
+ * the majors' list (search.c), the gate (gate.c) and the advice (advisor.c) read them from here. */
+#define CL_CUDA_MAJORS(X) X(13, 580) X(12, 525)
+#define CL_COUNT_MAJOR_(major, branch) +1
+#define CL_MAX_MAJORS (0 CL_CUDA_MAJORS(CL_COUNT_MAJOR_))
+/* CUDA majors libcudaload knows, newest first (search.c). */
 extern const int cl_known_majors[CL_MAX_MAJORS];
 
-/* Minimum Linux driver branch per CUDA major (design notes: 13.x >= 580, 12.x >= 525). */
+/* Minimum Linux driver branch of a CUDA major (CL_CUDA_MAJORS), 0 for one not known. */
 int cl_min_branch_for_major(int major);
 /* The CUDA version a copy of row belongs to, from its version (a CUDA-numbered version call:
  * cudart, NVRTC, nvJitLink, nvFatbin), else 0. */
@@ -113,13 +121,9 @@ const char *cl_config_env(const cl_config *cfg, const char *name);
 
 /* The CUDALOAD_BACKEND of the completed init (a cudaload_backend), -1 when unset or before init. */
 int cl_config_backend(void);
-/* Registers the loader's pthread_atfork handler (once); kernels.c registers its own after it,
+/* Registers the loader's pthread_atfork handler (once); kernels_device.c registers its own after it,
  * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
 void cl_atfork_init(void);
-
-/* Reads an environment variable under the configuration of the completed init (NULL under
- * AT_SECURE, CUDALOAD_FLAG_SECURE or CUDALOAD_FLAG_IGNORE_ENV, or before init). */
-const char *cl_env(const char *name);
 
 /* ---- search: roots and candidate directories (search.c) ---- */
 typedef struct cl_root {
@@ -293,11 +297,11 @@ typedef struct cl_tables {
     } scratch;
 } cl_tables;
 
-/* The bundled kernels on one device (kernels.c). Prepared once, outside every lock (it runs
+/* The bundled kernels on one device (kernels_device.c). Prepared once, outside every lock (it runs
  * the driver: cuInit, the module load); read without the lock once ready is set. */
 #define CL_MAX_DEVICES 64
-/* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names (kernels.c)
- * and the plan's choice: X(name, tile rows, tile columns, k per slice (BK), threads, blocks per SM, vec: needs
+/* The SGEMM tiles of kernels/sgemm.cu, one row each, which drives the kernels' names
+ * (kernels_device.c) and the plan's choice (sgemm_plan.c): X(name, tile rows, tile columns, k per slice (BK), threads, blocks per SM, vec: needs
  * the operands contiguous along m or n 16-byte aligned with leading dimensions that are
  * multiples of 4, kv: the same of those contiguous along k, and k a multiple of 4, weighed: the
  * plan weighs it against the others (0: taken only as another tile's wide or one_wave), wide:
@@ -319,6 +323,19 @@ enum { CL_SGEMM_TILES(CL_SGEMM_TILE_ENUM_) CL_SGEMM_TILE_COUNT };
 /* the kernels: SAXPY's two, the split-k reduction, and 4 transpose cases per tile (a case the
  * tile is not built for, speed 0, has no name and no function) */
 #define CL_KERNEL_COUNT (3 + 4 * CL_SGEMM_TILE_COUNT)
+/* The kernels of the fatbin, by the name the loader asks for (kernels_device.c: cl_kernel_names):
+ * CL_K_SGEMM_FIRST + 4 * tile + 2 * ta + tb for the product kernels. */
+enum { CL_K_SAXPY_VEC4, CL_K_SAXPY_SCALAR, CL_K_SGEMM_SPLITK_REDUCE, CL_K_SGEMM_FIRST, CL_K_COUNT = CL_KERNEL_COUNT };
+extern const char *const cl_kernel_names[CL_K_COUNT];
+/* A row of CL_SGEMM_TILES as the plan reads it (sgemm_plan.c: cl_sgemm_tiles). */
+typedef struct cl_sgemm_tile {
+    int bm, bn, threads, per_sm, vec, kv;
+    int weighed;  /* the plan weighs it (0: only moved to, as a wide or one_wave tile) */
+    int wide;     /* CL_SGEMM_TILE_*: the tile a split product moves to, itself for none */
+    int one_wave; /* CL_SGEMM_TILE_*: the tile an unsplit product of one wave moves to, itself for none */
+    int speed[4]; /* NN, NT, TN, TT: percent of cuBLAS, 0: not built */
+} cl_sgemm_tile;
+extern const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT];
 #define CL_BLAS_POOL 16
 typedef struct cl_device_kernels {
     atomic_int ready; /* set (release) once the fields below are final: OK, or a permanent
@@ -331,7 +348,7 @@ typedef struct cl_device_kernels {
     CUcontext ctx;
     CUmodule module;
     CUfunction fn[CL_KERNEL_COUNT];
-    CUmemoryPool pool; /* SGEMM's scratch (kernels.c: cl_scratch_pool), or NULL */
+    CUmemoryPool pool; /* SGEMM's scratch (kernels_device.c: cl_scratch_pool), or NULL */
     int dependent_launch; /* the split-k sum is launched as a programmatic dependent of the partial
                              products' kernel (sm_90 and up, a driver with cuLaunchKernelEx) */
     const cudaload_driver_table *drv; /* the driver's table, once prepared: the calls take it from
@@ -371,7 +388,7 @@ typedef struct cl_sgemm_plan {
 } cl_sgemm_plan;
 
 /* The plan of C = op(A) op(B) (m x n, k deep) through the bundled kernels on a device of sms
- * SMs; scratch: the device has a pool for partial products (kernels.c). Pure. */
+ * SMs; scratch: the device has a pool for partial products (sgemm_plan.c). Pure. */
 void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                         const float *A, long long lda, const float *B, long long ldb);
 /* The same by weighing every tile, without cl_sgemm_plan_make's shortcut for small products
@@ -379,7 +396,7 @@ void cl_sgemm_plan_make(cl_sgemm_plan *p, int scratch, long long sms, int ta, in
 void cl_sgemm_plan_weigh(cl_sgemm_plan *p, int scratch, long long sms, int ta, int tb, long long m, long long n, int k,
                          const float *A, long long lda, const float *B, long long ldb);
 
-/* The launch step's state (kernels.c). Its own lock, never held across foreign code: a launch
+/* The launch step's state (kernels*.c, cublas_pool.c). Its own lock, never held across foreign code: a launch
  * must not wait for a search; the lock only guards the fields, and it is taken before the
  * loader's where both are held (cl_backend_now). */
 typedef struct cl_kernels_state {
@@ -459,7 +476,7 @@ typedef struct cl_context {
     atomic_int table_full[CL_CATALOGUE_MAX];  /* set (release) once its generated entries are in too:
                                                  only then is the table handed to a caller */
     cl_tables tables;        /* resolve.c */
-    cl_kernels_state kernels;/* kernels.c */
+    cl_kernels_state kernels;/* the launch step (kernels*.c, cublas_pool.c) */
     /* status.c: the per-thread message's key, and the trace switch (set by config.c) */
     pthread_once_t error_once;
     pthread_key_t error_key;
@@ -487,16 +504,19 @@ void cl_foreign_end(void);
  * driver's by init, after the cuda-compat decision). Called with the lock held; the lock is let
  * go around foreign code only. */
 cudaload_status cl_walk(int lib);
-/* Forward compatibility (walk.c), after init's walk: cl_use_compat takes a cuda-compat libcuda
- * in place of the system's driver where that driver does not run the runtime found (1 when it
- * did; the runtime, if skipped, is then searched again after cl_lib_forget); cl_note_compat
- * records the other copies as the driver's candidates, each with why it is not the one running. */
-int cl_use_compat(void);
+/* Forgets lib's search (candidates, message) so that it can be searched again: a runtime skipped
+ * for a driver that cl_use_compat then replaced. Only for a library nothing was kept of. */
 void cl_lib_forget(int lib);
+/* Forward compatibility (cuda_compat.c), after init's walk: cl_use_compat takes a cuda-compat
+ * libcuda in place of the system's driver where that driver does not run the runtime found (1
+ * when it did; the runtime, if skipped, is then searched again after cl_lib_forget);
+ * cl_note_compat records the other copies as the driver's candidates, each with why it is not
+ * the one running. */
+int cl_use_compat(void);
 void cl_note_compat(void);
-/* Test seams: when set, called with a candidate's path once its dependencies are taken (after
- * its file check), just before its dlopen and just after it (a test swaps the file there to prove
- * that the mapped file is the one checked). NULL in normal use. */
+/* Test seams (walk_file.c): when set, called with a candidate's path once its dependencies are
+ * taken (after its file check), just before its dlopen and just after it (a test swaps the file
+ * there to prove that the mapped file is the one checked). NULL in normal use. */
 extern void (*cl_test_before_dlopen)(const char *path);
 extern void (*cl_test_during_deps)(const char *path);
 extern void (*cl_test_after_dlopen)(const char *path);
@@ -504,10 +524,96 @@ extern void (*cl_test_after_dlopen)(const char *path);
 void cl_publish_table(int lib);
 
 /* Appends a candidate (path, source, result, and w's reason rendered) to a candidate list:
- * the libraries' (walk.c) and the toolkit parts' (toolkit.c). Returns its index, or -1 when out
- * of memory (noted by cl_oom). */
+ * the libraries' (candidates.c) and the toolkit parts' (toolkit.c). Returns its index, or -1
+ * when out of memory (noted by cl_oom). */
 long cl_cands_add(cudaload_candidate **cands, cudaload_candidate_detail **details, size_t *n, size_t *cap,
                   const char *path, cudaload_source source, cudaload_status result, const cl_why *w);
+
+/* ---- the walk's own parts, shared by its files (walk*.c, candidates.c, driver_like.c,
+ * cuda_compat.c); all of them run on the walking thread with the lock held ---- */
+static inline const cl_row *cl_row_of(int lib) { return cl_row_at((size_t)lib); }
+/* walk.c: lib's step ended, a load's (finished) or a find's (found): no walk searches it again,
+ * but a load that forgets a find first; and whether this walk only locates files
+ * (CUDALOAD_FLAG_FIND_ONLY, cudaload_find_library) */
+int cl_step_ended(int lib);
+int cl_find_only(void);
+
+/* candidates.c: lib's candidate list. cl_record records one (its index, or -1 out of memory);
+ * cl_record_code one whose reason has no parameter but the major; cl_record_rewrite makes
+ * candidate i say something else (a copy taken, then let go). */
+long cl_record(int lib, const char *path, cudaload_source source, cudaload_status result, const cl_why *w);
+long cl_record_code(int lib, const char *path, cudaload_source source, cudaload_status result, cudaload_reason reason,
+                    int major);
+void cl_record_rewrite(int lib, size_t i, cudaload_status result, const cl_why *w);
+int cl_already_candidate(int lib, const char *path);
+/* 1 when path is too long for the system (recorded PATH_TOO_LONG, once); a path a directory on
+ * the way keeps from being looked at is recorded UNSEARCHABLE */
+int cl_path_too_long(int lib, const char *path, cudaload_source source, int major);
+void cl_note_unsearchable(int lib, const char *path, cudaload_source source);
+/* lib's note "<origin>=<path> cannot be used: <reason>": an exact file given for it failed */
+void cl_set_note(int lib, const char *origin, const char *path, const char *reason);
+
+/* walk_file.c: one file. The foreign code of the walk, each with the lock let go: dlopen of
+ * path, of a copy already loaded (RTLD_NOLOAD, *real: its path), dlclose, and lib's table filled
+ * in scratch. */
+void *cl_dlopen(int lib, const char *path, cl_buf *why);
+void *cl_dlopen_loaded(int lib, const char *soname, char **real);
+void cl_dlclose(int lib, void *h);
+cudaload_status cl_fill_scratch(int lib, void *h, cl_buf *why);
+/* The SONAME of lib's flavor for major (the newest flavor's when major is 0 or unknown). */
+const char *cl_flavor_soname(int lib, int major);
+/* Keeps a copy of lib (h NULL for find-only: located, not loaded); a known major pins the
+ * process's major. */
+void cl_take(int lib, void *h, const char *path, const char *soname, cudaload_source source, int already, int major,
+             int version, long root_index);
+/* The gates: a major (asked for, what the driver runs, the process's once pinned; nothing
+ * recorded), the same recording the skip of path, the caller's floor; and the post-open checks
+ * of a handle (table, version, major, floor; the table committed when they pass). */
+cudaload_status cl_major_check(int lib, int major, cl_why *w);
+cudaload_status cl_major_gate(int lib, const char *path, cudaload_source source, int major);
+cudaload_status cl_floor_check(int lib, int major, int version, cl_why *w);
+cudaload_status cl_accept_handle(int lib, void *h, int *major, int *version, cl_why *w);
+/* Tries one file for lib (file check, dependencies, dlopen, table, gates); records it either way.
+ * major 0: neither the name nor the directory tells it, the version then decides. */
+cudaload_status cl_try_file(int lib, const char *path, cudaload_source source, int major, long root_index);
+
+/* walk_deps.c: the dependencies taken for one candidate, let go again when the candidate fails */
+typedef struct cl_dep_list {
+    int lib[2 * CL_MAX_DEPS];
+    size_t n;
+} cl_dep_list;
+/* Takes every dependency of a candidate of lib at path (required then optional): a required one
+ * that fails fails the candidate (recorded, with what was taken for it let go). */
+cudaload_status cl_take_deps(int lib, const char *path, cudaload_source source, int major, long root_index,
+                             cl_dep_list *taken);
+/* Lets go of a dependency taken for a library that could not be used (never one loaded before),
+ * and of every dependency in taken. */
+void cl_drop_dep(int dep, cudaload_status why_st, const char *for_name);
+void cl_drop_deps(cl_dep_list *taken, cudaload_status st, int lib);
+
+/* walk_majors.c: the major of a file by its DT_SONAME (or name); of a file found in dir under a
+ * root (0 when nothing tells); the majors lib is searched in, newest first (the pinned one only,
+ * once pinned). */
+int cl_major_of_file(int lib, const char *path);
+int cl_major_in_dir(const cl_row *row, const cl_flavor *fl, const char *root, const char *dir);
+size_t cl_majors_for(int lib, int majors[CL_MAX_FLAVORS]);
+
+/* walk_steps.c: the places, in order. cl_try_loaded: 1 when a copy in the process decided
+ * (taken, or refused); cl_note_loaded_over_exact records an exact file such a copy won over;
+ * cl_try_exact: the exact file, or OVERRIDE_UNUSABLE; cl_try_root, cl_try_system: 1 when a copy
+ * was taken there; cl_system_take: dlopen by SONAME (located only, for find-only). */
+int cl_try_loaded(int lib);
+void cl_note_loaded_over_exact(int lib);
+cudaload_status cl_try_exact(int lib);
+int cl_try_root(int lib, size_t r);
+int cl_try_system(int lib, int major);
+cudaload_status cl_system_take(int lib, int major, const char *soname);
+
+/* driver_like.c: the walk of a driver-like row (the system only); a driver-like copy's table
+ * filled and checked (the driver's version in *version), and kept (the driver's facts set). */
+cudaload_status cl_walk_driver_like(int lib);
+cudaload_status cl_driver_usable(int lib, void *h, const char *where, cudaload_source source, int *version);
+void cl_driver_take(int lib, void *h, const char *where, cudaload_source source, int version);
 
 /* ---- the advisor (advisor.c): text, rendered once from codes ---- */
 /* The text of a candidate's reason from its code and parameters. */
@@ -519,7 +625,43 @@ void cl_describe_failure(int lib, cl_buf *out);
  * thread runs. */
 void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *out);
 
-/* ---- launch (kernels.c) ---- */
+/* ---- launch (kernels.c: the public calls; sgemm_plan.c, kernels_device.c, kernels_launch.c,
+ * cublas_pool.c) ---- */
+/* p is not aligned to a (a power of 2) */
+static inline int cl_misaligned(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) != 0; }
+
+/* kernels_device.c: the launch step's lock (cl_ctx.kernels.mu; its fork handler registered on
+ * first use); how the kernels were built, into info; dev's kernels, prepared on first use (OK,
+ * or why they cannot run, its text set); a CUDA error's name */
+void cl_klock(void);
+void cl_kunlock(void);
+void cl_kernels_build_info(cudaload_kernels_info *info);
+cudaload_status cl_device_ready(int dev);
+const char *cl_cu_name(const cudaload_driver_table *d, CUresult r);
+
+/* kernels_launch.c: the device a call of fn runs on (the one owning its n pointers, named for the
+ * message; else the runtime's current one); dev's primary context made current where another is
+ * (*pushed: cl_ctx_leave pops it); kernel `which` launched on dev, in its context (cl_launch_in),
+ * as a programmatic dependent of the kernel before it where the device allows it
+ * (cl_launch_dependent), or without asking which context is current first (cl_launch) */
+cudaload_status cl_call_device(const char *fn, const void *const *ptrs, const char *const *names, int n, int *dev);
+cudaload_status cl_ctx_enter(const cudaload_driver_table *d, int dev, const char *what, int *pushed);
+void cl_ctx_leave(const cudaload_driver_table *d, int pushed);
+cudaload_status cl_launch_in(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned block, void **args, void *stream);
+cudaload_status cl_launch_dependent(const cudaload_driver_table *d, int dev, int which, unsigned gx, unsigned block,
+                                    void **args, void *stream);
+cudaload_status cl_launch(int dev, int which, unsigned gx, unsigned gy, unsigned block, void **args, void *stream);
+
+/* cublas_pool.c: dev made current for cuBLAS (*prev: the device to go back to, or -1), and back;
+ * a handle of dev for one call on stream, taken from the pool or made, and given back; a cuBLAS
+ * status as libcudaload's (its text set) */
+cudaload_status cl_blas_enter(int dev, int *prev);
+void cl_blas_leave(int prev);
+cudaload_status cl_blas_take(int dev, void *stream, const struct cudaload_cublas_table **out, cublasHandle_t *h);
+void cl_blas_give(int dev, const struct cudaload_cublas_table *b, cublasHandle_t h);
+cudaload_status cl_blas_status(const struct cudaload_cublas_table *b, cublasStatus_t s, const char *what);
+
 /* The kernel gate, pure: can kernels built by toolkit_version with SASS for sass_archs
  * ("75,80,...") and PTX for ptx_arch run on a cc_major.cc_minor device under a driver of
  * driver_version? OK, KERNELS_NOT_BUILT, DRIVER_TOO_OLD or NO_KERNEL_IMAGE with the reason. */
@@ -528,7 +670,7 @@ cudaload_status cl_kernels_gate(int built, int toolkit_version, const char *sass
 
 /* 1 when a CUDA error will not go away by asking again (no image for this GPU, invalid device,
  * no device, not supported, the stub library, ...); 0 for a transient one (out of memory, not
- * ready, launch timeout, unknown codes). What kernels.c and cudaload_device_count keep. */
+ * ready, launch timeout, unknown codes). What kernels_device.c and cudaload_device_count keep. */
 int cl_cu_permanent(CUresult r);
 
 /* The cuBLAS table for the SAXPY/SGEMM fallback: loads cuBLAS on first use and returns

@@ -40,7 +40,9 @@
 #define CL_WIN_HOME_DIRS "bin/x64", "bin"
 #endif
 
-const int cl_known_majors[CL_MAX_MAJORS] = {13, 12};
+#define CL_KNOWN_MAJOR_(major, branch) major,
+const int cl_known_majors[CL_MAX_MAJORS] = {CL_CUDA_MAJORS(CL_KNOWN_MAJOR_)};
+#undef CL_KNOWN_MAJOR_
 
 size_t cl_search_dirs(const cl_root *root, const cl_row *row, const cl_flavor *fl, char *dirs[CL_MAX_DIRS]) {
     size_t n = 0;

@@ -232,10 +232,10 @@ class SDist(sdist):
 
 ext = Extension(
     "cudaload._cudaload",
-    sources=["src/cudaload/_cudaload.c", "src/cudaload/_arrays.c"],
+    sources=["src/cudaload/_cudaload.c", "src/cudaload/_arrays.c", "src/cudaload/_status.c"],
     # build_ext rebuilds the module when its header changes; the sdist carries it (setuptools
     # adds the depends that lie in the project)
-    depends=["src/cudaload/_arrays.h"],
+    depends=["src/cudaload/_arrays.h", "src/cudaload/_status.h"],
     define_macros=[("Py_LIMITED_API", "0x030B0000")] if LIMITED_API else [],
     py_limited_api=LIMITED_API,
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wall", "-Wextra", "-O2"],

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "stub.h"
+#include "../libcudaload/fork_guard.h" /* libcudaload's own fork handlers' helper: inline, no link */
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -25,22 +26,11 @@ static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
  * held: the handler takes it around fork. A fork from foreign code run under the lock by this very
  * thread (a constructor dlopen runs) must not wait for itself: then the handler leaves it. */
 static pthread_once_t cl_stub_atfork_once = PTHREAD_ONCE_INIT;
-static _Thread_local int cl_stub_lock_held_here;
+static _Thread_local cl_fork_guard cl_stub_guard;      /* this thread holds the lock (fork_guard.h) */
 static _Thread_local const char *cl_stub_loading_row; /* the row whose first load this thread runs */
-static _Thread_local int cl_stub_fork_skipped;
-static void cl_stub_fork_prepare(void) {
-    if (cl_stub_lock_held_here) {
-        cl_stub_fork_skipped = 1;
-        return;
-    }
-    pthread_mutex_lock(&cl_stub_lock);
-}
+static void cl_stub_fork_prepare(void) { (void)cl_fork_guard_prepare(&cl_stub_guard, &cl_stub_lock); }
 static void cl_stub_fork_done(void) {
-    if (cl_stub_fork_skipped) {
-        cl_stub_fork_skipped = 0;
-        return;
-    }
-    pthread_mutex_unlock(&cl_stub_lock);
+    if (cl_fork_guard_taken(&cl_stub_guard)) pthread_mutex_unlock(&cl_stub_lock);
 }
 /* The locks a first load takes under this one register their fork handlers here first, when
  * their file is linked in (cudart_core.c: the registrations' lock). */
@@ -60,7 +50,7 @@ const void *cl_stub_load(cl_stub_lib *s) {
     /* Called back from the foreign code of a first load this thread runs (above): the lock is
      * this thread's, and nothing of libcudaload may be called either (its lock may be held by
      * the same load). Fail fast. */
-    if (cl_stub_lock_held_here) {
+    if (cl_stub_guard.held) {
         cudaload_lib asked;
         char running[96];
         snprintf(running, sizeof running, "the first call of %s's stub", cl_stub_loading_row ? cl_stub_loading_row : "a");
@@ -68,8 +58,7 @@ const void *cl_stub_load(cl_stub_lib *s) {
         return NULL;
     }
     pthread_once(&cl_stub_atfork_once, cl_stub_atfork_register);
-    pthread_mutex_lock(&cl_stub_lock);
-    cl_stub_lock_held_here = 1;
+    cl_fork_guard_lock(&cl_stub_guard, &cl_stub_lock);
     cl_stub_loading_row = s->row;
     t = atomic_load_explicit(&s->ready, memory_order_acquire);
     if (!t) {
@@ -85,9 +74,8 @@ const void *cl_stub_load(cl_stub_lib *s) {
             atomic_store_explicit(&s->ready, t, memory_order_release);
         }
     }
-    cl_stub_lock_held_here = 0;
     cl_stub_loading_row = NULL;
-    pthread_mutex_unlock(&cl_stub_lock);
+    cl_fork_guard_unlock(&cl_stub_guard, &cl_stub_lock);
     return t;
 }
 

@@ -116,7 +116,7 @@ static int add_names(const char *list, size_t *n) {
 
 /* --catalogue: the rows, one per line. */
 static void print_catalogue(void) {
-    printf("name\tmajors\tsonames\twheel_dirs\tpip_packages\tdeps\toptional_deps\theader\tvariable\tapi_headers\tapi_older_headers\tapi_per_thread\tapi_older_abis\n");
+    printf("name\tmajors\tsonames\twheel_dirs\tpip_packages\tdeps\toptional_deps\theader\tvariable\tapi_headers\tapi_older_headers\tapi_per_thread\tapi_older_abis\tpip_cuda_version\n");
     for (size_t i = 0; i < cudaload_library_count(); i++) {
         cudaload_catalogue_info c = {.size = sizeof c};
         if (cudaload_catalogue_entry((cudaload_lib)i, &c) != CUDALOAD_OK) continue;
@@ -129,8 +129,8 @@ static void print_catalogue(void) {
         printf("\t");
         for (int k = 0; k < c.n_majors; k++) printf("%s%s", k ? "," : "", c.pip_packages[k]);
         printf("\t%s\t%s\t%s\t%s", c.deps, c.optional_deps, c.header ? c.header : "", c.env_name);
-        printf("\t%s\t%s\t%d\t%d\n", c.api_headers ? c.api_headers : "", c.api_older_headers ? c.api_older_headers : "",
-               c.api_per_thread, c.api_older_abis);
+        printf("\t%s\t%s\t%d\t%d\t%d\n", c.api_headers ? c.api_headers : "", c.api_older_headers ? c.api_older_headers : "",
+               c.api_per_thread, c.api_older_abis, c.pip_cuda_version);
     }
 }
 

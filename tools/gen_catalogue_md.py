@@ -38,23 +38,30 @@ def parts_table(probe):
     return "\n".join(lines)
 
 
-def table(probe):
+def rows(probe):
+    """The catalogue's rows as `cudaload-probe --catalogue` lists them: one dict per row, in id
+    order, keyed by the names of its header line, each value the text printed. The tools' reader of
+    that listing (tools/scan_cuda12.py imports it)."""
     out = subprocess.run([probe, "--catalogue"], check=True, capture_output=True, text=True).stdout
-    rows = [line.split("\t") for line in out.strip().splitlines()]
-    head, rows = rows[0], rows[1:]
-    col = {name: i for i, name in enumerate(head)}
+    lines = out.strip().splitlines()
+    head = lines[0].split("\t")
+    return [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+
+
+def table(probe):
+    rows_ = rows(probe)
     lines = ["| library | CUDA | SONAMEs | wheel dirs (under site-packages) | pip packages | needs | loads first if there | header | exact file |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
+    for r in rows_:
         def c(name, sep=", "):
-            v = r[col[name]]
+            v = r[name]
             return sep.join("`%s`" % x for x in v.replace(" ", ",").split(",") if x) if v else ""
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | `%s` |" % (
-            r[col["name"]], r[col["majors"]].replace(",", ", "), c("sonames"), c("wheel_dirs"), c("pip_packages"),
-            c("deps"), c("optional_deps"), c("header"), r[col["variable"]]))
+            r["name"], r["majors"].replace(",", ", "), c("sonames"), c("wheel_dirs"), c("pip_packages"),
+            c("deps"), c("optional_deps"), c("header"), r["variable"]))
     lines.append("")
     lines.append("%d libraries. Where two CUDA majors are listed, SONAMEs, wheel dirs and packages are given in the "
-                 "same order (newest first)." % len(rows))
+                 "same order (newest first)." % len(rows_))
     return "\n".join(lines)
 
 

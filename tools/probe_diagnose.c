@@ -38,23 +38,6 @@ void probe_note(char **list, int *n, const char *fmt, ...) {
     if (s) list[(*n)++] = s;
 }
 
-/* A pip requirement for package, from the fix of lib for a CUDA major: pinned to that major
- * ("nvidia-cublas==13.*") when the name does not say it (no -cuNN suffix) and the package's own
- * version is the CUDA version: the runtime's and cuBLAS's wheels (nvidia-cuda-runtime 13.0.96,
- * nvidia-cublas 13.1.0.3). cuFFT's (12.x in CUDA 13) and the -cuNN wheels are not pinned. */
-void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n) {
-    if (strpbrk(package, "<>=")) { /* a requirement already (a floor's "nvidia-cudnn-cu13>=9.10") */
-        snprintf(out, n, "%s", package);
-        return;
-    }
-    size_t len = strlen(package), d = len;
-    while (d > 0 && package[d - 1] >= '0' && package[d - 1] <= '9') d--;
-    int suffixed = d < len && d >= 3 && strncmp(package + d - 3, "-cu", 3) == 0;
-    int cuda_versioned = lib == CUDALOAD_LIB_CUDART || lib == CUDALOAD_LIB_CUBLASLT || lib == CUDALOAD_LIB_CUBLAS;
-    if (major > 0 && !suffixed && cuda_versioned) snprintf(out, n, "%s==%d.*", package, major);
-    else snprintf(out, n, "%s", package);
-}
-
 /* Appends requirement req to the space-separated list reqs (of size n) unless it is there. */
 static void add_word(char *reqs, size_t n, const char *req) {
     size_t rl = strlen(req);

@@ -5,11 +5,41 @@
 #define _GNU_SOURCE
 #include "probe_fields.h"
 
-#include "probe_internal.h"
 #include "probe_platform.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- text helpers: the fields', and the report's (probe_gather.c, probe_diagnose.c) ---- */
+
+size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    /* past the end: only the length is counted (a NULL buffer of size 0 is valid C11) */
+    int w = len < n ? vsnprintf(out + len, n - len, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    return len + (w > 0 ? (size_t)w : 0);
+}
+
+/* A pip requirement for package, from the fix of lib for a CUDA major: pinned to that major
+ * ("nvidia-cublas==13.*") when the name does not say it (no -cuNN suffix) and the package's own
+ * version is the CUDA version, as lib's catalogue row says (pip_cuda_version: the runtime's,
+ * cuBLAS's, NVRTC's and nvJitLink's wheels, nvidia-cuda-runtime 13.0.96, nvidia-cublas 13.1.0.3).
+ * cuFFT's (12.x in CUDA 13) and the -cuNN wheels are not pinned. */
+void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n) {
+    if (strpbrk(package, "<>=")) { /* a requirement already (a floor's "nvidia-cudnn-cu13>=9.10") */
+        snprintf(out, n, "%s", package);
+        return;
+    }
+    size_t len = strlen(package), d = len;
+    while (d > 0 && package[d - 1] >= '0' && package[d - 1] <= '9') d--;
+    int suffixed = d < len && d >= 3 && strncmp(package + d - 3, "-cu", 3) == 0;
+    cudaload_catalogue_info c = {.size = sizeof c};
+    int cuda_versioned = cudaload_catalogue_entry(lib, &c) == CUDALOAD_OK && c.pip_cuda_version;
+    if (major > 0 && !suffixed && cuda_versioned) snprintf(out, n, "%s==%d.*", package, major);
+    else snprintf(out, n, "%s", package);
+}
 
 void probe_lib_fill(cudaload_lib lib, probe_lib *out) {
     memset(out, 0, sizeof *out);

@@ -24,6 +24,15 @@ typedef struct probe_lib {
     cudaload_fix fixes[PROBE_MAX_FIXES];
 } probe_lib;
 
+/* Appends the formatted text to out (of size n, holding len bytes) and returns the length the
+ * whole text has: len + what this call adds, whether it fit or not. Once that reaches n, out
+ * holds a truncated text and later calls write nothing (never at out + len, which is past the
+ * buffer then): the caller checks the returned length against n. */
+size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A pip requirement for package, from the fix of lib for a CUDA major (out of size n): pinned to
+ * that major where the name alone does not say it. */
+void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n);
+
 /* Fills *out for lib from cudaload_get_library_info and cudaload_fix_at (searches nothing). */
 void probe_lib_fill(cudaload_lib lib, probe_lib *out);
 

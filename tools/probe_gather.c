@@ -10,7 +10,6 @@
 
 #include "cudaload_tables.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,15 +188,6 @@ size_t probe_shell_word(char *out, size_t n, size_t len, const char *s) {
     len = probe_appendf(out, n, len, "'");
     for (const char *c = s; *c; c++) len = *c == '\'' ? probe_appendf(out, n, len, "'\\''") : probe_appendf(out, n, len, "%c", *c);
     return probe_appendf(out, n, len, "'");
-}
-
-size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    /* past the end: only the length is counted (a NULL buffer of size 0 is valid C11) */
-    int w = len < n ? vsnprintf(out + len, n - len, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    return len + (w > 0 ? (size_t)w : 0);
 }
 
 /* Whether two paths name the same file, symbolic links resolved (0 when either is missing). */

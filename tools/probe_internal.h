@@ -139,11 +139,6 @@ typedef struct probe_report probe;
 void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra);
 void probe_checks(probe *p);
 size_t probe_shell_word(char *out, size_t n, size_t len, const char *s);
-/* Appends the formatted text to out (of size n, holding len bytes) and returns the length the
- * whole text has: len + what this call adds, whether it fit or not. Once that reaches n, out
- * holds a truncated text and later calls write nothing (never at out + len, which is past the
- * buffer then): the caller checks the returned length against n. */
-size_t probe_appendf(char *out, size_t n, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* probe_selftest.c */
 void probe_selftest(probe *p);
@@ -154,7 +149,6 @@ const test_result *probe_selftest_at(const probe *p, int i, const char **name, i
 
 /* probe_diagnose.c */
 void probe_note(char **list, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void probe_requirement(cudaload_lib lib, int major, const char *package, char *out, size_t n);
 void probe_diagnose(probe *p);
 int probe_exit_code_of(const probe *p);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "_arrays.h"
+#include "_status.h"
 
 /* ---- DLPack (the stable C ABI of dlpack.h v0.x: DLManagedTensor in a "dltensor" capsule) ---- */
 

@@ -6,7 +6,7 @@
  *
  * Include after <Python.h> (with PY_SSIZE_T_CLEAN). Errors are Python exceptions set here:
  * TypeError and ValueError for the arguments, and for a failed CUDA runtime call the
- * module's StatusError through shim_cuda_error(), which _cudaload.c provides.
+ * module's StatusError (_status.h: shim_cuda_error).
  */
 #ifndef CUDALOAD_SHIM_ARRAYS_H
 #define CUDALOAD_SHIM_ARRAYS_H
@@ -94,8 +94,5 @@ cudaError_t arr_copy_out(call *c, const cudaload_cudart_table *rt, long long ext
 PyObject *arr_call_end(call *c, const cudaload_cudart_table *rt, int prev, PyObject *ret);
 /* stream=None, or an int handle: *has says which. -1 with the exception set. */
 int arr_parse_stream(PyObject *obj, uintptr_t *stream, int *has);
-
-/* Provided by _cudaload.c: sets StatusError(CUDALOAD_ERROR_CUDA, "<what> failed: <name> (<text>)"), returns NULL. */
-PyObject *shim_cuda_error(const cudaload_cudart_table *rt, const char *what, cudaError_t e);
 
 #endif

@@ -8,7 +8,8 @@
  * are either host buffers (buffer protocol, or DLPack on the CPU: copied to the GPU and
  * back) or device arrays (__cuda_array_interface__ v2/v3, or DLPack on CUDA: in place, zero
  * copy, on the array's stream). Reading the operands, placing them and the host copies are
- * in _arrays.c (_arrays.h); this file has the module, its state, the errors and the calls.
+ * in _arrays.c (_arrays.h), StatusError in _status.c (_status.h); this file has the module, its
+ * state, the errors' wording and the calls.
  * What libcudaload knows is handed to Python as data: a library's fields (the probe's field
  * list, tools/probe_fields.h: cudaload.library()), the catalogue's rows (cudaload.catalogue()),
  * and the fix lines the probe words from the advisor's fixes (_fixes). The Python layer
@@ -29,13 +30,13 @@
 #include <string.h>
 
 #include "_arrays.h"
+#include "_status.h"
 #include "cudaload_tables.h"
 #include "probe_fields.h"
 #include "probe_report.h"
 
 /* ---- module state: libcudaload is process-wide, so is this ---- */
 
-static PyObject *StatusError;        /* _cudaload.StatusError(status, detail) */
 /* _init's result: written once, by the thread that ran its body, with the GIL held */
 static int init_done;
 static cudaload_status init_status;
@@ -54,13 +55,6 @@ static pthread_t init_owner;         /* that thread (valid while init_running) *
 static pthread_once_t init_atfork_once = PTHREAD_ONCE_INIT;
 
 /* ---- readiness and errors ---- */
-
-/* Raises StatusError(status, detail, library name or None). */
-static PyObject *raise_status(cudaload_status st, const char *detail, const char *lib) {
-    PyObject *v = Py_BuildValue("(isz)", (int)st, detail && detail[0] ? detail : cudaload_status_string(st), lib);
-    if (v) PyErr_SetObject(StatusError, v), Py_DECREF(v);
-    return NULL;
-}
 
 /* StatusError for library lib, whose search ended in st: the detail names the library by its
  * catalogue row (its name and SONAMEs), then every candidate tried or the roots searched. */
@@ -90,18 +84,12 @@ static PyObject *lib_error(cudaload_lib lib, cudaload_status st) {
                     li.candidates[i].reason ? li.candidates[i].reason : "");
         fclose(f);
     }
-    raise_status(st, text, have_row ? c.name : cudaload_lib_name(lib));
+    shim_raise_status(st, text, have_row ? c.name : cudaload_lib_name(lib));
     free(text);
     return NULL;
 }
 
-static PyObject *status_error(cudaload_status st, const char *detail) { return raise_status(st, detail, NULL); }
-
-PyObject *shim_cuda_error(const cudaload_cudart_table *rt, const char *what, cudaError_t e) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s failed: %s (%s)", what, rt->cudaGetErrorName(e), rt->cudaGetErrorString(e));
-    return status_error(CUDALOAD_ERROR_CUDA, msg);
-}
+static PyObject *status_error(cudaload_status st, const char *detail) { return shim_raise_status(st, detail, NULL); }
 
 /* The runtime and a device, or the exception that says what is missing. */
 /* ready()'s answer once it was yes: the libraries stay loaded and the devices there, so the
@@ -143,7 +131,7 @@ static PyObject *call_result(const cudaload_cudart_table *rt, const char *what, 
         cudaload_library_info bl = {.size = sizeof bl};
         cudaload_get_library_info(CUDALOAD_LIB_CUBLAS, &bl);
         int blas = bl.status == st && st != CUDALOAD_ERROR_NOT_ATTEMPTED && st != CUDALOAD_ERROR_CUDA;
-        return raise_status(st, cudaload_last_error(), blas ? bl.name : NULL);
+        return shim_raise_status(st, cudaload_last_error(), blas ? bl.name : NULL);
     }
     return Py_NewRef(Py_None);
 }
@@ -293,7 +281,7 @@ static PyObject *raise_hook, *sgemm_out_hook;
 
 /* A StatusError set: replaced by the package's exception for it. Returns NULL. */
 static PyObject *mapped_error(void) {
-    if (!raise_hook || !PyErr_ExceptionMatches(StatusError)) return NULL;
+    if (!raise_hook || !PyErr_ExceptionMatches(shim_status_type())) return NULL;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
@@ -793,8 +781,7 @@ PyMODINIT_FUNC PyInit__cudaload(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     pthread_once(&init_atfork_once, init_atfork_register);
-    StatusError = PyErr_NewException("cudaload._cudaload.StatusError", PyExc_RuntimeError, NULL);
-    if (!StatusError || PyModule_AddObject(m, "StatusError", Py_NewRef(StatusError)) < 0) goto fail;
+    if (shim_status_init(m) < 0) goto fail;
     cudaload_kernels_info k = {.size = sizeof k};
     cudaload_kernels_info_get(-1, &k);
     if (PyModule_AddStringConstant(m, "LIBCUDALOAD_VERSION", cudaload_version_string()) < 0 ||
