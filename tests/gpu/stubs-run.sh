@@ -18,7 +18,8 @@
 #     program linked to them (tests/stubs/stub_unversioned.c; every binding made at load): NVML's
 #     and NCCL's answers, the driver's libnvidia-ml.so.1 and the venv's libnccl.so.2 bind their
 #     own exports to themselves, no NVIDIA library to a libcudaload object;
-#   example: examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
+#   cudaload-package, example: the cudaload package built from python-shim into build/cudaload-target
+#     (the example's build requirement), examples/python-extension built (its nvcc kernel and cuFFT call on the stubs) and
 #     imported after torch: one copy of each library mapped, results equal to torch's
 #     (tests/gpu/example_after_torch.py);
 #   samples: NVIDIA cuda-samples vectorAdd, simpleCUBLAS, simpleCUFFT built unchanged on the
@@ -94,12 +95,18 @@ if [ -e build/stubs/libcudaload-nvml.so.0 ]; then
       grep -E 'binding file [^ ]*/lib(cu|nv|nccl)[^/ ]* \[[0-9]+\] to [^ ]*libcudaload'"
     rm -rf "$out/ubind"
 fi
-# the example extension (a kernel and cuFFT through the stubs), built here and imported after torch
+# the example extension (a kernel and cuFFT through the stubs), built here and imported after torch;
+# no network here: it builds without isolation, with the cudaload package built from python-shim
+# and installed into a directory on PYTHONPATH (its build requirement), as tests/python/device-run.sh does
+step cudaload-package sh -c "rm -rf build/cudaload-target && CUDALOAD_BUILD_BASE='$top/build/python/setuptools' \
+  '$PY' -m pip install --no-build-isolation --no-deps --no-index --disable-pip-version-check \
+  --target build/cudaload-target ./python-shim"
 step example-build sh -c "rm -rf build/example-whl build/example-src build/example-target && cp -r examples/python-extension build/example-src && \
+  PYTHONPATH='$top/build/cudaload-target' \
   PKG_CONFIG_PATH='$top/build/stub-prefix/lib/pkgconfig' CUDA_HOME=/usr/local/cuda '$PY' -m pip wheel --no-deps \
   --no-build-isolation --no-index --disable-pip-version-check -w build/example-whl build/example-src && \
   '$PY' -m pip install -q --no-deps --no-index --disable-pip-version-check --target build/example-target build/example-whl/*.whl"
-step example-after-torch env PYTHONPATH="$top/build/example-target" "$PY" tests/gpu/example_after_torch.py
+step example-after-torch env PYTHONPATH="$top/build/example-target:$top/build/cudaload-target" "$PY" tests/gpu/example_after_torch.py
 if [ -d build/samples/src ]; then
     step samples env CUDALOAD_PATH="$libdir" tests/gpu/samples.sh run build/samples/src "$out/samples"
 fi
