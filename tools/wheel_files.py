@@ -591,12 +591,13 @@ def write_since(row, pkgs):
     pinned = {n.split("@")[0] for n in pinned}
     first = {n: v for n, v in first.items() if n in pinned}
     path = os.path.join(TOP, "tools", "api", "%s-since.txt" % row)
-    by = ["%s to %s from %s" % (min(v, key=key), max(v, key=key), p) for p in pkgs
+    by = ["%s from %s" % (v[0] if len(v) == 1 else "%s to %s" % (min(v, key=key), max(v, key=key)), p) for p in pkgs
           for v in [[x for x in read if vers[x] == p]] if v]
     with open(path, "w") as f:
         f.write("# %s\n" % GEN.replace("(tools/wheel_files.py exports)", "(tools/wheel_files.py since %s %s)" % (row, " ".join(pkgs))))
         f.write("# each export of %s in %s==%s (tools/api/%s-exports.txt) and the first release of %s that has it"
-                " (%d releases read: %s)\n" % (os.path.basename(lib), pin[0][1], pinned_ver, row, " or ".join(pkgs), len(read), "; ".join(by)))
+                " (%d release%s read: %s)\n" % (os.path.basename(lib), pin[0][1], pinned_ver, row, " or ".join(pkgs), len(read),
+                                                 "" if len(read) == 1 else "s", "; ".join(by)))
         f.write("# read: %s\n" % "; ".join(
             "%d release%s %s, %s of the wheel a release at most" % (
                 len(n), "" if len(n) == 1 else "s",
