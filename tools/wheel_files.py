@@ -4,7 +4,9 @@
 pinned in tools/api/wheel-libs.txt, without downloading them whole.
 
     tools/wheel_files.py headers [--cache DIR]   fetch the pinned wheels' include dirs into the
-                                                 cache (once) and print its directory
+                                                 cache (once), and the older ones the tests use
+                                                 (tools/api/wheel-older.txt), and print its
+                                                 directory
     tools/wheel_files.py exports [ROW...]        read each row's library out of its wheel, and
                                                  write tools/api/<row>-exports.txt (`nm -D`); a
                                                  row whose wheel has no library (NVML's: the
@@ -73,6 +75,24 @@ def pins():
             sys.exit("wheel_files: %s: a line is ROW PACKAGE==VERSION LIBRARY INCLUDE-DIR, not %r" % (PINS, line))
         pkg, ver = f[1].split("==")
         out.append((f[0], pkg, ver, "" if f[2] == "-" else f[2], f[3]))
+    return out
+
+
+OLDER = os.path.join(TOP, "tools", "api", "wheel-older.txt")
+
+
+def older():
+    """[(row, package, version, include dir in the wheel, language)]: tools/api/wheel-older.txt."""
+    out = []
+    for line in open(OLDER) if os.path.exists(OLDER) else []:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        if len(f) != 4 or "==" not in f[1] or f[3] not in ("c", "c++"):
+            sys.exit("wheel_files: %s: a line is ROW PACKAGE==VERSION INCLUDE-DIR c|c++, not %r" % (OLDER, line))
+        pkg, ver = f[1].split("==")
+        out.append((f[0], pkg, ver, f[2], f[3]))
     return out
 
 
@@ -665,6 +685,13 @@ def main(argv):
         os.makedirs(cache, exist_ok=True)
         for row, pkg, ver, lib, inc in pins():
             fetch_headers(cache, row, pkg, ver, inc)
+        # the oldest headers each table header is tested with (tests/test_stubs.c): not needed to
+        # build, so a failure is only said
+        for row, pkg, ver, inc, _ in older():
+            try:
+                fetch_headers(cache, row, pkg, ver, inc, 1 << 16)
+            except (OSError, zipfile.BadZipFile, KeyError) as e:
+                log("%s==%s (tools/api/wheel-older.txt): %s: not fetched" % (pkg, ver, e))
         print(cache)
         return 0
     want = set(argv[2:])
