@@ -12,6 +12,9 @@
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
  * since: the first release of cudnn exporting it, as its CUDNN_VERSION (tools/api/cudnn-since.txt); an
  * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#ifndef CUDNN_VERSION
+#error "cudaload_cudnn.h: the cudnn headers included define no CUDNN_VERSION"
+#endif
 #if CUDNN_VERSION >= 90200
 #define CUDALOAD_CUDNN_IF_90200_(x) x
 #define CUDALOAD_CUDNN_IF_90200_P_(x) x

@@ -10,53 +10,53 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: 0, not known: cudss is versioned on its own and its releases are not scanned (the
- * functions are those of nvidia-cudss-cu13==1.0.0.35 and its headers). */
+ * since: the first release of cudss exporting it, as its CUDSS_VERSION (tools/api/cudss-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
 #define CUDALOAD_CUDSS_API(X) \
-    X(cudssConfigCreate, cudssConfigCreate, 0, cudssStatus_t, (cudssConfig_t *)) \
-    X(cudssConfigDestroy, cudssConfigDestroy, 0, cudssStatus_t, (cudssConfig_t)) \
-    X(cudssConfigGet, cudssConfigGet, 0, cudssStatus_t, (const cudssConfig_t, cudssConfigParam_t, void *, size_t, size_t *)) \
-    X(cudssConfigSet, cudssConfigSet, 0, cudssStatus_t, (cudssConfig_t, cudssConfigParam_t, const void *, size_t)) \
-    X(cudssCreate, cudssCreate, 0, cudssStatus_t, (cudssHandle_t *)) \
-    X(cudssCreateMg, cudssCreateMg, 0, cudssStatus_t, (cudssHandle_t *, int, const int *)) \
-    X(cudssDataCreate, cudssDataCreate, 0, cudssStatus_t, (const cudssHandle_t, cudssData_t *)) \
-    X(cudssDataDestroy, cudssDataDestroy, 0, cudssStatus_t, (cudssHandle_t, cudssData_t)) \
-    X(cudssDataGet, cudssDataGet, 0, cudssStatus_t, (const cudssHandle_t, const cudssData_t, cudssDataParam_t, void *, size_t, size_t *)) \
-    X(cudssDataSet, cudssDataSet, 0, cudssStatus_t, (const cudssHandle_t, cudssData_t, cudssDataParam_t, const void *, size_t)) \
-    X(cudssDestroy, cudssDestroy, 0, cudssStatus_t, (cudssHandle_t)) \
-    X(cudssExecute, cudssExecute, 0, cudssStatus_t, (cudssHandle_t, int, const cudssConfig_t, cudssData_t, const cudssMatrix_t, cudssMatrix_t, const cudssMatrix_t)) \
-    X(cudssGetDeviceMemHandler, cudssGetDeviceMemHandler, 0, cudssStatus_t, (const cudssHandle_t, cudssDeviceMemHandler_t *)) \
-    X(cudssGetPinnedMemHandler, cudssGetPinnedMemHandler, 0, cudssStatus_t, (const cudssHandle_t, cudssPinnedMemHandler_t *)) \
-    X(cudssGetProperty, cudssGetProperty, 0, cudssStatus_t, (libraryPropertyType, int *)) \
-    X(cudssLoggerForceDisable, cudssLoggerForceDisable, 0, cudssStatus_t, (void)) \
-    X(cudssLoggerOpenFile, cudssLoggerOpenFile, 0, cudssStatus_t, (const char *)) \
-    X(cudssLoggerSetCallback, cudssLoggerSetCallback, 0, cudssStatus_t, (cudssLoggerCallback_t)) \
-    X(cudssLoggerSetFile, cudssLoggerSetFile, 0, cudssStatus_t, (FILE *)) \
-    X(cudssLoggerSetLevel, cudssLoggerSetLevel, 0, cudssStatus_t, (int)) \
-    X(cudssLoggerSetMask, cudssLoggerSetMask, 0, cudssStatus_t, (int)) \
-    X(cudssMatrixCreateBatchCsr, cudssMatrixCreateBatchCsr, 0, cudssStatus_t, (cudssMatrix_t *, int64_t, const void *, const void *, const void *, const void *const *, const void *const *, const void *const *, const void *const *, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudssMatrixType_t, cudssMatrixViewType_t, cudssIndexBase_t)) \
-    X(cudssMatrixCreateBatchDn, cudssMatrixCreateBatchDn, 0, cudssStatus_t, (cudssMatrix_t *, int64_t, const void *, const void *, const void *, const void *const *, cudaDataType_t, cudaDataType_t, cudssLayout_t)) \
-    X(cudssMatrixCreateCsr, cudssMatrixCreateCsr, 0, cudssStatus_t, (cudssMatrix_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, const void *, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudssMatrixType_t, cudssMatrixViewType_t, cudssIndexBase_t)) \
-    X(cudssMatrixCreateDn, cudssMatrixCreateDn, 0, cudssStatus_t, (cudssMatrix_t *, int64_t, int64_t, int64_t, const void *, cudaDataType_t, cudssLayout_t)) \
-    X(cudssMatrixDestroy, cudssMatrixDestroy, 0, cudssStatus_t, (cudssMatrix_t)) \
-    X(cudssMatrixGetBatchCsr, cudssMatrixGetBatchCsr, 0, cudssStatus_t, (const cudssMatrix_t, int64_t *, void **, void **, void **, void ***, void ***, void ***, void ***, cudaDataType_t *, cudaDataType_t *, cudaDataType_t *, cudssMatrixType_t *, cudssMatrixViewType_t *, cudssIndexBase_t *)) \
-    X(cudssMatrixGetBatchDn, cudssMatrixGetBatchDn, 0, cudssStatus_t, (const cudssMatrix_t, int64_t *, void **, void **, void **, void ***, cudaDataType_t *, cudaDataType_t *, cudssLayout_t *)) \
-    X(cudssMatrixGetCsr, cudssMatrixGetCsr, 0, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, void **, cudaDataType_t *, cudaDataType_t *, cudaDataType_t *, cudssMatrixType_t *, cudssMatrixViewType_t *, cudssIndexBase_t *)) \
-    X(cudssMatrixGetDistributionRow1d, cudssMatrixGetDistributionRow1d, 0, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *)) \
-    X(cudssMatrixGetDn, cudssMatrixGetDn, 0, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *, int64_t *, void **, cudaDataType_t *, cudssLayout_t *)) \
-    X(cudssMatrixGetFormat, cudssMatrixGetFormat, 0, cudssStatus_t, (const cudssMatrix_t, int *)) \
-    X(cudssMatrixSetBatchCsrPointers, cudssMatrixSetBatchCsrPointers, 0, cudssStatus_t, (cudssMatrix_t, const void *const *, const void *const *, const void *const *, const void *const *)) \
-    X(cudssMatrixSetBatchValues, cudssMatrixSetBatchValues, 0, cudssStatus_t, (cudssMatrix_t, const void *const *)) \
-    X(cudssMatrixSetCsrPointers, cudssMatrixSetCsrPointers, 0, cudssStatus_t, (cudssMatrix_t, const void *, const void *, const void *, const void *)) \
-    X(cudssMatrixSetDistributionRow1d, cudssMatrixSetDistributionRow1d, 0, cudssStatus_t, (cudssMatrix_t, int64_t, int64_t)) \
-    X(cudssMatrixSetValues, cudssMatrixSetValues, 0, cudssStatus_t, (cudssMatrix_t, const void *)) \
-    X(cudssSetCommLayer, cudssSetCommLayer, 0, cudssStatus_t, (cudssHandle_t, const char *)) \
-    X(cudssSetDeviceMemHandler, cudssSetDeviceMemHandler, 0, cudssStatus_t, (cudssHandle_t, const cudssDeviceMemHandler_t *)) \
-    X(cudssSetJitCacheDir, cudssSetJitCacheDir, 0, cudssStatus_t, (cudssHandle_t, const char *)) \
-    X(cudssSetMgStreams, cudssSetMgStreams, 0, cudssStatus_t, (cudssHandle_t, const cudaStream_t *, int)) \
-    X(cudssSetPinnedMemHandler, cudssSetPinnedMemHandler, 0, cudssStatus_t, (cudssHandle_t, const cudssPinnedMemHandler_t *)) \
-    X(cudssSetStream, cudssSetStream, 0, cudssStatus_t, (cudssHandle_t, cudaStream_t)) \
-    X(cudssSetThreadingLayer, cudssSetThreadingLayer, 0, cudssStatus_t, (cudssHandle_t, const char *)) \
+    X(cudssConfigCreate, cudssConfigCreate, 10000, cudssStatus_t, (cudssConfig_t *)) \
+    X(cudssConfigDestroy, cudssConfigDestroy, 10000, cudssStatus_t, (cudssConfig_t)) \
+    X(cudssConfigGet, cudssConfigGet, 10000, cudssStatus_t, (const cudssConfig_t, cudssConfigParam_t, void *, size_t, size_t *)) \
+    X(cudssConfigSet, cudssConfigSet, 10000, cudssStatus_t, (cudssConfig_t, cudssConfigParam_t, const void *, size_t)) \
+    X(cudssCreate, cudssCreate, 10000, cudssStatus_t, (cudssHandle_t *)) \
+    X(cudssCreateMg, cudssCreateMg, 10000, cudssStatus_t, (cudssHandle_t *, int, const int *)) \
+    X(cudssDataCreate, cudssDataCreate, 10000, cudssStatus_t, (const cudssHandle_t, cudssData_t *)) \
+    X(cudssDataDestroy, cudssDataDestroy, 10000, cudssStatus_t, (cudssHandle_t, cudssData_t)) \
+    X(cudssDataGet, cudssDataGet, 10000, cudssStatus_t, (const cudssHandle_t, const cudssData_t, cudssDataParam_t, void *, size_t, size_t *)) \
+    X(cudssDataSet, cudssDataSet, 10000, cudssStatus_t, (const cudssHandle_t, cudssData_t, cudssDataParam_t, const void *, size_t)) \
+    X(cudssDestroy, cudssDestroy, 10000, cudssStatus_t, (cudssHandle_t)) \
+    X(cudssExecute, cudssExecute, 10000, cudssStatus_t, (cudssHandle_t, int, const cudssConfig_t, cudssData_t, const cudssMatrix_t, cudssMatrix_t, const cudssMatrix_t)) \
+    X(cudssGetDeviceMemHandler, cudssGetDeviceMemHandler, 10000, cudssStatus_t, (const cudssHandle_t, cudssDeviceMemHandler_t *)) \
+    X(cudssGetPinnedMemHandler, cudssGetPinnedMemHandler, 10000, cudssStatus_t, (const cudssHandle_t, cudssPinnedMemHandler_t *)) \
+    X(cudssGetProperty, cudssGetProperty, 10000, cudssStatus_t, (libraryPropertyType, int *)) \
+    X(cudssLoggerForceDisable, cudssLoggerForceDisable, 10000, cudssStatus_t, (void)) \
+    X(cudssLoggerOpenFile, cudssLoggerOpenFile, 10000, cudssStatus_t, (const char *)) \
+    X(cudssLoggerSetCallback, cudssLoggerSetCallback, 10000, cudssStatus_t, (cudssLoggerCallback_t)) \
+    X(cudssLoggerSetFile, cudssLoggerSetFile, 10000, cudssStatus_t, (FILE *)) \
+    X(cudssLoggerSetLevel, cudssLoggerSetLevel, 10000, cudssStatus_t, (int)) \
+    X(cudssLoggerSetMask, cudssLoggerSetMask, 10000, cudssStatus_t, (int)) \
+    X(cudssMatrixCreateBatchCsr, cudssMatrixCreateBatchCsr, 10000, cudssStatus_t, (cudssMatrix_t *, int64_t, const void *, const void *, const void *, const void *const *, const void *const *, const void *const *, const void *const *, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudssMatrixType_t, cudssMatrixViewType_t, cudssIndexBase_t)) \
+    X(cudssMatrixCreateBatchDn, cudssMatrixCreateBatchDn, 10000, cudssStatus_t, (cudssMatrix_t *, int64_t, const void *, const void *, const void *, const void *const *, cudaDataType_t, cudaDataType_t, cudssLayout_t)) \
+    X(cudssMatrixCreateCsr, cudssMatrixCreateCsr, 10000, cudssStatus_t, (cudssMatrix_t *, int64_t, int64_t, int64_t, const void *, const void *, const void *, const void *, cudaDataType_t, cudaDataType_t, cudaDataType_t, cudssMatrixType_t, cudssMatrixViewType_t, cudssIndexBase_t)) \
+    X(cudssMatrixCreateDn, cudssMatrixCreateDn, 10000, cudssStatus_t, (cudssMatrix_t *, int64_t, int64_t, int64_t, const void *, cudaDataType_t, cudssLayout_t)) \
+    X(cudssMatrixDestroy, cudssMatrixDestroy, 10000, cudssStatus_t, (cudssMatrix_t)) \
+    X(cudssMatrixGetBatchCsr, cudssMatrixGetBatchCsr, 10000, cudssStatus_t, (const cudssMatrix_t, int64_t *, void **, void **, void **, void ***, void ***, void ***, void ***, cudaDataType_t *, cudaDataType_t *, cudaDataType_t *, cudssMatrixType_t *, cudssMatrixViewType_t *, cudssIndexBase_t *)) \
+    X(cudssMatrixGetBatchDn, cudssMatrixGetBatchDn, 10000, cudssStatus_t, (const cudssMatrix_t, int64_t *, void **, void **, void **, void ***, cudaDataType_t *, cudaDataType_t *, cudssLayout_t *)) \
+    X(cudssMatrixGetCsr, cudssMatrixGetCsr, 10000, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *, int64_t *, void **, void **, void **, void **, cudaDataType_t *, cudaDataType_t *, cudaDataType_t *, cudssMatrixType_t *, cudssMatrixViewType_t *, cudssIndexBase_t *)) \
+    X(cudssMatrixGetDistributionRow1d, cudssMatrixGetDistributionRow1d, 10000, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *)) \
+    X(cudssMatrixGetDn, cudssMatrixGetDn, 10000, cudssStatus_t, (const cudssMatrix_t, int64_t *, int64_t *, int64_t *, void **, cudaDataType_t *, cudssLayout_t *)) \
+    X(cudssMatrixGetFormat, cudssMatrixGetFormat, 10000, cudssStatus_t, (const cudssMatrix_t, int *)) \
+    X(cudssMatrixSetBatchCsrPointers, cudssMatrixSetBatchCsrPointers, 10000, cudssStatus_t, (cudssMatrix_t, const void *const *, const void *const *, const void *const *, const void *const *)) \
+    X(cudssMatrixSetBatchValues, cudssMatrixSetBatchValues, 10000, cudssStatus_t, (cudssMatrix_t, const void *const *)) \
+    X(cudssMatrixSetCsrPointers, cudssMatrixSetCsrPointers, 10000, cudssStatus_t, (cudssMatrix_t, const void *, const void *, const void *, const void *)) \
+    X(cudssMatrixSetDistributionRow1d, cudssMatrixSetDistributionRow1d, 10000, cudssStatus_t, (cudssMatrix_t, int64_t, int64_t)) \
+    X(cudssMatrixSetValues, cudssMatrixSetValues, 10000, cudssStatus_t, (cudssMatrix_t, const void *)) \
+    X(cudssSetCommLayer, cudssSetCommLayer, 10000, cudssStatus_t, (cudssHandle_t, const char *)) \
+    X(cudssSetDeviceMemHandler, cudssSetDeviceMemHandler, 10000, cudssStatus_t, (cudssHandle_t, const cudssDeviceMemHandler_t *)) \
+    X(cudssSetJitCacheDir, cudssSetJitCacheDir, 10000, cudssStatus_t, (cudssHandle_t, const char *)) \
+    X(cudssSetMgStreams, cudssSetMgStreams, 10000, cudssStatus_t, (cudssHandle_t, const cudaStream_t *, int)) \
+    X(cudssSetPinnedMemHandler, cudssSetPinnedMemHandler, 10000, cudssStatus_t, (cudssHandle_t, const cudssPinnedMemHandler_t *)) \
+    X(cudssSetStream, cudssSetStream, 10000, cudssStatus_t, (cudssHandle_t, cudaStream_t)) \
+    X(cudssSetThreadingLayer, cudssSetThreadingLayer, 10000, cudssStatus_t, (cudssHandle_t, const char *)) \
     /* end of CUDALOAD_CUDSS_API */
 #define CUDALOAD_CUDSS_API_COUNT 44
 

@@ -10,40 +10,50 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: 0, not known: cusparseLt is versioned on its own and its releases are not scanned (the
- * functions are those of nvidia-cusparselt-cu13==0.10.0 and its headers). */
+ * since: the first release of cusparseLt exporting it, as its CUSPARSELT_VERSION (tools/api/cusparseLt-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#ifndef CUSPARSELT_VERSION
+#error "cudaload_cusparselt.h: the cusparseLt headers included define no CUSPARSELT_VERSION"
+#endif
+#if CUSPARSELT_VERSION >= 800
+#define CUDALOAD_CUSPARSELT_IF_800_(x) x
+#define CUDALOAD_CUSPARSELT_IF_800_P_(x) x
+#else
+#define CUDALOAD_CUSPARSELT_IF_800_(x) void
+#define CUDALOAD_CUSPARSELT_IF_800_P_(x) (void)
+#endif
 #define CUDALOAD_CUSPARSELT_API(X) \
-    X(cusparseLtDenseDescriptorInit, cusparseLtDenseDescriptorInit, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, int64_t, int64_t, int64_t, uint32_t, cudaDataType, cusparseOrder_t)) \
-    X(cusparseLtDestroy, cusparseLtDestroy, 0, cusparseStatus_t, (const cusparseLtHandle_t *)) \
-    X(cusparseLtGetErrorName, cusparseLtGetErrorName, 0, const char *, (cusparseStatus_t)) \
-    X(cusparseLtGetErrorString, cusparseLtGetErrorString, 0, const char *, (cusparseStatus_t)) \
-    X(cusparseLtGetProperty, cusparseLtGetProperty, 0, cusparseStatus_t, (libraryPropertyType, int *)) \
-    X(cusparseLtGetVersion, cusparseLtGetVersion, 0, cusparseStatus_t, (const cusparseLtHandle_t *, int *)) \
-    X(cusparseLtInit, cusparseLtInit, 0, cusparseStatus_t, (cusparseLtHandle_t *)) \
-    X(cusparseLtMatDescGetAttribute, cusparseLtMatDescGetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, cusparseLtMatDescAttribute_t, void *, size_t)) \
-    X(cusparseLtMatDescSetAttribute, cusparseLtMatDescSetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, cusparseLtMatDescAttribute_t, const void *, size_t)) \
-    X(cusparseLtMatDescriptorDestroy, cusparseLtMatDescriptorDestroy, 0, cusparseStatus_t, (const cusparseLtMatDescriptor_t *)) \
-    X(cusparseLtMatmul, cusparseLtMatmul, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, const void *, const void *, const void *, const void *, const void *, void *, void *, cudaStream_t *, int32_t)) \
-    X(cusparseLtMatmulAlgGetAttribute, cusparseLtMatmulAlgGetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulAlgSelection_t *, cusparseLtMatmulAlgAttribute_t, void *, size_t)) \
-    X(cusparseLtMatmulAlgSelectionDestroy, cusparseLtMatmulAlgSelectionDestroy, 0, cusparseStatus_t, (const cusparseLtMatmulAlgSelection_t *)) \
-    X(cusparseLtMatmulAlgSelectionInit, cusparseLtMatmulAlgSelectionInit, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulAlgSelection_t *, const cusparseLtMatmulDescriptor_t *, cusparseLtMatmulAlg_t)) \
-    X(cusparseLtMatmulAlgSetAttribute, cusparseLtMatmulAlgSetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulAlgSelection_t *, cusparseLtMatmulAlgAttribute_t, const void *, size_t)) \
-    X(cusparseLtMatmulDescGetAttribute, cusparseLtMatmulDescGetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, cusparseLtMatmulDescAttribute_t, void *, size_t)) \
-    X(cusparseLtMatmulDescSetAttribute, cusparseLtMatmulDescSetAttribute, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulDescriptor_t *, cusparseLtMatmulDescAttribute_t, const void *, size_t)) \
-    X(cusparseLtMatmulDescriptorInit, cusparseLtMatmulDescriptorInit, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulDescriptor_t *, cusparseOperation_t, cusparseOperation_t, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, cusparseComputeType)) \
-    X(cusparseLtMatmulGetWorkspace, cusparseLtMatmulGetWorkspace, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, size_t *)) \
-    X(cusparseLtMatmulPlanDestroy, cusparseLtMatmulPlanDestroy, 0, cusparseStatus_t, (const cusparseLtMatmulPlan_t *)) \
-    X(cusparseLtMatmulPlanInit, cusparseLtMatmulPlanInit, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulPlan_t *, const cusparseLtMatmulDescriptor_t *, const cusparseLtMatmulAlgSelection_t *)) \
-    X(cusparseLtMatmulSearch, cusparseLtMatmulSearch, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulPlan_t *, const void *, const void *, const void *, const void *, const void *, void *, void *, cudaStream_t *, int32_t)) \
-    X(cusparseLtSpMMACompress, cusparseLtSpMMACompress, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, const void *, void *, void *, cudaStream_t)) \
-    X(cusparseLtSpMMACompress2, cusparseLtSpMMACompress2, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, void *, void *, cudaStream_t)) \
-    X(cusparseLtSpMMACompressedSize, cusparseLtSpMMACompressedSize, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, size_t *, size_t *)) \
-    X(cusparseLtSpMMACompressedSize2, cusparseLtSpMMACompressedSize2, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, size_t *, size_t *)) \
-    X(cusparseLtSpMMAPrune, cusparseLtSpMMAPrune, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, const void *, void *, cusparseLtPruneAlg_t, cudaStream_t)) \
-    X(cusparseLtSpMMAPrune2, cusparseLtSpMMAPrune2, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, void *, cusparseLtPruneAlg_t, cudaStream_t)) \
-    X(cusparseLtSpMMAPruneCheck, cusparseLtSpMMAPruneCheck, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, const void *, int *, cudaStream_t)) \
-    X(cusparseLtSpMMAPruneCheck2, cusparseLtSpMMAPruneCheck2, 0, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, int *, cudaStream_t)) \
-    X(cusparseLtStructuredDescriptorInit, cusparseLtStructuredDescriptorInit, 0, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, int64_t, int64_t, int64_t, uint32_t, cudaDataType, cusparseOrder_t, cusparseLtSparsity_t)) \
+    X(cusparseLtDenseDescriptorInit, cusparseLtDenseDescriptorInit, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, int64_t, int64_t, int64_t, uint32_t, cudaDataType, cusparseOrder_t)) \
+    X(cusparseLtDestroy, cusparseLtDestroy, 602, cusparseStatus_t, (const cusparseLtHandle_t *)) \
+    X(cusparseLtGetErrorName, cusparseLtGetErrorName, 800, CUDALOAD_CUSPARSELT_IF_800_(const char *), CUDALOAD_CUSPARSELT_IF_800_P_((cusparseStatus_t))) \
+    X(cusparseLtGetErrorString, cusparseLtGetErrorString, 800, CUDALOAD_CUSPARSELT_IF_800_(const char *), CUDALOAD_CUSPARSELT_IF_800_P_((cusparseStatus_t))) \
+    X(cusparseLtGetProperty, cusparseLtGetProperty, 602, cusparseStatus_t, (libraryPropertyType, int *)) \
+    X(cusparseLtGetVersion, cusparseLtGetVersion, 602, cusparseStatus_t, (const cusparseLtHandle_t *, int *)) \
+    X(cusparseLtInit, cusparseLtInit, 602, cusparseStatus_t, (cusparseLtHandle_t *)) \
+    X(cusparseLtMatDescGetAttribute, cusparseLtMatDescGetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, cusparseLtMatDescAttribute_t, void *, size_t)) \
+    X(cusparseLtMatDescSetAttribute, cusparseLtMatDescSetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, cusparseLtMatDescAttribute_t, const void *, size_t)) \
+    X(cusparseLtMatDescriptorDestroy, cusparseLtMatDescriptorDestroy, 602, cusparseStatus_t, (const cusparseLtMatDescriptor_t *)) \
+    X(cusparseLtMatmul, cusparseLtMatmul, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, const void *, const void *, const void *, const void *, const void *, void *, void *, cudaStream_t *, int32_t)) \
+    X(cusparseLtMatmulAlgGetAttribute, cusparseLtMatmulAlgGetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulAlgSelection_t *, cusparseLtMatmulAlgAttribute_t, void *, size_t)) \
+    X(cusparseLtMatmulAlgSelectionDestroy, cusparseLtMatmulAlgSelectionDestroy, 800, CUDALOAD_CUSPARSELT_IF_800_(cusparseStatus_t), CUDALOAD_CUSPARSELT_IF_800_P_((const cusparseLtMatmulAlgSelection_t *))) \
+    X(cusparseLtMatmulAlgSelectionInit, cusparseLtMatmulAlgSelectionInit, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulAlgSelection_t *, const cusparseLtMatmulDescriptor_t *, cusparseLtMatmulAlg_t)) \
+    X(cusparseLtMatmulAlgSetAttribute, cusparseLtMatmulAlgSetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulAlgSelection_t *, cusparseLtMatmulAlgAttribute_t, const void *, size_t)) \
+    X(cusparseLtMatmulDescGetAttribute, cusparseLtMatmulDescGetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, cusparseLtMatmulDescAttribute_t, void *, size_t)) \
+    X(cusparseLtMatmulDescSetAttribute, cusparseLtMatmulDescSetAttribute, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulDescriptor_t *, cusparseLtMatmulDescAttribute_t, const void *, size_t)) \
+    X(cusparseLtMatmulDescriptorInit, cusparseLtMatmulDescriptorInit, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulDescriptor_t *, cusparseOperation_t, cusparseOperation_t, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, const cusparseLtMatDescriptor_t *, cusparseComputeType)) \
+    X(cusparseLtMatmulGetWorkspace, cusparseLtMatmulGetWorkspace, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, size_t *)) \
+    X(cusparseLtMatmulPlanDestroy, cusparseLtMatmulPlanDestroy, 602, cusparseStatus_t, (const cusparseLtMatmulPlan_t *)) \
+    X(cusparseLtMatmulPlanInit, cusparseLtMatmulPlanInit, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulPlan_t *, const cusparseLtMatmulDescriptor_t *, const cusparseLtMatmulAlgSelection_t *)) \
+    X(cusparseLtMatmulSearch, cusparseLtMatmulSearch, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatmulPlan_t *, const void *, const void *, const void *, const void *, const void *, void *, void *, cudaStream_t *, int32_t)) \
+    X(cusparseLtSpMMACompress, cusparseLtSpMMACompress, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, const void *, void *, void *, cudaStream_t)) \
+    X(cusparseLtSpMMACompress2, cusparseLtSpMMACompress2, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, void *, void *, cudaStream_t)) \
+    X(cusparseLtSpMMACompressedSize, cusparseLtSpMMACompressedSize, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulPlan_t *, size_t *, size_t *)) \
+    X(cusparseLtSpMMACompressedSize2, cusparseLtSpMMACompressedSize2, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, size_t *, size_t *)) \
+    X(cusparseLtSpMMAPrune, cusparseLtSpMMAPrune, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, const void *, void *, cusparseLtPruneAlg_t, cudaStream_t)) \
+    X(cusparseLtSpMMAPrune2, cusparseLtSpMMAPrune2, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, void *, cusparseLtPruneAlg_t, cudaStream_t)) \
+    X(cusparseLtSpMMAPruneCheck, cusparseLtSpMMAPruneCheck, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatmulDescriptor_t *, const void *, int *, cudaStream_t)) \
+    X(cusparseLtSpMMAPruneCheck2, cusparseLtSpMMAPruneCheck2, 602, cusparseStatus_t, (const cusparseLtHandle_t *, const cusparseLtMatDescriptor_t *, int, cusparseOperation_t, const void *, int *, cudaStream_t)) \
+    X(cusparseLtStructuredDescriptorInit, cusparseLtStructuredDescriptorInit, 602, cusparseStatus_t, (const cusparseLtHandle_t *, cusparseLtMatDescriptor_t *, int64_t, int64_t, int64_t, uint32_t, cudaDataType, cusparseOrder_t, cusparseLtSparsity_t)) \
     /* end of CUDALOAD_CUSPARSELT_API */
 #define CUDALOAD_CUSPARSELT_API_COUNT 31
 

@@ -10,54 +10,71 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: 0, not known: cutensor is versioned on its own and its releases are not scanned (the
- * functions are those of cutensor-cu13==2.8.1 and its headers). */
+ * since: the first release of cutensor exporting it, as its CUTENSOR_VERSION (tools/api/cutensor-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#ifndef CUTENSOR_VERSION
+#error "cudaload_cutensor.h: the cutensor headers included define no CUTENSOR_VERSION"
+#endif
+#if CUTENSOR_VERSION >= 20200
+#define CUDALOAD_CUTENSOR_IF_20200_(x) x
+#define CUDALOAD_CUTENSOR_IF_20200_P_(x) x
+#else
+#define CUDALOAD_CUTENSOR_IF_20200_(x) void
+#define CUDALOAD_CUTENSOR_IF_20200_P_(x) (void)
+#endif
+#if CUTENSOR_VERSION >= 20401
+#define CUDALOAD_CUTENSOR_IF_20401_(x) x
+#define CUDALOAD_CUTENSOR_IF_20401_P_(x) x
+#else
+#define CUDALOAD_CUTENSOR_IF_20401_(x) void
+#define CUDALOAD_CUTENSOR_IF_20401_P_(x) (void)
+#endif
 #define CUDALOAD_CUTENSOR_API(X) \
-    X(cutensorBlockSparseContract, cutensorBlockSparseContract, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *const[], const void *const[], const void *, const void *const[], void *const[], void *, uint64_t, cudaStream_t)) \
-    X(cutensorContract, cutensorContract, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t)) \
-    X(cutensorContractTrinary, cutensorContractTrinary, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t)) \
-    X(cutensorCreate, cutensorCreate, 0, cutensorStatus_t, (cutensorHandle_t *)) \
-    X(cutensorCreateBlockSparseContraction, cutensorCreateBlockSparseContraction, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
-    X(cutensorCreateBlockSparseTensorDescriptor, cutensorCreateBlockSparseTensorDescriptor, 0, cutensorStatus_t, (cutensorHandle_t, cutensorBlockSparseTensorDescriptor_t *, const uint32_t, const uint64_t, const uint32_t[], const int64_t[], const int32_t[], const int64_t[], cudaDataType_t)) \
-    X(cutensorCreateContraction, cutensorCreateContraction, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
-    X(cutensorCreateContractionTrinary, cutensorCreateContractionTrinary, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
-    X(cutensorCreateElementwiseBinary, cutensorCreateElementwiseBinary, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorComputeDescriptor_t)) \
-    X(cutensorCreateElementwiseTrinary, cutensorCreateElementwiseTrinary, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, cutensorOperator_t, const cutensorComputeDescriptor_t)) \
-    X(cutensorCreatePermutation, cutensorCreatePermutation, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
-    X(cutensorCreatePlan, cutensorCreatePlan, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorPlan_t *, const cutensorOperationDescriptor_t, const cutensorPlanPreference_t, uint64_t)) \
-    X(cutensorCreatePlanPreference, cutensorCreatePlanPreference, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorPlanPreference_t *, cutensorAlgo_t, cutensorJitMode_t)) \
-    X(cutensorCreateReduction, cutensorCreateReduction, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorComputeDescriptor_t)) \
-    X(cutensorCreateTensorDescriptor, cutensorCreateTensorDescriptor, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorTensorDescriptor_t *, const uint32_t, const int64_t[], const int64_t[], cudaDataType_t, uint32_t)) \
-    X(cutensorDestroy, cutensorDestroy, 0, cutensorStatus_t, (cutensorHandle_t)) \
-    X(cutensorDestroyBlockSparseTensorDescriptor, cutensorDestroyBlockSparseTensorDescriptor, 0, cutensorStatus_t, (cutensorBlockSparseTensorDescriptor_t)) \
-    X(cutensorDestroyOperationDescriptor, cutensorDestroyOperationDescriptor, 0, cutensorStatus_t, (cutensorOperationDescriptor_t)) \
-    X(cutensorDestroyPlan, cutensorDestroyPlan, 0, cutensorStatus_t, (cutensorPlan_t)) \
-    X(cutensorDestroyPlanPreference, cutensorDestroyPlanPreference, 0, cutensorStatus_t, (cutensorPlanPreference_t)) \
-    X(cutensorDestroyTensorDescriptor, cutensorDestroyTensorDescriptor, 0, cutensorStatus_t, (cutensorTensorDescriptor_t)) \
-    X(cutensorElementwiseBinaryExecute, cutensorElementwiseBinaryExecute, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, void *, cudaStream_t)) \
-    X(cutensorElementwiseTrinaryExecute, cutensorElementwiseTrinaryExecute, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, cudaStream_t)) \
-    X(cutensorEstimateWorkspaceSize, cutensorEstimateWorkspaceSize, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorOperationDescriptor_t, const cutensorPlanPreference_t, const cutensorWorksizePreference_t, uint64_t *)) \
-    X(cutensorGetCudartVersion, cutensorGetCudartVersion, 0, size_t, (void)) \
-    X(cutensorGetErrorString, cutensorGetErrorString, 0, const char *, (const cutensorStatus_t)) \
-    X(cutensorGetVersion, cutensorGetVersion, 0, size_t, (void)) \
-    X(cutensorHandleReadPlanCacheFromFile, cutensorHandleReadPlanCacheFromFile, 0, cutensorStatus_t, (cutensorHandle_t, const char[], uint32_t *)) \
-    X(cutensorHandleResizePlanCache, cutensorHandleResizePlanCache, 0, cutensorStatus_t, (cutensorHandle_t, const uint32_t)) \
-    X(cutensorHandleWritePlanCacheToFile, cutensorHandleWritePlanCacheToFile, 0, cutensorStatus_t, (const cutensorHandle_t, const char[])) \
-    X(cutensorLoggerForceDisable, cutensorLoggerForceDisable, 0, cutensorStatus_t, (void)) \
-    X(cutensorLoggerOpenFile, cutensorLoggerOpenFile, 0, cutensorStatus_t, (const char *)) \
-    X(cutensorLoggerSetCallback, cutensorLoggerSetCallback, 0, cutensorStatus_t, (cutensorLoggerCallback_t)) \
-    X(cutensorLoggerSetFile, cutensorLoggerSetFile, 0, cutensorStatus_t, (FILE *)) \
-    X(cutensorLoggerSetLevel, cutensorLoggerSetLevel, 0, cutensorStatus_t, (int32_t)) \
-    X(cutensorLoggerSetMask, cutensorLoggerSetMask, 0, cutensorStatus_t, (int32_t)) \
-    X(cutensorOperationDescriptorGetAttribute, cutensorOperationDescriptorGetAttribute, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t, cutensorOperationDescriptorAttribute_t, void *, size_t)) \
-    X(cutensorOperationDescriptorSetAttribute, cutensorOperationDescriptorSetAttribute, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t, cutensorOperationDescriptorAttribute_t, const void *, size_t)) \
-    X(cutensorPermute, cutensorPermute, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, void *, const cudaStream_t)) \
-    X(cutensorPlanGetAttribute, cutensorPlanGetAttribute, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, cutensorPlanAttribute_t, void *, size_t)) \
-    X(cutensorPlanPreferenceGetAttribute, cutensorPlanPreferenceGetAttribute, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorPlanPreference_t, cutensorPlanPreferenceAttribute_t, void *, size_t)) \
-    X(cutensorPlanPreferenceSetAttribute, cutensorPlanPreferenceSetAttribute, 0, cutensorStatus_t, (const cutensorHandle_t, cutensorPlanPreference_t, cutensorPlanPreferenceAttribute_t, const void *, size_t)) \
-    X(cutensorReadKernelCacheFromFile, cutensorReadKernelCacheFromFile, 0, cutensorStatus_t, (cutensorHandle_t, const char[])) \
-    X(cutensorReduce, cutensorReduce, 0, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t)) \
-    X(cutensorWriteKernelCacheToFile, cutensorWriteKernelCacheToFile, 0, cutensorStatus_t, (const cutensorHandle_t, const char[])) \
+    X(cutensorBlockSparseContract, cutensorBlockSparseContract, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((const cutensorHandle_t, const cutensorPlan_t, const void *, const void *const[], const void *const[], const void *, const void *const[], void *const[], void *, uint64_t, cudaStream_t))) \
+    X(cutensorContract, cutensorContract, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t)) \
+    X(cutensorContractTrinary, cutensorContractTrinary, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t))) \
+    X(cutensorCreate, cutensorCreate, 20000, cutensorStatus_t, (cutensorHandle_t *)) \
+    X(cutensorCreateBlockSparseContraction, cutensorCreateBlockSparseContraction, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorBlockSparseTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t))) \
+    X(cutensorCreateBlockSparseTensorDescriptor, cutensorCreateBlockSparseTensorDescriptor, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((cutensorHandle_t, cutensorBlockSparseTensorDescriptor_t *, const uint32_t, const uint64_t, const uint32_t[], const int64_t[], const int32_t[], const int64_t[], cudaDataType_t))) \
+    X(cutensorCreateContraction, cutensorCreateContraction, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
+    X(cutensorCreateContractionTrinary, cutensorCreateContractionTrinary, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t))) \
+    X(cutensorCreateElementwiseBinary, cutensorCreateElementwiseBinary, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorComputeDescriptor_t)) \
+    X(cutensorCreateElementwiseTrinary, cutensorCreateElementwiseTrinary, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, cutensorOperator_t, const cutensorComputeDescriptor_t)) \
+    X(cutensorCreatePermutation, cutensorCreatePermutation, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], const cutensorComputeDescriptor_t)) \
+    X(cutensorCreatePlan, cutensorCreatePlan, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorPlan_t *, const cutensorOperationDescriptor_t, const cutensorPlanPreference_t, uint64_t)) \
+    X(cutensorCreatePlanPreference, cutensorCreatePlanPreference, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorPlanPreference_t *, cutensorAlgo_t, cutensorJitMode_t)) \
+    X(cutensorCreateReduction, cutensorCreateReduction, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t *, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorTensorDescriptor_t, const int32_t[], cutensorOperator_t, const cutensorComputeDescriptor_t)) \
+    X(cutensorCreateTensorDescriptor, cutensorCreateTensorDescriptor, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorTensorDescriptor_t *, const uint32_t, const int64_t[], const int64_t[], cudaDataType_t, uint32_t)) \
+    X(cutensorDestroy, cutensorDestroy, 20000, cutensorStatus_t, (cutensorHandle_t)) \
+    X(cutensorDestroyBlockSparseTensorDescriptor, cutensorDestroyBlockSparseTensorDescriptor, 20200, CUDALOAD_CUTENSOR_IF_20200_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20200_P_((cutensorBlockSparseTensorDescriptor_t))) \
+    X(cutensorDestroyOperationDescriptor, cutensorDestroyOperationDescriptor, 20000, cutensorStatus_t, (cutensorOperationDescriptor_t)) \
+    X(cutensorDestroyPlan, cutensorDestroyPlan, 20000, cutensorStatus_t, (cutensorPlan_t)) \
+    X(cutensorDestroyPlanPreference, cutensorDestroyPlanPreference, 20000, cutensorStatus_t, (cutensorPlanPreference_t)) \
+    X(cutensorDestroyTensorDescriptor, cutensorDestroyTensorDescriptor, 20000, cutensorStatus_t, (cutensorTensorDescriptor_t)) \
+    X(cutensorElementwiseBinaryExecute, cutensorElementwiseBinaryExecute, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, void *, cudaStream_t)) \
+    X(cutensorElementwiseTrinaryExecute, cutensorElementwiseTrinaryExecute, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, const void *, const void *, void *, cudaStream_t)) \
+    X(cutensorEstimateWorkspaceSize, cutensorEstimateWorkspaceSize, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorOperationDescriptor_t, const cutensorPlanPreference_t, const cutensorWorksizePreference_t, uint64_t *)) \
+    X(cutensorGetCudartVersion, cutensorGetCudartVersion, 20000, size_t, (void)) \
+    X(cutensorGetErrorString, cutensorGetErrorString, 20000, const char *, (const cutensorStatus_t)) \
+    X(cutensorGetVersion, cutensorGetVersion, 20000, size_t, (void)) \
+    X(cutensorHandleReadPlanCacheFromFile, cutensorHandleReadPlanCacheFromFile, 20000, cutensorStatus_t, (cutensorHandle_t, const char[], uint32_t *)) \
+    X(cutensorHandleResizePlanCache, cutensorHandleResizePlanCache, 20000, cutensorStatus_t, (cutensorHandle_t, const uint32_t)) \
+    X(cutensorHandleWritePlanCacheToFile, cutensorHandleWritePlanCacheToFile, 20000, cutensorStatus_t, (const cutensorHandle_t, const char[])) \
+    X(cutensorLoggerForceDisable, cutensorLoggerForceDisable, 20000, cutensorStatus_t, (void)) \
+    X(cutensorLoggerOpenFile, cutensorLoggerOpenFile, 20000, cutensorStatus_t, (const char *)) \
+    X(cutensorLoggerSetCallback, cutensorLoggerSetCallback, 20000, cutensorStatus_t, (cutensorLoggerCallback_t)) \
+    X(cutensorLoggerSetFile, cutensorLoggerSetFile, 20000, cutensorStatus_t, (FILE *)) \
+    X(cutensorLoggerSetLevel, cutensorLoggerSetLevel, 20000, cutensorStatus_t, (int32_t)) \
+    X(cutensorLoggerSetMask, cutensorLoggerSetMask, 20000, cutensorStatus_t, (int32_t)) \
+    X(cutensorOperationDescriptorGetAttribute, cutensorOperationDescriptorGetAttribute, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t, cutensorOperationDescriptorAttribute_t, void *, size_t)) \
+    X(cutensorOperationDescriptorSetAttribute, cutensorOperationDescriptorSetAttribute, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorOperationDescriptor_t, cutensorOperationDescriptorAttribute_t, const void *, size_t)) \
+    X(cutensorPermute, cutensorPermute, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, void *, const cudaStream_t)) \
+    X(cutensorPlanGetAttribute, cutensorPlanGetAttribute, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, cutensorPlanAttribute_t, void *, size_t)) \
+    X(cutensorPlanPreferenceGetAttribute, cutensorPlanPreferenceGetAttribute, 20401, CUDALOAD_CUTENSOR_IF_20401_(cutensorStatus_t), CUDALOAD_CUTENSOR_IF_20401_P_((const cutensorHandle_t, cutensorPlanPreference_t, cutensorPlanPreferenceAttribute_t, void *, size_t))) \
+    X(cutensorPlanPreferenceSetAttribute, cutensorPlanPreferenceSetAttribute, 20000, cutensorStatus_t, (const cutensorHandle_t, cutensorPlanPreference_t, cutensorPlanPreferenceAttribute_t, const void *, size_t)) \
+    X(cutensorReadKernelCacheFromFile, cutensorReadKernelCacheFromFile, 20000, cutensorStatus_t, (cutensorHandle_t, const char[])) \
+    X(cutensorReduce, cutensorReduce, 20000, cutensorStatus_t, (const cutensorHandle_t, const cutensorPlan_t, const void *, const void *, const void *, const void *, void *, void *, uint64_t, cudaStream_t)) \
+    X(cutensorWriteKernelCacheToFile, cutensorWriteKernelCacheToFile, 20000, cutensorStatus_t, (const cutensorHandle_t, const char[])) \
     /* end of CUDALOAD_CUTENSOR_API */
 #define CUDALOAD_CUTENSOR_API_COUNT 45
 

@@ -10,153 +10,240 @@
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: 0, not known: nccl is versioned on its own and its releases are not scanned (the
- * functions are those of nvidia-nccl-cu13==2.32.3 and its headers). */
+ * since: the first release of nccl exporting it, as its NCCL_VERSION_CODE (tools/api/nccl-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#ifndef NCCL_VERSION_CODE
+#error "cudaload_nccl.h: the nccl headers included define no NCCL_VERSION_CODE"
+#endif
+#if NCCL_VERSION_CODE >= 21801
+#define CUDALOAD_NCCL_IF_21801_(x) x
+#define CUDALOAD_NCCL_IF_21801_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_21801_(x) void
+#define CUDALOAD_NCCL_IF_21801_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 21903
+#define CUDALOAD_NCCL_IF_21903_(x) x
+#define CUDALOAD_NCCL_IF_21903_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_21903_(x) void
+#define CUDALOAD_NCCL_IF_21903_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22203
+#define CUDALOAD_NCCL_IF_22203_(x) x
+#define CUDALOAD_NCCL_IF_22203_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22203_(x) void
+#define CUDALOAD_NCCL_IF_22203_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22304
+#define CUDALOAD_NCCL_IF_22304_(x) x
+#define CUDALOAD_NCCL_IF_22304_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22304_(x) void
+#define CUDALOAD_NCCL_IF_22304_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22703
+#define CUDALOAD_NCCL_IF_22703_(x) x
+#define CUDALOAD_NCCL_IF_22703_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22703_(x) void
+#define CUDALOAD_NCCL_IF_22703_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22803
+#define CUDALOAD_NCCL_IF_22803_(x) x
+#define CUDALOAD_NCCL_IF_22803_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22803_(x) void
+#define CUDALOAD_NCCL_IF_22803_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22807
+#define CUDALOAD_NCCL_IF_22807_(x) x
+#define CUDALOAD_NCCL_IF_22807_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22807_(x) void
+#define CUDALOAD_NCCL_IF_22807_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22902
+#define CUDALOAD_NCCL_IF_22902_(x) x
+#define CUDALOAD_NCCL_IF_22902_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22902_(x) void
+#define CUDALOAD_NCCL_IF_22902_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 22907
+#define CUDALOAD_NCCL_IF_22907_(x) x
+#define CUDALOAD_NCCL_IF_22907_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_22907_(x) void
+#define CUDALOAD_NCCL_IF_22907_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 23003
+#define CUDALOAD_NCCL_IF_23003_(x) x
+#define CUDALOAD_NCCL_IF_23003_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_23003_(x) void
+#define CUDALOAD_NCCL_IF_23003_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 23102
+#define CUDALOAD_NCCL_IF_23102_(x) x
+#define CUDALOAD_NCCL_IF_23102_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_23102_(x) void
+#define CUDALOAD_NCCL_IF_23102_P_(x) (void)
+#endif
+#if NCCL_VERSION_CODE >= 23203
+#define CUDALOAD_NCCL_IF_23203_(x) x
+#define CUDALOAD_NCCL_IF_23203_P_(x) x
+#else
+#define CUDALOAD_NCCL_IF_23203_(x) void
+#define CUDALOAD_NCCL_IF_23203_P_(x) (void)
+#endif
 #define CUDALOAD_NCCL_API(X) \
-    X(ncclAllGather, ncclAllGather, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
-    X(ncclAllGatherConfig, ncclAllGatherConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclAllReduce, ncclAllReduce, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
-    X(ncclAllReduceConfig, ncclAllReduceConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclAlltoAll, ncclAlltoAll, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
-    X(ncclAlltoAllConfig, ncclAlltoAllConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclBcast, ncclBcast, 0, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclBroadcast, ncclBroadcast, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclBroadcastConfig, ncclBroadcastConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclCommAbort, ncclCommAbort, 0, ncclResult_t, (ncclComm_t)) \
-    X(ncclCommCount, ncclCommCount, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(ncclCommCuDevice, ncclCommCuDevice, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(ncclCommDeregister, ncclCommDeregister, 0, ncclResult_t, (const ncclComm_t, void *)) \
-    X(ncclCommDestroy, ncclCommDestroy, 0, ncclResult_t, (ncclComm_t)) \
-    X(ncclCommFinalize, ncclCommFinalize, 0, ncclResult_t, (ncclComm_t)) \
-    X(ncclCommGetAsyncError, ncclCommGetAsyncError, 0, ncclResult_t, (ncclComm_t, ncclResult_t *)) \
-    X(ncclCommGetUniqueId, ncclCommGetUniqueId, 0, ncclResult_t, (ncclComm_t, ncclUniqueId *)) \
-    X(ncclCommGrow, ncclCommGrow, 0, ncclResult_t, (ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *)) \
-    X(ncclCommInitAll, ncclCommInitAll, 0, ncclResult_t, (ncclComm_t *, int, const int *)) \
-    X(ncclCommInitRank, ncclCommInitRank, 0, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int)) \
-    X(ncclCommInitRankConfig, ncclCommInitRankConfig, 0, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *)) \
-    X(ncclCommInitRankScalable, ncclCommInitRankScalable, 0, ncclResult_t, (ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *)) \
-    X(ncclCommMemStats, ncclCommMemStats, 0, ncclResult_t, (ncclComm_t, ncclCommMemStat_t, uint64_t *)) \
-    X(ncclCommRegister, ncclCommRegister, 0, ncclResult_t, (const ncclComm_t, void *, size_t, void **)) \
-    X(ncclCommResume, ncclCommResume, 0, ncclResult_t, (ncclComm_t)) \
-    X(ncclCommRevoke, ncclCommRevoke, 0, ncclResult_t, (ncclComm_t, int)) \
-    X(ncclCommShrink, ncclCommShrink, 0, ncclResult_t, (ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int)) \
-    X(ncclCommSplit, ncclCommSplit, 0, ncclResult_t, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *)) \
-    X(ncclCommSuspend, ncclCommSuspend, 0, ncclResult_t, (ncclComm_t, int)) \
-    X(ncclCommUserRank, ncclCommUserRank, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(ncclCommWindowDeregister, ncclCommWindowDeregister, 0, ncclResult_t, (ncclComm_t, ncclWindow_t)) \
-    X(ncclCommWindowRegister, ncclCommWindowRegister, 0, ncclResult_t, (ncclComm_t, void *, size_t, ncclWindow_t *, int)) \
-    X(ncclGather, ncclGather, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclGatherConfig, ncclGatherConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclGetErrorString, ncclGetErrorString, 0, const char *, (ncclResult_t)) \
-    X(ncclGetLastError, ncclGetLastError, 0, const char *, (ncclComm_t)) \
-    X(ncclGetUniqueId, ncclGetUniqueId, 0, ncclResult_t, (ncclUniqueId *)) \
-    X(ncclGetVersion, ncclGetVersion, 0, ncclResult_t, (int *)) \
-    X(ncclGroupEnd, ncclGroupEnd, 0, ncclResult_t, (void)) \
-    X(ncclGroupSimulateEnd, ncclGroupSimulateEnd, 0, ncclResult_t, (ncclSimInfo_t *)) \
-    X(ncclGroupStart, ncclGroupStart, 0, ncclResult_t, (void)) \
-    X(ncclMemAlloc, ncclMemAlloc, 0, ncclResult_t, (void **, size_t)) \
-    X(ncclMemFree, ncclMemFree, 0, ncclResult_t, (void *)) \
-    X(ncclParamBind, ncclParamBind, 0, ncclResult_t, (ncclParamHandle_t *, const char *)) \
-    X(ncclParamDumpAll, ncclParamDumpAll, 0, void, (void)) \
-    X(ncclParamGet, ncclParamGet, 0, ncclResult_t, (ncclParamHandle_t, void *, int, int *)) \
-    X(ncclParamGetAllParameterKeys, ncclParamGetAllParameterKeys, 0, ncclResult_t, (const char ***, int *)) \
-    X(ncclParamGetI16, ncclParamGetI16, 0, ncclResult_t, (ncclParamHandle_t, int16_t *)) \
-    X(ncclParamGetI32, ncclParamGetI32, 0, ncclResult_t, (ncclParamHandle_t, int32_t *)) \
-    X(ncclParamGetI64, ncclParamGetI64, 0, ncclResult_t, (ncclParamHandle_t, int64_t *)) \
-    X(ncclParamGetI8, ncclParamGetI8, 0, ncclResult_t, (ncclParamHandle_t, int8_t *)) \
-    X(ncclParamGetParameter, ncclParamGetParameter, 0, ncclResult_t, (const char *, const char **, int *)) \
-    X(ncclParamGetStr, ncclParamGetStr, 0, ncclResult_t, (ncclParamHandle_t, const char **)) \
-    X(ncclParamGetU16, ncclParamGetU16, 0, ncclResult_t, (ncclParamHandle_t, uint16_t *)) \
-    X(ncclParamGetU32, ncclParamGetU32, 0, ncclResult_t, (ncclParamHandle_t, uint32_t *)) \
-    X(ncclParamGetU64, ncclParamGetU64, 0, ncclResult_t, (ncclParamHandle_t, uint64_t *)) \
-    X(ncclParamGetU8, ncclParamGetU8, 0, ncclResult_t, (ncclParamHandle_t, uint8_t *)) \
-    X(ncclPutSignal, ncclPutSignal, 0, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int, unsigned int, ncclComm_t, cudaStream_t)) \
-    X(ncclRecv, ncclRecv, 0, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclRedOpCreatePreMulSum, ncclRedOpCreatePreMulSum, 0, ncclResult_t, (ncclRedOp_t *, void *, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)) \
-    X(ncclRedOpDestroy, ncclRedOpDestroy, 0, ncclResult_t, (ncclRedOp_t, ncclComm_t)) \
-    X(ncclReduce, ncclReduce, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclReduceConfig, ncclReduceConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclReduceScatter, ncclReduceScatter, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
-    X(ncclReduceScatterConfig, ncclReduceScatterConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclScatter, ncclScatter, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclScatterConfig, ncclScatterConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(ncclSend, ncclSend, 0, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(ncclSetEncryption, ncclSetEncryption, 0, ncclResult_t, (const ncclEncryptionConfig_t *)) \
-    X(ncclSignal, ncclSignal, 0, ncclResult_t, (int, int, int, unsigned int, ncclComm_t, cudaStream_t)) \
-    X(ncclWaitSignal, ncclWaitSignal, 0, ncclResult_t, (int, ncclWaitSignalDesc_t *, ncclComm_t, cudaStream_t)) \
-    X(ncclWinGetUserPtr, ncclWinGetUserPtr, 0, ncclResult_t, (ncclComm_t, ncclWindow_t, void **)) \
-    X(pncclAllGather, pncclAllGather, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
-    X(pncclAllGatherConfig, pncclAllGatherConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclAllReduce, pncclAllReduce, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
-    X(pncclAllReduceConfig, pncclAllReduceConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclAlltoAll, pncclAlltoAll, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
-    X(pncclAlltoAllConfig, pncclAlltoAllConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclBcast, pncclBcast, 0, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclBroadcast, pncclBroadcast, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclBroadcastConfig, pncclBroadcastConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclCommAbort, pncclCommAbort, 0, ncclResult_t, (ncclComm_t)) \
-    X(pncclCommCount, pncclCommCount, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(pncclCommCuDevice, pncclCommCuDevice, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(pncclCommDeregister, pncclCommDeregister, 0, ncclResult_t, (const ncclComm_t, void *)) \
-    X(pncclCommDestroy, pncclCommDestroy, 0, ncclResult_t, (ncclComm_t)) \
-    X(pncclCommFinalize, pncclCommFinalize, 0, ncclResult_t, (ncclComm_t)) \
-    X(pncclCommGetAsyncError, pncclCommGetAsyncError, 0, ncclResult_t, (ncclComm_t, ncclResult_t *)) \
-    X(pncclCommGetUniqueId, pncclCommGetUniqueId, 0, ncclResult_t, (ncclComm_t, ncclUniqueId *)) \
-    X(pncclCommGrow, pncclCommGrow, 0, ncclResult_t, (ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *)) \
-    X(pncclCommInitAll, pncclCommInitAll, 0, ncclResult_t, (ncclComm_t *, int, const int *)) \
-    X(pncclCommInitRank, pncclCommInitRank, 0, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int)) \
-    X(pncclCommInitRankConfig, pncclCommInitRankConfig, 0, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *)) \
-    X(pncclCommInitRankScalable, pncclCommInitRankScalable, 0, ncclResult_t, (ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *)) \
-    X(pncclCommMemStats, pncclCommMemStats, 0, ncclResult_t, (ncclComm_t, ncclCommMemStat_t, uint64_t *)) \
-    X(pncclCommRegister, pncclCommRegister, 0, ncclResult_t, (const ncclComm_t, void *, size_t, void **)) \
-    X(pncclCommResume, pncclCommResume, 0, ncclResult_t, (ncclComm_t)) \
-    X(pncclCommRevoke, pncclCommRevoke, 0, ncclResult_t, (ncclComm_t, int)) \
-    X(pncclCommShrink, pncclCommShrink, 0, ncclResult_t, (ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int)) \
-    X(pncclCommSplit, pncclCommSplit, 0, ncclResult_t, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *)) \
-    X(pncclCommSuspend, pncclCommSuspend, 0, ncclResult_t, (ncclComm_t, int)) \
-    X(pncclCommUserRank, pncclCommUserRank, 0, ncclResult_t, (const ncclComm_t, int *)) \
-    X(pncclCommWindowDeregister, pncclCommWindowDeregister, 0, ncclResult_t, (ncclComm_t, ncclWindow_t)) \
-    X(pncclCommWindowRegister, pncclCommWindowRegister, 0, ncclResult_t, (ncclComm_t, void *, size_t, ncclWindow_t *, int)) \
-    X(pncclGather, pncclGather, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclGatherConfig, pncclGatherConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclGetErrorString, pncclGetErrorString, 0, const char *, (ncclResult_t)) \
-    X(pncclGetLastError, pncclGetLastError, 0, const char *, (ncclComm_t)) \
-    X(pncclGetUniqueId, pncclGetUniqueId, 0, ncclResult_t, (ncclUniqueId *)) \
-    X(pncclGetVersion, pncclGetVersion, 0, ncclResult_t, (int *)) \
-    X(pncclGroupEnd, pncclGroupEnd, 0, ncclResult_t, (void)) \
-    X(pncclGroupSimulateEnd, pncclGroupSimulateEnd, 0, ncclResult_t, (ncclSimInfo_t *)) \
-    X(pncclGroupStart, pncclGroupStart, 0, ncclResult_t, (void)) \
-    X(pncclMemAlloc, pncclMemAlloc, 0, ncclResult_t, (void **, size_t)) \
-    X(pncclMemFree, pncclMemFree, 0, ncclResult_t, (void *)) \
-    X(pncclParamBind, pncclParamBind, 0, ncclResult_t, (ncclParamHandle_t *, const char *)) \
-    X(pncclParamDumpAll, pncclParamDumpAll, 0, void, (void)) \
-    X(pncclParamGet, pncclParamGet, 0, ncclResult_t, (ncclParamHandle_t, void *, int, int *)) \
-    X(pncclParamGetAllParameterKeys, pncclParamGetAllParameterKeys, 0, ncclResult_t, (const char ***, int *)) \
-    X(pncclParamGetI16, pncclParamGetI16, 0, ncclResult_t, (ncclParamHandle_t, int16_t *)) \
-    X(pncclParamGetI32, pncclParamGetI32, 0, ncclResult_t, (ncclParamHandle_t, int32_t *)) \
-    X(pncclParamGetI64, pncclParamGetI64, 0, ncclResult_t, (ncclParamHandle_t, int64_t *)) \
-    X(pncclParamGetI8, pncclParamGetI8, 0, ncclResult_t, (ncclParamHandle_t, int8_t *)) \
-    X(pncclParamGetParameter, pncclParamGetParameter, 0, ncclResult_t, (const char *, const char **, int *)) \
-    X(pncclParamGetStr, pncclParamGetStr, 0, ncclResult_t, (ncclParamHandle_t, const char **)) \
-    X(pncclParamGetU16, pncclParamGetU16, 0, ncclResult_t, (ncclParamHandle_t, uint16_t *)) \
-    X(pncclParamGetU32, pncclParamGetU32, 0, ncclResult_t, (ncclParamHandle_t, uint32_t *)) \
-    X(pncclParamGetU64, pncclParamGetU64, 0, ncclResult_t, (ncclParamHandle_t, uint64_t *)) \
-    X(pncclParamGetU8, pncclParamGetU8, 0, ncclResult_t, (ncclParamHandle_t, uint8_t *)) \
-    X(pncclPutSignal, pncclPutSignal, 0, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int, unsigned int, ncclComm_t, cudaStream_t)) \
-    X(pncclRecv, pncclRecv, 0, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclRedOpCreatePreMulSum, pncclRedOpCreatePreMulSum, 0, ncclResult_t, (ncclRedOp_t *, void *, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)) \
-    X(pncclRedOpDestroy, pncclRedOpDestroy, 0, ncclResult_t, (ncclRedOp_t, ncclComm_t)) \
-    X(pncclReduce, pncclReduce, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclReduceConfig, pncclReduceConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclReduceScatter, pncclReduceScatter, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
-    X(pncclReduceScatterConfig, pncclReduceScatterConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclScatter, pncclScatter, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclScatterConfig, pncclScatterConfig, 0, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *)) \
-    X(pncclSend, pncclSend, 0, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
-    X(pncclSetEncryption, pncclSetEncryption, 0, ncclResult_t, (const ncclEncryptionConfig_t *)) \
-    X(pncclSignal, pncclSignal, 0, ncclResult_t, (int, int, int, unsigned int, ncclComm_t, cudaStream_t)) \
-    X(pncclWaitSignal, pncclWaitSignal, 0, ncclResult_t, (int, ncclWaitSignalDesc_t *, ncclComm_t, cudaStream_t)) \
-    X(pncclWinGetUserPtr, pncclWinGetUserPtr, 0, ncclResult_t, (ncclComm_t, ncclWindow_t, void **)) \
+    X(ncclAllGather, ncclAllGather, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
+    X(ncclAllGatherConfig, ncclAllGatherConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclAllReduce, ncclAllReduce, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
+    X(ncclAllReduceConfig, ncclAllReduceConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclAlltoAll, ncclAlltoAll, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))) \
+    X(ncclAlltoAllConfig, ncclAlltoAllConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclBcast, ncclBcast, 21602, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(ncclBroadcast, ncclBroadcast, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(ncclBroadcastConfig, ncclBroadcastConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclCommAbort, ncclCommAbort, 21602, ncclResult_t, (ncclComm_t)) \
+    X(ncclCommCount, ncclCommCount, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(ncclCommCuDevice, ncclCommCuDevice, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(ncclCommDeregister, ncclCommDeregister, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((const ncclComm_t, void *))) \
+    X(ncclCommDestroy, ncclCommDestroy, 21602, ncclResult_t, (ncclComm_t)) \
+    X(ncclCommFinalize, ncclCommFinalize, 21602, ncclResult_t, (ncclComm_t)) \
+    X(ncclCommGetAsyncError, ncclCommGetAsyncError, 21602, ncclResult_t, (ncclComm_t, ncclResult_t *)) \
+    X(ncclCommGetUniqueId, ncclCommGetUniqueId, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, ncclUniqueId *))) \
+    X(ncclCommGrow, ncclCommGrow, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *))) \
+    X(ncclCommInitAll, ncclCommInitAll, 21602, ncclResult_t, (ncclComm_t *, int, const int *)) \
+    X(ncclCommInitRank, ncclCommInitRank, 21602, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int)) \
+    X(ncclCommInitRankConfig, ncclCommInitRankConfig, 21602, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *)) \
+    X(ncclCommInitRankScalable, ncclCommInitRankScalable, 22304, CUDALOAD_NCCL_IF_22304_(ncclResult_t), CUDALOAD_NCCL_IF_22304_P_((ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *))) \
+    X(ncclCommMemStats, ncclCommMemStats, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t, ncclCommMemStat_t, uint64_t *))) \
+    X(ncclCommRegister, ncclCommRegister, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((const ncclComm_t, void *, size_t, void **))) \
+    X(ncclCommResume, ncclCommResume, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t))) \
+    X(ncclCommRevoke, ncclCommRevoke, 22807, CUDALOAD_NCCL_IF_22807_(ncclResult_t), CUDALOAD_NCCL_IF_22807_P_((ncclComm_t, int))) \
+    X(ncclCommShrink, ncclCommShrink, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int))) \
+    X(ncclCommSplit, ncclCommSplit, 21801, CUDALOAD_NCCL_IF_21801_(ncclResult_t), CUDALOAD_NCCL_IF_21801_P_((ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))) \
+    X(ncclCommSuspend, ncclCommSuspend, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t, int))) \
+    X(ncclCommUserRank, ncclCommUserRank, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(ncclCommWindowDeregister, ncclCommWindowDeregister, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, ncclWindow_t))) \
+    X(ncclCommWindowRegister, ncclCommWindowRegister, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, void *, size_t, ncclWindow_t *, int))) \
+    X(ncclGather, ncclGather, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))) \
+    X(ncclGatherConfig, ncclGatherConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclGetErrorString, ncclGetErrorString, 21602, const char *, (ncclResult_t)) \
+    X(ncclGetLastError, ncclGetLastError, 21602, const char *, (ncclComm_t)) \
+    X(ncclGetUniqueId, ncclGetUniqueId, 21602, ncclResult_t, (ncclUniqueId *)) \
+    X(ncclGetVersion, ncclGetVersion, 21602, ncclResult_t, (int *)) \
+    X(ncclGroupEnd, ncclGroupEnd, 21602, ncclResult_t, (void)) \
+    X(ncclGroupSimulateEnd, ncclGroupSimulateEnd, 22203, CUDALOAD_NCCL_IF_22203_(ncclResult_t), CUDALOAD_NCCL_IF_22203_P_((ncclSimInfo_t *))) \
+    X(ncclGroupStart, ncclGroupStart, 21602, ncclResult_t, (void)) \
+    X(ncclMemAlloc, ncclMemAlloc, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((void **, size_t))) \
+    X(ncclMemFree, ncclMemFree, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((void *))) \
+    X(ncclParamBind, ncclParamBind, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t *, const char *))) \
+    X(ncclParamDumpAll, ncclParamDumpAll, 23003, CUDALOAD_NCCL_IF_23003_(void), CUDALOAD_NCCL_IF_23003_P_((void))) \
+    X(ncclParamGet, ncclParamGet, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, void *, int, int *))) \
+    X(ncclParamGetAllParameterKeys, ncclParamGetAllParameterKeys, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((const char ***, int *))) \
+    X(ncclParamGetI16, ncclParamGetI16, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int16_t *))) \
+    X(ncclParamGetI32, ncclParamGetI32, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int32_t *))) \
+    X(ncclParamGetI64, ncclParamGetI64, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int64_t *))) \
+    X(ncclParamGetI8, ncclParamGetI8, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int8_t *))) \
+    X(ncclParamGetParameter, ncclParamGetParameter, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((const char *, const char **, int *))) \
+    X(ncclParamGetStr, ncclParamGetStr, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, const char **))) \
+    X(ncclParamGetU16, ncclParamGetU16, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint16_t *))) \
+    X(ncclParamGetU32, ncclParamGetU32, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint32_t *))) \
+    X(ncclParamGetU64, ncclParamGetU64, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint64_t *))) \
+    X(ncclParamGetU8, ncclParamGetU8, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint8_t *))) \
+    X(ncclPutSignal, ncclPutSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int, unsigned int, ncclComm_t, cudaStream_t))) \
+    X(ncclRecv, ncclRecv, 21602, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(ncclRedOpCreatePreMulSum, ncclRedOpCreatePreMulSum, 21602, ncclResult_t, (ncclRedOp_t *, void *, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)) \
+    X(ncclRedOpDestroy, ncclRedOpDestroy, 21602, ncclResult_t, (ncclRedOp_t, ncclComm_t)) \
+    X(ncclReduce, ncclReduce, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t)) \
+    X(ncclReduceConfig, ncclReduceConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclReduceScatter, ncclReduceScatter, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
+    X(ncclReduceScatterConfig, ncclReduceScatterConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclScatter, ncclScatter, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))) \
+    X(ncclScatterConfig, ncclScatterConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(ncclSend, ncclSend, 21602, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(ncclSetEncryption, ncclSetEncryption, 23203, CUDALOAD_NCCL_IF_23203_(ncclResult_t), CUDALOAD_NCCL_IF_23203_P_((const ncclEncryptionConfig_t *))) \
+    X(ncclSignal, ncclSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((int, int, int, unsigned int, ncclComm_t, cudaStream_t))) \
+    X(ncclWaitSignal, ncclWaitSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((int, ncclWaitSignalDesc_t *, ncclComm_t, cudaStream_t))) \
+    X(ncclWinGetUserPtr, ncclWinGetUserPtr, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, ncclWindow_t, void **))) \
+    X(pncclAllGather, pncclAllGather, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t)) \
+    X(pncclAllGatherConfig, pncclAllGatherConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclAllReduce, pncclAllReduce, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
+    X(pncclAllReduceConfig, pncclAllReduceConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclAlltoAll, pncclAlltoAll, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))) \
+    X(pncclAlltoAllConfig, pncclAlltoAllConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclBcast, pncclBcast, 21602, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(pncclBroadcast, pncclBroadcast, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(pncclBroadcastConfig, pncclBroadcastConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclCommAbort, pncclCommAbort, 21602, ncclResult_t, (ncclComm_t)) \
+    X(pncclCommCount, pncclCommCount, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(pncclCommCuDevice, pncclCommCuDevice, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(pncclCommDeregister, pncclCommDeregister, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((const ncclComm_t, void *))) \
+    X(pncclCommDestroy, pncclCommDestroy, 21602, ncclResult_t, (ncclComm_t)) \
+    X(pncclCommFinalize, pncclCommFinalize, 21602, ncclResult_t, (ncclComm_t)) \
+    X(pncclCommGetAsyncError, pncclCommGetAsyncError, 21602, ncclResult_t, (ncclComm_t, ncclResult_t *)) \
+    X(pncclCommGetUniqueId, pncclCommGetUniqueId, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, ncclUniqueId *))) \
+    X(pncclCommGrow, pncclCommGrow, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, int, const ncclUniqueId *, int, ncclComm_t *, ncclConfig_t *))) \
+    X(pncclCommInitAll, pncclCommInitAll, 21602, ncclResult_t, (ncclComm_t *, int, const int *)) \
+    X(pncclCommInitRank, pncclCommInitRank, 21602, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int)) \
+    X(pncclCommInitRankConfig, pncclCommInitRankConfig, 21602, ncclResult_t, (ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *)) \
+    X(pncclCommInitRankScalable, pncclCommInitRankScalable, 22304, CUDALOAD_NCCL_IF_22304_(ncclResult_t), CUDALOAD_NCCL_IF_22304_P_((ncclComm_t *, int, int, int, ncclUniqueId *, ncclConfig_t *))) \
+    X(pncclCommMemStats, pncclCommMemStats, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t, ncclCommMemStat_t, uint64_t *))) \
+    X(pncclCommRegister, pncclCommRegister, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((const ncclComm_t, void *, size_t, void **))) \
+    X(pncclCommResume, pncclCommResume, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t))) \
+    X(pncclCommRevoke, pncclCommRevoke, 22807, CUDALOAD_NCCL_IF_22807_(ncclResult_t), CUDALOAD_NCCL_IF_22807_P_((ncclComm_t, int))) \
+    X(pncclCommShrink, pncclCommShrink, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int))) \
+    X(pncclCommSplit, pncclCommSplit, 21801, CUDALOAD_NCCL_IF_21801_(ncclResult_t), CUDALOAD_NCCL_IF_21801_P_((ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))) \
+    X(pncclCommSuspend, pncclCommSuspend, 22907, CUDALOAD_NCCL_IF_22907_(ncclResult_t), CUDALOAD_NCCL_IF_22907_P_((ncclComm_t, int))) \
+    X(pncclCommUserRank, pncclCommUserRank, 21602, ncclResult_t, (const ncclComm_t, int *)) \
+    X(pncclCommWindowDeregister, pncclCommWindowDeregister, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, ncclWindow_t))) \
+    X(pncclCommWindowRegister, pncclCommWindowRegister, 22703, CUDALOAD_NCCL_IF_22703_(ncclResult_t), CUDALOAD_NCCL_IF_22703_P_((ncclComm_t, void *, size_t, ncclWindow_t *, int))) \
+    X(pncclGather, pncclGather, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))) \
+    X(pncclGatherConfig, pncclGatherConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclGetErrorString, pncclGetErrorString, 21602, const char *, (ncclResult_t)) \
+    X(pncclGetLastError, pncclGetLastError, 21602, const char *, (ncclComm_t)) \
+    X(pncclGetUniqueId, pncclGetUniqueId, 21602, ncclResult_t, (ncclUniqueId *)) \
+    X(pncclGetVersion, pncclGetVersion, 21602, ncclResult_t, (int *)) \
+    X(pncclGroupEnd, pncclGroupEnd, 21602, ncclResult_t, (void)) \
+    X(pncclGroupSimulateEnd, pncclGroupSimulateEnd, 22203, CUDALOAD_NCCL_IF_22203_(ncclResult_t), CUDALOAD_NCCL_IF_22203_P_((ncclSimInfo_t *))) \
+    X(pncclGroupStart, pncclGroupStart, 21602, ncclResult_t, (void)) \
+    X(pncclMemAlloc, pncclMemAlloc, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((void **, size_t))) \
+    X(pncclMemFree, pncclMemFree, 21903, CUDALOAD_NCCL_IF_21903_(ncclResult_t), CUDALOAD_NCCL_IF_21903_P_((void *))) \
+    X(pncclParamBind, pncclParamBind, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t *, const char *))) \
+    X(pncclParamDumpAll, pncclParamDumpAll, 23003, CUDALOAD_NCCL_IF_23003_(void), CUDALOAD_NCCL_IF_23003_P_((void))) \
+    X(pncclParamGet, pncclParamGet, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, void *, int, int *))) \
+    X(pncclParamGetAllParameterKeys, pncclParamGetAllParameterKeys, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((const char ***, int *))) \
+    X(pncclParamGetI16, pncclParamGetI16, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int16_t *))) \
+    X(pncclParamGetI32, pncclParamGetI32, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int32_t *))) \
+    X(pncclParamGetI64, pncclParamGetI64, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int64_t *))) \
+    X(pncclParamGetI8, pncclParamGetI8, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, int8_t *))) \
+    X(pncclParamGetParameter, pncclParamGetParameter, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((const char *, const char **, int *))) \
+    X(pncclParamGetStr, pncclParamGetStr, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, const char **))) \
+    X(pncclParamGetU16, pncclParamGetU16, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint16_t *))) \
+    X(pncclParamGetU32, pncclParamGetU32, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint32_t *))) \
+    X(pncclParamGetU64, pncclParamGetU64, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint64_t *))) \
+    X(pncclParamGetU8, pncclParamGetU8, 23003, CUDALOAD_NCCL_IF_23003_(ncclResult_t), CUDALOAD_NCCL_IF_23003_P_((ncclParamHandle_t, uint8_t *))) \
+    X(pncclPutSignal, pncclPutSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((const void *, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int, unsigned int, ncclComm_t, cudaStream_t))) \
+    X(pncclRecv, pncclRecv, 21602, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(pncclRedOpCreatePreMulSum, pncclRedOpCreatePreMulSum, 21602, ncclResult_t, (ncclRedOp_t *, void *, ncclDataType_t, ncclScalarResidence_t, ncclComm_t)) \
+    X(pncclRedOpDestroy, pncclRedOpDestroy, 21602, ncclResult_t, (ncclRedOp_t, ncclComm_t)) \
+    X(pncclReduce, pncclReduce, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t)) \
+    X(pncclReduceConfig, pncclReduceConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclReduceScatter, pncclReduceScatter, 21602, ncclResult_t, (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t)) \
+    X(pncclReduceScatterConfig, pncclReduceScatterConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclScatter, pncclScatter, 22803, CUDALOAD_NCCL_IF_22803_(ncclResult_t), CUDALOAD_NCCL_IF_22803_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))) \
+    X(pncclScatterConfig, pncclScatterConfig, 23102, CUDALOAD_NCCL_IF_23102_(ncclResult_t), CUDALOAD_NCCL_IF_23102_P_((const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t, const ncclCollConfig_t *))) \
+    X(pncclSend, pncclSend, 21602, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)) \
+    X(pncclSetEncryption, pncclSetEncryption, 23203, CUDALOAD_NCCL_IF_23203_(ncclResult_t), CUDALOAD_NCCL_IF_23203_P_((const ncclEncryptionConfig_t *))) \
+    X(pncclSignal, pncclSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((int, int, int, unsigned int, ncclComm_t, cudaStream_t))) \
+    X(pncclWaitSignal, pncclWaitSignal, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((int, ncclWaitSignalDesc_t *, ncclComm_t, cudaStream_t))) \
+    X(pncclWinGetUserPtr, pncclWinGetUserPtr, 22902, CUDALOAD_NCCL_IF_22902_(ncclResult_t), CUDALOAD_NCCL_IF_22902_P_((ncclComm_t, ncclWindow_t, void **))) \
     /* end of CUDALOAD_NCCL_API */
 #define CUDALOAD_NCCL_API_COUNT 144
 

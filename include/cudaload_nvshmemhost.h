@@ -21,1504 +21,1542 @@ typedef __nv_bfloat16_raw __nv_bfloat16;
 
 /* X(member, symbol, since, return type, (parameter types)), one per function. The member is the
  * symbol, but for the per-thread-stream variants: ptsz_cudaMemcpyAsync is cudaMemcpyAsync_ptsz.
- * since: 0, not known: nvshmem_host is versioned on its own and its releases are not scanned (the
- * functions are those of nvidia-nvshmem-cu13==3.8.0 and its headers). */
+ * since: the first release of nvshmem_host exporting it, as its NVSHMEM_VENDOR_VERSION (tools/api/nvshmem_host-since.txt); an
+ * entry newer than the headers this file is compiled with keeps its place, untyped. */
+#ifndef NVSHMEM_VENDOR_VERSION
+#error "cudaload_nvshmemhost.h: the nvshmem_host headers included define no NVSHMEM_VENDOR_VERSION"
+#endif
+#if NVSHMEM_VENDOR_VERSION >= 30309
+#define CUDALOAD_NVSHMEMHOST_IF_30309_(x) x
+#define CUDALOAD_NVSHMEMHOST_IF_30309_P_(x) x
+#else
+#define CUDALOAD_NVSHMEMHOST_IF_30309_(x) void
+#define CUDALOAD_NVSHMEMHOST_IF_30309_P_(x) (void)
+#endif
+#if NVSHMEM_VENDOR_VERSION >= 30519
+#define CUDALOAD_NVSHMEMHOST_IF_30519_(x) x
+#define CUDALOAD_NVSHMEMHOST_IF_30519_P_(x) x
+#else
+#define CUDALOAD_NVSHMEMHOST_IF_30519_(x) void
+#define CUDALOAD_NVSHMEMHOST_IF_30519_P_(x) (void)
+#endif
+#if NVSHMEM_VENDOR_VERSION >= 30605
+#define CUDALOAD_NVSHMEMHOST_IF_30605_(x) x
+#define CUDALOAD_NVSHMEMHOST_IF_30605_P_(x) x
+#else
+#define CUDALOAD_NVSHMEMHOST_IF_30605_(x) void
+#define CUDALOAD_NVSHMEMHOST_IF_30605_P_(x) (void)
+#endif
+#if NVSHMEM_VENDOR_VERSION >= 30700
+#define CUDALOAD_NVSHMEMHOST_IF_30700_(x) x
+#define CUDALOAD_NVSHMEMHOST_IF_30700_P_(x) x
+#else
+#define CUDALOAD_NVSHMEMHOST_IF_30700_(x) void
+#define CUDALOAD_NVSHMEMHOST_IF_30700_P_(x) (void)
+#endif
+#if NVSHMEM_VENDOR_VERSION >= 30800
+#define CUDALOAD_NVSHMEMHOST_IF_30800_(x) x
+#define CUDALOAD_NVSHMEMHOST_IF_30800_P_(x) x
+#else
+#define CUDALOAD_NVSHMEMHOST_IF_30800_(x) void
+#define CUDALOAD_NVSHMEMHOST_IF_30800_P_(x) (void)
+#endif
 #define CUDALOAD_NVSHMEMHOST_API(X) \
-    X(nvshmem_align, nvshmem_align, 0, void *, (size_t, size_t)) \
-    X(nvshmem_alltoallmem, nvshmem_alltoallmem, 0, int, (nvshmem_team_t, void *, const void *, size_t)) \
-    X(nvshmem_barrier, nvshmem_barrier, 0, int, (nvshmem_team_t)) \
-    X(nvshmem_barrier_all, nvshmem_barrier_all, 0, void, (void)) \
-    X(nvshmem_bfloat16_alltoall, nvshmem_bfloat16_alltoall, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_broadcast, nvshmem_bfloat16_broadcast, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
-    X(nvshmem_bfloat16_fcollect, nvshmem_bfloat16_fcollect, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_g, nvshmem_bfloat16_g, 0, __nv_bfloat16, (const __nv_bfloat16 *, int)) \
-    X(nvshmem_bfloat16_get, nvshmem_bfloat16_get, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
-    X(nvshmem_bfloat16_get_nbi, nvshmem_bfloat16_get_nbi, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
-    X(nvshmem_bfloat16_iget, nvshmem_bfloat16_iget, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_bfloat16_iput, nvshmem_bfloat16_iput, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_bfloat16_max_reduce, nvshmem_bfloat16_max_reduce, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_max_reducescatter, nvshmem_bfloat16_max_reducescatter, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_min_reduce, nvshmem_bfloat16_min_reduce, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_min_reducescatter, nvshmem_bfloat16_min_reducescatter, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_p, nvshmem_bfloat16_p, 0, void, (__nv_bfloat16 *, const __nv_bfloat16, int)) \
-    X(nvshmem_bfloat16_prod_reduce, nvshmem_bfloat16_prod_reduce, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_prod_reducescatter, nvshmem_bfloat16_prod_reducescatter, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_put, nvshmem_bfloat16_put, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
-    X(nvshmem_bfloat16_put_nbi, nvshmem_bfloat16_put_nbi, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
-    X(nvshmem_bfloat16_sum_reduce, nvshmem_bfloat16_sum_reduce, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_bfloat16_sum_reducescatter, nvshmem_bfloat16_sum_reducescatter, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
-    X(nvshmem_broadcastmem, nvshmem_broadcastmem, 0, int, (nvshmem_team_t, void *, const void *, size_t, int)) \
-    X(nvshmem_calloc, nvshmem_calloc, 0, void *, (size_t, size_t)) \
-    X(nvshmem_char_alltoall, nvshmem_char_alltoall, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_broadcast, nvshmem_char_broadcast, 0, int, (nvshmem_team_t, char *, const char *, size_t, int)) \
-    X(nvshmem_char_fcollect, nvshmem_char_fcollect, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_g, nvshmem_char_g, 0, char, (const char *, int)) \
-    X(nvshmem_char_get, nvshmem_char_get, 0, void, (char *, const char *, size_t, int)) \
-    X(nvshmem_char_get_nbi, nvshmem_char_get_nbi, 0, void, (char *, const char *, size_t, int)) \
-    X(nvshmem_char_iget, nvshmem_char_iget, 0, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_char_iput, nvshmem_char_iput, 0, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_char_max_reduce, nvshmem_char_max_reduce, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_max_reducescatter, nvshmem_char_max_reducescatter, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_min_reduce, nvshmem_char_min_reduce, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_min_reducescatter, nvshmem_char_min_reducescatter, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_p, nvshmem_char_p, 0, void, (char *, const char, int)) \
-    X(nvshmem_char_prod_reduce, nvshmem_char_prod_reduce, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_prod_reducescatter, nvshmem_char_prod_reducescatter, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_put, nvshmem_char_put, 0, void, (char *, const char *, size_t, int)) \
-    X(nvshmem_char_put_nbi, nvshmem_char_put_nbi, 0, void, (char *, const char *, size_t, int)) \
-    X(nvshmem_char_sum_reduce, nvshmem_char_sum_reduce, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_char_sum_reducescatter, nvshmem_char_sum_reducescatter, 0, int, (nvshmem_team_t, char *, const char *, size_t)) \
-    X(nvshmem_double_alltoall, nvshmem_double_alltoall, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_atomic_fetch, nvshmem_double_atomic_fetch, 0, double, (const double *, int)) \
-    X(nvshmem_double_atomic_set, nvshmem_double_atomic_set, 0, void, (double *, double, int)) \
-    X(nvshmem_double_atomic_swap, nvshmem_double_atomic_swap, 0, double, (double *, double, int)) \
-    X(nvshmem_double_broadcast, nvshmem_double_broadcast, 0, int, (nvshmem_team_t, double *, const double *, size_t, int)) \
-    X(nvshmem_double_fcollect, nvshmem_double_fcollect, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_g, nvshmem_double_g, 0, double, (const double *, int)) \
-    X(nvshmem_double_get, nvshmem_double_get, 0, void, (double *, const double *, size_t, int)) \
-    X(nvshmem_double_get_nbi, nvshmem_double_get_nbi, 0, void, (double *, const double *, size_t, int)) \
-    X(nvshmem_double_iget, nvshmem_double_iget, 0, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_double_iput, nvshmem_double_iput, 0, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_double_max_reduce, nvshmem_double_max_reduce, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_max_reducescatter, nvshmem_double_max_reducescatter, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_min_reduce, nvshmem_double_min_reduce, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_min_reducescatter, nvshmem_double_min_reducescatter, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_p, nvshmem_double_p, 0, void, (double *, const double, int)) \
-    X(nvshmem_double_prod_reduce, nvshmem_double_prod_reduce, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_prod_reducescatter, nvshmem_double_prod_reducescatter, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_put, nvshmem_double_put, 0, void, (double *, const double *, size_t, int)) \
-    X(nvshmem_double_put_nbi, nvshmem_double_put_nbi, 0, void, (double *, const double *, size_t, int)) \
-    X(nvshmem_double_sum_reduce, nvshmem_double_sum_reduce, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_double_sum_reducescatter, nvshmem_double_sum_reducescatter, 0, int, (nvshmem_team_t, double *, const double *, size_t)) \
-    X(nvshmem_fcollectmem, nvshmem_fcollectmem, 0, int, (nvshmem_team_t, void *, const void *, size_t)) \
-    X(nvshmem_fence, nvshmem_fence, 0, void, (void)) \
-    X(nvshmem_float_alltoall, nvshmem_float_alltoall, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_atomic_fetch, nvshmem_float_atomic_fetch, 0, float, (const float *, int)) \
-    X(nvshmem_float_atomic_set, nvshmem_float_atomic_set, 0, void, (float *, float, int)) \
-    X(nvshmem_float_atomic_swap, nvshmem_float_atomic_swap, 0, float, (float *, float, int)) \
-    X(nvshmem_float_broadcast, nvshmem_float_broadcast, 0, int, (nvshmem_team_t, float *, const float *, size_t, int)) \
-    X(nvshmem_float_fcollect, nvshmem_float_fcollect, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_g, nvshmem_float_g, 0, float, (const float *, int)) \
-    X(nvshmem_float_get, nvshmem_float_get, 0, void, (float *, const float *, size_t, int)) \
-    X(nvshmem_float_get_nbi, nvshmem_float_get_nbi, 0, void, (float *, const float *, size_t, int)) \
-    X(nvshmem_float_iget, nvshmem_float_iget, 0, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_float_iput, nvshmem_float_iput, 0, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_float_max_reduce, nvshmem_float_max_reduce, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_max_reducescatter, nvshmem_float_max_reducescatter, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_min_reduce, nvshmem_float_min_reduce, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_min_reducescatter, nvshmem_float_min_reducescatter, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_p, nvshmem_float_p, 0, void, (float *, const float, int)) \
-    X(nvshmem_float_prod_reduce, nvshmem_float_prod_reduce, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_prod_reducescatter, nvshmem_float_prod_reducescatter, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_put, nvshmem_float_put, 0, void, (float *, const float *, size_t, int)) \
-    X(nvshmem_float_put_nbi, nvshmem_float_put_nbi, 0, void, (float *, const float *, size_t, int)) \
-    X(nvshmem_float_sum_reduce, nvshmem_float_sum_reduce, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_float_sum_reducescatter, nvshmem_float_sum_reducescatter, 0, int, (nvshmem_team_t, float *, const float *, size_t)) \
-    X(nvshmem_free, nvshmem_free, 0, void, (void *)) \
-    X(nvshmem_get128, nvshmem_get128, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get128_nbi, nvshmem_get128_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get16, nvshmem_get16, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get16_nbi, nvshmem_get16_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get32, nvshmem_get32, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get32_nbi, nvshmem_get32_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get64, nvshmem_get64, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get64_nbi, nvshmem_get64_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get8, nvshmem_get8, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_get8_nbi, nvshmem_get8_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_getmem, nvshmem_getmem, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_getmem_nbi, nvshmem_getmem_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_global_exit, nvshmem_global_exit, 0, void, (int)) \
-    X(nvshmem_half_alltoall, nvshmem_half_alltoall, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_broadcast, nvshmem_half_broadcast, 0, int, (nvshmem_team_t, half *, const half *, size_t, int)) \
-    X(nvshmem_half_fcollect, nvshmem_half_fcollect, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_g, nvshmem_half_g, 0, half, (const half *, int)) \
-    X(nvshmem_half_get, nvshmem_half_get, 0, void, (half *, const half *, size_t, int)) \
-    X(nvshmem_half_get_nbi, nvshmem_half_get_nbi, 0, void, (half *, const half *, size_t, int)) \
-    X(nvshmem_half_iget, nvshmem_half_iget, 0, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_half_iput, nvshmem_half_iput, 0, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_half_max_reduce, nvshmem_half_max_reduce, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_max_reducescatter, nvshmem_half_max_reducescatter, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_min_reduce, nvshmem_half_min_reduce, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_min_reducescatter, nvshmem_half_min_reducescatter, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_p, nvshmem_half_p, 0, void, (half *, const half, int)) \
-    X(nvshmem_half_prod_reduce, nvshmem_half_prod_reduce, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_prod_reducescatter, nvshmem_half_prod_reducescatter, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_put, nvshmem_half_put, 0, void, (half *, const half *, size_t, int)) \
-    X(nvshmem_half_put_nbi, nvshmem_half_put_nbi, 0, void, (half *, const half *, size_t, int)) \
-    X(nvshmem_half_sum_reduce, nvshmem_half_sum_reduce, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_half_sum_reducescatter, nvshmem_half_sum_reducescatter, 0, int, (nvshmem_team_t, half *, const half *, size_t)) \
-    X(nvshmem_iget128, nvshmem_iget128, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iget16, nvshmem_iget16, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iget32, nvshmem_iget32, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iget64, nvshmem_iget64, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iget8, nvshmem_iget8, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_info_get_name, nvshmem_info_get_name, 0, void, (char *)) \
-    X(nvshmem_info_get_version, nvshmem_info_get_version, 0, void, (int *, int *)) \
-    X(nvshmem_int16_alltoall, nvshmem_int16_alltoall, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_and_reduce, nvshmem_int16_and_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_and_reducescatter, nvshmem_int16_and_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_broadcast, nvshmem_int16_broadcast, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, int)) \
-    X(nvshmem_int16_fcollect, nvshmem_int16_fcollect, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_g, nvshmem_int16_g, 0, int16_t, (const int16_t *, int)) \
-    X(nvshmem_int16_get, nvshmem_int16_get, 0, void, (int16_t *, const int16_t *, size_t, int)) \
-    X(nvshmem_int16_get_nbi, nvshmem_int16_get_nbi, 0, void, (int16_t *, const int16_t *, size_t, int)) \
-    X(nvshmem_int16_iget, nvshmem_int16_iget, 0, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int16_iput, nvshmem_int16_iput, 0, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int16_max_reduce, nvshmem_int16_max_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_max_reducescatter, nvshmem_int16_max_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_min_reduce, nvshmem_int16_min_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_min_reducescatter, nvshmem_int16_min_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_or_reduce, nvshmem_int16_or_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_or_reducescatter, nvshmem_int16_or_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_p, nvshmem_int16_p, 0, void, (int16_t *, const int16_t, int)) \
-    X(nvshmem_int16_prod_reduce, nvshmem_int16_prod_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_prod_reducescatter, nvshmem_int16_prod_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_put, nvshmem_int16_put, 0, void, (int16_t *, const int16_t *, size_t, int)) \
-    X(nvshmem_int16_put_nbi, nvshmem_int16_put_nbi, 0, void, (int16_t *, const int16_t *, size_t, int)) \
-    X(nvshmem_int16_sum_reduce, nvshmem_int16_sum_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_sum_reducescatter, nvshmem_int16_sum_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_xor_reduce, nvshmem_int16_xor_reduce, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int16_xor_reducescatter, nvshmem_int16_xor_reducescatter, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
-    X(nvshmem_int32_alltoall, nvshmem_int32_alltoall, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_and_reduce, nvshmem_int32_and_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_and_reducescatter, nvshmem_int32_and_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_atomic_add, nvshmem_int32_atomic_add, 0, void, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_and, nvshmem_int32_atomic_and, 0, void, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_compare_swap, nvshmem_int32_atomic_compare_swap, 0, int32_t, (int32_t *, int32_t, int32_t, int)) \
-    X(nvshmem_int32_atomic_fetch, nvshmem_int32_atomic_fetch, 0, int32_t, (const int32_t *, int)) \
-    X(nvshmem_int32_atomic_fetch_add, nvshmem_int32_atomic_fetch_add, 0, int32_t, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_fetch_and, nvshmem_int32_atomic_fetch_and, 0, int32_t, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_fetch_inc, nvshmem_int32_atomic_fetch_inc, 0, int32_t, (int32_t *, int)) \
-    X(nvshmem_int32_atomic_fetch_or, nvshmem_int32_atomic_fetch_or, 0, int32_t, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_fetch_xor, nvshmem_int32_atomic_fetch_xor, 0, int32_t, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_inc, nvshmem_int32_atomic_inc, 0, void, (int32_t *, int)) \
-    X(nvshmem_int32_atomic_or, nvshmem_int32_atomic_or, 0, void, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_set, nvshmem_int32_atomic_set, 0, void, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_swap, nvshmem_int32_atomic_swap, 0, int32_t, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_atomic_xor, nvshmem_int32_atomic_xor, 0, void, (int32_t *, int32_t, int)) \
-    X(nvshmem_int32_broadcast, nvshmem_int32_broadcast, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, int)) \
-    X(nvshmem_int32_fcollect, nvshmem_int32_fcollect, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_g, nvshmem_int32_g, 0, int32_t, (const int32_t *, int)) \
-    X(nvshmem_int32_get, nvshmem_int32_get, 0, void, (int32_t *, const int32_t *, size_t, int)) \
-    X(nvshmem_int32_get_nbi, nvshmem_int32_get_nbi, 0, void, (int32_t *, const int32_t *, size_t, int)) \
-    X(nvshmem_int32_iget, nvshmem_int32_iget, 0, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int32_iput, nvshmem_int32_iput, 0, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int32_max_reduce, nvshmem_int32_max_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_max_reducescatter, nvshmem_int32_max_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_min_reduce, nvshmem_int32_min_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_min_reducescatter, nvshmem_int32_min_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_or_reduce, nvshmem_int32_or_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_or_reducescatter, nvshmem_int32_or_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_p, nvshmem_int32_p, 0, void, (int32_t *, const int32_t, int)) \
-    X(nvshmem_int32_prod_reduce, nvshmem_int32_prod_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_prod_reducescatter, nvshmem_int32_prod_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_put, nvshmem_int32_put, 0, void, (int32_t *, const int32_t *, size_t, int)) \
-    X(nvshmem_int32_put_nbi, nvshmem_int32_put_nbi, 0, void, (int32_t *, const int32_t *, size_t, int)) \
-    X(nvshmem_int32_sum_reduce, nvshmem_int32_sum_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_sum_reducescatter, nvshmem_int32_sum_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_xor_reduce, nvshmem_int32_xor_reduce, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int32_xor_reducescatter, nvshmem_int32_xor_reducescatter, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
-    X(nvshmem_int64_alltoall, nvshmem_int64_alltoall, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_and_reduce, nvshmem_int64_and_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_and_reducescatter, nvshmem_int64_and_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_atomic_add, nvshmem_int64_atomic_add, 0, void, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_and, nvshmem_int64_atomic_and, 0, void, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_compare_swap, nvshmem_int64_atomic_compare_swap, 0, int64_t, (int64_t *, int64_t, int64_t, int)) \
-    X(nvshmem_int64_atomic_fetch, nvshmem_int64_atomic_fetch, 0, int64_t, (const int64_t *, int)) \
-    X(nvshmem_int64_atomic_fetch_add, nvshmem_int64_atomic_fetch_add, 0, int64_t, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_fetch_and, nvshmem_int64_atomic_fetch_and, 0, int64_t, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_fetch_inc, nvshmem_int64_atomic_fetch_inc, 0, int64_t, (int64_t *, int)) \
-    X(nvshmem_int64_atomic_fetch_or, nvshmem_int64_atomic_fetch_or, 0, int64_t, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_fetch_xor, nvshmem_int64_atomic_fetch_xor, 0, int64_t, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_inc, nvshmem_int64_atomic_inc, 0, void, (int64_t *, int)) \
-    X(nvshmem_int64_atomic_or, nvshmem_int64_atomic_or, 0, void, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_set, nvshmem_int64_atomic_set, 0, void, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_swap, nvshmem_int64_atomic_swap, 0, int64_t, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_atomic_xor, nvshmem_int64_atomic_xor, 0, void, (int64_t *, int64_t, int)) \
-    X(nvshmem_int64_broadcast, nvshmem_int64_broadcast, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, int)) \
-    X(nvshmem_int64_fcollect, nvshmem_int64_fcollect, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_g, nvshmem_int64_g, 0, int64_t, (const int64_t *, int)) \
-    X(nvshmem_int64_get, nvshmem_int64_get, 0, void, (int64_t *, const int64_t *, size_t, int)) \
-    X(nvshmem_int64_get_nbi, nvshmem_int64_get_nbi, 0, void, (int64_t *, const int64_t *, size_t, int)) \
-    X(nvshmem_int64_iget, nvshmem_int64_iget, 0, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int64_iput, nvshmem_int64_iput, 0, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int64_max_reduce, nvshmem_int64_max_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_max_reducescatter, nvshmem_int64_max_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_min_reduce, nvshmem_int64_min_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_min_reducescatter, nvshmem_int64_min_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_or_reduce, nvshmem_int64_or_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_or_reducescatter, nvshmem_int64_or_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_p, nvshmem_int64_p, 0, void, (int64_t *, const int64_t, int)) \
-    X(nvshmem_int64_prod_reduce, nvshmem_int64_prod_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_prod_reducescatter, nvshmem_int64_prod_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_put, nvshmem_int64_put, 0, void, (int64_t *, const int64_t *, size_t, int)) \
-    X(nvshmem_int64_put_nbi, nvshmem_int64_put_nbi, 0, void, (int64_t *, const int64_t *, size_t, int)) \
-    X(nvshmem_int64_sum_reduce, nvshmem_int64_sum_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_sum_reducescatter, nvshmem_int64_sum_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_xor_reduce, nvshmem_int64_xor_reduce, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int64_xor_reducescatter, nvshmem_int64_xor_reducescatter, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
-    X(nvshmem_int8_alltoall, nvshmem_int8_alltoall, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_and_reduce, nvshmem_int8_and_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_and_reducescatter, nvshmem_int8_and_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_broadcast, nvshmem_int8_broadcast, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, int)) \
-    X(nvshmem_int8_fcollect, nvshmem_int8_fcollect, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_g, nvshmem_int8_g, 0, int8_t, (const int8_t *, int)) \
-    X(nvshmem_int8_get, nvshmem_int8_get, 0, void, (int8_t *, const int8_t *, size_t, int)) \
-    X(nvshmem_int8_get_nbi, nvshmem_int8_get_nbi, 0, void, (int8_t *, const int8_t *, size_t, int)) \
-    X(nvshmem_int8_iget, nvshmem_int8_iget, 0, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int8_iput, nvshmem_int8_iput, 0, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int8_max_reduce, nvshmem_int8_max_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_max_reducescatter, nvshmem_int8_max_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_min_reduce, nvshmem_int8_min_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_min_reducescatter, nvshmem_int8_min_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_or_reduce, nvshmem_int8_or_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_or_reducescatter, nvshmem_int8_or_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_p, nvshmem_int8_p, 0, void, (int8_t *, const int8_t, int)) \
-    X(nvshmem_int8_prod_reduce, nvshmem_int8_prod_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_prod_reducescatter, nvshmem_int8_prod_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_put, nvshmem_int8_put, 0, void, (int8_t *, const int8_t *, size_t, int)) \
-    X(nvshmem_int8_put_nbi, nvshmem_int8_put_nbi, 0, void, (int8_t *, const int8_t *, size_t, int)) \
-    X(nvshmem_int8_sum_reduce, nvshmem_int8_sum_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_sum_reducescatter, nvshmem_int8_sum_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_xor_reduce, nvshmem_int8_xor_reduce, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int8_xor_reducescatter, nvshmem_int8_xor_reducescatter, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
-    X(nvshmem_int_alltoall, nvshmem_int_alltoall, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_atomic_add, nvshmem_int_atomic_add, 0, void, (int *, int, int)) \
-    X(nvshmem_int_atomic_compare_swap, nvshmem_int_atomic_compare_swap, 0, int, (int *, int, int, int)) \
-    X(nvshmem_int_atomic_fetch, nvshmem_int_atomic_fetch, 0, int, (const int *, int)) \
-    X(nvshmem_int_atomic_fetch_add, nvshmem_int_atomic_fetch_add, 0, int, (int *, int, int)) \
-    X(nvshmem_int_atomic_fetch_inc, nvshmem_int_atomic_fetch_inc, 0, int, (int *, int)) \
-    X(nvshmem_int_atomic_inc, nvshmem_int_atomic_inc, 0, void, (int *, int)) \
-    X(nvshmem_int_atomic_set, nvshmem_int_atomic_set, 0, void, (int *, int, int)) \
-    X(nvshmem_int_atomic_swap, nvshmem_int_atomic_swap, 0, int, (int *, int, int)) \
-    X(nvshmem_int_broadcast, nvshmem_int_broadcast, 0, int, (nvshmem_team_t, int *, const int *, size_t, int)) \
-    X(nvshmem_int_fcollect, nvshmem_int_fcollect, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_g, nvshmem_int_g, 0, int, (const int *, int)) \
-    X(nvshmem_int_get, nvshmem_int_get, 0, void, (int *, const int *, size_t, int)) \
-    X(nvshmem_int_get_nbi, nvshmem_int_get_nbi, 0, void, (int *, const int *, size_t, int)) \
-    X(nvshmem_int_iget, nvshmem_int_iget, 0, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int_iput, nvshmem_int_iput, 0, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_int_max_reduce, nvshmem_int_max_reduce, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_max_reducescatter, nvshmem_int_max_reducescatter, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_min_reduce, nvshmem_int_min_reduce, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_min_reducescatter, nvshmem_int_min_reducescatter, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_p, nvshmem_int_p, 0, void, (int *, const int, int)) \
-    X(nvshmem_int_prod_reduce, nvshmem_int_prod_reduce, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_prod_reducescatter, nvshmem_int_prod_reducescatter, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_put, nvshmem_int_put, 0, void, (int *, const int *, size_t, int)) \
-    X(nvshmem_int_put_nbi, nvshmem_int_put_nbi, 0, void, (int *, const int *, size_t, int)) \
-    X(nvshmem_int_sum_reduce, nvshmem_int_sum_reduce, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_int_sum_reducescatter, nvshmem_int_sum_reducescatter, 0, int, (nvshmem_team_t, int *, const int *, size_t)) \
-    X(nvshmem_iput128, nvshmem_iput128, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iput16, nvshmem_iput16, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iput32, nvshmem_iput32, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iput64, nvshmem_iput64, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_iput8, nvshmem_iput8, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_long_alltoall, nvshmem_long_alltoall, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_atomic_add, nvshmem_long_atomic_add, 0, void, (long *, long, int)) \
-    X(nvshmem_long_atomic_compare_swap, nvshmem_long_atomic_compare_swap, 0, long, (long *, long, long, int)) \
-    X(nvshmem_long_atomic_fetch, nvshmem_long_atomic_fetch, 0, long, (const long *, int)) \
-    X(nvshmem_long_atomic_fetch_add, nvshmem_long_atomic_fetch_add, 0, long, (long *, long, int)) \
-    X(nvshmem_long_atomic_fetch_inc, nvshmem_long_atomic_fetch_inc, 0, long, (long *, int)) \
-    X(nvshmem_long_atomic_inc, nvshmem_long_atomic_inc, 0, void, (long *, int)) \
-    X(nvshmem_long_atomic_set, nvshmem_long_atomic_set, 0, void, (long *, long, int)) \
-    X(nvshmem_long_atomic_swap, nvshmem_long_atomic_swap, 0, long, (long *, long, int)) \
-    X(nvshmem_long_broadcast, nvshmem_long_broadcast, 0, int, (nvshmem_team_t, long *, const long *, size_t, int)) \
-    X(nvshmem_long_fcollect, nvshmem_long_fcollect, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_g, nvshmem_long_g, 0, long, (const long *, int)) \
-    X(nvshmem_long_get, nvshmem_long_get, 0, void, (long *, const long *, size_t, int)) \
-    X(nvshmem_long_get_nbi, nvshmem_long_get_nbi, 0, void, (long *, const long *, size_t, int)) \
-    X(nvshmem_long_iget, nvshmem_long_iget, 0, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_long_iput, nvshmem_long_iput, 0, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_long_max_reduce, nvshmem_long_max_reduce, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_max_reducescatter, nvshmem_long_max_reducescatter, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_min_reduce, nvshmem_long_min_reduce, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_min_reducescatter, nvshmem_long_min_reducescatter, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_p, nvshmem_long_p, 0, void, (long *, const long, int)) \
-    X(nvshmem_long_prod_reduce, nvshmem_long_prod_reduce, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_prod_reducescatter, nvshmem_long_prod_reducescatter, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_put, nvshmem_long_put, 0, void, (long *, const long *, size_t, int)) \
-    X(nvshmem_long_put_nbi, nvshmem_long_put_nbi, 0, void, (long *, const long *, size_t, int)) \
-    X(nvshmem_long_sum_reduce, nvshmem_long_sum_reduce, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_long_sum_reducescatter, nvshmem_long_sum_reducescatter, 0, int, (nvshmem_team_t, long *, const long *, size_t)) \
-    X(nvshmem_longlong_alltoall, nvshmem_longlong_alltoall, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_atomic_add, nvshmem_longlong_atomic_add, 0, void, (long long *, long long, int)) \
-    X(nvshmem_longlong_atomic_compare_swap, nvshmem_longlong_atomic_compare_swap, 0, long long, (long long *, long long, long long, int)) \
-    X(nvshmem_longlong_atomic_fetch, nvshmem_longlong_atomic_fetch, 0, long long, (const long long *, int)) \
-    X(nvshmem_longlong_atomic_fetch_add, nvshmem_longlong_atomic_fetch_add, 0, long long, (long long *, long long, int)) \
-    X(nvshmem_longlong_atomic_fetch_inc, nvshmem_longlong_atomic_fetch_inc, 0, long long, (long long *, int)) \
-    X(nvshmem_longlong_atomic_inc, nvshmem_longlong_atomic_inc, 0, void, (long long *, int)) \
-    X(nvshmem_longlong_atomic_set, nvshmem_longlong_atomic_set, 0, void, (long long *, long long, int)) \
-    X(nvshmem_longlong_atomic_swap, nvshmem_longlong_atomic_swap, 0, long long, (long long *, long long, int)) \
-    X(nvshmem_longlong_broadcast, nvshmem_longlong_broadcast, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, int)) \
-    X(nvshmem_longlong_fcollect, nvshmem_longlong_fcollect, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_g, nvshmem_longlong_g, 0, long long, (const long long *, int)) \
-    X(nvshmem_longlong_get, nvshmem_longlong_get, 0, void, (long long *, const long long *, size_t, int)) \
-    X(nvshmem_longlong_get_nbi, nvshmem_longlong_get_nbi, 0, void, (long long *, const long long *, size_t, int)) \
-    X(nvshmem_longlong_iget, nvshmem_longlong_iget, 0, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_longlong_iput, nvshmem_longlong_iput, 0, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_longlong_max_reduce, nvshmem_longlong_max_reduce, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_max_reducescatter, nvshmem_longlong_max_reducescatter, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_min_reduce, nvshmem_longlong_min_reduce, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_min_reducescatter, nvshmem_longlong_min_reducescatter, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_p, nvshmem_longlong_p, 0, void, (long long *, const long long, int)) \
-    X(nvshmem_longlong_prod_reduce, nvshmem_longlong_prod_reduce, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_prod_reducescatter, nvshmem_longlong_prod_reducescatter, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_put, nvshmem_longlong_put, 0, void, (long long *, const long long *, size_t, int)) \
-    X(nvshmem_longlong_put_nbi, nvshmem_longlong_put_nbi, 0, void, (long long *, const long long *, size_t, int)) \
-    X(nvshmem_longlong_sum_reduce, nvshmem_longlong_sum_reduce, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_longlong_sum_reducescatter, nvshmem_longlong_sum_reducescatter, 0, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
-    X(nvshmem_malloc, nvshmem_malloc, 0, void *, (size_t)) \
-    X(nvshmem_my_pe, nvshmem_my_pe, 0, int, (void)) \
-    X(nvshmem_n_pes, nvshmem_n_pes, 0, int, (void)) \
-    X(nvshmem_ptr, nvshmem_ptr, 0, void *, (const void *, int)) \
-    X(nvshmem_ptrdiff_alltoall, nvshmem_ptrdiff_alltoall, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t)) \
-    X(nvshmem_ptrdiff_atomic_add, nvshmem_ptrdiff_atomic_add, 0, void, (ptrdiff_t *, ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_atomic_compare_swap, nvshmem_ptrdiff_atomic_compare_swap, 0, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_atomic_fetch, nvshmem_ptrdiff_atomic_fetch, 0, ptrdiff_t, (const ptrdiff_t *, int)) \
-    X(nvshmem_ptrdiff_atomic_fetch_add, nvshmem_ptrdiff_atomic_fetch_add, 0, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_atomic_fetch_inc, nvshmem_ptrdiff_atomic_fetch_inc, 0, ptrdiff_t, (ptrdiff_t *, int)) \
-    X(nvshmem_ptrdiff_atomic_inc, nvshmem_ptrdiff_atomic_inc, 0, void, (ptrdiff_t *, int)) \
-    X(nvshmem_ptrdiff_atomic_set, nvshmem_ptrdiff_atomic_set, 0, void, (ptrdiff_t *, ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_atomic_swap, nvshmem_ptrdiff_atomic_swap, 0, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_broadcast, nvshmem_ptrdiff_broadcast, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
-    X(nvshmem_ptrdiff_fcollect, nvshmem_ptrdiff_fcollect, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t)) \
-    X(nvshmem_ptrdiff_g, nvshmem_ptrdiff_g, 0, ptrdiff_t, (const ptrdiff_t *, int)) \
-    X(nvshmem_ptrdiff_get, nvshmem_ptrdiff_get, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
-    X(nvshmem_ptrdiff_get_nbi, nvshmem_ptrdiff_get_nbi, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
-    X(nvshmem_ptrdiff_iget, nvshmem_ptrdiff_iget, 0, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ptrdiff_iput, nvshmem_ptrdiff_iput, 0, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ptrdiff_p, nvshmem_ptrdiff_p, 0, void, (ptrdiff_t *, const ptrdiff_t, int)) \
-    X(nvshmem_ptrdiff_put, nvshmem_ptrdiff_put, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
-    X(nvshmem_ptrdiff_put_nbi, nvshmem_ptrdiff_put_nbi, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
-    X(nvshmem_put128, nvshmem_put128, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put128_nbi, nvshmem_put128_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put16, nvshmem_put16, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put16_nbi, nvshmem_put16_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put32, nvshmem_put32, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put32_nbi, nvshmem_put32_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put64, nvshmem_put64, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put64_nbi, nvshmem_put64_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put8, nvshmem_put8, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_put8_nbi, nvshmem_put8_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_putmem, nvshmem_putmem, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_putmem_nbi, nvshmem_putmem_nbi, 0, void, (void *, const void *, size_t, int)) \
-    X(nvshmem_query_thread, nvshmem_query_thread, 0, void, (int *)) \
-    X(nvshmem_quiet, nvshmem_quiet, 0, void, (void)) \
-    X(nvshmem_schar_alltoall, nvshmem_schar_alltoall, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_broadcast, nvshmem_schar_broadcast, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, int)) \
-    X(nvshmem_schar_fcollect, nvshmem_schar_fcollect, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_g, nvshmem_schar_g, 0, signed char, (const signed char *, int)) \
-    X(nvshmem_schar_get, nvshmem_schar_get, 0, void, (signed char *, const signed char *, size_t, int)) \
-    X(nvshmem_schar_get_nbi, nvshmem_schar_get_nbi, 0, void, (signed char *, const signed char *, size_t, int)) \
-    X(nvshmem_schar_iget, nvshmem_schar_iget, 0, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_schar_iput, nvshmem_schar_iput, 0, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_schar_max_reduce, nvshmem_schar_max_reduce, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_max_reducescatter, nvshmem_schar_max_reducescatter, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_min_reduce, nvshmem_schar_min_reduce, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_min_reducescatter, nvshmem_schar_min_reducescatter, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_p, nvshmem_schar_p, 0, void, (signed char *, const signed char, int)) \
-    X(nvshmem_schar_prod_reduce, nvshmem_schar_prod_reduce, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_prod_reducescatter, nvshmem_schar_prod_reducescatter, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_put, nvshmem_schar_put, 0, void, (signed char *, const signed char *, size_t, int)) \
-    X(nvshmem_schar_put_nbi, nvshmem_schar_put_nbi, 0, void, (signed char *, const signed char *, size_t, int)) \
-    X(nvshmem_schar_sum_reduce, nvshmem_schar_sum_reduce, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_schar_sum_reducescatter, nvshmem_schar_sum_reducescatter, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
-    X(nvshmem_short_alltoall, nvshmem_short_alltoall, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_broadcast, nvshmem_short_broadcast, 0, int, (nvshmem_team_t, short *, const short *, size_t, int)) \
-    X(nvshmem_short_fcollect, nvshmem_short_fcollect, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_g, nvshmem_short_g, 0, short, (const short *, int)) \
-    X(nvshmem_short_get, nvshmem_short_get, 0, void, (short *, const short *, size_t, int)) \
-    X(nvshmem_short_get_nbi, nvshmem_short_get_nbi, 0, void, (short *, const short *, size_t, int)) \
-    X(nvshmem_short_iget, nvshmem_short_iget, 0, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_short_iput, nvshmem_short_iput, 0, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_short_max_reduce, nvshmem_short_max_reduce, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_max_reducescatter, nvshmem_short_max_reducescatter, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_min_reduce, nvshmem_short_min_reduce, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_min_reducescatter, nvshmem_short_min_reducescatter, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_p, nvshmem_short_p, 0, void, (short *, const short, int)) \
-    X(nvshmem_short_prod_reduce, nvshmem_short_prod_reduce, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_prod_reducescatter, nvshmem_short_prod_reducescatter, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_put, nvshmem_short_put, 0, void, (short *, const short *, size_t, int)) \
-    X(nvshmem_short_put_nbi, nvshmem_short_put_nbi, 0, void, (short *, const short *, size_t, int)) \
-    X(nvshmem_short_sum_reduce, nvshmem_short_sum_reduce, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_short_sum_reducescatter, nvshmem_short_sum_reducescatter, 0, int, (nvshmem_team_t, short *, const short *, size_t)) \
-    X(nvshmem_signal_fetch, nvshmem_signal_fetch, 0, uint64_t, (uint64_t *)) \
-    X(nvshmem_size_alltoall, nvshmem_size_alltoall, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_and_reduce, nvshmem_size_and_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_and_reducescatter, nvshmem_size_and_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_atomic_add, nvshmem_size_atomic_add, 0, void, (size_t *, size_t, int)) \
-    X(nvshmem_size_atomic_compare_swap, nvshmem_size_atomic_compare_swap, 0, size_t, (size_t *, size_t, size_t, int)) \
-    X(nvshmem_size_atomic_fetch, nvshmem_size_atomic_fetch, 0, size_t, (const size_t *, int)) \
-    X(nvshmem_size_atomic_fetch_add, nvshmem_size_atomic_fetch_add, 0, size_t, (size_t *, size_t, int)) \
-    X(nvshmem_size_atomic_fetch_inc, nvshmem_size_atomic_fetch_inc, 0, size_t, (size_t *, int)) \
-    X(nvshmem_size_atomic_inc, nvshmem_size_atomic_inc, 0, void, (size_t *, int)) \
-    X(nvshmem_size_atomic_set, nvshmem_size_atomic_set, 0, void, (size_t *, size_t, int)) \
-    X(nvshmem_size_atomic_swap, nvshmem_size_atomic_swap, 0, size_t, (size_t *, size_t, int)) \
-    X(nvshmem_size_broadcast, nvshmem_size_broadcast, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, int)) \
-    X(nvshmem_size_fcollect, nvshmem_size_fcollect, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_g, nvshmem_size_g, 0, size_t, (const size_t *, int)) \
-    X(nvshmem_size_get, nvshmem_size_get, 0, void, (size_t *, const size_t *, size_t, int)) \
-    X(nvshmem_size_get_nbi, nvshmem_size_get_nbi, 0, void, (size_t *, const size_t *, size_t, int)) \
-    X(nvshmem_size_iget, nvshmem_size_iget, 0, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_size_iput, nvshmem_size_iput, 0, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_size_max_reduce, nvshmem_size_max_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_max_reducescatter, nvshmem_size_max_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_min_reduce, nvshmem_size_min_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_min_reducescatter, nvshmem_size_min_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_or_reduce, nvshmem_size_or_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_or_reducescatter, nvshmem_size_or_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_p, nvshmem_size_p, 0, void, (size_t *, const size_t, int)) \
-    X(nvshmem_size_prod_reduce, nvshmem_size_prod_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_prod_reducescatter, nvshmem_size_prod_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_put, nvshmem_size_put, 0, void, (size_t *, const size_t *, size_t, int)) \
-    X(nvshmem_size_put_nbi, nvshmem_size_put_nbi, 0, void, (size_t *, const size_t *, size_t, int)) \
-    X(nvshmem_size_sum_reduce, nvshmem_size_sum_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_sum_reducescatter, nvshmem_size_sum_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_xor_reduce, nvshmem_size_xor_reduce, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_size_xor_reducescatter, nvshmem_size_xor_reducescatter, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
-    X(nvshmem_sync_all, nvshmem_sync_all, 0, void, (void)) \
-    X(nvshmem_team_destroy, nvshmem_team_destroy, 0, void, (nvshmem_team_t)) \
-    X(nvshmem_team_get_config, nvshmem_team_get_config, 0, void, (nvshmem_team_t, nvshmem_team_config_t *)) \
-    X(nvshmem_team_my_pe, nvshmem_team_my_pe, 0, int, (nvshmem_team_t)) \
-    X(nvshmem_team_n_pes, nvshmem_team_n_pes, 0, int, (nvshmem_team_t)) \
-    X(nvshmem_team_split_2d, nvshmem_team_split_2d, 0, int, (nvshmem_team_t, int, const nvshmem_team_config_t *, long, nvshmem_team_t *, const nvshmem_team_config_t *, long, nvshmem_team_t *)) \
-    X(nvshmem_team_split_strided, nvshmem_team_split_strided, 0, int, (nvshmem_team_t, int, int, int, const nvshmem_team_config_t *, long, nvshmem_team_t *)) \
-    X(nvshmem_team_sync, nvshmem_team_sync, 0, int, (nvshmem_team_t)) \
-    X(nvshmem_team_translate_pe, nvshmem_team_translate_pe, 0, int, (nvshmem_team_t, int, nvshmem_team_t)) \
-    X(nvshmem_uchar_alltoall, nvshmem_uchar_alltoall, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_and_reduce, nvshmem_uchar_and_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_and_reducescatter, nvshmem_uchar_and_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_broadcast, nvshmem_uchar_broadcast, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, int)) \
-    X(nvshmem_uchar_fcollect, nvshmem_uchar_fcollect, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_g, nvshmem_uchar_g, 0, unsigned char, (const unsigned char *, int)) \
-    X(nvshmem_uchar_get, nvshmem_uchar_get, 0, void, (unsigned char *, const unsigned char *, size_t, int)) \
-    X(nvshmem_uchar_get_nbi, nvshmem_uchar_get_nbi, 0, void, (unsigned char *, const unsigned char *, size_t, int)) \
-    X(nvshmem_uchar_iget, nvshmem_uchar_iget, 0, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uchar_iput, nvshmem_uchar_iput, 0, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uchar_max_reduce, nvshmem_uchar_max_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_max_reducescatter, nvshmem_uchar_max_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_min_reduce, nvshmem_uchar_min_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_min_reducescatter, nvshmem_uchar_min_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_or_reduce, nvshmem_uchar_or_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_or_reducescatter, nvshmem_uchar_or_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_p, nvshmem_uchar_p, 0, void, (unsigned char *, const unsigned char, int)) \
-    X(nvshmem_uchar_prod_reduce, nvshmem_uchar_prod_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_prod_reducescatter, nvshmem_uchar_prod_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_put, nvshmem_uchar_put, 0, void, (unsigned char *, const unsigned char *, size_t, int)) \
-    X(nvshmem_uchar_put_nbi, nvshmem_uchar_put_nbi, 0, void, (unsigned char *, const unsigned char *, size_t, int)) \
-    X(nvshmem_uchar_sum_reduce, nvshmem_uchar_sum_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_sum_reducescatter, nvshmem_uchar_sum_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_xor_reduce, nvshmem_uchar_xor_reduce, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uchar_xor_reducescatter, nvshmem_uchar_xor_reducescatter, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
-    X(nvshmem_uint16_alltoall, nvshmem_uint16_alltoall, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_and_reduce, nvshmem_uint16_and_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_and_reducescatter, nvshmem_uint16_and_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_broadcast, nvshmem_uint16_broadcast, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, int)) \
-    X(nvshmem_uint16_fcollect, nvshmem_uint16_fcollect, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_g, nvshmem_uint16_g, 0, uint16_t, (const uint16_t *, int)) \
-    X(nvshmem_uint16_get, nvshmem_uint16_get, 0, void, (uint16_t *, const uint16_t *, size_t, int)) \
-    X(nvshmem_uint16_get_nbi, nvshmem_uint16_get_nbi, 0, void, (uint16_t *, const uint16_t *, size_t, int)) \
-    X(nvshmem_uint16_iget, nvshmem_uint16_iget, 0, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint16_iput, nvshmem_uint16_iput, 0, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint16_max_reduce, nvshmem_uint16_max_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_max_reducescatter, nvshmem_uint16_max_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_min_reduce, nvshmem_uint16_min_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_min_reducescatter, nvshmem_uint16_min_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_or_reduce, nvshmem_uint16_or_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_or_reducescatter, nvshmem_uint16_or_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_p, nvshmem_uint16_p, 0, void, (uint16_t *, const uint16_t, int)) \
-    X(nvshmem_uint16_prod_reduce, nvshmem_uint16_prod_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_prod_reducescatter, nvshmem_uint16_prod_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_put, nvshmem_uint16_put, 0, void, (uint16_t *, const uint16_t *, size_t, int)) \
-    X(nvshmem_uint16_put_nbi, nvshmem_uint16_put_nbi, 0, void, (uint16_t *, const uint16_t *, size_t, int)) \
-    X(nvshmem_uint16_sum_reduce, nvshmem_uint16_sum_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_sum_reducescatter, nvshmem_uint16_sum_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_xor_reduce, nvshmem_uint16_xor_reduce, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint16_xor_reducescatter, nvshmem_uint16_xor_reducescatter, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
-    X(nvshmem_uint32_alltoall, nvshmem_uint32_alltoall, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_and_reduce, nvshmem_uint32_and_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_and_reducescatter, nvshmem_uint32_and_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_atomic_add, nvshmem_uint32_atomic_add, 0, void, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_and, nvshmem_uint32_atomic_and, 0, void, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_compare_swap, nvshmem_uint32_atomic_compare_swap, 0, uint32_t, (uint32_t *, uint32_t, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_fetch, nvshmem_uint32_atomic_fetch, 0, uint32_t, (const uint32_t *, int)) \
-    X(nvshmem_uint32_atomic_fetch_add, nvshmem_uint32_atomic_fetch_add, 0, uint32_t, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_fetch_and, nvshmem_uint32_atomic_fetch_and, 0, uint32_t, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_fetch_inc, nvshmem_uint32_atomic_fetch_inc, 0, uint32_t, (uint32_t *, int)) \
-    X(nvshmem_uint32_atomic_fetch_or, nvshmem_uint32_atomic_fetch_or, 0, uint32_t, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_fetch_xor, nvshmem_uint32_atomic_fetch_xor, 0, uint32_t, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_inc, nvshmem_uint32_atomic_inc, 0, void, (uint32_t *, int)) \
-    X(nvshmem_uint32_atomic_or, nvshmem_uint32_atomic_or, 0, void, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_set, nvshmem_uint32_atomic_set, 0, void, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_swap, nvshmem_uint32_atomic_swap, 0, uint32_t, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_atomic_xor, nvshmem_uint32_atomic_xor, 0, void, (uint32_t *, uint32_t, int)) \
-    X(nvshmem_uint32_broadcast, nvshmem_uint32_broadcast, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, int)) \
-    X(nvshmem_uint32_fcollect, nvshmem_uint32_fcollect, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_g, nvshmem_uint32_g, 0, uint32_t, (const uint32_t *, int)) \
-    X(nvshmem_uint32_get, nvshmem_uint32_get, 0, void, (uint32_t *, const uint32_t *, size_t, int)) \
-    X(nvshmem_uint32_get_nbi, nvshmem_uint32_get_nbi, 0, void, (uint32_t *, const uint32_t *, size_t, int)) \
-    X(nvshmem_uint32_iget, nvshmem_uint32_iget, 0, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint32_iput, nvshmem_uint32_iput, 0, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint32_max_reduce, nvshmem_uint32_max_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_max_reducescatter, nvshmem_uint32_max_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_min_reduce, nvshmem_uint32_min_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_min_reducescatter, nvshmem_uint32_min_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_or_reduce, nvshmem_uint32_or_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_or_reducescatter, nvshmem_uint32_or_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_p, nvshmem_uint32_p, 0, void, (uint32_t *, const uint32_t, int)) \
-    X(nvshmem_uint32_prod_reduce, nvshmem_uint32_prod_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_prod_reducescatter, nvshmem_uint32_prod_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_put, nvshmem_uint32_put, 0, void, (uint32_t *, const uint32_t *, size_t, int)) \
-    X(nvshmem_uint32_put_nbi, nvshmem_uint32_put_nbi, 0, void, (uint32_t *, const uint32_t *, size_t, int)) \
-    X(nvshmem_uint32_sum_reduce, nvshmem_uint32_sum_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_sum_reducescatter, nvshmem_uint32_sum_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_xor_reduce, nvshmem_uint32_xor_reduce, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint32_xor_reducescatter, nvshmem_uint32_xor_reducescatter, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
-    X(nvshmem_uint64_alltoall, nvshmem_uint64_alltoall, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_and_reduce, nvshmem_uint64_and_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_and_reducescatter, nvshmem_uint64_and_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_atomic_add, nvshmem_uint64_atomic_add, 0, void, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_and, nvshmem_uint64_atomic_and, 0, void, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_compare_swap, nvshmem_uint64_atomic_compare_swap, 0, uint64_t, (uint64_t *, uint64_t, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_fetch, nvshmem_uint64_atomic_fetch, 0, uint64_t, (const uint64_t *, int)) \
-    X(nvshmem_uint64_atomic_fetch_add, nvshmem_uint64_atomic_fetch_add, 0, uint64_t, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_fetch_and, nvshmem_uint64_atomic_fetch_and, 0, uint64_t, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_fetch_inc, nvshmem_uint64_atomic_fetch_inc, 0, uint64_t, (uint64_t *, int)) \
-    X(nvshmem_uint64_atomic_fetch_or, nvshmem_uint64_atomic_fetch_or, 0, uint64_t, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_fetch_xor, nvshmem_uint64_atomic_fetch_xor, 0, uint64_t, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_inc, nvshmem_uint64_atomic_inc, 0, void, (uint64_t *, int)) \
-    X(nvshmem_uint64_atomic_or, nvshmem_uint64_atomic_or, 0, void, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_set, nvshmem_uint64_atomic_set, 0, void, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_swap, nvshmem_uint64_atomic_swap, 0, uint64_t, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_atomic_xor, nvshmem_uint64_atomic_xor, 0, void, (uint64_t *, uint64_t, int)) \
-    X(nvshmem_uint64_broadcast, nvshmem_uint64_broadcast, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, int)) \
-    X(nvshmem_uint64_fcollect, nvshmem_uint64_fcollect, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_g, nvshmem_uint64_g, 0, uint64_t, (const uint64_t *, int)) \
-    X(nvshmem_uint64_get, nvshmem_uint64_get, 0, void, (uint64_t *, const uint64_t *, size_t, int)) \
-    X(nvshmem_uint64_get_nbi, nvshmem_uint64_get_nbi, 0, void, (uint64_t *, const uint64_t *, size_t, int)) \
-    X(nvshmem_uint64_iget, nvshmem_uint64_iget, 0, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint64_iput, nvshmem_uint64_iput, 0, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint64_max_reduce, nvshmem_uint64_max_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_max_reducescatter, nvshmem_uint64_max_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_min_reduce, nvshmem_uint64_min_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_min_reducescatter, nvshmem_uint64_min_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_or_reduce, nvshmem_uint64_or_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_or_reducescatter, nvshmem_uint64_or_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_p, nvshmem_uint64_p, 0, void, (uint64_t *, const uint64_t, int)) \
-    X(nvshmem_uint64_prod_reduce, nvshmem_uint64_prod_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_prod_reducescatter, nvshmem_uint64_prod_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_put, nvshmem_uint64_put, 0, void, (uint64_t *, const uint64_t *, size_t, int)) \
-    X(nvshmem_uint64_put_nbi, nvshmem_uint64_put_nbi, 0, void, (uint64_t *, const uint64_t *, size_t, int)) \
-    X(nvshmem_uint64_sum_reduce, nvshmem_uint64_sum_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_sum_reducescatter, nvshmem_uint64_sum_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_xor_reduce, nvshmem_uint64_xor_reduce, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint64_xor_reducescatter, nvshmem_uint64_xor_reducescatter, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
-    X(nvshmem_uint8_alltoall, nvshmem_uint8_alltoall, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_and_reduce, nvshmem_uint8_and_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_and_reducescatter, nvshmem_uint8_and_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_broadcast, nvshmem_uint8_broadcast, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, int)) \
-    X(nvshmem_uint8_fcollect, nvshmem_uint8_fcollect, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_g, nvshmem_uint8_g, 0, uint8_t, (const uint8_t *, int)) \
-    X(nvshmem_uint8_get, nvshmem_uint8_get, 0, void, (uint8_t *, const uint8_t *, size_t, int)) \
-    X(nvshmem_uint8_get_nbi, nvshmem_uint8_get_nbi, 0, void, (uint8_t *, const uint8_t *, size_t, int)) \
-    X(nvshmem_uint8_iget, nvshmem_uint8_iget, 0, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint8_iput, nvshmem_uint8_iput, 0, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint8_max_reduce, nvshmem_uint8_max_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_max_reducescatter, nvshmem_uint8_max_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_min_reduce, nvshmem_uint8_min_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_min_reducescatter, nvshmem_uint8_min_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_or_reduce, nvshmem_uint8_or_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_or_reducescatter, nvshmem_uint8_or_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_p, nvshmem_uint8_p, 0, void, (uint8_t *, const uint8_t, int)) \
-    X(nvshmem_uint8_prod_reduce, nvshmem_uint8_prod_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_prod_reducescatter, nvshmem_uint8_prod_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_put, nvshmem_uint8_put, 0, void, (uint8_t *, const uint8_t *, size_t, int)) \
-    X(nvshmem_uint8_put_nbi, nvshmem_uint8_put_nbi, 0, void, (uint8_t *, const uint8_t *, size_t, int)) \
-    X(nvshmem_uint8_sum_reduce, nvshmem_uint8_sum_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_sum_reducescatter, nvshmem_uint8_sum_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_xor_reduce, nvshmem_uint8_xor_reduce, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint8_xor_reducescatter, nvshmem_uint8_xor_reducescatter, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
-    X(nvshmem_uint_alltoall, nvshmem_uint_alltoall, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_and_reduce, nvshmem_uint_and_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_and_reducescatter, nvshmem_uint_and_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_atomic_add, nvshmem_uint_atomic_add, 0, void, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_and, nvshmem_uint_atomic_and, 0, void, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_compare_swap, nvshmem_uint_atomic_compare_swap, 0, unsigned int, (unsigned int *, unsigned int, unsigned int, int)) \
-    X(nvshmem_uint_atomic_fetch, nvshmem_uint_atomic_fetch, 0, unsigned int, (const unsigned int *, int)) \
-    X(nvshmem_uint_atomic_fetch_add, nvshmem_uint_atomic_fetch_add, 0, unsigned int, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_fetch_and, nvshmem_uint_atomic_fetch_and, 0, unsigned int, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_fetch_inc, nvshmem_uint_atomic_fetch_inc, 0, unsigned int, (unsigned int *, int)) \
-    X(nvshmem_uint_atomic_fetch_or, nvshmem_uint_atomic_fetch_or, 0, unsigned int, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_fetch_xor, nvshmem_uint_atomic_fetch_xor, 0, unsigned int, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_inc, nvshmem_uint_atomic_inc, 0, void, (unsigned int *, int)) \
-    X(nvshmem_uint_atomic_or, nvshmem_uint_atomic_or, 0, void, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_set, nvshmem_uint_atomic_set, 0, void, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_swap, nvshmem_uint_atomic_swap, 0, unsigned int, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_atomic_xor, nvshmem_uint_atomic_xor, 0, void, (unsigned int *, unsigned int, int)) \
-    X(nvshmem_uint_broadcast, nvshmem_uint_broadcast, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, int)) \
-    X(nvshmem_uint_fcollect, nvshmem_uint_fcollect, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_g, nvshmem_uint_g, 0, unsigned int, (const unsigned int *, int)) \
-    X(nvshmem_uint_get, nvshmem_uint_get, 0, void, (unsigned int *, const unsigned int *, size_t, int)) \
-    X(nvshmem_uint_get_nbi, nvshmem_uint_get_nbi, 0, void, (unsigned int *, const unsigned int *, size_t, int)) \
-    X(nvshmem_uint_iget, nvshmem_uint_iget, 0, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint_iput, nvshmem_uint_iput, 0, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_uint_max_reduce, nvshmem_uint_max_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_max_reducescatter, nvshmem_uint_max_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_min_reduce, nvshmem_uint_min_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_min_reducescatter, nvshmem_uint_min_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_or_reduce, nvshmem_uint_or_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_or_reducescatter, nvshmem_uint_or_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_p, nvshmem_uint_p, 0, void, (unsigned int *, const unsigned int, int)) \
-    X(nvshmem_uint_prod_reduce, nvshmem_uint_prod_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_prod_reducescatter, nvshmem_uint_prod_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_put, nvshmem_uint_put, 0, void, (unsigned int *, const unsigned int *, size_t, int)) \
-    X(nvshmem_uint_put_nbi, nvshmem_uint_put_nbi, 0, void, (unsigned int *, const unsigned int *, size_t, int)) \
-    X(nvshmem_uint_sum_reduce, nvshmem_uint_sum_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_sum_reducescatter, nvshmem_uint_sum_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_xor_reduce, nvshmem_uint_xor_reduce, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_uint_xor_reducescatter, nvshmem_uint_xor_reducescatter, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
-    X(nvshmem_ulong_alltoall, nvshmem_ulong_alltoall, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_and_reduce, nvshmem_ulong_and_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_and_reducescatter, nvshmem_ulong_and_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_atomic_add, nvshmem_ulong_atomic_add, 0, void, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_and, nvshmem_ulong_atomic_and, 0, void, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_compare_swap, nvshmem_ulong_atomic_compare_swap, 0, unsigned long, (unsigned long *, unsigned long, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_fetch, nvshmem_ulong_atomic_fetch, 0, unsigned long, (const unsigned long *, int)) \
-    X(nvshmem_ulong_atomic_fetch_add, nvshmem_ulong_atomic_fetch_add, 0, unsigned long, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_fetch_and, nvshmem_ulong_atomic_fetch_and, 0, unsigned long, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_fetch_inc, nvshmem_ulong_atomic_fetch_inc, 0, unsigned long, (unsigned long *, int)) \
-    X(nvshmem_ulong_atomic_fetch_or, nvshmem_ulong_atomic_fetch_or, 0, unsigned long, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_fetch_xor, nvshmem_ulong_atomic_fetch_xor, 0, unsigned long, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_inc, nvshmem_ulong_atomic_inc, 0, void, (unsigned long *, int)) \
-    X(nvshmem_ulong_atomic_or, nvshmem_ulong_atomic_or, 0, void, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_set, nvshmem_ulong_atomic_set, 0, void, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_swap, nvshmem_ulong_atomic_swap, 0, unsigned long, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_atomic_xor, nvshmem_ulong_atomic_xor, 0, void, (unsigned long *, unsigned long, int)) \
-    X(nvshmem_ulong_broadcast, nvshmem_ulong_broadcast, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, int)) \
-    X(nvshmem_ulong_fcollect, nvshmem_ulong_fcollect, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_g, nvshmem_ulong_g, 0, unsigned long, (const unsigned long *, int)) \
-    X(nvshmem_ulong_get, nvshmem_ulong_get, 0, void, (unsigned long *, const unsigned long *, size_t, int)) \
-    X(nvshmem_ulong_get_nbi, nvshmem_ulong_get_nbi, 0, void, (unsigned long *, const unsigned long *, size_t, int)) \
-    X(nvshmem_ulong_iget, nvshmem_ulong_iget, 0, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ulong_iput, nvshmem_ulong_iput, 0, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ulong_max_reduce, nvshmem_ulong_max_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_max_reducescatter, nvshmem_ulong_max_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_min_reduce, nvshmem_ulong_min_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_min_reducescatter, nvshmem_ulong_min_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_or_reduce, nvshmem_ulong_or_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_or_reducescatter, nvshmem_ulong_or_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_p, nvshmem_ulong_p, 0, void, (unsigned long *, const unsigned long, int)) \
-    X(nvshmem_ulong_prod_reduce, nvshmem_ulong_prod_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_prod_reducescatter, nvshmem_ulong_prod_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_put, nvshmem_ulong_put, 0, void, (unsigned long *, const unsigned long *, size_t, int)) \
-    X(nvshmem_ulong_put_nbi, nvshmem_ulong_put_nbi, 0, void, (unsigned long *, const unsigned long *, size_t, int)) \
-    X(nvshmem_ulong_sum_reduce, nvshmem_ulong_sum_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_sum_reducescatter, nvshmem_ulong_sum_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_xor_reduce, nvshmem_ulong_xor_reduce, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulong_xor_reducescatter, nvshmem_ulong_xor_reducescatter, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
-    X(nvshmem_ulonglong_alltoall, nvshmem_ulonglong_alltoall, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_and_reduce, nvshmem_ulonglong_and_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_and_reducescatter, nvshmem_ulonglong_and_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_atomic_add, nvshmem_ulonglong_atomic_add, 0, void, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_and, nvshmem_ulonglong_atomic_and, 0, void, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_compare_swap, nvshmem_ulonglong_atomic_compare_swap, 0, unsigned long long, (unsigned long long *, unsigned long long, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_fetch, nvshmem_ulonglong_atomic_fetch, 0, unsigned long long, (const unsigned long long *, int)) \
-    X(nvshmem_ulonglong_atomic_fetch_add, nvshmem_ulonglong_atomic_fetch_add, 0, unsigned long long, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_fetch_and, nvshmem_ulonglong_atomic_fetch_and, 0, unsigned long long, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_fetch_inc, nvshmem_ulonglong_atomic_fetch_inc, 0, unsigned long long, (unsigned long long *, int)) \
-    X(nvshmem_ulonglong_atomic_fetch_or, nvshmem_ulonglong_atomic_fetch_or, 0, unsigned long long, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_fetch_xor, nvshmem_ulonglong_atomic_fetch_xor, 0, unsigned long long, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_inc, nvshmem_ulonglong_atomic_inc, 0, void, (unsigned long long *, int)) \
-    X(nvshmem_ulonglong_atomic_or, nvshmem_ulonglong_atomic_or, 0, void, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_set, nvshmem_ulonglong_atomic_set, 0, void, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_swap, nvshmem_ulonglong_atomic_swap, 0, unsigned long long, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_atomic_xor, nvshmem_ulonglong_atomic_xor, 0, void, (unsigned long long *, unsigned long long, int)) \
-    X(nvshmem_ulonglong_broadcast, nvshmem_ulonglong_broadcast, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, int)) \
-    X(nvshmem_ulonglong_fcollect, nvshmem_ulonglong_fcollect, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_g, nvshmem_ulonglong_g, 0, unsigned long long, (const unsigned long long *, int)) \
-    X(nvshmem_ulonglong_get, nvshmem_ulonglong_get, 0, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
-    X(nvshmem_ulonglong_get_nbi, nvshmem_ulonglong_get_nbi, 0, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
-    X(nvshmem_ulonglong_iget, nvshmem_ulonglong_iget, 0, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ulonglong_iput, nvshmem_ulonglong_iput, 0, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ulonglong_max_reduce, nvshmem_ulonglong_max_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_max_reducescatter, nvshmem_ulonglong_max_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_min_reduce, nvshmem_ulonglong_min_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_min_reducescatter, nvshmem_ulonglong_min_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_or_reduce, nvshmem_ulonglong_or_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_or_reducescatter, nvshmem_ulonglong_or_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_p, nvshmem_ulonglong_p, 0, void, (unsigned long long *, const unsigned long long, int)) \
-    X(nvshmem_ulonglong_prod_reduce, nvshmem_ulonglong_prod_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_prod_reducescatter, nvshmem_ulonglong_prod_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_put, nvshmem_ulonglong_put, 0, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
-    X(nvshmem_ulonglong_put_nbi, nvshmem_ulonglong_put_nbi, 0, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
-    X(nvshmem_ulonglong_sum_reduce, nvshmem_ulonglong_sum_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_sum_reducescatter, nvshmem_ulonglong_sum_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_xor_reduce, nvshmem_ulonglong_xor_reduce, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ulonglong_xor_reducescatter, nvshmem_ulonglong_xor_reducescatter, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
-    X(nvshmem_ushort_alltoall, nvshmem_ushort_alltoall, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_and_reduce, nvshmem_ushort_and_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_and_reducescatter, nvshmem_ushort_and_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_broadcast, nvshmem_ushort_broadcast, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, int)) \
-    X(nvshmem_ushort_fcollect, nvshmem_ushort_fcollect, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_g, nvshmem_ushort_g, 0, unsigned short, (const unsigned short *, int)) \
-    X(nvshmem_ushort_get, nvshmem_ushort_get, 0, void, (unsigned short *, const unsigned short *, size_t, int)) \
-    X(nvshmem_ushort_get_nbi, nvshmem_ushort_get_nbi, 0, void, (unsigned short *, const unsigned short *, size_t, int)) \
-    X(nvshmem_ushort_iget, nvshmem_ushort_iget, 0, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ushort_iput, nvshmem_ushort_iput, 0, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
-    X(nvshmem_ushort_max_reduce, nvshmem_ushort_max_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_max_reducescatter, nvshmem_ushort_max_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_min_reduce, nvshmem_ushort_min_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_min_reducescatter, nvshmem_ushort_min_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_or_reduce, nvshmem_ushort_or_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_or_reducescatter, nvshmem_ushort_or_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_p, nvshmem_ushort_p, 0, void, (unsigned short *, const unsigned short, int)) \
-    X(nvshmem_ushort_prod_reduce, nvshmem_ushort_prod_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_prod_reducescatter, nvshmem_ushort_prod_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_put, nvshmem_ushort_put, 0, void, (unsigned short *, const unsigned short *, size_t, int)) \
-    X(nvshmem_ushort_put_nbi, nvshmem_ushort_put_nbi, 0, void, (unsigned short *, const unsigned short *, size_t, int)) \
-    X(nvshmem_ushort_sum_reduce, nvshmem_ushort_sum_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_sum_reducescatter, nvshmem_ushort_sum_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_xor_reduce, nvshmem_ushort_xor_reduce, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmem_ushort_xor_reducescatter, nvshmem_ushort_xor_reducescatter, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
-    X(nvshmemid_hostlib_finalize, nvshmemid_hostlib_finalize, 0, void, (void *, void *)) \
-    X(nvshmemid_hostlib_init_attr, nvshmemid_hostlib_init_attr, 0, int, (int, int *, unsigned int, nvshmemx_init_attr_t *, nvshmemi_version_t, nvshmemx_device_lib_init_cb)) \
-    X(nvshmemid_init_status, nvshmemid_init_status, 0, int, (void)) \
-    X(nvshmemx_alltoallmem_on_stream, nvshmemx_alltoallmem_on_stream, 0, int, (nvshmem_team_t, void *, const void *, size_t, cudaStream_t)) \
-    X(nvshmemx_barrier_all_on_stream, nvshmemx_barrier_all_on_stream, 0, void, (cudaStream_t)) \
-    X(nvshmemx_barrier_on_stream, nvshmemx_barrier_on_stream, 0, int, (nvshmem_team_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_alltoall_on_stream, nvshmemx_bfloat16_alltoall_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_broadcast_on_stream, nvshmemx_bfloat16_broadcast_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_fcollect_on_stream, nvshmemx_bfloat16_fcollect_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_g_on_stream, nvshmemx_bfloat16_g_on_stream, 0, __nv_bfloat16, (const __nv_bfloat16 *, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_get_nbi_on_stream, nvshmemx_bfloat16_get_nbi_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_get_on_stream, nvshmemx_bfloat16_get_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_iget_on_stream, nvshmemx_bfloat16_iget_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_iput_on_stream, nvshmemx_bfloat16_iput_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_max_reduce_on_stream, nvshmemx_bfloat16_max_reduce_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_max_reducescatter_on_stream, nvshmemx_bfloat16_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_min_reduce_on_stream, nvshmemx_bfloat16_min_reduce_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_min_reducescatter_on_stream, nvshmemx_bfloat16_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_p_on_stream, nvshmemx_bfloat16_p_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_prod_reduce_on_stream, nvshmemx_bfloat16_prod_reduce_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_prod_reducescatter_on_stream, nvshmemx_bfloat16_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_put_nbi_on_stream, nvshmemx_bfloat16_put_nbi_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_put_on_stream, nvshmemx_bfloat16_put_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_put_signal_nbi_on_stream, nvshmemx_bfloat16_put_signal_nbi_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_put_signal_on_stream, nvshmemx_bfloat16_put_signal_on_stream, 0, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_bfloat16_sum_reduce_on_stream, nvshmemx_bfloat16_sum_reduce_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_bfloat16_sum_reducescatter_on_stream, nvshmemx_bfloat16_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
-    X(nvshmemx_broadcastmem_on_stream, nvshmemx_broadcastmem_on_stream, 0, int, (nvshmem_team_t, void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_buffer_register, nvshmemx_buffer_register, 0, int, (void *, size_t)) \
-    X(nvshmemx_buffer_register_symmetric, nvshmemx_buffer_register_symmetric, 0, void *, (void *, size_t, int)) \
-    X(nvshmemx_buffer_register_symmetric_at_preferred_address, nvshmemx_buffer_register_symmetric_at_preferred_address, 0, void *, (void *, size_t, void *, int)) \
-    X(nvshmemx_buffer_unregister, nvshmemx_buffer_unregister, 0, int, (void *)) \
-    X(nvshmemx_buffer_unregister_all, nvshmemx_buffer_unregister_all, 0, void, (void)) \
-    X(nvshmemx_buffer_unregister_symmetric, nvshmemx_buffer_unregister_symmetric, 0, int, (void *, size_t)) \
-    X(nvshmemx_char_alltoall_on_stream, nvshmemx_char_alltoall_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_broadcast_on_stream, nvshmemx_char_broadcast_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_fcollect_on_stream, nvshmemx_char_fcollect_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_g_on_stream, nvshmemx_char_g_on_stream, 0, char, (const char *, int, cudaStream_t)) \
-    X(nvshmemx_char_get_nbi_on_stream, nvshmemx_char_get_nbi_on_stream, 0, void, (char *, const char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_get_on_stream, nvshmemx_char_get_on_stream, 0, void, (char *, const char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_iget_on_stream, nvshmemx_char_iget_on_stream, 0, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_iput_on_stream, nvshmemx_char_iput_on_stream, 0, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_max_reduce_on_stream, nvshmemx_char_max_reduce_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_max_reducescatter_on_stream, nvshmemx_char_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_min_reduce_on_stream, nvshmemx_char_min_reduce_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_min_reducescatter_on_stream, nvshmemx_char_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_p_on_stream, nvshmemx_char_p_on_stream, 0, void, (char *, const char, int, cudaStream_t)) \
-    X(nvshmemx_char_prod_reduce_on_stream, nvshmemx_char_prod_reduce_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_prod_reducescatter_on_stream, nvshmemx_char_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_put_nbi_on_stream, nvshmemx_char_put_nbi_on_stream, 0, void, (char *, const char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_put_on_stream, nvshmemx_char_put_on_stream, 0, void, (char *, const char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_char_put_signal_nbi_on_stream, nvshmemx_char_put_signal_nbi_on_stream, 0, void, (char *, const char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_char_put_signal_on_stream, nvshmemx_char_put_signal_on_stream, 0, void, (char *, const char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_char_sum_reduce_on_stream, nvshmemx_char_sum_reduce_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_char_sum_reducescatter_on_stream, nvshmemx_char_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
-    X(nvshmemx_collective_launch, nvshmemx_collective_launch, 0, int, (const void *, dim3, dim3, void **, size_t, cudaStream_t)) \
-    X(nvshmemx_collective_launch_attr, nvshmemx_collective_launch_attr, 0, int, (const nvshmemx_collective_launch_attr_t *, const void *, void **)) \
-    X(nvshmemx_collective_launch_query_gridsize, nvshmemx_collective_launch_query_gridsize, 0, int, (const void *, dim3, void **, size_t, int *)) \
-    X(nvshmemx_culibrary_finalize, nvshmemx_culibrary_finalize, 0, int, (CUlibrary)) \
-    X(nvshmemx_culibrary_init, nvshmemx_culibrary_init, 0, int, (CUlibrary)) \
-    X(nvshmemx_cumodule_finalize, nvshmemx_cumodule_finalize, 0, int, (CUmodule)) \
-    X(nvshmemx_cumodule_init, nvshmemx_cumodule_init, 0, int, (CUmodule)) \
-    X(nvshmemx_double_alltoall_on_stream, nvshmemx_double_alltoall_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_atomic_add, nvshmemx_double_atomic_add, 0, void, (double *, double, int)) \
-    X(nvshmemx_double_atomic_fetch_add, nvshmemx_double_atomic_fetch_add, 0, double, (double *, double, int)) \
-    X(nvshmemx_double_broadcast_on_stream, nvshmemx_double_broadcast_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_fcollect_on_stream, nvshmemx_double_fcollect_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_g_on_stream, nvshmemx_double_g_on_stream, 0, double, (const double *, int, cudaStream_t)) \
-    X(nvshmemx_double_get_nbi_on_stream, nvshmemx_double_get_nbi_on_stream, 0, void, (double *, const double *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_get_on_stream, nvshmemx_double_get_on_stream, 0, void, (double *, const double *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_iget_on_stream, nvshmemx_double_iget_on_stream, 0, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_iput_on_stream, nvshmemx_double_iput_on_stream, 0, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_max_reduce_on_stream, nvshmemx_double_max_reduce_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_max_reducescatter_on_stream, nvshmemx_double_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_min_reduce_on_stream, nvshmemx_double_min_reduce_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_min_reducescatter_on_stream, nvshmemx_double_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_p_on_stream, nvshmemx_double_p_on_stream, 0, void, (double *, const double, int, cudaStream_t)) \
-    X(nvshmemx_double_prod_reduce_on_stream, nvshmemx_double_prod_reduce_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_prod_reducescatter_on_stream, nvshmemx_double_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_put_nbi_on_stream, nvshmemx_double_put_nbi_on_stream, 0, void, (double *, const double *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_put_on_stream, nvshmemx_double_put_on_stream, 0, void, (double *, const double *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_double_put_signal_nbi_on_stream, nvshmemx_double_put_signal_nbi_on_stream, 0, void, (double *, const double *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_double_put_signal_on_stream, nvshmemx_double_put_signal_on_stream, 0, void, (double *, const double *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_double_sum_reduce_on_stream, nvshmemx_double_sum_reduce_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_double_sum_reducescatter_on_stream, nvshmemx_double_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
-    X(nvshmemx_fcollectmem_on_stream, nvshmemx_fcollectmem_on_stream, 0, int, (nvshmem_team_t, void *, const void *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_alltoall_on_stream, nvshmemx_float_alltoall_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_atomic_add, nvshmemx_float_atomic_add, 0, void, (float *, float, int)) \
-    X(nvshmemx_float_atomic_fetch_add, nvshmemx_float_atomic_fetch_add, 0, float, (float *, float, int)) \
-    X(nvshmemx_float_broadcast_on_stream, nvshmemx_float_broadcast_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_fcollect_on_stream, nvshmemx_float_fcollect_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_g_on_stream, nvshmemx_float_g_on_stream, 0, float, (const float *, int, cudaStream_t)) \
-    X(nvshmemx_float_get_nbi_on_stream, nvshmemx_float_get_nbi_on_stream, 0, void, (float *, const float *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_get_on_stream, nvshmemx_float_get_on_stream, 0, void, (float *, const float *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_iget_on_stream, nvshmemx_float_iget_on_stream, 0, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_iput_on_stream, nvshmemx_float_iput_on_stream, 0, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_max_reduce_on_stream, nvshmemx_float_max_reduce_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_max_reducescatter_on_stream, nvshmemx_float_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_min_reduce_on_stream, nvshmemx_float_min_reduce_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_min_reducescatter_on_stream, nvshmemx_float_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_p_on_stream, nvshmemx_float_p_on_stream, 0, void, (float *, const float, int, cudaStream_t)) \
-    X(nvshmemx_float_prod_reduce_on_stream, nvshmemx_float_prod_reduce_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_prod_reducescatter_on_stream, nvshmemx_float_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_put_nbi_on_stream, nvshmemx_float_put_nbi_on_stream, 0, void, (float *, const float *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_put_on_stream, nvshmemx_float_put_on_stream, 0, void, (float *, const float *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_float_put_signal_nbi_on_stream, nvshmemx_float_put_signal_nbi_on_stream, 0, void, (float *, const float *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_float_put_signal_on_stream, nvshmemx_float_put_signal_on_stream, 0, void, (float *, const float *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_float_sum_reduce_on_stream, nvshmemx_float_sum_reduce_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_float_sum_reducescatter_on_stream, nvshmemx_float_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
-    X(nvshmemx_flush, nvshmemx_flush, 0, void, (void)) \
-    X(nvshmemx_flush_on_stream, nvshmemx_flush_on_stream, 0, void, (cudaStream_t)) \
-    X(nvshmemx_get128_nbi_on_stream, nvshmemx_get128_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get128_on_stream, nvshmemx_get128_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get16_nbi_on_stream, nvshmemx_get16_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get16_on_stream, nvshmemx_get16_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get32_nbi_on_stream, nvshmemx_get32_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get32_on_stream, nvshmemx_get32_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get64_nbi_on_stream, nvshmemx_get64_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get64_on_stream, nvshmemx_get64_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get8_nbi_on_stream, nvshmemx_get8_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get8_on_stream, nvshmemx_get8_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_get_uniqueid, nvshmemx_get_uniqueid, 0, int, (nvshmemx_uniqueid_t *)) \
-    X(nvshmemx_getmem_nbi_on_stream, nvshmemx_getmem_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_getmem_on_stream, nvshmemx_getmem_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_alltoall_on_stream, nvshmemx_half_alltoall_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_atomic_add, nvshmemx_half_atomic_add, 0, void, (__half *, __half, int)) \
-    X(nvshmemx_half_atomic_fetch_add, nvshmemx_half_atomic_fetch_add, 0, __half, (__half *, __half, int)) \
-    X(nvshmemx_half_broadcast_on_stream, nvshmemx_half_broadcast_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_fcollect_on_stream, nvshmemx_half_fcollect_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_g_on_stream, nvshmemx_half_g_on_stream, 0, half, (const half *, int, cudaStream_t)) \
-    X(nvshmemx_half_get_nbi_on_stream, nvshmemx_half_get_nbi_on_stream, 0, void, (half *, const half *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_get_on_stream, nvshmemx_half_get_on_stream, 0, void, (half *, const half *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_iget_on_stream, nvshmemx_half_iget_on_stream, 0, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_iput_on_stream, nvshmemx_half_iput_on_stream, 0, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_max_reduce_on_stream, nvshmemx_half_max_reduce_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_max_reducescatter_on_stream, nvshmemx_half_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_min_reduce_on_stream, nvshmemx_half_min_reduce_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_min_reducescatter_on_stream, nvshmemx_half_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_p_on_stream, nvshmemx_half_p_on_stream, 0, void, (half *, const half, int, cudaStream_t)) \
-    X(nvshmemx_half_prod_reduce_on_stream, nvshmemx_half_prod_reduce_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_prod_reducescatter_on_stream, nvshmemx_half_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_put_nbi_on_stream, nvshmemx_half_put_nbi_on_stream, 0, void, (half *, const half *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_put_on_stream, nvshmemx_half_put_on_stream, 0, void, (half *, const half *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_half_put_signal_nbi_on_stream, nvshmemx_half_put_signal_nbi_on_stream, 0, void, (half *, const half *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_half_put_signal_on_stream, nvshmemx_half_put_signal_on_stream, 0, void, (half *, const half *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_half_sum_reduce_on_stream, nvshmemx_half_sum_reduce_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_half_sum_reducescatter_on_stream, nvshmemx_half_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
-    X(nvshmemx_hostlib_finalize, nvshmemx_hostlib_finalize, 0, void, (void)) \
-    X(nvshmemx_hostlib_init_attr, nvshmemx_hostlib_init_attr, 0, int, (unsigned int, nvshmemx_init_attr_t *)) \
-    X(nvshmemx_iget128_on_stream, nvshmemx_iget128_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iget16_on_stream, nvshmemx_iget16_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iget32_on_stream, nvshmemx_iget32_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iget64_on_stream, nvshmemx_iget64_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iget8_on_stream, nvshmemx_iget8_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_init_status, nvshmemx_init_status, 0, int, (void)) \
-    X(nvshmemx_int16_alltoall_on_stream, nvshmemx_int16_alltoall_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_and_reduce_on_stream, nvshmemx_int16_and_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_and_reducescatter_on_stream, nvshmemx_int16_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_broadcast_on_stream, nvshmemx_int16_broadcast_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_fcollect_on_stream, nvshmemx_int16_fcollect_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_g_on_stream, nvshmemx_int16_g_on_stream, 0, int16_t, (const int16_t *, int, cudaStream_t)) \
-    X(nvshmemx_int16_get_nbi_on_stream, nvshmemx_int16_get_nbi_on_stream, 0, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_get_on_stream, nvshmemx_int16_get_on_stream, 0, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_iget_on_stream, nvshmemx_int16_iget_on_stream, 0, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_iput_on_stream, nvshmemx_int16_iput_on_stream, 0, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_max_reduce_on_stream, nvshmemx_int16_max_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_max_reducescatter_on_stream, nvshmemx_int16_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_min_reduce_on_stream, nvshmemx_int16_min_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_min_reducescatter_on_stream, nvshmemx_int16_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_or_reduce_on_stream, nvshmemx_int16_or_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_or_reducescatter_on_stream, nvshmemx_int16_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_p_on_stream, nvshmemx_int16_p_on_stream, 0, void, (int16_t *, const int16_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_prod_reduce_on_stream, nvshmemx_int16_prod_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_prod_reducescatter_on_stream, nvshmemx_int16_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_put_nbi_on_stream, nvshmemx_int16_put_nbi_on_stream, 0, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_put_on_stream, nvshmemx_int16_put_on_stream, 0, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int16_put_signal_nbi_on_stream, nvshmemx_int16_put_signal_nbi_on_stream, 0, void, (int16_t *, const int16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int16_put_signal_on_stream, nvshmemx_int16_put_signal_on_stream, 0, void, (int16_t *, const int16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int16_sum_reduce_on_stream, nvshmemx_int16_sum_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_sum_reducescatter_on_stream, nvshmemx_int16_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_xor_reduce_on_stream, nvshmemx_int16_xor_reduce_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int16_xor_reducescatter_on_stream, nvshmemx_int16_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_alltoall_on_stream, nvshmemx_int32_alltoall_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_and_reduce_on_stream, nvshmemx_int32_and_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_and_reducescatter_on_stream, nvshmemx_int32_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_broadcast_on_stream, nvshmemx_int32_broadcast_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_fcollect_on_stream, nvshmemx_int32_fcollect_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_g_on_stream, nvshmemx_int32_g_on_stream, 0, int32_t, (const int32_t *, int, cudaStream_t)) \
-    X(nvshmemx_int32_get_nbi_on_stream, nvshmemx_int32_get_nbi_on_stream, 0, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_get_on_stream, nvshmemx_int32_get_on_stream, 0, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_iget_on_stream, nvshmemx_int32_iget_on_stream, 0, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_iput_on_stream, nvshmemx_int32_iput_on_stream, 0, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_max_reduce_on_stream, nvshmemx_int32_max_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_max_reducescatter_on_stream, nvshmemx_int32_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_min_reduce_on_stream, nvshmemx_int32_min_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_min_reducescatter_on_stream, nvshmemx_int32_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_or_reduce_on_stream, nvshmemx_int32_or_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_or_reducescatter_on_stream, nvshmemx_int32_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_p_on_stream, nvshmemx_int32_p_on_stream, 0, void, (int32_t *, const int32_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_prod_reduce_on_stream, nvshmemx_int32_prod_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_prod_reducescatter_on_stream, nvshmemx_int32_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_put_nbi_on_stream, nvshmemx_int32_put_nbi_on_stream, 0, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_put_on_stream, nvshmemx_int32_put_on_stream, 0, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int32_put_signal_nbi_on_stream, nvshmemx_int32_put_signal_nbi_on_stream, 0, void, (int32_t *, const int32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int32_put_signal_on_stream, nvshmemx_int32_put_signal_on_stream, 0, void, (int32_t *, const int32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int32_sum_reduce_on_stream, nvshmemx_int32_sum_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_sum_reducescatter_on_stream, nvshmemx_int32_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_wait_until_all_on_stream, nvshmemx_int32_wait_until_all_on_stream, 0, void, (int32_t *, size_t, const int *, int, int32_t, cudaStream_t)) \
-    X(nvshmemx_int32_wait_until_all_vector_on_stream, nvshmemx_int32_wait_until_all_vector_on_stream, 0, void, (int32_t *, size_t, const int *, int, int32_t *, cudaStream_t)) \
-    X(nvshmemx_int32_wait_until_on_stream, nvshmemx_int32_wait_until_on_stream, 0, void, (int32_t *, int, int32_t, cudaStream_t)) \
-    X(nvshmemx_int32_xor_reduce_on_stream, nvshmemx_int32_xor_reduce_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int32_xor_reducescatter_on_stream, nvshmemx_int32_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_alltoall_on_stream, nvshmemx_int64_alltoall_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_and_reduce_on_stream, nvshmemx_int64_and_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_and_reducescatter_on_stream, nvshmemx_int64_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_broadcast_on_stream, nvshmemx_int64_broadcast_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_fcollect_on_stream, nvshmemx_int64_fcollect_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_g_on_stream, nvshmemx_int64_g_on_stream, 0, int64_t, (const int64_t *, int, cudaStream_t)) \
-    X(nvshmemx_int64_get_nbi_on_stream, nvshmemx_int64_get_nbi_on_stream, 0, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_get_on_stream, nvshmemx_int64_get_on_stream, 0, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_iget_on_stream, nvshmemx_int64_iget_on_stream, 0, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_iput_on_stream, nvshmemx_int64_iput_on_stream, 0, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_max_reduce_on_stream, nvshmemx_int64_max_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_max_reducescatter_on_stream, nvshmemx_int64_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_min_reduce_on_stream, nvshmemx_int64_min_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_min_reducescatter_on_stream, nvshmemx_int64_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_or_reduce_on_stream, nvshmemx_int64_or_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_or_reducescatter_on_stream, nvshmemx_int64_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_p_on_stream, nvshmemx_int64_p_on_stream, 0, void, (int64_t *, const int64_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_prod_reduce_on_stream, nvshmemx_int64_prod_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_prod_reducescatter_on_stream, nvshmemx_int64_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_put_nbi_on_stream, nvshmemx_int64_put_nbi_on_stream, 0, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_put_on_stream, nvshmemx_int64_put_on_stream, 0, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int64_put_signal_nbi_on_stream, nvshmemx_int64_put_signal_nbi_on_stream, 0, void, (int64_t *, const int64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int64_put_signal_on_stream, nvshmemx_int64_put_signal_on_stream, 0, void, (int64_t *, const int64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int64_sum_reduce_on_stream, nvshmemx_int64_sum_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_sum_reducescatter_on_stream, nvshmemx_int64_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_wait_until_all_on_stream, nvshmemx_int64_wait_until_all_on_stream, 0, void, (int64_t *, size_t, const int *, int, int64_t, cudaStream_t)) \
-    X(nvshmemx_int64_wait_until_all_vector_on_stream, nvshmemx_int64_wait_until_all_vector_on_stream, 0, void, (int64_t *, size_t, const int *, int, int64_t *, cudaStream_t)) \
-    X(nvshmemx_int64_wait_until_on_stream, nvshmemx_int64_wait_until_on_stream, 0, void, (int64_t *, int, int64_t, cudaStream_t)) \
-    X(nvshmemx_int64_xor_reduce_on_stream, nvshmemx_int64_xor_reduce_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int64_xor_reducescatter_on_stream, nvshmemx_int64_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_alltoall_on_stream, nvshmemx_int8_alltoall_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_and_reduce_on_stream, nvshmemx_int8_and_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_and_reducescatter_on_stream, nvshmemx_int8_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_broadcast_on_stream, nvshmemx_int8_broadcast_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_fcollect_on_stream, nvshmemx_int8_fcollect_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_g_on_stream, nvshmemx_int8_g_on_stream, 0, int8_t, (const int8_t *, int, cudaStream_t)) \
-    X(nvshmemx_int8_get_nbi_on_stream, nvshmemx_int8_get_nbi_on_stream, 0, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_get_on_stream, nvshmemx_int8_get_on_stream, 0, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_iget_on_stream, nvshmemx_int8_iget_on_stream, 0, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_iput_on_stream, nvshmemx_int8_iput_on_stream, 0, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_max_reduce_on_stream, nvshmemx_int8_max_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_max_reducescatter_on_stream, nvshmemx_int8_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_min_reduce_on_stream, nvshmemx_int8_min_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_min_reducescatter_on_stream, nvshmemx_int8_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_or_reduce_on_stream, nvshmemx_int8_or_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_or_reducescatter_on_stream, nvshmemx_int8_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_p_on_stream, nvshmemx_int8_p_on_stream, 0, void, (int8_t *, const int8_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_prod_reduce_on_stream, nvshmemx_int8_prod_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_prod_reducescatter_on_stream, nvshmemx_int8_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_put_nbi_on_stream, nvshmemx_int8_put_nbi_on_stream, 0, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_put_on_stream, nvshmemx_int8_put_on_stream, 0, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int8_put_signal_nbi_on_stream, nvshmemx_int8_put_signal_nbi_on_stream, 0, void, (int8_t *, const int8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int8_put_signal_on_stream, nvshmemx_int8_put_signal_on_stream, 0, void, (int8_t *, const int8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int8_sum_reduce_on_stream, nvshmemx_int8_sum_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_sum_reducescatter_on_stream, nvshmemx_int8_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_xor_reduce_on_stream, nvshmemx_int8_xor_reduce_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int8_xor_reducescatter_on_stream, nvshmemx_int8_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_alltoall_on_stream, nvshmemx_int_alltoall_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_broadcast_on_stream, nvshmemx_int_broadcast_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_fcollect_on_stream, nvshmemx_int_fcollect_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_g_on_stream, nvshmemx_int_g_on_stream, 0, int, (const int *, int, cudaStream_t)) \
-    X(nvshmemx_int_get_nbi_on_stream, nvshmemx_int_get_nbi_on_stream, 0, void, (int *, const int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_get_on_stream, nvshmemx_int_get_on_stream, 0, void, (int *, const int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_iget_on_stream, nvshmemx_int_iget_on_stream, 0, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_iput_on_stream, nvshmemx_int_iput_on_stream, 0, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_max_reduce_on_stream, nvshmemx_int_max_reduce_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_max_reducescatter_on_stream, nvshmemx_int_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_min_reduce_on_stream, nvshmemx_int_min_reduce_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_min_reducescatter_on_stream, nvshmemx_int_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_p_on_stream, nvshmemx_int_p_on_stream, 0, void, (int *, const int, int, cudaStream_t)) \
-    X(nvshmemx_int_prod_reduce_on_stream, nvshmemx_int_prod_reduce_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_prod_reducescatter_on_stream, nvshmemx_int_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_put_nbi_on_stream, nvshmemx_int_put_nbi_on_stream, 0, void, (int *, const int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_put_on_stream, nvshmemx_int_put_on_stream, 0, void, (int *, const int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_int_put_signal_nbi_on_stream, nvshmemx_int_put_signal_nbi_on_stream, 0, void, (int *, const int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int_put_signal_on_stream, nvshmemx_int_put_signal_on_stream, 0, void, (int *, const int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_int_sum_reduce_on_stream, nvshmemx_int_sum_reduce_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_sum_reducescatter_on_stream, nvshmemx_int_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
-    X(nvshmemx_int_wait_until_all_on_stream, nvshmemx_int_wait_until_all_on_stream, 0, void, (int *, size_t, const int *, int, int, cudaStream_t)) \
-    X(nvshmemx_int_wait_until_all_vector_on_stream, nvshmemx_int_wait_until_all_vector_on_stream, 0, void, (int *, size_t, const int *, int, int *, cudaStream_t)) \
-    X(nvshmemx_int_wait_until_on_stream, nvshmemx_int_wait_until_on_stream, 0, void, (int *, int, int, cudaStream_t)) \
-    X(nvshmemx_iput128_on_stream, nvshmemx_iput128_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iput16_on_stream, nvshmemx_iput16_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iput32_on_stream, nvshmemx_iput32_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iput64_on_stream, nvshmemx_iput64_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_iput8_on_stream, nvshmemx_iput8_on_stream, 0, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_alltoall_on_stream, nvshmemx_long_alltoall_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_broadcast_on_stream, nvshmemx_long_broadcast_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_fcollect_on_stream, nvshmemx_long_fcollect_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_g_on_stream, nvshmemx_long_g_on_stream, 0, long, (const long *, int, cudaStream_t)) \
-    X(nvshmemx_long_get_nbi_on_stream, nvshmemx_long_get_nbi_on_stream, 0, void, (long *, const long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_get_on_stream, nvshmemx_long_get_on_stream, 0, void, (long *, const long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_iget_on_stream, nvshmemx_long_iget_on_stream, 0, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_iput_on_stream, nvshmemx_long_iput_on_stream, 0, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_max_reduce_on_stream, nvshmemx_long_max_reduce_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_max_reducescatter_on_stream, nvshmemx_long_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_min_reduce_on_stream, nvshmemx_long_min_reduce_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_min_reducescatter_on_stream, nvshmemx_long_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_p_on_stream, nvshmemx_long_p_on_stream, 0, void, (long *, const long, int, cudaStream_t)) \
-    X(nvshmemx_long_prod_reduce_on_stream, nvshmemx_long_prod_reduce_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_prod_reducescatter_on_stream, nvshmemx_long_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_put_nbi_on_stream, nvshmemx_long_put_nbi_on_stream, 0, void, (long *, const long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_put_on_stream, nvshmemx_long_put_on_stream, 0, void, (long *, const long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_long_put_signal_nbi_on_stream, nvshmemx_long_put_signal_nbi_on_stream, 0, void, (long *, const long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_long_put_signal_on_stream, nvshmemx_long_put_signal_on_stream, 0, void, (long *, const long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_long_sum_reduce_on_stream, nvshmemx_long_sum_reduce_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_sum_reducescatter_on_stream, nvshmemx_long_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
-    X(nvshmemx_long_wait_until_all_on_stream, nvshmemx_long_wait_until_all_on_stream, 0, void, (long *, size_t, const int *, int, long, cudaStream_t)) \
-    X(nvshmemx_long_wait_until_all_vector_on_stream, nvshmemx_long_wait_until_all_vector_on_stream, 0, void, (long *, size_t, const int *, int, long *, cudaStream_t)) \
-    X(nvshmemx_long_wait_until_on_stream, nvshmemx_long_wait_until_on_stream, 0, void, (long *, int, long, cudaStream_t)) \
-    X(nvshmemx_longlong_alltoall_on_stream, nvshmemx_longlong_alltoall_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_broadcast_on_stream, nvshmemx_longlong_broadcast_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_fcollect_on_stream, nvshmemx_longlong_fcollect_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_g_on_stream, nvshmemx_longlong_g_on_stream, 0, long long, (const long long *, int, cudaStream_t)) \
-    X(nvshmemx_longlong_get_nbi_on_stream, nvshmemx_longlong_get_nbi_on_stream, 0, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_get_on_stream, nvshmemx_longlong_get_on_stream, 0, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_iget_on_stream, nvshmemx_longlong_iget_on_stream, 0, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_iput_on_stream, nvshmemx_longlong_iput_on_stream, 0, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_max_reduce_on_stream, nvshmemx_longlong_max_reduce_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_max_reducescatter_on_stream, nvshmemx_longlong_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_min_reduce_on_stream, nvshmemx_longlong_min_reduce_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_min_reducescatter_on_stream, nvshmemx_longlong_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_p_on_stream, nvshmemx_longlong_p_on_stream, 0, void, (long long *, const long long, int, cudaStream_t)) \
-    X(nvshmemx_longlong_prod_reduce_on_stream, nvshmemx_longlong_prod_reduce_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_prod_reducescatter_on_stream, nvshmemx_longlong_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_put_nbi_on_stream, nvshmemx_longlong_put_nbi_on_stream, 0, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_put_on_stream, nvshmemx_longlong_put_on_stream, 0, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_longlong_put_signal_nbi_on_stream, nvshmemx_longlong_put_signal_nbi_on_stream, 0, void, (long long *, const long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_longlong_put_signal_on_stream, nvshmemx_longlong_put_signal_on_stream, 0, void, (long long *, const long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_longlong_sum_reduce_on_stream, nvshmemx_longlong_sum_reduce_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_sum_reducescatter_on_stream, nvshmemx_longlong_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_longlong_wait_until_all_on_stream, nvshmemx_longlong_wait_until_all_on_stream, 0, void, (long long *, size_t, const int *, int, long long, cudaStream_t)) \
-    X(nvshmemx_longlong_wait_until_all_vector_on_stream, nvshmemx_longlong_wait_until_all_vector_on_stream, 0, void, (long long *, size_t, const int *, int, long long *, cudaStream_t)) \
-    X(nvshmemx_longlong_wait_until_on_stream, nvshmemx_longlong_wait_until_on_stream, 0, void, (long long *, int, long long, cudaStream_t)) \
-    X(nvshmemx_mc_ptr, nvshmemx_mc_ptr, 0, void *, (nvshmem_team_t, const void *)) \
-    X(nvshmemx_ptrdiff_alltoall_on_stream, nvshmemx_ptrdiff_alltoall_on_stream, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_broadcast_on_stream, nvshmemx_ptrdiff_broadcast_on_stream, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_fcollect_on_stream, nvshmemx_ptrdiff_fcollect_on_stream, 0, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_g_on_stream, nvshmemx_ptrdiff_g_on_stream, 0, ptrdiff_t, (const ptrdiff_t *, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_get_nbi_on_stream, nvshmemx_ptrdiff_get_nbi_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_get_on_stream, nvshmemx_ptrdiff_get_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_iget_on_stream, nvshmemx_ptrdiff_iget_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_iput_on_stream, nvshmemx_ptrdiff_iput_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_p_on_stream, nvshmemx_ptrdiff_p_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_put_nbi_on_stream, nvshmemx_ptrdiff_put_nbi_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_put_on_stream, nvshmemx_ptrdiff_put_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_put_signal_nbi_on_stream, nvshmemx_ptrdiff_put_signal_nbi_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_put_signal_on_stream, nvshmemx_ptrdiff_put_signal_on_stream, 0, void, (ptrdiff_t *, const ptrdiff_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_wait_until_all_on_stream, nvshmemx_ptrdiff_wait_until_all_on_stream, 0, void, (ptrdiff_t *, size_t, const int *, int, ptrdiff_t, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_wait_until_all_vector_on_stream, nvshmemx_ptrdiff_wait_until_all_vector_on_stream, 0, void, (ptrdiff_t *, size_t, const int *, int, ptrdiff_t *, cudaStream_t)) \
-    X(nvshmemx_ptrdiff_wait_until_on_stream, nvshmemx_ptrdiff_wait_until_on_stream, 0, void, (ptrdiff_t *, int, ptrdiff_t, cudaStream_t)) \
-    X(nvshmemx_put128_nbi_on_stream, nvshmemx_put128_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put128_on_stream, nvshmemx_put128_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put128_signal_nbi_on_stream, nvshmemx_put128_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put128_signal_on_stream, nvshmemx_put128_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put16_nbi_on_stream, nvshmemx_put16_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put16_on_stream, nvshmemx_put16_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put16_signal_nbi_on_stream, nvshmemx_put16_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put16_signal_on_stream, nvshmemx_put16_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put32_nbi_on_stream, nvshmemx_put32_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put32_on_stream, nvshmemx_put32_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put32_signal_nbi_on_stream, nvshmemx_put32_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put32_signal_on_stream, nvshmemx_put32_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put64_nbi_on_stream, nvshmemx_put64_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put64_on_stream, nvshmemx_put64_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put64_signal_nbi_on_stream, nvshmemx_put64_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put64_signal_on_stream, nvshmemx_put64_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put8_nbi_on_stream, nvshmemx_put8_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put8_on_stream, nvshmemx_put8_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_put8_signal_nbi_on_stream, nvshmemx_put8_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_put8_signal_on_stream, nvshmemx_put8_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_putmem_nbi_on_stream, nvshmemx_putmem_nbi_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_putmem_on_stream, nvshmemx_putmem_on_stream, 0, void, (void *, const void *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_putmem_signal_nbi_on_stream, nvshmemx_putmem_signal_nbi_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_putmem_signal_on_stream, nvshmemx_putmem_signal_on_stream, 0, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_qp_create, nvshmemx_qp_create, 0, int, (int, nvshmemx_qp_handle_t **)) \
-    X(nvshmemx_quiet_on_stream, nvshmemx_quiet_on_stream, 0, void, (cudaStream_t)) \
-    X(nvshmemx_region_is_active, nvshmemx_region_is_active, 0, int, (uint32_t, int *)) \
-    X(nvshmemx_region_start, nvshmemx_region_start, 0, int, (nvshmemx_region_handle_t *, const nvshmemx_region_attrs_t *)) \
-    X(nvshmemx_region_stop, nvshmemx_region_stop, 0, int, (nvshmemx_region_handle_t)) \
-    X(nvshmemx_schar_alltoall_on_stream, nvshmemx_schar_alltoall_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_broadcast_on_stream, nvshmemx_schar_broadcast_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_fcollect_on_stream, nvshmemx_schar_fcollect_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_g_on_stream, nvshmemx_schar_g_on_stream, 0, signed char, (const signed char *, int, cudaStream_t)) \
-    X(nvshmemx_schar_get_nbi_on_stream, nvshmemx_schar_get_nbi_on_stream, 0, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_get_on_stream, nvshmemx_schar_get_on_stream, 0, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_iget_on_stream, nvshmemx_schar_iget_on_stream, 0, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_iput_on_stream, nvshmemx_schar_iput_on_stream, 0, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_max_reduce_on_stream, nvshmemx_schar_max_reduce_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_max_reducescatter_on_stream, nvshmemx_schar_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_min_reduce_on_stream, nvshmemx_schar_min_reduce_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_min_reducescatter_on_stream, nvshmemx_schar_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_p_on_stream, nvshmemx_schar_p_on_stream, 0, void, (signed char *, const signed char, int, cudaStream_t)) \
-    X(nvshmemx_schar_prod_reduce_on_stream, nvshmemx_schar_prod_reduce_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_prod_reducescatter_on_stream, nvshmemx_schar_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_put_nbi_on_stream, nvshmemx_schar_put_nbi_on_stream, 0, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_put_on_stream, nvshmemx_schar_put_on_stream, 0, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_schar_put_signal_nbi_on_stream, nvshmemx_schar_put_signal_nbi_on_stream, 0, void, (signed char *, const signed char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_schar_put_signal_on_stream, nvshmemx_schar_put_signal_on_stream, 0, void, (signed char *, const signed char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_schar_sum_reduce_on_stream, nvshmemx_schar_sum_reduce_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_schar_sum_reducescatter_on_stream, nvshmemx_schar_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
-    X(nvshmemx_set_attr_mpi_comm_args, nvshmemx_set_attr_mpi_comm_args, 0, int, (void *, nvshmemx_init_attr_t *)) \
-    X(nvshmemx_set_attr_uniqueid_args, nvshmemx_set_attr_uniqueid_args, 0, int, (const int, const int, const nvshmemx_uniqueid_t *, nvshmemx_init_attr_t *)) \
-    X(nvshmemx_short_alltoall_on_stream, nvshmemx_short_alltoall_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_broadcast_on_stream, nvshmemx_short_broadcast_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_fcollect_on_stream, nvshmemx_short_fcollect_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_g_on_stream, nvshmemx_short_g_on_stream, 0, short, (const short *, int, cudaStream_t)) \
-    X(nvshmemx_short_get_nbi_on_stream, nvshmemx_short_get_nbi_on_stream, 0, void, (short *, const short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_get_on_stream, nvshmemx_short_get_on_stream, 0, void, (short *, const short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_iget_on_stream, nvshmemx_short_iget_on_stream, 0, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_iput_on_stream, nvshmemx_short_iput_on_stream, 0, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_max_reduce_on_stream, nvshmemx_short_max_reduce_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_max_reducescatter_on_stream, nvshmemx_short_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_min_reduce_on_stream, nvshmemx_short_min_reduce_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_min_reducescatter_on_stream, nvshmemx_short_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_p_on_stream, nvshmemx_short_p_on_stream, 0, void, (short *, const short, int, cudaStream_t)) \
-    X(nvshmemx_short_prod_reduce_on_stream, nvshmemx_short_prod_reduce_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_prod_reducescatter_on_stream, nvshmemx_short_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_put_nbi_on_stream, nvshmemx_short_put_nbi_on_stream, 0, void, (short *, const short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_put_on_stream, nvshmemx_short_put_on_stream, 0, void, (short *, const short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_short_put_signal_nbi_on_stream, nvshmemx_short_put_signal_nbi_on_stream, 0, void, (short *, const short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_short_put_signal_on_stream, nvshmemx_short_put_signal_on_stream, 0, void, (short *, const short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_short_sum_reduce_on_stream, nvshmemx_short_sum_reduce_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_sum_reducescatter_on_stream, nvshmemx_short_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
-    X(nvshmemx_short_wait_until_all_on_stream, nvshmemx_short_wait_until_all_on_stream, 0, void, (short *, size_t, const int *, int, short, cudaStream_t)) \
-    X(nvshmemx_short_wait_until_all_vector_on_stream, nvshmemx_short_wait_until_all_vector_on_stream, 0, void, (short *, size_t, const int *, int, short *, cudaStream_t)) \
-    X(nvshmemx_short_wait_until_on_stream, nvshmemx_short_wait_until_on_stream, 0, void, (short *, int, short, cudaStream_t)) \
-    X(nvshmemx_signal_counted_reset, nvshmemx_signal_counted_reset, 0, void, (uint64_t *)) \
-    X(nvshmemx_signal_op_on_stream, nvshmemx_signal_op_on_stream, 0, void, (uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_signal_wait_until_on_stream, nvshmemx_signal_wait_until_on_stream, 0, void, (uint64_t *, int, uint64_t, cudaStream_t)) \
-    X(nvshmemx_size_alltoall_on_stream, nvshmemx_size_alltoall_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_and_reduce_on_stream, nvshmemx_size_and_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_and_reducescatter_on_stream, nvshmemx_size_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_broadcast_on_stream, nvshmemx_size_broadcast_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_fcollect_on_stream, nvshmemx_size_fcollect_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_g_on_stream, nvshmemx_size_g_on_stream, 0, size_t, (const size_t *, int, cudaStream_t)) \
-    X(nvshmemx_size_get_nbi_on_stream, nvshmemx_size_get_nbi_on_stream, 0, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_get_on_stream, nvshmemx_size_get_on_stream, 0, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_iget_on_stream, nvshmemx_size_iget_on_stream, 0, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_iput_on_stream, nvshmemx_size_iput_on_stream, 0, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_max_reduce_on_stream, nvshmemx_size_max_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_max_reducescatter_on_stream, nvshmemx_size_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_min_reduce_on_stream, nvshmemx_size_min_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_min_reducescatter_on_stream, nvshmemx_size_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_or_reduce_on_stream, nvshmemx_size_or_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_or_reducescatter_on_stream, nvshmemx_size_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_p_on_stream, nvshmemx_size_p_on_stream, 0, void, (size_t *, const size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_prod_reduce_on_stream, nvshmemx_size_prod_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_prod_reducescatter_on_stream, nvshmemx_size_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_put_nbi_on_stream, nvshmemx_size_put_nbi_on_stream, 0, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_put_on_stream, nvshmemx_size_put_on_stream, 0, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_size_put_signal_nbi_on_stream, nvshmemx_size_put_signal_nbi_on_stream, 0, void, (size_t *, const size_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_size_put_signal_on_stream, nvshmemx_size_put_signal_on_stream, 0, void, (size_t *, const size_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_size_sum_reduce_on_stream, nvshmemx_size_sum_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_sum_reducescatter_on_stream, nvshmemx_size_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_wait_until_all_on_stream, nvshmemx_size_wait_until_all_on_stream, 0, void, (size_t *, size_t, const int *, int, size_t, cudaStream_t)) \
-    X(nvshmemx_size_wait_until_all_vector_on_stream, nvshmemx_size_wait_until_all_vector_on_stream, 0, void, (size_t *, size_t, const int *, int, size_t *, cudaStream_t)) \
-    X(nvshmemx_size_wait_until_on_stream, nvshmemx_size_wait_until_on_stream, 0, void, (size_t *, int, size_t, cudaStream_t)) \
-    X(nvshmemx_size_xor_reduce_on_stream, nvshmemx_size_xor_reduce_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_size_xor_reducescatter_on_stream, nvshmemx_size_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_sync_all_on_stream, nvshmemx_sync_all_on_stream, 0, void, (cudaStream_t)) \
-    X(nvshmemx_team_get_uniqueid, nvshmemx_team_get_uniqueid, 0, int, (nvshmemx_team_uniqueid_t *)) \
-    X(nvshmemx_team_init, nvshmemx_team_init, 0, int, (nvshmem_team_t *, nvshmem_team_config_t *, long, int, int)) \
-    X(nvshmemx_team_sync_on_stream, nvshmemx_team_sync_on_stream, 0, int, (nvshmem_team_t, cudaStream_t)) \
-    X(nvshmemx_uchar_alltoall_on_stream, nvshmemx_uchar_alltoall_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_and_reduce_on_stream, nvshmemx_uchar_and_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_and_reducescatter_on_stream, nvshmemx_uchar_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_broadcast_on_stream, nvshmemx_uchar_broadcast_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_fcollect_on_stream, nvshmemx_uchar_fcollect_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_g_on_stream, nvshmemx_uchar_g_on_stream, 0, unsigned char, (const unsigned char *, int, cudaStream_t)) \
-    X(nvshmemx_uchar_get_nbi_on_stream, nvshmemx_uchar_get_nbi_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_get_on_stream, nvshmemx_uchar_get_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_iget_on_stream, nvshmemx_uchar_iget_on_stream, 0, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_iput_on_stream, nvshmemx_uchar_iput_on_stream, 0, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_max_reduce_on_stream, nvshmemx_uchar_max_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_max_reducescatter_on_stream, nvshmemx_uchar_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_min_reduce_on_stream, nvshmemx_uchar_min_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_min_reducescatter_on_stream, nvshmemx_uchar_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_or_reduce_on_stream, nvshmemx_uchar_or_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_or_reducescatter_on_stream, nvshmemx_uchar_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_p_on_stream, nvshmemx_uchar_p_on_stream, 0, void, (unsigned char *, const unsigned char, int, cudaStream_t)) \
-    X(nvshmemx_uchar_prod_reduce_on_stream, nvshmemx_uchar_prod_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_prod_reducescatter_on_stream, nvshmemx_uchar_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_put_nbi_on_stream, nvshmemx_uchar_put_nbi_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_put_on_stream, nvshmemx_uchar_put_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uchar_put_signal_nbi_on_stream, nvshmemx_uchar_put_signal_nbi_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uchar_put_signal_on_stream, nvshmemx_uchar_put_signal_on_stream, 0, void, (unsigned char *, const unsigned char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uchar_sum_reduce_on_stream, nvshmemx_uchar_sum_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_sum_reducescatter_on_stream, nvshmemx_uchar_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_xor_reduce_on_stream, nvshmemx_uchar_xor_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uchar_xor_reducescatter_on_stream, nvshmemx_uchar_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_alltoall_on_stream, nvshmemx_uint16_alltoall_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_and_reduce_on_stream, nvshmemx_uint16_and_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_and_reducescatter_on_stream, nvshmemx_uint16_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_broadcast_on_stream, nvshmemx_uint16_broadcast_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_fcollect_on_stream, nvshmemx_uint16_fcollect_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_g_on_stream, nvshmemx_uint16_g_on_stream, 0, uint16_t, (const uint16_t *, int, cudaStream_t)) \
-    X(nvshmemx_uint16_get_nbi_on_stream, nvshmemx_uint16_get_nbi_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_get_on_stream, nvshmemx_uint16_get_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_iget_on_stream, nvshmemx_uint16_iget_on_stream, 0, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_iput_on_stream, nvshmemx_uint16_iput_on_stream, 0, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_max_reduce_on_stream, nvshmemx_uint16_max_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_max_reducescatter_on_stream, nvshmemx_uint16_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_min_reduce_on_stream, nvshmemx_uint16_min_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_min_reducescatter_on_stream, nvshmemx_uint16_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_or_reduce_on_stream, nvshmemx_uint16_or_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_or_reducescatter_on_stream, nvshmemx_uint16_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_p_on_stream, nvshmemx_uint16_p_on_stream, 0, void, (uint16_t *, const uint16_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_prod_reduce_on_stream, nvshmemx_uint16_prod_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_prod_reducescatter_on_stream, nvshmemx_uint16_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_put_nbi_on_stream, nvshmemx_uint16_put_nbi_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_put_on_stream, nvshmemx_uint16_put_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint16_put_signal_nbi_on_stream, nvshmemx_uint16_put_signal_nbi_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint16_put_signal_on_stream, nvshmemx_uint16_put_signal_on_stream, 0, void, (uint16_t *, const uint16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint16_sum_reduce_on_stream, nvshmemx_uint16_sum_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_sum_reducescatter_on_stream, nvshmemx_uint16_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_xor_reduce_on_stream, nvshmemx_uint16_xor_reduce_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint16_xor_reducescatter_on_stream, nvshmemx_uint16_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_alltoall_on_stream, nvshmemx_uint32_alltoall_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_and_reduce_on_stream, nvshmemx_uint32_and_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_and_reducescatter_on_stream, nvshmemx_uint32_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_broadcast_on_stream, nvshmemx_uint32_broadcast_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_fcollect_on_stream, nvshmemx_uint32_fcollect_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_g_on_stream, nvshmemx_uint32_g_on_stream, 0, uint32_t, (const uint32_t *, int, cudaStream_t)) \
-    X(nvshmemx_uint32_get_nbi_on_stream, nvshmemx_uint32_get_nbi_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_get_on_stream, nvshmemx_uint32_get_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_iget_on_stream, nvshmemx_uint32_iget_on_stream, 0, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_iput_on_stream, nvshmemx_uint32_iput_on_stream, 0, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_max_reduce_on_stream, nvshmemx_uint32_max_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_max_reducescatter_on_stream, nvshmemx_uint32_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_min_reduce_on_stream, nvshmemx_uint32_min_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_min_reducescatter_on_stream, nvshmemx_uint32_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_or_reduce_on_stream, nvshmemx_uint32_or_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_or_reducescatter_on_stream, nvshmemx_uint32_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_p_on_stream, nvshmemx_uint32_p_on_stream, 0, void, (uint32_t *, const uint32_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_prod_reduce_on_stream, nvshmemx_uint32_prod_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_prod_reducescatter_on_stream, nvshmemx_uint32_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_put_nbi_on_stream, nvshmemx_uint32_put_nbi_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_put_on_stream, nvshmemx_uint32_put_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint32_put_signal_nbi_on_stream, nvshmemx_uint32_put_signal_nbi_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint32_put_signal_on_stream, nvshmemx_uint32_put_signal_on_stream, 0, void, (uint32_t *, const uint32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint32_sum_reduce_on_stream, nvshmemx_uint32_sum_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_sum_reducescatter_on_stream, nvshmemx_uint32_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_wait_until_all_on_stream, nvshmemx_uint32_wait_until_all_on_stream, 0, void, (uint32_t *, size_t, const int *, int, uint32_t, cudaStream_t)) \
-    X(nvshmemx_uint32_wait_until_all_vector_on_stream, nvshmemx_uint32_wait_until_all_vector_on_stream, 0, void, (uint32_t *, size_t, const int *, int, uint32_t *, cudaStream_t)) \
-    X(nvshmemx_uint32_wait_until_on_stream, nvshmemx_uint32_wait_until_on_stream, 0, void, (uint32_t *, int, uint32_t, cudaStream_t)) \
-    X(nvshmemx_uint32_xor_reduce_on_stream, nvshmemx_uint32_xor_reduce_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint32_xor_reducescatter_on_stream, nvshmemx_uint32_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_alltoall_on_stream, nvshmemx_uint64_alltoall_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_and_reduce_on_stream, nvshmemx_uint64_and_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_and_reducescatter_on_stream, nvshmemx_uint64_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_broadcast_on_stream, nvshmemx_uint64_broadcast_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_fcollect_on_stream, nvshmemx_uint64_fcollect_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_g_on_stream, nvshmemx_uint64_g_on_stream, 0, uint64_t, (const uint64_t *, int, cudaStream_t)) \
-    X(nvshmemx_uint64_get_nbi_on_stream, nvshmemx_uint64_get_nbi_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_get_on_stream, nvshmemx_uint64_get_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_iget_on_stream, nvshmemx_uint64_iget_on_stream, 0, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_iput_on_stream, nvshmemx_uint64_iput_on_stream, 0, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_max_reduce_on_stream, nvshmemx_uint64_max_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_max_reducescatter_on_stream, nvshmemx_uint64_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_min_reduce_on_stream, nvshmemx_uint64_min_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_min_reducescatter_on_stream, nvshmemx_uint64_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_or_reduce_on_stream, nvshmemx_uint64_or_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_or_reducescatter_on_stream, nvshmemx_uint64_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_p_on_stream, nvshmemx_uint64_p_on_stream, 0, void, (uint64_t *, const uint64_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_prod_reduce_on_stream, nvshmemx_uint64_prod_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_prod_reducescatter_on_stream, nvshmemx_uint64_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_put_nbi_on_stream, nvshmemx_uint64_put_nbi_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_put_on_stream, nvshmemx_uint64_put_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint64_put_signal_nbi_on_stream, nvshmemx_uint64_put_signal_nbi_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint64_put_signal_on_stream, nvshmemx_uint64_put_signal_on_stream, 0, void, (uint64_t *, const uint64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint64_sum_reduce_on_stream, nvshmemx_uint64_sum_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_sum_reducescatter_on_stream, nvshmemx_uint64_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_wait_until_all_on_stream, nvshmemx_uint64_wait_until_all_on_stream, 0, void, (uint64_t *, size_t, const int *, int, uint64_t, cudaStream_t)) \
-    X(nvshmemx_uint64_wait_until_all_vector_on_stream, nvshmemx_uint64_wait_until_all_vector_on_stream, 0, void, (uint64_t *, size_t, const int *, int, uint64_t *, cudaStream_t)) \
-    X(nvshmemx_uint64_wait_until_on_stream, nvshmemx_uint64_wait_until_on_stream, 0, void, (uint64_t *, int, uint64_t, cudaStream_t)) \
-    X(nvshmemx_uint64_xor_reduce_on_stream, nvshmemx_uint64_xor_reduce_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint64_xor_reducescatter_on_stream, nvshmemx_uint64_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_alltoall_on_stream, nvshmemx_uint8_alltoall_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_and_reduce_on_stream, nvshmemx_uint8_and_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_and_reducescatter_on_stream, nvshmemx_uint8_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_broadcast_on_stream, nvshmemx_uint8_broadcast_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_fcollect_on_stream, nvshmemx_uint8_fcollect_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_g_on_stream, nvshmemx_uint8_g_on_stream, 0, uint8_t, (const uint8_t *, int, cudaStream_t)) \
-    X(nvshmemx_uint8_get_nbi_on_stream, nvshmemx_uint8_get_nbi_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_get_on_stream, nvshmemx_uint8_get_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_iget_on_stream, nvshmemx_uint8_iget_on_stream, 0, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_iput_on_stream, nvshmemx_uint8_iput_on_stream, 0, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_max_reduce_on_stream, nvshmemx_uint8_max_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_max_reducescatter_on_stream, nvshmemx_uint8_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_min_reduce_on_stream, nvshmemx_uint8_min_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_min_reducescatter_on_stream, nvshmemx_uint8_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_or_reduce_on_stream, nvshmemx_uint8_or_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_or_reducescatter_on_stream, nvshmemx_uint8_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_p_on_stream, nvshmemx_uint8_p_on_stream, 0, void, (uint8_t *, const uint8_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_prod_reduce_on_stream, nvshmemx_uint8_prod_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_prod_reducescatter_on_stream, nvshmemx_uint8_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_put_nbi_on_stream, nvshmemx_uint8_put_nbi_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_put_on_stream, nvshmemx_uint8_put_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint8_put_signal_nbi_on_stream, nvshmemx_uint8_put_signal_nbi_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint8_put_signal_on_stream, nvshmemx_uint8_put_signal_on_stream, 0, void, (uint8_t *, const uint8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint8_sum_reduce_on_stream, nvshmemx_uint8_sum_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_sum_reducescatter_on_stream, nvshmemx_uint8_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_xor_reduce_on_stream, nvshmemx_uint8_xor_reduce_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint8_xor_reducescatter_on_stream, nvshmemx_uint8_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_alltoall_on_stream, nvshmemx_uint_alltoall_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_and_reduce_on_stream, nvshmemx_uint_and_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_and_reducescatter_on_stream, nvshmemx_uint_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_broadcast_on_stream, nvshmemx_uint_broadcast_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_fcollect_on_stream, nvshmemx_uint_fcollect_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_g_on_stream, nvshmemx_uint_g_on_stream, 0, unsigned int, (const unsigned int *, int, cudaStream_t)) \
-    X(nvshmemx_uint_get_nbi_on_stream, nvshmemx_uint_get_nbi_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_get_on_stream, nvshmemx_uint_get_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_iget_on_stream, nvshmemx_uint_iget_on_stream, 0, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_iput_on_stream, nvshmemx_uint_iput_on_stream, 0, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_max_reduce_on_stream, nvshmemx_uint_max_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_max_reducescatter_on_stream, nvshmemx_uint_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_min_reduce_on_stream, nvshmemx_uint_min_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_min_reducescatter_on_stream, nvshmemx_uint_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_or_reduce_on_stream, nvshmemx_uint_or_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_or_reducescatter_on_stream, nvshmemx_uint_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_p_on_stream, nvshmemx_uint_p_on_stream, 0, void, (unsigned int *, const unsigned int, int, cudaStream_t)) \
-    X(nvshmemx_uint_prod_reduce_on_stream, nvshmemx_uint_prod_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_prod_reducescatter_on_stream, nvshmemx_uint_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_put_nbi_on_stream, nvshmemx_uint_put_nbi_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_put_on_stream, nvshmemx_uint_put_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_uint_put_signal_nbi_on_stream, nvshmemx_uint_put_signal_nbi_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint_put_signal_on_stream, nvshmemx_uint_put_signal_on_stream, 0, void, (unsigned int *, const unsigned int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_uint_sum_reduce_on_stream, nvshmemx_uint_sum_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_sum_reducescatter_on_stream, nvshmemx_uint_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_wait_until_all_on_stream, nvshmemx_uint_wait_until_all_on_stream, 0, void, (unsigned int *, size_t, const int *, int, unsigned int, cudaStream_t)) \
-    X(nvshmemx_uint_wait_until_all_vector_on_stream, nvshmemx_uint_wait_until_all_vector_on_stream, 0, void, (unsigned int *, size_t, const int *, int, unsigned int *, cudaStream_t)) \
-    X(nvshmemx_uint_wait_until_on_stream, nvshmemx_uint_wait_until_on_stream, 0, void, (unsigned int *, int, unsigned int, cudaStream_t)) \
-    X(nvshmemx_uint_xor_reduce_on_stream, nvshmemx_uint_xor_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_uint_xor_reducescatter_on_stream, nvshmemx_uint_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_alltoall_on_stream, nvshmemx_ulong_alltoall_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_and_reduce_on_stream, nvshmemx_ulong_and_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_and_reducescatter_on_stream, nvshmemx_ulong_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_broadcast_on_stream, nvshmemx_ulong_broadcast_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_fcollect_on_stream, nvshmemx_ulong_fcollect_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_g_on_stream, nvshmemx_ulong_g_on_stream, 0, unsigned long, (const unsigned long *, int, cudaStream_t)) \
-    X(nvshmemx_ulong_get_nbi_on_stream, nvshmemx_ulong_get_nbi_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_get_on_stream, nvshmemx_ulong_get_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_iget_on_stream, nvshmemx_ulong_iget_on_stream, 0, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_iput_on_stream, nvshmemx_ulong_iput_on_stream, 0, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_max_reduce_on_stream, nvshmemx_ulong_max_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_max_reducescatter_on_stream, nvshmemx_ulong_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_min_reduce_on_stream, nvshmemx_ulong_min_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_min_reducescatter_on_stream, nvshmemx_ulong_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_or_reduce_on_stream, nvshmemx_ulong_or_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_or_reducescatter_on_stream, nvshmemx_ulong_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_p_on_stream, nvshmemx_ulong_p_on_stream, 0, void, (unsigned long *, const unsigned long, int, cudaStream_t)) \
-    X(nvshmemx_ulong_prod_reduce_on_stream, nvshmemx_ulong_prod_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_prod_reducescatter_on_stream, nvshmemx_ulong_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_put_nbi_on_stream, nvshmemx_ulong_put_nbi_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_put_on_stream, nvshmemx_ulong_put_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulong_put_signal_nbi_on_stream, nvshmemx_ulong_put_signal_nbi_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ulong_put_signal_on_stream, nvshmemx_ulong_put_signal_on_stream, 0, void, (unsigned long *, const unsigned long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ulong_sum_reduce_on_stream, nvshmemx_ulong_sum_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_sum_reducescatter_on_stream, nvshmemx_ulong_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_wait_until_all_on_stream, nvshmemx_ulong_wait_until_all_on_stream, 0, void, (unsigned long *, size_t, const int *, int, unsigned long, cudaStream_t)) \
-    X(nvshmemx_ulong_wait_until_all_vector_on_stream, nvshmemx_ulong_wait_until_all_vector_on_stream, 0, void, (unsigned long *, size_t, const int *, int, unsigned long *, cudaStream_t)) \
-    X(nvshmemx_ulong_wait_until_on_stream, nvshmemx_ulong_wait_until_on_stream, 0, void, (unsigned long *, int, unsigned long, cudaStream_t)) \
-    X(nvshmemx_ulong_xor_reduce_on_stream, nvshmemx_ulong_xor_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulong_xor_reducescatter_on_stream, nvshmemx_ulong_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_alltoall_on_stream, nvshmemx_ulonglong_alltoall_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_and_reduce_on_stream, nvshmemx_ulonglong_and_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_and_reducescatter_on_stream, nvshmemx_ulonglong_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_broadcast_on_stream, nvshmemx_ulonglong_broadcast_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_fcollect_on_stream, nvshmemx_ulonglong_fcollect_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_g_on_stream, nvshmemx_ulonglong_g_on_stream, 0, unsigned long long, (const unsigned long long *, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_get_nbi_on_stream, nvshmemx_ulonglong_get_nbi_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_get_on_stream, nvshmemx_ulonglong_get_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_iget_on_stream, nvshmemx_ulonglong_iget_on_stream, 0, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_iput_on_stream, nvshmemx_ulonglong_iput_on_stream, 0, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_max_reduce_on_stream, nvshmemx_ulonglong_max_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_max_reducescatter_on_stream, nvshmemx_ulonglong_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_min_reduce_on_stream, nvshmemx_ulonglong_min_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_min_reducescatter_on_stream, nvshmemx_ulonglong_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_or_reduce_on_stream, nvshmemx_ulonglong_or_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_or_reducescatter_on_stream, nvshmemx_ulonglong_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_p_on_stream, nvshmemx_ulonglong_p_on_stream, 0, void, (unsigned long long *, const unsigned long long, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_prod_reduce_on_stream, nvshmemx_ulonglong_prod_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_prod_reducescatter_on_stream, nvshmemx_ulonglong_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_put_nbi_on_stream, nvshmemx_ulonglong_put_nbi_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_put_on_stream, nvshmemx_ulonglong_put_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_put_signal_nbi_on_stream, nvshmemx_ulonglong_put_signal_nbi_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_put_signal_on_stream, nvshmemx_ulonglong_put_signal_on_stream, 0, void, (unsigned long long *, const unsigned long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ulonglong_sum_reduce_on_stream, nvshmemx_ulonglong_sum_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_sum_reducescatter_on_stream, nvshmemx_ulonglong_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_wait_until_all_on_stream, nvshmemx_ulonglong_wait_until_all_on_stream, 0, void, (unsigned long long *, size_t, const int *, int, unsigned long long, cudaStream_t)) \
-    X(nvshmemx_ulonglong_wait_until_all_vector_on_stream, nvshmemx_ulonglong_wait_until_all_vector_on_stream, 0, void, (unsigned long long *, size_t, const int *, int, unsigned long long *, cudaStream_t)) \
-    X(nvshmemx_ulonglong_wait_until_on_stream, nvshmemx_ulonglong_wait_until_on_stream, 0, void, (unsigned long long *, int, unsigned long long, cudaStream_t)) \
-    X(nvshmemx_ulonglong_xor_reduce_on_stream, nvshmemx_ulonglong_xor_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ulonglong_xor_reducescatter_on_stream, nvshmemx_ulonglong_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_alltoall_on_stream, nvshmemx_ushort_alltoall_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_and_reduce_on_stream, nvshmemx_ushort_and_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_and_reducescatter_on_stream, nvshmemx_ushort_and_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_broadcast_on_stream, nvshmemx_ushort_broadcast_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_fcollect_on_stream, nvshmemx_ushort_fcollect_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_g_on_stream, nvshmemx_ushort_g_on_stream, 0, unsigned short, (const unsigned short *, int, cudaStream_t)) \
-    X(nvshmemx_ushort_get_nbi_on_stream, nvshmemx_ushort_get_nbi_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_get_on_stream, nvshmemx_ushort_get_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_iget_on_stream, nvshmemx_ushort_iget_on_stream, 0, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_iput_on_stream, nvshmemx_ushort_iput_on_stream, 0, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_max_reduce_on_stream, nvshmemx_ushort_max_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_max_reducescatter_on_stream, nvshmemx_ushort_max_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_min_reduce_on_stream, nvshmemx_ushort_min_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_min_reducescatter_on_stream, nvshmemx_ushort_min_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_or_reduce_on_stream, nvshmemx_ushort_or_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_or_reducescatter_on_stream, nvshmemx_ushort_or_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_p_on_stream, nvshmemx_ushort_p_on_stream, 0, void, (unsigned short *, const unsigned short, int, cudaStream_t)) \
-    X(nvshmemx_ushort_prod_reduce_on_stream, nvshmemx_ushort_prod_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_prod_reducescatter_on_stream, nvshmemx_ushort_prod_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_put_nbi_on_stream, nvshmemx_ushort_put_nbi_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_put_on_stream, nvshmemx_ushort_put_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
-    X(nvshmemx_ushort_put_signal_nbi_on_stream, nvshmemx_ushort_put_signal_nbi_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ushort_put_signal_on_stream, nvshmemx_ushort_put_signal_on_stream, 0, void, (unsigned short *, const unsigned short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
-    X(nvshmemx_ushort_sum_reduce_on_stream, nvshmemx_ushort_sum_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_sum_reducescatter_on_stream, nvshmemx_ushort_sum_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_wait_until_all_on_stream, nvshmemx_ushort_wait_until_all_on_stream, 0, void, (unsigned short *, size_t, const int *, int, unsigned short, cudaStream_t)) \
-    X(nvshmemx_ushort_wait_until_all_vector_on_stream, nvshmemx_ushort_wait_until_all_vector_on_stream, 0, void, (unsigned short *, size_t, const int *, int, unsigned short *, cudaStream_t)) \
-    X(nvshmemx_ushort_wait_until_on_stream, nvshmemx_ushort_wait_until_on_stream, 0, void, (unsigned short *, int, unsigned short, cudaStream_t)) \
-    X(nvshmemx_ushort_xor_reduce_on_stream, nvshmemx_ushort_xor_reduce_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_ushort_xor_reducescatter_on_stream, nvshmemx_ushort_xor_reducescatter_on_stream, 0, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
-    X(nvshmemx_vendor_get_version_info, nvshmemx_vendor_get_version_info, 0, void, (int *, int *, int *)) \
+    X(nvshmem_align, nvshmem_align, 30107, void *, (size_t, size_t)) \
+    X(nvshmem_alltoallmem, nvshmem_alltoallmem, 30107, int, (nvshmem_team_t, void *, const void *, size_t)) \
+    X(nvshmem_barrier, nvshmem_barrier, 30107, int, (nvshmem_team_t)) \
+    X(nvshmem_barrier_all, nvshmem_barrier_all, 30107, void, (void)) \
+    X(nvshmem_bfloat16_alltoall, nvshmem_bfloat16_alltoall, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_broadcast, nvshmem_bfloat16_broadcast, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
+    X(nvshmem_bfloat16_fcollect, nvshmem_bfloat16_fcollect, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_g, nvshmem_bfloat16_g, 30107, __nv_bfloat16, (const __nv_bfloat16 *, int)) \
+    X(nvshmem_bfloat16_get, nvshmem_bfloat16_get, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
+    X(nvshmem_bfloat16_get_nbi, nvshmem_bfloat16_get_nbi, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
+    X(nvshmem_bfloat16_iget, nvshmem_bfloat16_iget, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_bfloat16_iput, nvshmem_bfloat16_iput, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_bfloat16_max_reduce, nvshmem_bfloat16_max_reduce, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_max_reducescatter, nvshmem_bfloat16_max_reducescatter, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_min_reduce, nvshmem_bfloat16_min_reduce, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_min_reducescatter, nvshmem_bfloat16_min_reducescatter, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_p, nvshmem_bfloat16_p, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16, int)) \
+    X(nvshmem_bfloat16_prod_reduce, nvshmem_bfloat16_prod_reduce, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_prod_reducescatter, nvshmem_bfloat16_prod_reducescatter, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_put, nvshmem_bfloat16_put, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
+    X(nvshmem_bfloat16_put_nbi, nvshmem_bfloat16_put_nbi, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int)) \
+    X(nvshmem_bfloat16_sum_reduce, nvshmem_bfloat16_sum_reduce, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_bfloat16_sum_reducescatter, nvshmem_bfloat16_sum_reducescatter, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t)) \
+    X(nvshmem_broadcastmem, nvshmem_broadcastmem, 30107, int, (nvshmem_team_t, void *, const void *, size_t, int)) \
+    X(nvshmem_calloc, nvshmem_calloc, 30107, void *, (size_t, size_t)) \
+    X(nvshmem_char_alltoall, nvshmem_char_alltoall, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_broadcast, nvshmem_char_broadcast, 30107, int, (nvshmem_team_t, char *, const char *, size_t, int)) \
+    X(nvshmem_char_fcollect, nvshmem_char_fcollect, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_g, nvshmem_char_g, 30107, char, (const char *, int)) \
+    X(nvshmem_char_get, nvshmem_char_get, 30107, void, (char *, const char *, size_t, int)) \
+    X(nvshmem_char_get_nbi, nvshmem_char_get_nbi, 30107, void, (char *, const char *, size_t, int)) \
+    X(nvshmem_char_iget, nvshmem_char_iget, 30107, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_char_iput, nvshmem_char_iput, 30107, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_char_max_reduce, nvshmem_char_max_reduce, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_max_reducescatter, nvshmem_char_max_reducescatter, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_min_reduce, nvshmem_char_min_reduce, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_min_reducescatter, nvshmem_char_min_reducescatter, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_p, nvshmem_char_p, 30107, void, (char *, const char, int)) \
+    X(nvshmem_char_prod_reduce, nvshmem_char_prod_reduce, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_prod_reducescatter, nvshmem_char_prod_reducescatter, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_put, nvshmem_char_put, 30107, void, (char *, const char *, size_t, int)) \
+    X(nvshmem_char_put_nbi, nvshmem_char_put_nbi, 30107, void, (char *, const char *, size_t, int)) \
+    X(nvshmem_char_sum_reduce, nvshmem_char_sum_reduce, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_char_sum_reducescatter, nvshmem_char_sum_reducescatter, 30107, int, (nvshmem_team_t, char *, const char *, size_t)) \
+    X(nvshmem_double_alltoall, nvshmem_double_alltoall, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_atomic_fetch, nvshmem_double_atomic_fetch, 30107, double, (const double *, int)) \
+    X(nvshmem_double_atomic_set, nvshmem_double_atomic_set, 30107, void, (double *, double, int)) \
+    X(nvshmem_double_atomic_swap, nvshmem_double_atomic_swap, 30107, double, (double *, double, int)) \
+    X(nvshmem_double_broadcast, nvshmem_double_broadcast, 30107, int, (nvshmem_team_t, double *, const double *, size_t, int)) \
+    X(nvshmem_double_fcollect, nvshmem_double_fcollect, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_g, nvshmem_double_g, 30107, double, (const double *, int)) \
+    X(nvshmem_double_get, nvshmem_double_get, 30107, void, (double *, const double *, size_t, int)) \
+    X(nvshmem_double_get_nbi, nvshmem_double_get_nbi, 30107, void, (double *, const double *, size_t, int)) \
+    X(nvshmem_double_iget, nvshmem_double_iget, 30107, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_double_iput, nvshmem_double_iput, 30107, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_double_max_reduce, nvshmem_double_max_reduce, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_max_reducescatter, nvshmem_double_max_reducescatter, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_min_reduce, nvshmem_double_min_reduce, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_min_reducescatter, nvshmem_double_min_reducescatter, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_p, nvshmem_double_p, 30107, void, (double *, const double, int)) \
+    X(nvshmem_double_prod_reduce, nvshmem_double_prod_reduce, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_prod_reducescatter, nvshmem_double_prod_reducescatter, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_put, nvshmem_double_put, 30107, void, (double *, const double *, size_t, int)) \
+    X(nvshmem_double_put_nbi, nvshmem_double_put_nbi, 30107, void, (double *, const double *, size_t, int)) \
+    X(nvshmem_double_sum_reduce, nvshmem_double_sum_reduce, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_double_sum_reducescatter, nvshmem_double_sum_reducescatter, 30107, int, (nvshmem_team_t, double *, const double *, size_t)) \
+    X(nvshmem_fcollectmem, nvshmem_fcollectmem, 30107, int, (nvshmem_team_t, void *, const void *, size_t)) \
+    X(nvshmem_fence, nvshmem_fence, 30107, void, (void)) \
+    X(nvshmem_float_alltoall, nvshmem_float_alltoall, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_atomic_fetch, nvshmem_float_atomic_fetch, 30107, float, (const float *, int)) \
+    X(nvshmem_float_atomic_set, nvshmem_float_atomic_set, 30107, void, (float *, float, int)) \
+    X(nvshmem_float_atomic_swap, nvshmem_float_atomic_swap, 30107, float, (float *, float, int)) \
+    X(nvshmem_float_broadcast, nvshmem_float_broadcast, 30107, int, (nvshmem_team_t, float *, const float *, size_t, int)) \
+    X(nvshmem_float_fcollect, nvshmem_float_fcollect, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_g, nvshmem_float_g, 30107, float, (const float *, int)) \
+    X(nvshmem_float_get, nvshmem_float_get, 30107, void, (float *, const float *, size_t, int)) \
+    X(nvshmem_float_get_nbi, nvshmem_float_get_nbi, 30107, void, (float *, const float *, size_t, int)) \
+    X(nvshmem_float_iget, nvshmem_float_iget, 30107, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_float_iput, nvshmem_float_iput, 30107, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_float_max_reduce, nvshmem_float_max_reduce, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_max_reducescatter, nvshmem_float_max_reducescatter, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_min_reduce, nvshmem_float_min_reduce, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_min_reducescatter, nvshmem_float_min_reducescatter, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_p, nvshmem_float_p, 30107, void, (float *, const float, int)) \
+    X(nvshmem_float_prod_reduce, nvshmem_float_prod_reduce, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_prod_reducescatter, nvshmem_float_prod_reducescatter, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_put, nvshmem_float_put, 30107, void, (float *, const float *, size_t, int)) \
+    X(nvshmem_float_put_nbi, nvshmem_float_put_nbi, 30107, void, (float *, const float *, size_t, int)) \
+    X(nvshmem_float_sum_reduce, nvshmem_float_sum_reduce, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_float_sum_reducescatter, nvshmem_float_sum_reducescatter, 30107, int, (nvshmem_team_t, float *, const float *, size_t)) \
+    X(nvshmem_free, nvshmem_free, 30107, void, (void *)) \
+    X(nvshmem_get128, nvshmem_get128, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get128_nbi, nvshmem_get128_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get16, nvshmem_get16, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get16_nbi, nvshmem_get16_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get32, nvshmem_get32, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get32_nbi, nvshmem_get32_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get64, nvshmem_get64, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get64_nbi, nvshmem_get64_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get8, nvshmem_get8, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_get8_nbi, nvshmem_get8_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_getmem, nvshmem_getmem, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_getmem_nbi, nvshmem_getmem_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_global_exit, nvshmem_global_exit, 30107, void, (int)) \
+    X(nvshmem_half_alltoall, nvshmem_half_alltoall, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_broadcast, nvshmem_half_broadcast, 30107, int, (nvshmem_team_t, half *, const half *, size_t, int)) \
+    X(nvshmem_half_fcollect, nvshmem_half_fcollect, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_g, nvshmem_half_g, 30107, half, (const half *, int)) \
+    X(nvshmem_half_get, nvshmem_half_get, 30107, void, (half *, const half *, size_t, int)) \
+    X(nvshmem_half_get_nbi, nvshmem_half_get_nbi, 30107, void, (half *, const half *, size_t, int)) \
+    X(nvshmem_half_iget, nvshmem_half_iget, 30107, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_half_iput, nvshmem_half_iput, 30107, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_half_max_reduce, nvshmem_half_max_reduce, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_max_reducescatter, nvshmem_half_max_reducescatter, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_min_reduce, nvshmem_half_min_reduce, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_min_reducescatter, nvshmem_half_min_reducescatter, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_p, nvshmem_half_p, 30107, void, (half *, const half, int)) \
+    X(nvshmem_half_prod_reduce, nvshmem_half_prod_reduce, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_prod_reducescatter, nvshmem_half_prod_reducescatter, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_put, nvshmem_half_put, 30107, void, (half *, const half *, size_t, int)) \
+    X(nvshmem_half_put_nbi, nvshmem_half_put_nbi, 30107, void, (half *, const half *, size_t, int)) \
+    X(nvshmem_half_sum_reduce, nvshmem_half_sum_reduce, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_half_sum_reducescatter, nvshmem_half_sum_reducescatter, 30107, int, (nvshmem_team_t, half *, const half *, size_t)) \
+    X(nvshmem_iget128, nvshmem_iget128, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iget16, nvshmem_iget16, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iget32, nvshmem_iget32, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iget64, nvshmem_iget64, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iget8, nvshmem_iget8, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_info_get_name, nvshmem_info_get_name, 30107, void, (char *)) \
+    X(nvshmem_info_get_version, nvshmem_info_get_version, 30107, void, (int *, int *)) \
+    X(nvshmem_int16_alltoall, nvshmem_int16_alltoall, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_and_reduce, nvshmem_int16_and_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_and_reducescatter, nvshmem_int16_and_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_broadcast, nvshmem_int16_broadcast, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, int)) \
+    X(nvshmem_int16_fcollect, nvshmem_int16_fcollect, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_g, nvshmem_int16_g, 30107, int16_t, (const int16_t *, int)) \
+    X(nvshmem_int16_get, nvshmem_int16_get, 30107, void, (int16_t *, const int16_t *, size_t, int)) \
+    X(nvshmem_int16_get_nbi, nvshmem_int16_get_nbi, 30107, void, (int16_t *, const int16_t *, size_t, int)) \
+    X(nvshmem_int16_iget, nvshmem_int16_iget, 30107, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int16_iput, nvshmem_int16_iput, 30107, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int16_max_reduce, nvshmem_int16_max_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_max_reducescatter, nvshmem_int16_max_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_min_reduce, nvshmem_int16_min_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_min_reducescatter, nvshmem_int16_min_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_or_reduce, nvshmem_int16_or_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_or_reducescatter, nvshmem_int16_or_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_p, nvshmem_int16_p, 30107, void, (int16_t *, const int16_t, int)) \
+    X(nvshmem_int16_prod_reduce, nvshmem_int16_prod_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_prod_reducescatter, nvshmem_int16_prod_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_put, nvshmem_int16_put, 30107, void, (int16_t *, const int16_t *, size_t, int)) \
+    X(nvshmem_int16_put_nbi, nvshmem_int16_put_nbi, 30107, void, (int16_t *, const int16_t *, size_t, int)) \
+    X(nvshmem_int16_sum_reduce, nvshmem_int16_sum_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_sum_reducescatter, nvshmem_int16_sum_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_xor_reduce, nvshmem_int16_xor_reduce, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int16_xor_reducescatter, nvshmem_int16_xor_reducescatter, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t)) \
+    X(nvshmem_int32_alltoall, nvshmem_int32_alltoall, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_and_reduce, nvshmem_int32_and_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_and_reducescatter, nvshmem_int32_and_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_atomic_add, nvshmem_int32_atomic_add, 30107, void, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_and, nvshmem_int32_atomic_and, 30107, void, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_compare_swap, nvshmem_int32_atomic_compare_swap, 30107, int32_t, (int32_t *, int32_t, int32_t, int)) \
+    X(nvshmem_int32_atomic_fetch, nvshmem_int32_atomic_fetch, 30107, int32_t, (const int32_t *, int)) \
+    X(nvshmem_int32_atomic_fetch_add, nvshmem_int32_atomic_fetch_add, 30107, int32_t, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_fetch_and, nvshmem_int32_atomic_fetch_and, 30107, int32_t, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_fetch_inc, nvshmem_int32_atomic_fetch_inc, 30107, int32_t, (int32_t *, int)) \
+    X(nvshmem_int32_atomic_fetch_or, nvshmem_int32_atomic_fetch_or, 30107, int32_t, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_fetch_xor, nvshmem_int32_atomic_fetch_xor, 30107, int32_t, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_inc, nvshmem_int32_atomic_inc, 30107, void, (int32_t *, int)) \
+    X(nvshmem_int32_atomic_or, nvshmem_int32_atomic_or, 30107, void, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_set, nvshmem_int32_atomic_set, 30107, void, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_swap, nvshmem_int32_atomic_swap, 30107, int32_t, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_atomic_xor, nvshmem_int32_atomic_xor, 30107, void, (int32_t *, int32_t, int)) \
+    X(nvshmem_int32_broadcast, nvshmem_int32_broadcast, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, int)) \
+    X(nvshmem_int32_fcollect, nvshmem_int32_fcollect, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_g, nvshmem_int32_g, 30107, int32_t, (const int32_t *, int)) \
+    X(nvshmem_int32_get, nvshmem_int32_get, 30107, void, (int32_t *, const int32_t *, size_t, int)) \
+    X(nvshmem_int32_get_nbi, nvshmem_int32_get_nbi, 30107, void, (int32_t *, const int32_t *, size_t, int)) \
+    X(nvshmem_int32_iget, nvshmem_int32_iget, 30107, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int32_iput, nvshmem_int32_iput, 30107, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int32_max_reduce, nvshmem_int32_max_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_max_reducescatter, nvshmem_int32_max_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_min_reduce, nvshmem_int32_min_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_min_reducescatter, nvshmem_int32_min_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_or_reduce, nvshmem_int32_or_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_or_reducescatter, nvshmem_int32_or_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_p, nvshmem_int32_p, 30107, void, (int32_t *, const int32_t, int)) \
+    X(nvshmem_int32_prod_reduce, nvshmem_int32_prod_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_prod_reducescatter, nvshmem_int32_prod_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_put, nvshmem_int32_put, 30107, void, (int32_t *, const int32_t *, size_t, int)) \
+    X(nvshmem_int32_put_nbi, nvshmem_int32_put_nbi, 30107, void, (int32_t *, const int32_t *, size_t, int)) \
+    X(nvshmem_int32_sum_reduce, nvshmem_int32_sum_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_sum_reducescatter, nvshmem_int32_sum_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_xor_reduce, nvshmem_int32_xor_reduce, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int32_xor_reducescatter, nvshmem_int32_xor_reducescatter, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t)) \
+    X(nvshmem_int64_alltoall, nvshmem_int64_alltoall, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_and_reduce, nvshmem_int64_and_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_and_reducescatter, nvshmem_int64_and_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_atomic_add, nvshmem_int64_atomic_add, 30107, void, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_and, nvshmem_int64_atomic_and, 30107, void, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_compare_swap, nvshmem_int64_atomic_compare_swap, 30107, int64_t, (int64_t *, int64_t, int64_t, int)) \
+    X(nvshmem_int64_atomic_fetch, nvshmem_int64_atomic_fetch, 30107, int64_t, (const int64_t *, int)) \
+    X(nvshmem_int64_atomic_fetch_add, nvshmem_int64_atomic_fetch_add, 30107, int64_t, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_fetch_and, nvshmem_int64_atomic_fetch_and, 30107, int64_t, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_fetch_inc, nvshmem_int64_atomic_fetch_inc, 30107, int64_t, (int64_t *, int)) \
+    X(nvshmem_int64_atomic_fetch_or, nvshmem_int64_atomic_fetch_or, 30107, int64_t, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_fetch_xor, nvshmem_int64_atomic_fetch_xor, 30107, int64_t, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_inc, nvshmem_int64_atomic_inc, 30107, void, (int64_t *, int)) \
+    X(nvshmem_int64_atomic_or, nvshmem_int64_atomic_or, 30107, void, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_set, nvshmem_int64_atomic_set, 30107, void, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_swap, nvshmem_int64_atomic_swap, 30107, int64_t, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_atomic_xor, nvshmem_int64_atomic_xor, 30107, void, (int64_t *, int64_t, int)) \
+    X(nvshmem_int64_broadcast, nvshmem_int64_broadcast, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, int)) \
+    X(nvshmem_int64_fcollect, nvshmem_int64_fcollect, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_g, nvshmem_int64_g, 30107, int64_t, (const int64_t *, int)) \
+    X(nvshmem_int64_get, nvshmem_int64_get, 30107, void, (int64_t *, const int64_t *, size_t, int)) \
+    X(nvshmem_int64_get_nbi, nvshmem_int64_get_nbi, 30107, void, (int64_t *, const int64_t *, size_t, int)) \
+    X(nvshmem_int64_iget, nvshmem_int64_iget, 30107, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int64_iput, nvshmem_int64_iput, 30107, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int64_max_reduce, nvshmem_int64_max_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_max_reducescatter, nvshmem_int64_max_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_min_reduce, nvshmem_int64_min_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_min_reducescatter, nvshmem_int64_min_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_or_reduce, nvshmem_int64_or_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_or_reducescatter, nvshmem_int64_or_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_p, nvshmem_int64_p, 30107, void, (int64_t *, const int64_t, int)) \
+    X(nvshmem_int64_prod_reduce, nvshmem_int64_prod_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_prod_reducescatter, nvshmem_int64_prod_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_put, nvshmem_int64_put, 30107, void, (int64_t *, const int64_t *, size_t, int)) \
+    X(nvshmem_int64_put_nbi, nvshmem_int64_put_nbi, 30107, void, (int64_t *, const int64_t *, size_t, int)) \
+    X(nvshmem_int64_sum_reduce, nvshmem_int64_sum_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_sum_reducescatter, nvshmem_int64_sum_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_xor_reduce, nvshmem_int64_xor_reduce, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int64_xor_reducescatter, nvshmem_int64_xor_reducescatter, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t)) \
+    X(nvshmem_int8_alltoall, nvshmem_int8_alltoall, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_and_reduce, nvshmem_int8_and_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_and_reducescatter, nvshmem_int8_and_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_broadcast, nvshmem_int8_broadcast, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, int)) \
+    X(nvshmem_int8_fcollect, nvshmem_int8_fcollect, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_g, nvshmem_int8_g, 30107, int8_t, (const int8_t *, int)) \
+    X(nvshmem_int8_get, nvshmem_int8_get, 30107, void, (int8_t *, const int8_t *, size_t, int)) \
+    X(nvshmem_int8_get_nbi, nvshmem_int8_get_nbi, 30107, void, (int8_t *, const int8_t *, size_t, int)) \
+    X(nvshmem_int8_iget, nvshmem_int8_iget, 30107, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int8_iput, nvshmem_int8_iput, 30107, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int8_max_reduce, nvshmem_int8_max_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_max_reducescatter, nvshmem_int8_max_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_min_reduce, nvshmem_int8_min_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_min_reducescatter, nvshmem_int8_min_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_or_reduce, nvshmem_int8_or_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_or_reducescatter, nvshmem_int8_or_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_p, nvshmem_int8_p, 30107, void, (int8_t *, const int8_t, int)) \
+    X(nvshmem_int8_prod_reduce, nvshmem_int8_prod_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_prod_reducescatter, nvshmem_int8_prod_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_put, nvshmem_int8_put, 30107, void, (int8_t *, const int8_t *, size_t, int)) \
+    X(nvshmem_int8_put_nbi, nvshmem_int8_put_nbi, 30107, void, (int8_t *, const int8_t *, size_t, int)) \
+    X(nvshmem_int8_sum_reduce, nvshmem_int8_sum_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_sum_reducescatter, nvshmem_int8_sum_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_xor_reduce, nvshmem_int8_xor_reduce, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int8_xor_reducescatter, nvshmem_int8_xor_reducescatter, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t)) \
+    X(nvshmem_int_alltoall, nvshmem_int_alltoall, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_atomic_add, nvshmem_int_atomic_add, 30107, void, (int *, int, int)) \
+    X(nvshmem_int_atomic_compare_swap, nvshmem_int_atomic_compare_swap, 30107, int, (int *, int, int, int)) \
+    X(nvshmem_int_atomic_fetch, nvshmem_int_atomic_fetch, 30107, int, (const int *, int)) \
+    X(nvshmem_int_atomic_fetch_add, nvshmem_int_atomic_fetch_add, 30107, int, (int *, int, int)) \
+    X(nvshmem_int_atomic_fetch_inc, nvshmem_int_atomic_fetch_inc, 30107, int, (int *, int)) \
+    X(nvshmem_int_atomic_inc, nvshmem_int_atomic_inc, 30107, void, (int *, int)) \
+    X(nvshmem_int_atomic_set, nvshmem_int_atomic_set, 30107, void, (int *, int, int)) \
+    X(nvshmem_int_atomic_swap, nvshmem_int_atomic_swap, 30107, int, (int *, int, int)) \
+    X(nvshmem_int_broadcast, nvshmem_int_broadcast, 30107, int, (nvshmem_team_t, int *, const int *, size_t, int)) \
+    X(nvshmem_int_fcollect, nvshmem_int_fcollect, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_g, nvshmem_int_g, 30107, int, (const int *, int)) \
+    X(nvshmem_int_get, nvshmem_int_get, 30107, void, (int *, const int *, size_t, int)) \
+    X(nvshmem_int_get_nbi, nvshmem_int_get_nbi, 30107, void, (int *, const int *, size_t, int)) \
+    X(nvshmem_int_iget, nvshmem_int_iget, 30107, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int_iput, nvshmem_int_iput, 30107, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_int_max_reduce, nvshmem_int_max_reduce, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_max_reducescatter, nvshmem_int_max_reducescatter, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_min_reduce, nvshmem_int_min_reduce, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_min_reducescatter, nvshmem_int_min_reducescatter, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_p, nvshmem_int_p, 30107, void, (int *, const int, int)) \
+    X(nvshmem_int_prod_reduce, nvshmem_int_prod_reduce, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_prod_reducescatter, nvshmem_int_prod_reducescatter, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_put, nvshmem_int_put, 30107, void, (int *, const int *, size_t, int)) \
+    X(nvshmem_int_put_nbi, nvshmem_int_put_nbi, 30107, void, (int *, const int *, size_t, int)) \
+    X(nvshmem_int_sum_reduce, nvshmem_int_sum_reduce, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_int_sum_reducescatter, nvshmem_int_sum_reducescatter, 30107, int, (nvshmem_team_t, int *, const int *, size_t)) \
+    X(nvshmem_iput128, nvshmem_iput128, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iput16, nvshmem_iput16, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iput32, nvshmem_iput32, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iput64, nvshmem_iput64, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_iput8, nvshmem_iput8, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_long_alltoall, nvshmem_long_alltoall, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_atomic_add, nvshmem_long_atomic_add, 30107, void, (long *, long, int)) \
+    X(nvshmem_long_atomic_compare_swap, nvshmem_long_atomic_compare_swap, 30107, long, (long *, long, long, int)) \
+    X(nvshmem_long_atomic_fetch, nvshmem_long_atomic_fetch, 30107, long, (const long *, int)) \
+    X(nvshmem_long_atomic_fetch_add, nvshmem_long_atomic_fetch_add, 30107, long, (long *, long, int)) \
+    X(nvshmem_long_atomic_fetch_inc, nvshmem_long_atomic_fetch_inc, 30107, long, (long *, int)) \
+    X(nvshmem_long_atomic_inc, nvshmem_long_atomic_inc, 30107, void, (long *, int)) \
+    X(nvshmem_long_atomic_set, nvshmem_long_atomic_set, 30107, void, (long *, long, int)) \
+    X(nvshmem_long_atomic_swap, nvshmem_long_atomic_swap, 30107, long, (long *, long, int)) \
+    X(nvshmem_long_broadcast, nvshmem_long_broadcast, 30107, int, (nvshmem_team_t, long *, const long *, size_t, int)) \
+    X(nvshmem_long_fcollect, nvshmem_long_fcollect, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_g, nvshmem_long_g, 30107, long, (const long *, int)) \
+    X(nvshmem_long_get, nvshmem_long_get, 30107, void, (long *, const long *, size_t, int)) \
+    X(nvshmem_long_get_nbi, nvshmem_long_get_nbi, 30107, void, (long *, const long *, size_t, int)) \
+    X(nvshmem_long_iget, nvshmem_long_iget, 30107, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_long_iput, nvshmem_long_iput, 30107, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_long_max_reduce, nvshmem_long_max_reduce, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_max_reducescatter, nvshmem_long_max_reducescatter, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_min_reduce, nvshmem_long_min_reduce, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_min_reducescatter, nvshmem_long_min_reducescatter, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_p, nvshmem_long_p, 30107, void, (long *, const long, int)) \
+    X(nvshmem_long_prod_reduce, nvshmem_long_prod_reduce, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_prod_reducescatter, nvshmem_long_prod_reducescatter, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_put, nvshmem_long_put, 30107, void, (long *, const long *, size_t, int)) \
+    X(nvshmem_long_put_nbi, nvshmem_long_put_nbi, 30107, void, (long *, const long *, size_t, int)) \
+    X(nvshmem_long_sum_reduce, nvshmem_long_sum_reduce, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_long_sum_reducescatter, nvshmem_long_sum_reducescatter, 30107, int, (nvshmem_team_t, long *, const long *, size_t)) \
+    X(nvshmem_longlong_alltoall, nvshmem_longlong_alltoall, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_atomic_add, nvshmem_longlong_atomic_add, 30107, void, (long long *, long long, int)) \
+    X(nvshmem_longlong_atomic_compare_swap, nvshmem_longlong_atomic_compare_swap, 30107, long long, (long long *, long long, long long, int)) \
+    X(nvshmem_longlong_atomic_fetch, nvshmem_longlong_atomic_fetch, 30107, long long, (const long long *, int)) \
+    X(nvshmem_longlong_atomic_fetch_add, nvshmem_longlong_atomic_fetch_add, 30107, long long, (long long *, long long, int)) \
+    X(nvshmem_longlong_atomic_fetch_inc, nvshmem_longlong_atomic_fetch_inc, 30107, long long, (long long *, int)) \
+    X(nvshmem_longlong_atomic_inc, nvshmem_longlong_atomic_inc, 30107, void, (long long *, int)) \
+    X(nvshmem_longlong_atomic_set, nvshmem_longlong_atomic_set, 30107, void, (long long *, long long, int)) \
+    X(nvshmem_longlong_atomic_swap, nvshmem_longlong_atomic_swap, 30107, long long, (long long *, long long, int)) \
+    X(nvshmem_longlong_broadcast, nvshmem_longlong_broadcast, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, int)) \
+    X(nvshmem_longlong_fcollect, nvshmem_longlong_fcollect, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_g, nvshmem_longlong_g, 30107, long long, (const long long *, int)) \
+    X(nvshmem_longlong_get, nvshmem_longlong_get, 30107, void, (long long *, const long long *, size_t, int)) \
+    X(nvshmem_longlong_get_nbi, nvshmem_longlong_get_nbi, 30107, void, (long long *, const long long *, size_t, int)) \
+    X(nvshmem_longlong_iget, nvshmem_longlong_iget, 30107, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_longlong_iput, nvshmem_longlong_iput, 30107, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_longlong_max_reduce, nvshmem_longlong_max_reduce, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_max_reducescatter, nvshmem_longlong_max_reducescatter, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_min_reduce, nvshmem_longlong_min_reduce, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_min_reducescatter, nvshmem_longlong_min_reducescatter, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_p, nvshmem_longlong_p, 30107, void, (long long *, const long long, int)) \
+    X(nvshmem_longlong_prod_reduce, nvshmem_longlong_prod_reduce, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_prod_reducescatter, nvshmem_longlong_prod_reducescatter, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_put, nvshmem_longlong_put, 30107, void, (long long *, const long long *, size_t, int)) \
+    X(nvshmem_longlong_put_nbi, nvshmem_longlong_put_nbi, 30107, void, (long long *, const long long *, size_t, int)) \
+    X(nvshmem_longlong_sum_reduce, nvshmem_longlong_sum_reduce, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_longlong_sum_reducescatter, nvshmem_longlong_sum_reducescatter, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t)) \
+    X(nvshmem_malloc, nvshmem_malloc, 30107, void *, (size_t)) \
+    X(nvshmem_my_pe, nvshmem_my_pe, 30107, int, (void)) \
+    X(nvshmem_n_pes, nvshmem_n_pes, 30107, int, (void)) \
+    X(nvshmem_ptr, nvshmem_ptr, 30107, void *, (const void *, int)) \
+    X(nvshmem_ptrdiff_alltoall, nvshmem_ptrdiff_alltoall, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t)) \
+    X(nvshmem_ptrdiff_atomic_add, nvshmem_ptrdiff_atomic_add, 30107, void, (ptrdiff_t *, ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_atomic_compare_swap, nvshmem_ptrdiff_atomic_compare_swap, 30107, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_atomic_fetch, nvshmem_ptrdiff_atomic_fetch, 30107, ptrdiff_t, (const ptrdiff_t *, int)) \
+    X(nvshmem_ptrdiff_atomic_fetch_add, nvshmem_ptrdiff_atomic_fetch_add, 30107, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_atomic_fetch_inc, nvshmem_ptrdiff_atomic_fetch_inc, 30107, ptrdiff_t, (ptrdiff_t *, int)) \
+    X(nvshmem_ptrdiff_atomic_inc, nvshmem_ptrdiff_atomic_inc, 30107, void, (ptrdiff_t *, int)) \
+    X(nvshmem_ptrdiff_atomic_set, nvshmem_ptrdiff_atomic_set, 30107, void, (ptrdiff_t *, ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_atomic_swap, nvshmem_ptrdiff_atomic_swap, 30107, ptrdiff_t, (ptrdiff_t *, ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_broadcast, nvshmem_ptrdiff_broadcast, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
+    X(nvshmem_ptrdiff_fcollect, nvshmem_ptrdiff_fcollect, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t)) \
+    X(nvshmem_ptrdiff_g, nvshmem_ptrdiff_g, 30107, ptrdiff_t, (const ptrdiff_t *, int)) \
+    X(nvshmem_ptrdiff_get, nvshmem_ptrdiff_get, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
+    X(nvshmem_ptrdiff_get_nbi, nvshmem_ptrdiff_get_nbi, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
+    X(nvshmem_ptrdiff_iget, nvshmem_ptrdiff_iget, 30107, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ptrdiff_iput, nvshmem_ptrdiff_iput, 30107, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ptrdiff_p, nvshmem_ptrdiff_p, 30107, void, (ptrdiff_t *, const ptrdiff_t, int)) \
+    X(nvshmem_ptrdiff_put, nvshmem_ptrdiff_put, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
+    X(nvshmem_ptrdiff_put_nbi, nvshmem_ptrdiff_put_nbi, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int)) \
+    X(nvshmem_put128, nvshmem_put128, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put128_nbi, nvshmem_put128_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put16, nvshmem_put16, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put16_nbi, nvshmem_put16_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put32, nvshmem_put32, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put32_nbi, nvshmem_put32_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put64, nvshmem_put64, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put64_nbi, nvshmem_put64_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put8, nvshmem_put8, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_put8_nbi, nvshmem_put8_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_putmem, nvshmem_putmem, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_putmem_nbi, nvshmem_putmem_nbi, 30107, void, (void *, const void *, size_t, int)) \
+    X(nvshmem_query_thread, nvshmem_query_thread, 30107, void, (int *)) \
+    X(nvshmem_quiet, nvshmem_quiet, 30107, void, (void)) \
+    X(nvshmem_schar_alltoall, nvshmem_schar_alltoall, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_broadcast, nvshmem_schar_broadcast, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, int)) \
+    X(nvshmem_schar_fcollect, nvshmem_schar_fcollect, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_g, nvshmem_schar_g, 30107, signed char, (const signed char *, int)) \
+    X(nvshmem_schar_get, nvshmem_schar_get, 30107, void, (signed char *, const signed char *, size_t, int)) \
+    X(nvshmem_schar_get_nbi, nvshmem_schar_get_nbi, 30107, void, (signed char *, const signed char *, size_t, int)) \
+    X(nvshmem_schar_iget, nvshmem_schar_iget, 30107, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_schar_iput, nvshmem_schar_iput, 30107, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_schar_max_reduce, nvshmem_schar_max_reduce, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_max_reducescatter, nvshmem_schar_max_reducescatter, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_min_reduce, nvshmem_schar_min_reduce, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_min_reducescatter, nvshmem_schar_min_reducescatter, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_p, nvshmem_schar_p, 30107, void, (signed char *, const signed char, int)) \
+    X(nvshmem_schar_prod_reduce, nvshmem_schar_prod_reduce, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_prod_reducescatter, nvshmem_schar_prod_reducescatter, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_put, nvshmem_schar_put, 30107, void, (signed char *, const signed char *, size_t, int)) \
+    X(nvshmem_schar_put_nbi, nvshmem_schar_put_nbi, 30107, void, (signed char *, const signed char *, size_t, int)) \
+    X(nvshmem_schar_sum_reduce, nvshmem_schar_sum_reduce, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_schar_sum_reducescatter, nvshmem_schar_sum_reducescatter, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t)) \
+    X(nvshmem_short_alltoall, nvshmem_short_alltoall, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_broadcast, nvshmem_short_broadcast, 30107, int, (nvshmem_team_t, short *, const short *, size_t, int)) \
+    X(nvshmem_short_fcollect, nvshmem_short_fcollect, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_g, nvshmem_short_g, 30107, short, (const short *, int)) \
+    X(nvshmem_short_get, nvshmem_short_get, 30107, void, (short *, const short *, size_t, int)) \
+    X(nvshmem_short_get_nbi, nvshmem_short_get_nbi, 30107, void, (short *, const short *, size_t, int)) \
+    X(nvshmem_short_iget, nvshmem_short_iget, 30107, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_short_iput, nvshmem_short_iput, 30107, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_short_max_reduce, nvshmem_short_max_reduce, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_max_reducescatter, nvshmem_short_max_reducescatter, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_min_reduce, nvshmem_short_min_reduce, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_min_reducescatter, nvshmem_short_min_reducescatter, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_p, nvshmem_short_p, 30107, void, (short *, const short, int)) \
+    X(nvshmem_short_prod_reduce, nvshmem_short_prod_reduce, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_prod_reducescatter, nvshmem_short_prod_reducescatter, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_put, nvshmem_short_put, 30107, void, (short *, const short *, size_t, int)) \
+    X(nvshmem_short_put_nbi, nvshmem_short_put_nbi, 30107, void, (short *, const short *, size_t, int)) \
+    X(nvshmem_short_sum_reduce, nvshmem_short_sum_reduce, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_short_sum_reducescatter, nvshmem_short_sum_reducescatter, 30107, int, (nvshmem_team_t, short *, const short *, size_t)) \
+    X(nvshmem_signal_fetch, nvshmem_signal_fetch, 30107, uint64_t, (uint64_t *)) \
+    X(nvshmem_size_alltoall, nvshmem_size_alltoall, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_and_reduce, nvshmem_size_and_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_and_reducescatter, nvshmem_size_and_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_atomic_add, nvshmem_size_atomic_add, 30107, void, (size_t *, size_t, int)) \
+    X(nvshmem_size_atomic_compare_swap, nvshmem_size_atomic_compare_swap, 30107, size_t, (size_t *, size_t, size_t, int)) \
+    X(nvshmem_size_atomic_fetch, nvshmem_size_atomic_fetch, 30107, size_t, (const size_t *, int)) \
+    X(nvshmem_size_atomic_fetch_add, nvshmem_size_atomic_fetch_add, 30107, size_t, (size_t *, size_t, int)) \
+    X(nvshmem_size_atomic_fetch_inc, nvshmem_size_atomic_fetch_inc, 30107, size_t, (size_t *, int)) \
+    X(nvshmem_size_atomic_inc, nvshmem_size_atomic_inc, 30107, void, (size_t *, int)) \
+    X(nvshmem_size_atomic_set, nvshmem_size_atomic_set, 30107, void, (size_t *, size_t, int)) \
+    X(nvshmem_size_atomic_swap, nvshmem_size_atomic_swap, 30107, size_t, (size_t *, size_t, int)) \
+    X(nvshmem_size_broadcast, nvshmem_size_broadcast, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, int)) \
+    X(nvshmem_size_fcollect, nvshmem_size_fcollect, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_g, nvshmem_size_g, 30107, size_t, (const size_t *, int)) \
+    X(nvshmem_size_get, nvshmem_size_get, 30107, void, (size_t *, const size_t *, size_t, int)) \
+    X(nvshmem_size_get_nbi, nvshmem_size_get_nbi, 30107, void, (size_t *, const size_t *, size_t, int)) \
+    X(nvshmem_size_iget, nvshmem_size_iget, 30107, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_size_iput, nvshmem_size_iput, 30107, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_size_max_reduce, nvshmem_size_max_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_max_reducescatter, nvshmem_size_max_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_min_reduce, nvshmem_size_min_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_min_reducescatter, nvshmem_size_min_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_or_reduce, nvshmem_size_or_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_or_reducescatter, nvshmem_size_or_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_p, nvshmem_size_p, 30107, void, (size_t *, const size_t, int)) \
+    X(nvshmem_size_prod_reduce, nvshmem_size_prod_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_prod_reducescatter, nvshmem_size_prod_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_put, nvshmem_size_put, 30107, void, (size_t *, const size_t *, size_t, int)) \
+    X(nvshmem_size_put_nbi, nvshmem_size_put_nbi, 30107, void, (size_t *, const size_t *, size_t, int)) \
+    X(nvshmem_size_sum_reduce, nvshmem_size_sum_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_sum_reducescatter, nvshmem_size_sum_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_xor_reduce, nvshmem_size_xor_reduce, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_size_xor_reducescatter, nvshmem_size_xor_reducescatter, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t)) \
+    X(nvshmem_sync_all, nvshmem_sync_all, 30107, void, (void)) \
+    X(nvshmem_team_destroy, nvshmem_team_destroy, 30107, void, (nvshmem_team_t)) \
+    X(nvshmem_team_get_config, nvshmem_team_get_config, 30107, void, (nvshmem_team_t, nvshmem_team_config_t *)) \
+    X(nvshmem_team_my_pe, nvshmem_team_my_pe, 30107, int, (nvshmem_team_t)) \
+    X(nvshmem_team_n_pes, nvshmem_team_n_pes, 30107, int, (nvshmem_team_t)) \
+    X(nvshmem_team_split_2d, nvshmem_team_split_2d, 30107, int, (nvshmem_team_t, int, const nvshmem_team_config_t *, long, nvshmem_team_t *, const nvshmem_team_config_t *, long, nvshmem_team_t *)) \
+    X(nvshmem_team_split_strided, nvshmem_team_split_strided, 30107, int, (nvshmem_team_t, int, int, int, const nvshmem_team_config_t *, long, nvshmem_team_t *)) \
+    X(nvshmem_team_sync, nvshmem_team_sync, 30107, int, (nvshmem_team_t)) \
+    X(nvshmem_team_translate_pe, nvshmem_team_translate_pe, 30107, int, (nvshmem_team_t, int, nvshmem_team_t)) \
+    X(nvshmem_uchar_alltoall, nvshmem_uchar_alltoall, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_and_reduce, nvshmem_uchar_and_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_and_reducescatter, nvshmem_uchar_and_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_broadcast, nvshmem_uchar_broadcast, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, int)) \
+    X(nvshmem_uchar_fcollect, nvshmem_uchar_fcollect, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_g, nvshmem_uchar_g, 30107, unsigned char, (const unsigned char *, int)) \
+    X(nvshmem_uchar_get, nvshmem_uchar_get, 30107, void, (unsigned char *, const unsigned char *, size_t, int)) \
+    X(nvshmem_uchar_get_nbi, nvshmem_uchar_get_nbi, 30107, void, (unsigned char *, const unsigned char *, size_t, int)) \
+    X(nvshmem_uchar_iget, nvshmem_uchar_iget, 30107, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uchar_iput, nvshmem_uchar_iput, 30107, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uchar_max_reduce, nvshmem_uchar_max_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_max_reducescatter, nvshmem_uchar_max_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_min_reduce, nvshmem_uchar_min_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_min_reducescatter, nvshmem_uchar_min_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_or_reduce, nvshmem_uchar_or_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_or_reducescatter, nvshmem_uchar_or_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_p, nvshmem_uchar_p, 30107, void, (unsigned char *, const unsigned char, int)) \
+    X(nvshmem_uchar_prod_reduce, nvshmem_uchar_prod_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_prod_reducescatter, nvshmem_uchar_prod_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_put, nvshmem_uchar_put, 30107, void, (unsigned char *, const unsigned char *, size_t, int)) \
+    X(nvshmem_uchar_put_nbi, nvshmem_uchar_put_nbi, 30107, void, (unsigned char *, const unsigned char *, size_t, int)) \
+    X(nvshmem_uchar_sum_reduce, nvshmem_uchar_sum_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_sum_reducescatter, nvshmem_uchar_sum_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_xor_reduce, nvshmem_uchar_xor_reduce, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uchar_xor_reducescatter, nvshmem_uchar_xor_reducescatter, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t)) \
+    X(nvshmem_uint16_alltoall, nvshmem_uint16_alltoall, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_and_reduce, nvshmem_uint16_and_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_and_reducescatter, nvshmem_uint16_and_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_broadcast, nvshmem_uint16_broadcast, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, int)) \
+    X(nvshmem_uint16_fcollect, nvshmem_uint16_fcollect, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_g, nvshmem_uint16_g, 30107, uint16_t, (const uint16_t *, int)) \
+    X(nvshmem_uint16_get, nvshmem_uint16_get, 30107, void, (uint16_t *, const uint16_t *, size_t, int)) \
+    X(nvshmem_uint16_get_nbi, nvshmem_uint16_get_nbi, 30107, void, (uint16_t *, const uint16_t *, size_t, int)) \
+    X(nvshmem_uint16_iget, nvshmem_uint16_iget, 30107, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint16_iput, nvshmem_uint16_iput, 30107, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint16_max_reduce, nvshmem_uint16_max_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_max_reducescatter, nvshmem_uint16_max_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_min_reduce, nvshmem_uint16_min_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_min_reducescatter, nvshmem_uint16_min_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_or_reduce, nvshmem_uint16_or_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_or_reducescatter, nvshmem_uint16_or_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_p, nvshmem_uint16_p, 30107, void, (uint16_t *, const uint16_t, int)) \
+    X(nvshmem_uint16_prod_reduce, nvshmem_uint16_prod_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_prod_reducescatter, nvshmem_uint16_prod_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_put, nvshmem_uint16_put, 30107, void, (uint16_t *, const uint16_t *, size_t, int)) \
+    X(nvshmem_uint16_put_nbi, nvshmem_uint16_put_nbi, 30107, void, (uint16_t *, const uint16_t *, size_t, int)) \
+    X(nvshmem_uint16_sum_reduce, nvshmem_uint16_sum_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_sum_reducescatter, nvshmem_uint16_sum_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_xor_reduce, nvshmem_uint16_xor_reduce, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint16_xor_reducescatter, nvshmem_uint16_xor_reducescatter, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t)) \
+    X(nvshmem_uint32_alltoall, nvshmem_uint32_alltoall, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_and_reduce, nvshmem_uint32_and_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_and_reducescatter, nvshmem_uint32_and_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_atomic_add, nvshmem_uint32_atomic_add, 30107, void, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_and, nvshmem_uint32_atomic_and, 30107, void, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_compare_swap, nvshmem_uint32_atomic_compare_swap, 30107, uint32_t, (uint32_t *, uint32_t, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_fetch, nvshmem_uint32_atomic_fetch, 30107, uint32_t, (const uint32_t *, int)) \
+    X(nvshmem_uint32_atomic_fetch_add, nvshmem_uint32_atomic_fetch_add, 30107, uint32_t, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_fetch_and, nvshmem_uint32_atomic_fetch_and, 30107, uint32_t, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_fetch_inc, nvshmem_uint32_atomic_fetch_inc, 30107, uint32_t, (uint32_t *, int)) \
+    X(nvshmem_uint32_atomic_fetch_or, nvshmem_uint32_atomic_fetch_or, 30107, uint32_t, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_fetch_xor, nvshmem_uint32_atomic_fetch_xor, 30107, uint32_t, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_inc, nvshmem_uint32_atomic_inc, 30107, void, (uint32_t *, int)) \
+    X(nvshmem_uint32_atomic_or, nvshmem_uint32_atomic_or, 30107, void, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_set, nvshmem_uint32_atomic_set, 30107, void, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_swap, nvshmem_uint32_atomic_swap, 30107, uint32_t, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_atomic_xor, nvshmem_uint32_atomic_xor, 30107, void, (uint32_t *, uint32_t, int)) \
+    X(nvshmem_uint32_broadcast, nvshmem_uint32_broadcast, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, int)) \
+    X(nvshmem_uint32_fcollect, nvshmem_uint32_fcollect, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_g, nvshmem_uint32_g, 30107, uint32_t, (const uint32_t *, int)) \
+    X(nvshmem_uint32_get, nvshmem_uint32_get, 30107, void, (uint32_t *, const uint32_t *, size_t, int)) \
+    X(nvshmem_uint32_get_nbi, nvshmem_uint32_get_nbi, 30107, void, (uint32_t *, const uint32_t *, size_t, int)) \
+    X(nvshmem_uint32_iget, nvshmem_uint32_iget, 30107, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint32_iput, nvshmem_uint32_iput, 30107, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint32_max_reduce, nvshmem_uint32_max_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_max_reducescatter, nvshmem_uint32_max_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_min_reduce, nvshmem_uint32_min_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_min_reducescatter, nvshmem_uint32_min_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_or_reduce, nvshmem_uint32_or_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_or_reducescatter, nvshmem_uint32_or_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_p, nvshmem_uint32_p, 30107, void, (uint32_t *, const uint32_t, int)) \
+    X(nvshmem_uint32_prod_reduce, nvshmem_uint32_prod_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_prod_reducescatter, nvshmem_uint32_prod_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_put, nvshmem_uint32_put, 30107, void, (uint32_t *, const uint32_t *, size_t, int)) \
+    X(nvshmem_uint32_put_nbi, nvshmem_uint32_put_nbi, 30107, void, (uint32_t *, const uint32_t *, size_t, int)) \
+    X(nvshmem_uint32_sum_reduce, nvshmem_uint32_sum_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_sum_reducescatter, nvshmem_uint32_sum_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_xor_reduce, nvshmem_uint32_xor_reduce, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint32_xor_reducescatter, nvshmem_uint32_xor_reducescatter, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t)) \
+    X(nvshmem_uint64_alltoall, nvshmem_uint64_alltoall, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_and_reduce, nvshmem_uint64_and_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_and_reducescatter, nvshmem_uint64_and_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_atomic_add, nvshmem_uint64_atomic_add, 30107, void, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_and, nvshmem_uint64_atomic_and, 30107, void, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_compare_swap, nvshmem_uint64_atomic_compare_swap, 30107, uint64_t, (uint64_t *, uint64_t, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_fetch, nvshmem_uint64_atomic_fetch, 30107, uint64_t, (const uint64_t *, int)) \
+    X(nvshmem_uint64_atomic_fetch_add, nvshmem_uint64_atomic_fetch_add, 30107, uint64_t, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_fetch_and, nvshmem_uint64_atomic_fetch_and, 30107, uint64_t, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_fetch_inc, nvshmem_uint64_atomic_fetch_inc, 30107, uint64_t, (uint64_t *, int)) \
+    X(nvshmem_uint64_atomic_fetch_or, nvshmem_uint64_atomic_fetch_or, 30107, uint64_t, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_fetch_xor, nvshmem_uint64_atomic_fetch_xor, 30107, uint64_t, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_inc, nvshmem_uint64_atomic_inc, 30107, void, (uint64_t *, int)) \
+    X(nvshmem_uint64_atomic_or, nvshmem_uint64_atomic_or, 30107, void, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_set, nvshmem_uint64_atomic_set, 30107, void, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_swap, nvshmem_uint64_atomic_swap, 30107, uint64_t, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_atomic_xor, nvshmem_uint64_atomic_xor, 30107, void, (uint64_t *, uint64_t, int)) \
+    X(nvshmem_uint64_broadcast, nvshmem_uint64_broadcast, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, int)) \
+    X(nvshmem_uint64_fcollect, nvshmem_uint64_fcollect, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_g, nvshmem_uint64_g, 30107, uint64_t, (const uint64_t *, int)) \
+    X(nvshmem_uint64_get, nvshmem_uint64_get, 30107, void, (uint64_t *, const uint64_t *, size_t, int)) \
+    X(nvshmem_uint64_get_nbi, nvshmem_uint64_get_nbi, 30107, void, (uint64_t *, const uint64_t *, size_t, int)) \
+    X(nvshmem_uint64_iget, nvshmem_uint64_iget, 30107, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint64_iput, nvshmem_uint64_iput, 30107, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint64_max_reduce, nvshmem_uint64_max_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_max_reducescatter, nvshmem_uint64_max_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_min_reduce, nvshmem_uint64_min_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_min_reducescatter, nvshmem_uint64_min_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_or_reduce, nvshmem_uint64_or_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_or_reducescatter, nvshmem_uint64_or_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_p, nvshmem_uint64_p, 30107, void, (uint64_t *, const uint64_t, int)) \
+    X(nvshmem_uint64_prod_reduce, nvshmem_uint64_prod_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_prod_reducescatter, nvshmem_uint64_prod_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_put, nvshmem_uint64_put, 30107, void, (uint64_t *, const uint64_t *, size_t, int)) \
+    X(nvshmem_uint64_put_nbi, nvshmem_uint64_put_nbi, 30107, void, (uint64_t *, const uint64_t *, size_t, int)) \
+    X(nvshmem_uint64_sum_reduce, nvshmem_uint64_sum_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_sum_reducescatter, nvshmem_uint64_sum_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_xor_reduce, nvshmem_uint64_xor_reduce, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint64_xor_reducescatter, nvshmem_uint64_xor_reducescatter, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t)) \
+    X(nvshmem_uint8_alltoall, nvshmem_uint8_alltoall, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_and_reduce, nvshmem_uint8_and_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_and_reducescatter, nvshmem_uint8_and_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_broadcast, nvshmem_uint8_broadcast, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, int)) \
+    X(nvshmem_uint8_fcollect, nvshmem_uint8_fcollect, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_g, nvshmem_uint8_g, 30107, uint8_t, (const uint8_t *, int)) \
+    X(nvshmem_uint8_get, nvshmem_uint8_get, 30107, void, (uint8_t *, const uint8_t *, size_t, int)) \
+    X(nvshmem_uint8_get_nbi, nvshmem_uint8_get_nbi, 30107, void, (uint8_t *, const uint8_t *, size_t, int)) \
+    X(nvshmem_uint8_iget, nvshmem_uint8_iget, 30107, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint8_iput, nvshmem_uint8_iput, 30107, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint8_max_reduce, nvshmem_uint8_max_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_max_reducescatter, nvshmem_uint8_max_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_min_reduce, nvshmem_uint8_min_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_min_reducescatter, nvshmem_uint8_min_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_or_reduce, nvshmem_uint8_or_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_or_reducescatter, nvshmem_uint8_or_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_p, nvshmem_uint8_p, 30107, void, (uint8_t *, const uint8_t, int)) \
+    X(nvshmem_uint8_prod_reduce, nvshmem_uint8_prod_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_prod_reducescatter, nvshmem_uint8_prod_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_put, nvshmem_uint8_put, 30107, void, (uint8_t *, const uint8_t *, size_t, int)) \
+    X(nvshmem_uint8_put_nbi, nvshmem_uint8_put_nbi, 30107, void, (uint8_t *, const uint8_t *, size_t, int)) \
+    X(nvshmem_uint8_sum_reduce, nvshmem_uint8_sum_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_sum_reducescatter, nvshmem_uint8_sum_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_xor_reduce, nvshmem_uint8_xor_reduce, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint8_xor_reducescatter, nvshmem_uint8_xor_reducescatter, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t)) \
+    X(nvshmem_uint_alltoall, nvshmem_uint_alltoall, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_and_reduce, nvshmem_uint_and_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_and_reducescatter, nvshmem_uint_and_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_atomic_add, nvshmem_uint_atomic_add, 30107, void, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_and, nvshmem_uint_atomic_and, 30107, void, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_compare_swap, nvshmem_uint_atomic_compare_swap, 30107, unsigned int, (unsigned int *, unsigned int, unsigned int, int)) \
+    X(nvshmem_uint_atomic_fetch, nvshmem_uint_atomic_fetch, 30107, unsigned int, (const unsigned int *, int)) \
+    X(nvshmem_uint_atomic_fetch_add, nvshmem_uint_atomic_fetch_add, 30107, unsigned int, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_fetch_and, nvshmem_uint_atomic_fetch_and, 30107, unsigned int, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_fetch_inc, nvshmem_uint_atomic_fetch_inc, 30107, unsigned int, (unsigned int *, int)) \
+    X(nvshmem_uint_atomic_fetch_or, nvshmem_uint_atomic_fetch_or, 30107, unsigned int, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_fetch_xor, nvshmem_uint_atomic_fetch_xor, 30107, unsigned int, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_inc, nvshmem_uint_atomic_inc, 30107, void, (unsigned int *, int)) \
+    X(nvshmem_uint_atomic_or, nvshmem_uint_atomic_or, 30107, void, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_set, nvshmem_uint_atomic_set, 30107, void, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_swap, nvshmem_uint_atomic_swap, 30107, unsigned int, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_atomic_xor, nvshmem_uint_atomic_xor, 30107, void, (unsigned int *, unsigned int, int)) \
+    X(nvshmem_uint_broadcast, nvshmem_uint_broadcast, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, int)) \
+    X(nvshmem_uint_fcollect, nvshmem_uint_fcollect, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_g, nvshmem_uint_g, 30107, unsigned int, (const unsigned int *, int)) \
+    X(nvshmem_uint_get, nvshmem_uint_get, 30107, void, (unsigned int *, const unsigned int *, size_t, int)) \
+    X(nvshmem_uint_get_nbi, nvshmem_uint_get_nbi, 30107, void, (unsigned int *, const unsigned int *, size_t, int)) \
+    X(nvshmem_uint_iget, nvshmem_uint_iget, 30107, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint_iput, nvshmem_uint_iput, 30107, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_uint_max_reduce, nvshmem_uint_max_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_max_reducescatter, nvshmem_uint_max_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_min_reduce, nvshmem_uint_min_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_min_reducescatter, nvshmem_uint_min_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_or_reduce, nvshmem_uint_or_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_or_reducescatter, nvshmem_uint_or_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_p, nvshmem_uint_p, 30107, void, (unsigned int *, const unsigned int, int)) \
+    X(nvshmem_uint_prod_reduce, nvshmem_uint_prod_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_prod_reducescatter, nvshmem_uint_prod_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_put, nvshmem_uint_put, 30107, void, (unsigned int *, const unsigned int *, size_t, int)) \
+    X(nvshmem_uint_put_nbi, nvshmem_uint_put_nbi, 30107, void, (unsigned int *, const unsigned int *, size_t, int)) \
+    X(nvshmem_uint_sum_reduce, nvshmem_uint_sum_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_sum_reducescatter, nvshmem_uint_sum_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_xor_reduce, nvshmem_uint_xor_reduce, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_uint_xor_reducescatter, nvshmem_uint_xor_reducescatter, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t)) \
+    X(nvshmem_ulong_alltoall, nvshmem_ulong_alltoall, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_and_reduce, nvshmem_ulong_and_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_and_reducescatter, nvshmem_ulong_and_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_atomic_add, nvshmem_ulong_atomic_add, 30107, void, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_and, nvshmem_ulong_atomic_and, 30107, void, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_compare_swap, nvshmem_ulong_atomic_compare_swap, 30107, unsigned long, (unsigned long *, unsigned long, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_fetch, nvshmem_ulong_atomic_fetch, 30107, unsigned long, (const unsigned long *, int)) \
+    X(nvshmem_ulong_atomic_fetch_add, nvshmem_ulong_atomic_fetch_add, 30107, unsigned long, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_fetch_and, nvshmem_ulong_atomic_fetch_and, 30107, unsigned long, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_fetch_inc, nvshmem_ulong_atomic_fetch_inc, 30107, unsigned long, (unsigned long *, int)) \
+    X(nvshmem_ulong_atomic_fetch_or, nvshmem_ulong_atomic_fetch_or, 30107, unsigned long, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_fetch_xor, nvshmem_ulong_atomic_fetch_xor, 30107, unsigned long, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_inc, nvshmem_ulong_atomic_inc, 30107, void, (unsigned long *, int)) \
+    X(nvshmem_ulong_atomic_or, nvshmem_ulong_atomic_or, 30107, void, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_set, nvshmem_ulong_atomic_set, 30107, void, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_swap, nvshmem_ulong_atomic_swap, 30107, unsigned long, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_atomic_xor, nvshmem_ulong_atomic_xor, 30107, void, (unsigned long *, unsigned long, int)) \
+    X(nvshmem_ulong_broadcast, nvshmem_ulong_broadcast, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, int)) \
+    X(nvshmem_ulong_fcollect, nvshmem_ulong_fcollect, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_g, nvshmem_ulong_g, 30107, unsigned long, (const unsigned long *, int)) \
+    X(nvshmem_ulong_get, nvshmem_ulong_get, 30107, void, (unsigned long *, const unsigned long *, size_t, int)) \
+    X(nvshmem_ulong_get_nbi, nvshmem_ulong_get_nbi, 30107, void, (unsigned long *, const unsigned long *, size_t, int)) \
+    X(nvshmem_ulong_iget, nvshmem_ulong_iget, 30107, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ulong_iput, nvshmem_ulong_iput, 30107, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ulong_max_reduce, nvshmem_ulong_max_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_max_reducescatter, nvshmem_ulong_max_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_min_reduce, nvshmem_ulong_min_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_min_reducescatter, nvshmem_ulong_min_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_or_reduce, nvshmem_ulong_or_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_or_reducescatter, nvshmem_ulong_or_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_p, nvshmem_ulong_p, 30107, void, (unsigned long *, const unsigned long, int)) \
+    X(nvshmem_ulong_prod_reduce, nvshmem_ulong_prod_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_prod_reducescatter, nvshmem_ulong_prod_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_put, nvshmem_ulong_put, 30107, void, (unsigned long *, const unsigned long *, size_t, int)) \
+    X(nvshmem_ulong_put_nbi, nvshmem_ulong_put_nbi, 30107, void, (unsigned long *, const unsigned long *, size_t, int)) \
+    X(nvshmem_ulong_sum_reduce, nvshmem_ulong_sum_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_sum_reducescatter, nvshmem_ulong_sum_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_xor_reduce, nvshmem_ulong_xor_reduce, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulong_xor_reducescatter, nvshmem_ulong_xor_reducescatter, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t)) \
+    X(nvshmem_ulonglong_alltoall, nvshmem_ulonglong_alltoall, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_and_reduce, nvshmem_ulonglong_and_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_and_reducescatter, nvshmem_ulonglong_and_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_atomic_add, nvshmem_ulonglong_atomic_add, 30107, void, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_and, nvshmem_ulonglong_atomic_and, 30107, void, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_compare_swap, nvshmem_ulonglong_atomic_compare_swap, 30107, unsigned long long, (unsigned long long *, unsigned long long, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_fetch, nvshmem_ulonglong_atomic_fetch, 30107, unsigned long long, (const unsigned long long *, int)) \
+    X(nvshmem_ulonglong_atomic_fetch_add, nvshmem_ulonglong_atomic_fetch_add, 30107, unsigned long long, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_fetch_and, nvshmem_ulonglong_atomic_fetch_and, 30107, unsigned long long, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_fetch_inc, nvshmem_ulonglong_atomic_fetch_inc, 30107, unsigned long long, (unsigned long long *, int)) \
+    X(nvshmem_ulonglong_atomic_fetch_or, nvshmem_ulonglong_atomic_fetch_or, 30107, unsigned long long, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_fetch_xor, nvshmem_ulonglong_atomic_fetch_xor, 30107, unsigned long long, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_inc, nvshmem_ulonglong_atomic_inc, 30107, void, (unsigned long long *, int)) \
+    X(nvshmem_ulonglong_atomic_or, nvshmem_ulonglong_atomic_or, 30107, void, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_set, nvshmem_ulonglong_atomic_set, 30107, void, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_swap, nvshmem_ulonglong_atomic_swap, 30107, unsigned long long, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_atomic_xor, nvshmem_ulonglong_atomic_xor, 30107, void, (unsigned long long *, unsigned long long, int)) \
+    X(nvshmem_ulonglong_broadcast, nvshmem_ulonglong_broadcast, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, int)) \
+    X(nvshmem_ulonglong_fcollect, nvshmem_ulonglong_fcollect, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_g, nvshmem_ulonglong_g, 30107, unsigned long long, (const unsigned long long *, int)) \
+    X(nvshmem_ulonglong_get, nvshmem_ulonglong_get, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
+    X(nvshmem_ulonglong_get_nbi, nvshmem_ulonglong_get_nbi, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
+    X(nvshmem_ulonglong_iget, nvshmem_ulonglong_iget, 30107, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ulonglong_iput, nvshmem_ulonglong_iput, 30107, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ulonglong_max_reduce, nvshmem_ulonglong_max_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_max_reducescatter, nvshmem_ulonglong_max_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_min_reduce, nvshmem_ulonglong_min_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_min_reducescatter, nvshmem_ulonglong_min_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_or_reduce, nvshmem_ulonglong_or_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_or_reducescatter, nvshmem_ulonglong_or_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_p, nvshmem_ulonglong_p, 30107, void, (unsigned long long *, const unsigned long long, int)) \
+    X(nvshmem_ulonglong_prod_reduce, nvshmem_ulonglong_prod_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_prod_reducescatter, nvshmem_ulonglong_prod_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_put, nvshmem_ulonglong_put, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
+    X(nvshmem_ulonglong_put_nbi, nvshmem_ulonglong_put_nbi, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int)) \
+    X(nvshmem_ulonglong_sum_reduce, nvshmem_ulonglong_sum_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_sum_reducescatter, nvshmem_ulonglong_sum_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_xor_reduce, nvshmem_ulonglong_xor_reduce, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ulonglong_xor_reducescatter, nvshmem_ulonglong_xor_reducescatter, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t)) \
+    X(nvshmem_ushort_alltoall, nvshmem_ushort_alltoall, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_and_reduce, nvshmem_ushort_and_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_and_reducescatter, nvshmem_ushort_and_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_broadcast, nvshmem_ushort_broadcast, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, int)) \
+    X(nvshmem_ushort_fcollect, nvshmem_ushort_fcollect, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_g, nvshmem_ushort_g, 30107, unsigned short, (const unsigned short *, int)) \
+    X(nvshmem_ushort_get, nvshmem_ushort_get, 30107, void, (unsigned short *, const unsigned short *, size_t, int)) \
+    X(nvshmem_ushort_get_nbi, nvshmem_ushort_get_nbi, 30107, void, (unsigned short *, const unsigned short *, size_t, int)) \
+    X(nvshmem_ushort_iget, nvshmem_ushort_iget, 30107, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ushort_iput, nvshmem_ushort_iput, 30107, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int)) \
+    X(nvshmem_ushort_max_reduce, nvshmem_ushort_max_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_max_reducescatter, nvshmem_ushort_max_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_min_reduce, nvshmem_ushort_min_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_min_reducescatter, nvshmem_ushort_min_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_or_reduce, nvshmem_ushort_or_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_or_reducescatter, nvshmem_ushort_or_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_p, nvshmem_ushort_p, 30107, void, (unsigned short *, const unsigned short, int)) \
+    X(nvshmem_ushort_prod_reduce, nvshmem_ushort_prod_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_prod_reducescatter, nvshmem_ushort_prod_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_put, nvshmem_ushort_put, 30107, void, (unsigned short *, const unsigned short *, size_t, int)) \
+    X(nvshmem_ushort_put_nbi, nvshmem_ushort_put_nbi, 30107, void, (unsigned short *, const unsigned short *, size_t, int)) \
+    X(nvshmem_ushort_sum_reduce, nvshmem_ushort_sum_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_sum_reducescatter, nvshmem_ushort_sum_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_xor_reduce, nvshmem_ushort_xor_reduce, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmem_ushort_xor_reducescatter, nvshmem_ushort_xor_reducescatter, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t)) \
+    X(nvshmemid_hostlib_finalize, nvshmemid_hostlib_finalize, 30107, void, (void *, void *)) \
+    X(nvshmemid_hostlib_init_attr, nvshmemid_hostlib_init_attr, 30107, int, (int, int *, unsigned int, nvshmemx_init_attr_t *, nvshmemi_version_t, nvshmemx_device_lib_init_cb)) \
+    X(nvshmemid_init_status, nvshmemid_init_status, 30107, int, (void)) \
+    X(nvshmemx_alltoallmem_on_stream, nvshmemx_alltoallmem_on_stream, 30107, int, (nvshmem_team_t, void *, const void *, size_t, cudaStream_t)) \
+    X(nvshmemx_barrier_all_on_stream, nvshmemx_barrier_all_on_stream, 30107, void, (cudaStream_t)) \
+    X(nvshmemx_barrier_on_stream, nvshmemx_barrier_on_stream, 30107, int, (nvshmem_team_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_alltoall_on_stream, nvshmemx_bfloat16_alltoall_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_broadcast_on_stream, nvshmemx_bfloat16_broadcast_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_fcollect_on_stream, nvshmemx_bfloat16_fcollect_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_g_on_stream, nvshmemx_bfloat16_g_on_stream, 30107, __nv_bfloat16, (const __nv_bfloat16 *, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_get_nbi_on_stream, nvshmemx_bfloat16_get_nbi_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_get_on_stream, nvshmemx_bfloat16_get_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_iget_on_stream, nvshmemx_bfloat16_iget_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_iput_on_stream, nvshmemx_bfloat16_iput_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_max_reduce_on_stream, nvshmemx_bfloat16_max_reduce_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_max_reducescatter_on_stream, nvshmemx_bfloat16_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_min_reduce_on_stream, nvshmemx_bfloat16_min_reduce_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_min_reducescatter_on_stream, nvshmemx_bfloat16_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_p_on_stream, nvshmemx_bfloat16_p_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_prod_reduce_on_stream, nvshmemx_bfloat16_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_prod_reducescatter_on_stream, nvshmemx_bfloat16_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_put_nbi_on_stream, nvshmemx_bfloat16_put_nbi_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_put_on_stream, nvshmemx_bfloat16_put_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_put_signal_nbi_on_stream, nvshmemx_bfloat16_put_signal_nbi_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_put_signal_on_stream, nvshmemx_bfloat16_put_signal_on_stream, 30107, void, (__nv_bfloat16 *, const __nv_bfloat16 *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_bfloat16_sum_reduce_on_stream, nvshmemx_bfloat16_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_bfloat16_sum_reducescatter_on_stream, nvshmemx_bfloat16_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, __nv_bfloat16 *, const __nv_bfloat16 *, size_t, cudaStream_t)) \
+    X(nvshmemx_broadcastmem_on_stream, nvshmemx_broadcastmem_on_stream, 30107, int, (nvshmem_team_t, void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_buffer_register, nvshmemx_buffer_register, 30107, int, (void *, size_t)) \
+    X(nvshmemx_buffer_register_symmetric, nvshmemx_buffer_register_symmetric, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(void *), CUDALOAD_NVSHMEMHOST_IF_30309_P_((void *, size_t, int))) \
+    X(nvshmemx_buffer_register_symmetric_at_preferred_address, nvshmemx_buffer_register_symmetric_at_preferred_address, 30605, CUDALOAD_NVSHMEMHOST_IF_30605_(void *), CUDALOAD_NVSHMEMHOST_IF_30605_P_((void *, size_t, void *, int))) \
+    X(nvshmemx_buffer_unregister, nvshmemx_buffer_unregister, 30107, int, (void *)) \
+    X(nvshmemx_buffer_unregister_all, nvshmemx_buffer_unregister_all, 30107, void, (void)) \
+    X(nvshmemx_buffer_unregister_symmetric, nvshmemx_buffer_unregister_symmetric, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((void *, size_t))) \
+    X(nvshmemx_char_alltoall_on_stream, nvshmemx_char_alltoall_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_broadcast_on_stream, nvshmemx_char_broadcast_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_fcollect_on_stream, nvshmemx_char_fcollect_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_g_on_stream, nvshmemx_char_g_on_stream, 30107, char, (const char *, int, cudaStream_t)) \
+    X(nvshmemx_char_get_nbi_on_stream, nvshmemx_char_get_nbi_on_stream, 30107, void, (char *, const char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_get_on_stream, nvshmemx_char_get_on_stream, 30107, void, (char *, const char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_iget_on_stream, nvshmemx_char_iget_on_stream, 30107, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_iput_on_stream, nvshmemx_char_iput_on_stream, 30107, void, (char *, const char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_max_reduce_on_stream, nvshmemx_char_max_reduce_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_max_reducescatter_on_stream, nvshmemx_char_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_min_reduce_on_stream, nvshmemx_char_min_reduce_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_min_reducescatter_on_stream, nvshmemx_char_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_p_on_stream, nvshmemx_char_p_on_stream, 30107, void, (char *, const char, int, cudaStream_t)) \
+    X(nvshmemx_char_prod_reduce_on_stream, nvshmemx_char_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_prod_reducescatter_on_stream, nvshmemx_char_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_put_nbi_on_stream, nvshmemx_char_put_nbi_on_stream, 30107, void, (char *, const char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_put_on_stream, nvshmemx_char_put_on_stream, 30107, void, (char *, const char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_char_put_signal_nbi_on_stream, nvshmemx_char_put_signal_nbi_on_stream, 30107, void, (char *, const char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_char_put_signal_on_stream, nvshmemx_char_put_signal_on_stream, 30107, void, (char *, const char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_char_sum_reduce_on_stream, nvshmemx_char_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_char_sum_reducescatter_on_stream, nvshmemx_char_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, char *, const char *, size_t, cudaStream_t)) \
+    X(nvshmemx_collective_launch, nvshmemx_collective_launch, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((const void *, dim3, dim3, void **, size_t, cudaStream_t))) \
+    X(nvshmemx_collective_launch_attr, nvshmemx_collective_launch_attr, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((const nvshmemx_collective_launch_attr_t *, const void *, void **))) \
+    X(nvshmemx_collective_launch_query_gridsize, nvshmemx_collective_launch_query_gridsize, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((const void *, dim3, void **, size_t, int *))) \
+    X(nvshmemx_culibrary_finalize, nvshmemx_culibrary_finalize, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((CUlibrary))) \
+    X(nvshmemx_culibrary_init, nvshmemx_culibrary_init, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((CUlibrary))) \
+    X(nvshmemx_cumodule_finalize, nvshmemx_cumodule_finalize, 30107, int, (CUmodule)) \
+    X(nvshmemx_cumodule_init, nvshmemx_cumodule_init, 30107, int, (CUmodule)) \
+    X(nvshmemx_double_alltoall_on_stream, nvshmemx_double_alltoall_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_atomic_add, nvshmemx_double_atomic_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(void), CUDALOAD_NVSHMEMHOST_IF_30700_P_((double *, double, int))) \
+    X(nvshmemx_double_atomic_fetch_add, nvshmemx_double_atomic_fetch_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(double), CUDALOAD_NVSHMEMHOST_IF_30700_P_((double *, double, int))) \
+    X(nvshmemx_double_broadcast_on_stream, nvshmemx_double_broadcast_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_fcollect_on_stream, nvshmemx_double_fcollect_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_g_on_stream, nvshmemx_double_g_on_stream, 30107, double, (const double *, int, cudaStream_t)) \
+    X(nvshmemx_double_get_nbi_on_stream, nvshmemx_double_get_nbi_on_stream, 30107, void, (double *, const double *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_get_on_stream, nvshmemx_double_get_on_stream, 30107, void, (double *, const double *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_iget_on_stream, nvshmemx_double_iget_on_stream, 30107, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_iput_on_stream, nvshmemx_double_iput_on_stream, 30107, void, (double *, const double *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_max_reduce_on_stream, nvshmemx_double_max_reduce_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_max_reducescatter_on_stream, nvshmemx_double_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_min_reduce_on_stream, nvshmemx_double_min_reduce_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_min_reducescatter_on_stream, nvshmemx_double_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_p_on_stream, nvshmemx_double_p_on_stream, 30107, void, (double *, const double, int, cudaStream_t)) \
+    X(nvshmemx_double_prod_reduce_on_stream, nvshmemx_double_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_prod_reducescatter_on_stream, nvshmemx_double_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_put_nbi_on_stream, nvshmemx_double_put_nbi_on_stream, 30107, void, (double *, const double *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_put_on_stream, nvshmemx_double_put_on_stream, 30107, void, (double *, const double *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_double_put_signal_nbi_on_stream, nvshmemx_double_put_signal_nbi_on_stream, 30107, void, (double *, const double *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_double_put_signal_on_stream, nvshmemx_double_put_signal_on_stream, 30107, void, (double *, const double *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_double_sum_reduce_on_stream, nvshmemx_double_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_double_sum_reducescatter_on_stream, nvshmemx_double_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, double *, const double *, size_t, cudaStream_t)) \
+    X(nvshmemx_fcollectmem_on_stream, nvshmemx_fcollectmem_on_stream, 30107, int, (nvshmem_team_t, void *, const void *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_alltoall_on_stream, nvshmemx_float_alltoall_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_atomic_add, nvshmemx_float_atomic_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(void), CUDALOAD_NVSHMEMHOST_IF_30700_P_((float *, float, int))) \
+    X(nvshmemx_float_atomic_fetch_add, nvshmemx_float_atomic_fetch_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(float), CUDALOAD_NVSHMEMHOST_IF_30700_P_((float *, float, int))) \
+    X(nvshmemx_float_broadcast_on_stream, nvshmemx_float_broadcast_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_fcollect_on_stream, nvshmemx_float_fcollect_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_g_on_stream, nvshmemx_float_g_on_stream, 30107, float, (const float *, int, cudaStream_t)) \
+    X(nvshmemx_float_get_nbi_on_stream, nvshmemx_float_get_nbi_on_stream, 30107, void, (float *, const float *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_get_on_stream, nvshmemx_float_get_on_stream, 30107, void, (float *, const float *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_iget_on_stream, nvshmemx_float_iget_on_stream, 30107, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_iput_on_stream, nvshmemx_float_iput_on_stream, 30107, void, (float *, const float *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_max_reduce_on_stream, nvshmemx_float_max_reduce_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_max_reducescatter_on_stream, nvshmemx_float_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_min_reduce_on_stream, nvshmemx_float_min_reduce_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_min_reducescatter_on_stream, nvshmemx_float_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_p_on_stream, nvshmemx_float_p_on_stream, 30107, void, (float *, const float, int, cudaStream_t)) \
+    X(nvshmemx_float_prod_reduce_on_stream, nvshmemx_float_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_prod_reducescatter_on_stream, nvshmemx_float_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_put_nbi_on_stream, nvshmemx_float_put_nbi_on_stream, 30107, void, (float *, const float *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_put_on_stream, nvshmemx_float_put_on_stream, 30107, void, (float *, const float *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_float_put_signal_nbi_on_stream, nvshmemx_float_put_signal_nbi_on_stream, 30107, void, (float *, const float *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_float_put_signal_on_stream, nvshmemx_float_put_signal_on_stream, 30107, void, (float *, const float *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_float_sum_reduce_on_stream, nvshmemx_float_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_float_sum_reducescatter_on_stream, nvshmemx_float_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, float *, const float *, size_t, cudaStream_t)) \
+    X(nvshmemx_flush, nvshmemx_flush, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(void), CUDALOAD_NVSHMEMHOST_IF_30700_P_((void))) \
+    X(nvshmemx_flush_on_stream, nvshmemx_flush_on_stream, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(void), CUDALOAD_NVSHMEMHOST_IF_30700_P_((cudaStream_t))) \
+    X(nvshmemx_get128_nbi_on_stream, nvshmemx_get128_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get128_on_stream, nvshmemx_get128_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get16_nbi_on_stream, nvshmemx_get16_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get16_on_stream, nvshmemx_get16_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get32_nbi_on_stream, nvshmemx_get32_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get32_on_stream, nvshmemx_get32_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get64_nbi_on_stream, nvshmemx_get64_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get64_on_stream, nvshmemx_get64_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get8_nbi_on_stream, nvshmemx_get8_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get8_on_stream, nvshmemx_get8_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_get_uniqueid, nvshmemx_get_uniqueid, 30107, int, (nvshmemx_uniqueid_t *)) \
+    X(nvshmemx_getmem_nbi_on_stream, nvshmemx_getmem_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_getmem_on_stream, nvshmemx_getmem_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_alltoall_on_stream, nvshmemx_half_alltoall_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_atomic_add, nvshmemx_half_atomic_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(void), CUDALOAD_NVSHMEMHOST_IF_30700_P_((__half *, __half, int))) \
+    X(nvshmemx_half_atomic_fetch_add, nvshmemx_half_atomic_fetch_add, 30700, CUDALOAD_NVSHMEMHOST_IF_30700_(__half), CUDALOAD_NVSHMEMHOST_IF_30700_P_((__half *, __half, int))) \
+    X(nvshmemx_half_broadcast_on_stream, nvshmemx_half_broadcast_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_fcollect_on_stream, nvshmemx_half_fcollect_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_g_on_stream, nvshmemx_half_g_on_stream, 30107, half, (const half *, int, cudaStream_t)) \
+    X(nvshmemx_half_get_nbi_on_stream, nvshmemx_half_get_nbi_on_stream, 30107, void, (half *, const half *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_get_on_stream, nvshmemx_half_get_on_stream, 30107, void, (half *, const half *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_iget_on_stream, nvshmemx_half_iget_on_stream, 30107, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_iput_on_stream, nvshmemx_half_iput_on_stream, 30107, void, (half *, const half *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_max_reduce_on_stream, nvshmemx_half_max_reduce_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_max_reducescatter_on_stream, nvshmemx_half_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_min_reduce_on_stream, nvshmemx_half_min_reduce_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_min_reducescatter_on_stream, nvshmemx_half_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_p_on_stream, nvshmemx_half_p_on_stream, 30107, void, (half *, const half, int, cudaStream_t)) \
+    X(nvshmemx_half_prod_reduce_on_stream, nvshmemx_half_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_prod_reducescatter_on_stream, nvshmemx_half_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_put_nbi_on_stream, nvshmemx_half_put_nbi_on_stream, 30107, void, (half *, const half *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_put_on_stream, nvshmemx_half_put_on_stream, 30107, void, (half *, const half *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_half_put_signal_nbi_on_stream, nvshmemx_half_put_signal_nbi_on_stream, 30107, void, (half *, const half *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_half_put_signal_on_stream, nvshmemx_half_put_signal_on_stream, 30107, void, (half *, const half *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_half_sum_reduce_on_stream, nvshmemx_half_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_half_sum_reducescatter_on_stream, nvshmemx_half_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, half *, const half *, size_t, cudaStream_t)) \
+    X(nvshmemx_hostlib_finalize, nvshmemx_hostlib_finalize, 30107, void, (void)) \
+    X(nvshmemx_hostlib_init_attr, nvshmemx_hostlib_init_attr, 30107, int, (unsigned int, nvshmemx_init_attr_t *)) \
+    X(nvshmemx_iget128_on_stream, nvshmemx_iget128_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iget16_on_stream, nvshmemx_iget16_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iget32_on_stream, nvshmemx_iget32_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iget64_on_stream, nvshmemx_iget64_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iget8_on_stream, nvshmemx_iget8_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_init_status, nvshmemx_init_status, 30107, int, (void)) \
+    X(nvshmemx_int16_alltoall_on_stream, nvshmemx_int16_alltoall_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_and_reduce_on_stream, nvshmemx_int16_and_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_and_reducescatter_on_stream, nvshmemx_int16_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_broadcast_on_stream, nvshmemx_int16_broadcast_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_fcollect_on_stream, nvshmemx_int16_fcollect_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_g_on_stream, nvshmemx_int16_g_on_stream, 30107, int16_t, (const int16_t *, int, cudaStream_t)) \
+    X(nvshmemx_int16_get_nbi_on_stream, nvshmemx_int16_get_nbi_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_get_on_stream, nvshmemx_int16_get_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_iget_on_stream, nvshmemx_int16_iget_on_stream, 30107, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_iput_on_stream, nvshmemx_int16_iput_on_stream, 30107, void, (int16_t *, const int16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_max_reduce_on_stream, nvshmemx_int16_max_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_max_reducescatter_on_stream, nvshmemx_int16_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_min_reduce_on_stream, nvshmemx_int16_min_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_min_reducescatter_on_stream, nvshmemx_int16_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_or_reduce_on_stream, nvshmemx_int16_or_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_or_reducescatter_on_stream, nvshmemx_int16_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_p_on_stream, nvshmemx_int16_p_on_stream, 30107, void, (int16_t *, const int16_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_prod_reduce_on_stream, nvshmemx_int16_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_prod_reducescatter_on_stream, nvshmemx_int16_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_put_nbi_on_stream, nvshmemx_int16_put_nbi_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_put_on_stream, nvshmemx_int16_put_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int16_put_signal_nbi_on_stream, nvshmemx_int16_put_signal_nbi_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int16_put_signal_on_stream, nvshmemx_int16_put_signal_on_stream, 30107, void, (int16_t *, const int16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int16_sum_reduce_on_stream, nvshmemx_int16_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_sum_reducescatter_on_stream, nvshmemx_int16_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_xor_reduce_on_stream, nvshmemx_int16_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int16_xor_reducescatter_on_stream, nvshmemx_int16_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int16_t *, const int16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_alltoall_on_stream, nvshmemx_int32_alltoall_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_and_reduce_on_stream, nvshmemx_int32_and_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_and_reducescatter_on_stream, nvshmemx_int32_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_broadcast_on_stream, nvshmemx_int32_broadcast_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_fcollect_on_stream, nvshmemx_int32_fcollect_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_g_on_stream, nvshmemx_int32_g_on_stream, 30107, int32_t, (const int32_t *, int, cudaStream_t)) \
+    X(nvshmemx_int32_get_nbi_on_stream, nvshmemx_int32_get_nbi_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_get_on_stream, nvshmemx_int32_get_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_iget_on_stream, nvshmemx_int32_iget_on_stream, 30107, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_iput_on_stream, nvshmemx_int32_iput_on_stream, 30107, void, (int32_t *, const int32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_max_reduce_on_stream, nvshmemx_int32_max_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_max_reducescatter_on_stream, nvshmemx_int32_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_min_reduce_on_stream, nvshmemx_int32_min_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_min_reducescatter_on_stream, nvshmemx_int32_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_or_reduce_on_stream, nvshmemx_int32_or_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_or_reducescatter_on_stream, nvshmemx_int32_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_p_on_stream, nvshmemx_int32_p_on_stream, 30107, void, (int32_t *, const int32_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_prod_reduce_on_stream, nvshmemx_int32_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_prod_reducescatter_on_stream, nvshmemx_int32_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_put_nbi_on_stream, nvshmemx_int32_put_nbi_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_put_on_stream, nvshmemx_int32_put_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int32_put_signal_nbi_on_stream, nvshmemx_int32_put_signal_nbi_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int32_put_signal_on_stream, nvshmemx_int32_put_signal_on_stream, 30107, void, (int32_t *, const int32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int32_sum_reduce_on_stream, nvshmemx_int32_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_sum_reducescatter_on_stream, nvshmemx_int32_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_wait_until_all_on_stream, nvshmemx_int32_wait_until_all_on_stream, 30107, void, (int32_t *, size_t, const int *, int, int32_t, cudaStream_t)) \
+    X(nvshmemx_int32_wait_until_all_vector_on_stream, nvshmemx_int32_wait_until_all_vector_on_stream, 30107, void, (int32_t *, size_t, const int *, int, int32_t *, cudaStream_t)) \
+    X(nvshmemx_int32_wait_until_on_stream, nvshmemx_int32_wait_until_on_stream, 30107, void, (int32_t *, int, int32_t, cudaStream_t)) \
+    X(nvshmemx_int32_xor_reduce_on_stream, nvshmemx_int32_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int32_xor_reducescatter_on_stream, nvshmemx_int32_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int32_t *, const int32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_alltoall_on_stream, nvshmemx_int64_alltoall_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_and_reduce_on_stream, nvshmemx_int64_and_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_and_reducescatter_on_stream, nvshmemx_int64_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_broadcast_on_stream, nvshmemx_int64_broadcast_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_fcollect_on_stream, nvshmemx_int64_fcollect_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_g_on_stream, nvshmemx_int64_g_on_stream, 30107, int64_t, (const int64_t *, int, cudaStream_t)) \
+    X(nvshmemx_int64_get_nbi_on_stream, nvshmemx_int64_get_nbi_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_get_on_stream, nvshmemx_int64_get_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_iget_on_stream, nvshmemx_int64_iget_on_stream, 30107, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_iput_on_stream, nvshmemx_int64_iput_on_stream, 30107, void, (int64_t *, const int64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_max_reduce_on_stream, nvshmemx_int64_max_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_max_reducescatter_on_stream, nvshmemx_int64_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_min_reduce_on_stream, nvshmemx_int64_min_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_min_reducescatter_on_stream, nvshmemx_int64_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_or_reduce_on_stream, nvshmemx_int64_or_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_or_reducescatter_on_stream, nvshmemx_int64_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_p_on_stream, nvshmemx_int64_p_on_stream, 30107, void, (int64_t *, const int64_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_prod_reduce_on_stream, nvshmemx_int64_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_prod_reducescatter_on_stream, nvshmemx_int64_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_put_nbi_on_stream, nvshmemx_int64_put_nbi_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_put_on_stream, nvshmemx_int64_put_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int64_put_signal_nbi_on_stream, nvshmemx_int64_put_signal_nbi_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int64_put_signal_on_stream, nvshmemx_int64_put_signal_on_stream, 30107, void, (int64_t *, const int64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int64_sum_reduce_on_stream, nvshmemx_int64_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_sum_reducescatter_on_stream, nvshmemx_int64_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_wait_until_all_on_stream, nvshmemx_int64_wait_until_all_on_stream, 30107, void, (int64_t *, size_t, const int *, int, int64_t, cudaStream_t)) \
+    X(nvshmemx_int64_wait_until_all_vector_on_stream, nvshmemx_int64_wait_until_all_vector_on_stream, 30107, void, (int64_t *, size_t, const int *, int, int64_t *, cudaStream_t)) \
+    X(nvshmemx_int64_wait_until_on_stream, nvshmemx_int64_wait_until_on_stream, 30107, void, (int64_t *, int, int64_t, cudaStream_t)) \
+    X(nvshmemx_int64_xor_reduce_on_stream, nvshmemx_int64_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int64_xor_reducescatter_on_stream, nvshmemx_int64_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int64_t *, const int64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_alltoall_on_stream, nvshmemx_int8_alltoall_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_and_reduce_on_stream, nvshmemx_int8_and_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_and_reducescatter_on_stream, nvshmemx_int8_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_broadcast_on_stream, nvshmemx_int8_broadcast_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_fcollect_on_stream, nvshmemx_int8_fcollect_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_g_on_stream, nvshmemx_int8_g_on_stream, 30107, int8_t, (const int8_t *, int, cudaStream_t)) \
+    X(nvshmemx_int8_get_nbi_on_stream, nvshmemx_int8_get_nbi_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_get_on_stream, nvshmemx_int8_get_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_iget_on_stream, nvshmemx_int8_iget_on_stream, 30107, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_iput_on_stream, nvshmemx_int8_iput_on_stream, 30107, void, (int8_t *, const int8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_max_reduce_on_stream, nvshmemx_int8_max_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_max_reducescatter_on_stream, nvshmemx_int8_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_min_reduce_on_stream, nvshmemx_int8_min_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_min_reducescatter_on_stream, nvshmemx_int8_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_or_reduce_on_stream, nvshmemx_int8_or_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_or_reducescatter_on_stream, nvshmemx_int8_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_p_on_stream, nvshmemx_int8_p_on_stream, 30107, void, (int8_t *, const int8_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_prod_reduce_on_stream, nvshmemx_int8_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_prod_reducescatter_on_stream, nvshmemx_int8_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_put_nbi_on_stream, nvshmemx_int8_put_nbi_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_put_on_stream, nvshmemx_int8_put_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int8_put_signal_nbi_on_stream, nvshmemx_int8_put_signal_nbi_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int8_put_signal_on_stream, nvshmemx_int8_put_signal_on_stream, 30107, void, (int8_t *, const int8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int8_sum_reduce_on_stream, nvshmemx_int8_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_sum_reducescatter_on_stream, nvshmemx_int8_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_xor_reduce_on_stream, nvshmemx_int8_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int8_xor_reducescatter_on_stream, nvshmemx_int8_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int8_t *, const int8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_alltoall_on_stream, nvshmemx_int_alltoall_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_broadcast_on_stream, nvshmemx_int_broadcast_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_fcollect_on_stream, nvshmemx_int_fcollect_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_g_on_stream, nvshmemx_int_g_on_stream, 30107, int, (const int *, int, cudaStream_t)) \
+    X(nvshmemx_int_get_nbi_on_stream, nvshmemx_int_get_nbi_on_stream, 30107, void, (int *, const int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_get_on_stream, nvshmemx_int_get_on_stream, 30107, void, (int *, const int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_iget_on_stream, nvshmemx_int_iget_on_stream, 30107, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_iput_on_stream, nvshmemx_int_iput_on_stream, 30107, void, (int *, const int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_max_reduce_on_stream, nvshmemx_int_max_reduce_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_max_reducescatter_on_stream, nvshmemx_int_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_min_reduce_on_stream, nvshmemx_int_min_reduce_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_min_reducescatter_on_stream, nvshmemx_int_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_p_on_stream, nvshmemx_int_p_on_stream, 30107, void, (int *, const int, int, cudaStream_t)) \
+    X(nvshmemx_int_prod_reduce_on_stream, nvshmemx_int_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_prod_reducescatter_on_stream, nvshmemx_int_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_put_nbi_on_stream, nvshmemx_int_put_nbi_on_stream, 30107, void, (int *, const int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_put_on_stream, nvshmemx_int_put_on_stream, 30107, void, (int *, const int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_int_put_signal_nbi_on_stream, nvshmemx_int_put_signal_nbi_on_stream, 30107, void, (int *, const int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int_put_signal_on_stream, nvshmemx_int_put_signal_on_stream, 30107, void, (int *, const int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_int_sum_reduce_on_stream, nvshmemx_int_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_sum_reducescatter_on_stream, nvshmemx_int_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, int *, const int *, size_t, cudaStream_t)) \
+    X(nvshmemx_int_wait_until_all_on_stream, nvshmemx_int_wait_until_all_on_stream, 30107, void, (int *, size_t, const int *, int, int, cudaStream_t)) \
+    X(nvshmemx_int_wait_until_all_vector_on_stream, nvshmemx_int_wait_until_all_vector_on_stream, 30107, void, (int *, size_t, const int *, int, int *, cudaStream_t)) \
+    X(nvshmemx_int_wait_until_on_stream, nvshmemx_int_wait_until_on_stream, 30107, void, (int *, int, int, cudaStream_t)) \
+    X(nvshmemx_iput128_on_stream, nvshmemx_iput128_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iput16_on_stream, nvshmemx_iput16_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iput32_on_stream, nvshmemx_iput32_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iput64_on_stream, nvshmemx_iput64_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_iput8_on_stream, nvshmemx_iput8_on_stream, 30107, void, (void *, const void *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_alltoall_on_stream, nvshmemx_long_alltoall_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_broadcast_on_stream, nvshmemx_long_broadcast_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_fcollect_on_stream, nvshmemx_long_fcollect_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_g_on_stream, nvshmemx_long_g_on_stream, 30107, long, (const long *, int, cudaStream_t)) \
+    X(nvshmemx_long_get_nbi_on_stream, nvshmemx_long_get_nbi_on_stream, 30107, void, (long *, const long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_get_on_stream, nvshmemx_long_get_on_stream, 30107, void, (long *, const long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_iget_on_stream, nvshmemx_long_iget_on_stream, 30107, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_iput_on_stream, nvshmemx_long_iput_on_stream, 30107, void, (long *, const long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_max_reduce_on_stream, nvshmemx_long_max_reduce_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_max_reducescatter_on_stream, nvshmemx_long_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_min_reduce_on_stream, nvshmemx_long_min_reduce_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_min_reducescatter_on_stream, nvshmemx_long_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_p_on_stream, nvshmemx_long_p_on_stream, 30107, void, (long *, const long, int, cudaStream_t)) \
+    X(nvshmemx_long_prod_reduce_on_stream, nvshmemx_long_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_prod_reducescatter_on_stream, nvshmemx_long_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_put_nbi_on_stream, nvshmemx_long_put_nbi_on_stream, 30107, void, (long *, const long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_put_on_stream, nvshmemx_long_put_on_stream, 30107, void, (long *, const long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_long_put_signal_nbi_on_stream, nvshmemx_long_put_signal_nbi_on_stream, 30107, void, (long *, const long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_long_put_signal_on_stream, nvshmemx_long_put_signal_on_stream, 30107, void, (long *, const long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_long_sum_reduce_on_stream, nvshmemx_long_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_sum_reducescatter_on_stream, nvshmemx_long_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long *, const long *, size_t, cudaStream_t)) \
+    X(nvshmemx_long_wait_until_all_on_stream, nvshmemx_long_wait_until_all_on_stream, 30107, void, (long *, size_t, const int *, int, long, cudaStream_t)) \
+    X(nvshmemx_long_wait_until_all_vector_on_stream, nvshmemx_long_wait_until_all_vector_on_stream, 30107, void, (long *, size_t, const int *, int, long *, cudaStream_t)) \
+    X(nvshmemx_long_wait_until_on_stream, nvshmemx_long_wait_until_on_stream, 30107, void, (long *, int, long, cudaStream_t)) \
+    X(nvshmemx_longlong_alltoall_on_stream, nvshmemx_longlong_alltoall_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_broadcast_on_stream, nvshmemx_longlong_broadcast_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_fcollect_on_stream, nvshmemx_longlong_fcollect_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_g_on_stream, nvshmemx_longlong_g_on_stream, 30107, long long, (const long long *, int, cudaStream_t)) \
+    X(nvshmemx_longlong_get_nbi_on_stream, nvshmemx_longlong_get_nbi_on_stream, 30107, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_get_on_stream, nvshmemx_longlong_get_on_stream, 30107, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_iget_on_stream, nvshmemx_longlong_iget_on_stream, 30107, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_iput_on_stream, nvshmemx_longlong_iput_on_stream, 30107, void, (long long *, const long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_max_reduce_on_stream, nvshmemx_longlong_max_reduce_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_max_reducescatter_on_stream, nvshmemx_longlong_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_min_reduce_on_stream, nvshmemx_longlong_min_reduce_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_min_reducescatter_on_stream, nvshmemx_longlong_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_p_on_stream, nvshmemx_longlong_p_on_stream, 30107, void, (long long *, const long long, int, cudaStream_t)) \
+    X(nvshmemx_longlong_prod_reduce_on_stream, nvshmemx_longlong_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_prod_reducescatter_on_stream, nvshmemx_longlong_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_put_nbi_on_stream, nvshmemx_longlong_put_nbi_on_stream, 30107, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_put_on_stream, nvshmemx_longlong_put_on_stream, 30107, void, (long long *, const long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_longlong_put_signal_nbi_on_stream, nvshmemx_longlong_put_signal_nbi_on_stream, 30107, void, (long long *, const long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_longlong_put_signal_on_stream, nvshmemx_longlong_put_signal_on_stream, 30107, void, (long long *, const long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_longlong_sum_reduce_on_stream, nvshmemx_longlong_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_sum_reducescatter_on_stream, nvshmemx_longlong_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, long long *, const long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_longlong_wait_until_all_on_stream, nvshmemx_longlong_wait_until_all_on_stream, 30107, void, (long long *, size_t, const int *, int, long long, cudaStream_t)) \
+    X(nvshmemx_longlong_wait_until_all_vector_on_stream, nvshmemx_longlong_wait_until_all_vector_on_stream, 30107, void, (long long *, size_t, const int *, int, long long *, cudaStream_t)) \
+    X(nvshmemx_longlong_wait_until_on_stream, nvshmemx_longlong_wait_until_on_stream, 30107, void, (long long *, int, long long, cudaStream_t)) \
+    X(nvshmemx_mc_ptr, nvshmemx_mc_ptr, 30107, void *, (nvshmem_team_t, const void *)) \
+    X(nvshmemx_ptrdiff_alltoall_on_stream, nvshmemx_ptrdiff_alltoall_on_stream, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_broadcast_on_stream, nvshmemx_ptrdiff_broadcast_on_stream, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_fcollect_on_stream, nvshmemx_ptrdiff_fcollect_on_stream, 30107, int, (nvshmem_team_t, ptrdiff_t *, const ptrdiff_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_g_on_stream, nvshmemx_ptrdiff_g_on_stream, 30107, ptrdiff_t, (const ptrdiff_t *, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_get_nbi_on_stream, nvshmemx_ptrdiff_get_nbi_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_get_on_stream, nvshmemx_ptrdiff_get_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_iget_on_stream, nvshmemx_ptrdiff_iget_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_iput_on_stream, nvshmemx_ptrdiff_iput_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_p_on_stream, nvshmemx_ptrdiff_p_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_put_nbi_on_stream, nvshmemx_ptrdiff_put_nbi_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_put_on_stream, nvshmemx_ptrdiff_put_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_put_signal_nbi_on_stream, nvshmemx_ptrdiff_put_signal_nbi_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_put_signal_on_stream, nvshmemx_ptrdiff_put_signal_on_stream, 30107, void, (ptrdiff_t *, const ptrdiff_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_wait_until_all_on_stream, nvshmemx_ptrdiff_wait_until_all_on_stream, 30107, void, (ptrdiff_t *, size_t, const int *, int, ptrdiff_t, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_wait_until_all_vector_on_stream, nvshmemx_ptrdiff_wait_until_all_vector_on_stream, 30107, void, (ptrdiff_t *, size_t, const int *, int, ptrdiff_t *, cudaStream_t)) \
+    X(nvshmemx_ptrdiff_wait_until_on_stream, nvshmemx_ptrdiff_wait_until_on_stream, 30107, void, (ptrdiff_t *, int, ptrdiff_t, cudaStream_t)) \
+    X(nvshmemx_put128_nbi_on_stream, nvshmemx_put128_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put128_on_stream, nvshmemx_put128_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put128_signal_nbi_on_stream, nvshmemx_put128_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put128_signal_on_stream, nvshmemx_put128_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put16_nbi_on_stream, nvshmemx_put16_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put16_on_stream, nvshmemx_put16_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put16_signal_nbi_on_stream, nvshmemx_put16_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put16_signal_on_stream, nvshmemx_put16_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put32_nbi_on_stream, nvshmemx_put32_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put32_on_stream, nvshmemx_put32_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put32_signal_nbi_on_stream, nvshmemx_put32_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put32_signal_on_stream, nvshmemx_put32_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put64_nbi_on_stream, nvshmemx_put64_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put64_on_stream, nvshmemx_put64_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put64_signal_nbi_on_stream, nvshmemx_put64_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put64_signal_on_stream, nvshmemx_put64_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put8_nbi_on_stream, nvshmemx_put8_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put8_on_stream, nvshmemx_put8_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_put8_signal_nbi_on_stream, nvshmemx_put8_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_put8_signal_on_stream, nvshmemx_put8_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_putmem_nbi_on_stream, nvshmemx_putmem_nbi_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_putmem_on_stream, nvshmemx_putmem_on_stream, 30107, void, (void *, const void *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_putmem_signal_nbi_on_stream, nvshmemx_putmem_signal_nbi_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_putmem_signal_on_stream, nvshmemx_putmem_signal_on_stream, 30107, void, (void *, const void *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_qp_create, nvshmemx_qp_create, 30519, CUDALOAD_NVSHMEMHOST_IF_30519_(int), CUDALOAD_NVSHMEMHOST_IF_30519_P_((int, nvshmemx_qp_handle_t **))) \
+    X(nvshmemx_quiet_on_stream, nvshmemx_quiet_on_stream, 30107, void, (cudaStream_t)) \
+    X(nvshmemx_region_is_active, nvshmemx_region_is_active, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((uint32_t, int *))) \
+    X(nvshmemx_region_start, nvshmemx_region_start, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((nvshmemx_region_handle_t *, const nvshmemx_region_attrs_t *))) \
+    X(nvshmemx_region_stop, nvshmemx_region_stop, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(int), CUDALOAD_NVSHMEMHOST_IF_30800_P_((nvshmemx_region_handle_t))) \
+    X(nvshmemx_schar_alltoall_on_stream, nvshmemx_schar_alltoall_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_broadcast_on_stream, nvshmemx_schar_broadcast_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_fcollect_on_stream, nvshmemx_schar_fcollect_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_g_on_stream, nvshmemx_schar_g_on_stream, 30107, signed char, (const signed char *, int, cudaStream_t)) \
+    X(nvshmemx_schar_get_nbi_on_stream, nvshmemx_schar_get_nbi_on_stream, 30107, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_get_on_stream, nvshmemx_schar_get_on_stream, 30107, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_iget_on_stream, nvshmemx_schar_iget_on_stream, 30107, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_iput_on_stream, nvshmemx_schar_iput_on_stream, 30107, void, (signed char *, const signed char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_max_reduce_on_stream, nvshmemx_schar_max_reduce_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_max_reducescatter_on_stream, nvshmemx_schar_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_min_reduce_on_stream, nvshmemx_schar_min_reduce_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_min_reducescatter_on_stream, nvshmemx_schar_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_p_on_stream, nvshmemx_schar_p_on_stream, 30107, void, (signed char *, const signed char, int, cudaStream_t)) \
+    X(nvshmemx_schar_prod_reduce_on_stream, nvshmemx_schar_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_prod_reducescatter_on_stream, nvshmemx_schar_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_put_nbi_on_stream, nvshmemx_schar_put_nbi_on_stream, 30107, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_put_on_stream, nvshmemx_schar_put_on_stream, 30107, void, (signed char *, const signed char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_schar_put_signal_nbi_on_stream, nvshmemx_schar_put_signal_nbi_on_stream, 30107, void, (signed char *, const signed char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_schar_put_signal_on_stream, nvshmemx_schar_put_signal_on_stream, 30107, void, (signed char *, const signed char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_schar_sum_reduce_on_stream, nvshmemx_schar_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_schar_sum_reducescatter_on_stream, nvshmemx_schar_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, signed char *, const signed char *, size_t, cudaStream_t)) \
+    X(nvshmemx_set_attr_mpi_comm_args, nvshmemx_set_attr_mpi_comm_args, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((void *, nvshmemx_init_attr_t *))) \
+    X(nvshmemx_set_attr_uniqueid_args, nvshmemx_set_attr_uniqueid_args, 30107, int, (const int, const int, const nvshmemx_uniqueid_t *, nvshmemx_init_attr_t *)) \
+    X(nvshmemx_short_alltoall_on_stream, nvshmemx_short_alltoall_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_broadcast_on_stream, nvshmemx_short_broadcast_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_fcollect_on_stream, nvshmemx_short_fcollect_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_g_on_stream, nvshmemx_short_g_on_stream, 30107, short, (const short *, int, cudaStream_t)) \
+    X(nvshmemx_short_get_nbi_on_stream, nvshmemx_short_get_nbi_on_stream, 30107, void, (short *, const short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_get_on_stream, nvshmemx_short_get_on_stream, 30107, void, (short *, const short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_iget_on_stream, nvshmemx_short_iget_on_stream, 30107, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_iput_on_stream, nvshmemx_short_iput_on_stream, 30107, void, (short *, const short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_max_reduce_on_stream, nvshmemx_short_max_reduce_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_max_reducescatter_on_stream, nvshmemx_short_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_min_reduce_on_stream, nvshmemx_short_min_reduce_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_min_reducescatter_on_stream, nvshmemx_short_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_p_on_stream, nvshmemx_short_p_on_stream, 30107, void, (short *, const short, int, cudaStream_t)) \
+    X(nvshmemx_short_prod_reduce_on_stream, nvshmemx_short_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_prod_reducescatter_on_stream, nvshmemx_short_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_put_nbi_on_stream, nvshmemx_short_put_nbi_on_stream, 30107, void, (short *, const short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_put_on_stream, nvshmemx_short_put_on_stream, 30107, void, (short *, const short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_short_put_signal_nbi_on_stream, nvshmemx_short_put_signal_nbi_on_stream, 30107, void, (short *, const short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_short_put_signal_on_stream, nvshmemx_short_put_signal_on_stream, 30107, void, (short *, const short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_short_sum_reduce_on_stream, nvshmemx_short_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_sum_reducescatter_on_stream, nvshmemx_short_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, short *, const short *, size_t, cudaStream_t)) \
+    X(nvshmemx_short_wait_until_all_on_stream, nvshmemx_short_wait_until_all_on_stream, 30107, void, (short *, size_t, const int *, int, short, cudaStream_t)) \
+    X(nvshmemx_short_wait_until_all_vector_on_stream, nvshmemx_short_wait_until_all_vector_on_stream, 30107, void, (short *, size_t, const int *, int, short *, cudaStream_t)) \
+    X(nvshmemx_short_wait_until_on_stream, nvshmemx_short_wait_until_on_stream, 30107, void, (short *, int, short, cudaStream_t)) \
+    X(nvshmemx_signal_counted_reset, nvshmemx_signal_counted_reset, 30800, CUDALOAD_NVSHMEMHOST_IF_30800_(void), CUDALOAD_NVSHMEMHOST_IF_30800_P_((uint64_t *))) \
+    X(nvshmemx_signal_op_on_stream, nvshmemx_signal_op_on_stream, 30107, void, (uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_signal_wait_until_on_stream, nvshmemx_signal_wait_until_on_stream, 30107, void, (uint64_t *, int, uint64_t, cudaStream_t)) \
+    X(nvshmemx_size_alltoall_on_stream, nvshmemx_size_alltoall_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_and_reduce_on_stream, nvshmemx_size_and_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_and_reducescatter_on_stream, nvshmemx_size_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_broadcast_on_stream, nvshmemx_size_broadcast_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_fcollect_on_stream, nvshmemx_size_fcollect_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_g_on_stream, nvshmemx_size_g_on_stream, 30107, size_t, (const size_t *, int, cudaStream_t)) \
+    X(nvshmemx_size_get_nbi_on_stream, nvshmemx_size_get_nbi_on_stream, 30107, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_get_on_stream, nvshmemx_size_get_on_stream, 30107, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_iget_on_stream, nvshmemx_size_iget_on_stream, 30107, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_iput_on_stream, nvshmemx_size_iput_on_stream, 30107, void, (size_t *, const size_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_max_reduce_on_stream, nvshmemx_size_max_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_max_reducescatter_on_stream, nvshmemx_size_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_min_reduce_on_stream, nvshmemx_size_min_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_min_reducescatter_on_stream, nvshmemx_size_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_or_reduce_on_stream, nvshmemx_size_or_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_or_reducescatter_on_stream, nvshmemx_size_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_p_on_stream, nvshmemx_size_p_on_stream, 30107, void, (size_t *, const size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_prod_reduce_on_stream, nvshmemx_size_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_prod_reducescatter_on_stream, nvshmemx_size_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_put_nbi_on_stream, nvshmemx_size_put_nbi_on_stream, 30107, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_put_on_stream, nvshmemx_size_put_on_stream, 30107, void, (size_t *, const size_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_size_put_signal_nbi_on_stream, nvshmemx_size_put_signal_nbi_on_stream, 30107, void, (size_t *, const size_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_size_put_signal_on_stream, nvshmemx_size_put_signal_on_stream, 30107, void, (size_t *, const size_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_size_sum_reduce_on_stream, nvshmemx_size_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_sum_reducescatter_on_stream, nvshmemx_size_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_wait_until_all_on_stream, nvshmemx_size_wait_until_all_on_stream, 30107, void, (size_t *, size_t, const int *, int, size_t, cudaStream_t)) \
+    X(nvshmemx_size_wait_until_all_vector_on_stream, nvshmemx_size_wait_until_all_vector_on_stream, 30107, void, (size_t *, size_t, const int *, int, size_t *, cudaStream_t)) \
+    X(nvshmemx_size_wait_until_on_stream, nvshmemx_size_wait_until_on_stream, 30107, void, (size_t *, int, size_t, cudaStream_t)) \
+    X(nvshmemx_size_xor_reduce_on_stream, nvshmemx_size_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_size_xor_reducescatter_on_stream, nvshmemx_size_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, size_t *, const size_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_sync_all_on_stream, nvshmemx_sync_all_on_stream, 30107, void, (cudaStream_t)) \
+    X(nvshmemx_team_get_uniqueid, nvshmemx_team_get_uniqueid, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((nvshmemx_team_uniqueid_t *))) \
+    X(nvshmemx_team_init, nvshmemx_team_init, 30309, CUDALOAD_NVSHMEMHOST_IF_30309_(int), CUDALOAD_NVSHMEMHOST_IF_30309_P_((nvshmem_team_t *, nvshmem_team_config_t *, long, int, int))) \
+    X(nvshmemx_team_sync_on_stream, nvshmemx_team_sync_on_stream, 30107, int, (nvshmem_team_t, cudaStream_t)) \
+    X(nvshmemx_uchar_alltoall_on_stream, nvshmemx_uchar_alltoall_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_and_reduce_on_stream, nvshmemx_uchar_and_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_and_reducescatter_on_stream, nvshmemx_uchar_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_broadcast_on_stream, nvshmemx_uchar_broadcast_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_fcollect_on_stream, nvshmemx_uchar_fcollect_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_g_on_stream, nvshmemx_uchar_g_on_stream, 30107, unsigned char, (const unsigned char *, int, cudaStream_t)) \
+    X(nvshmemx_uchar_get_nbi_on_stream, nvshmemx_uchar_get_nbi_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_get_on_stream, nvshmemx_uchar_get_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_iget_on_stream, nvshmemx_uchar_iget_on_stream, 30107, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_iput_on_stream, nvshmemx_uchar_iput_on_stream, 30107, void, (unsigned char *, const unsigned char *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_max_reduce_on_stream, nvshmemx_uchar_max_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_max_reducescatter_on_stream, nvshmemx_uchar_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_min_reduce_on_stream, nvshmemx_uchar_min_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_min_reducescatter_on_stream, nvshmemx_uchar_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_or_reduce_on_stream, nvshmemx_uchar_or_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_or_reducescatter_on_stream, nvshmemx_uchar_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_p_on_stream, nvshmemx_uchar_p_on_stream, 30107, void, (unsigned char *, const unsigned char, int, cudaStream_t)) \
+    X(nvshmemx_uchar_prod_reduce_on_stream, nvshmemx_uchar_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_prod_reducescatter_on_stream, nvshmemx_uchar_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_put_nbi_on_stream, nvshmemx_uchar_put_nbi_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_put_on_stream, nvshmemx_uchar_put_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uchar_put_signal_nbi_on_stream, nvshmemx_uchar_put_signal_nbi_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uchar_put_signal_on_stream, nvshmemx_uchar_put_signal_on_stream, 30107, void, (unsigned char *, const unsigned char *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uchar_sum_reduce_on_stream, nvshmemx_uchar_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_sum_reducescatter_on_stream, nvshmemx_uchar_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_xor_reduce_on_stream, nvshmemx_uchar_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uchar_xor_reducescatter_on_stream, nvshmemx_uchar_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned char *, const unsigned char *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_alltoall_on_stream, nvshmemx_uint16_alltoall_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_and_reduce_on_stream, nvshmemx_uint16_and_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_and_reducescatter_on_stream, nvshmemx_uint16_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_broadcast_on_stream, nvshmemx_uint16_broadcast_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_fcollect_on_stream, nvshmemx_uint16_fcollect_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_g_on_stream, nvshmemx_uint16_g_on_stream, 30107, uint16_t, (const uint16_t *, int, cudaStream_t)) \
+    X(nvshmemx_uint16_get_nbi_on_stream, nvshmemx_uint16_get_nbi_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_get_on_stream, nvshmemx_uint16_get_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_iget_on_stream, nvshmemx_uint16_iget_on_stream, 30107, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_iput_on_stream, nvshmemx_uint16_iput_on_stream, 30107, void, (uint16_t *, const uint16_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_max_reduce_on_stream, nvshmemx_uint16_max_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_max_reducescatter_on_stream, nvshmemx_uint16_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_min_reduce_on_stream, nvshmemx_uint16_min_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_min_reducescatter_on_stream, nvshmemx_uint16_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_or_reduce_on_stream, nvshmemx_uint16_or_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_or_reducescatter_on_stream, nvshmemx_uint16_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_p_on_stream, nvshmemx_uint16_p_on_stream, 30107, void, (uint16_t *, const uint16_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_prod_reduce_on_stream, nvshmemx_uint16_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_prod_reducescatter_on_stream, nvshmemx_uint16_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_put_nbi_on_stream, nvshmemx_uint16_put_nbi_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_put_on_stream, nvshmemx_uint16_put_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint16_put_signal_nbi_on_stream, nvshmemx_uint16_put_signal_nbi_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint16_put_signal_on_stream, nvshmemx_uint16_put_signal_on_stream, 30107, void, (uint16_t *, const uint16_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint16_sum_reduce_on_stream, nvshmemx_uint16_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_sum_reducescatter_on_stream, nvshmemx_uint16_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_xor_reduce_on_stream, nvshmemx_uint16_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint16_xor_reducescatter_on_stream, nvshmemx_uint16_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint16_t *, const uint16_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_alltoall_on_stream, nvshmemx_uint32_alltoall_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_and_reduce_on_stream, nvshmemx_uint32_and_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_and_reducescatter_on_stream, nvshmemx_uint32_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_broadcast_on_stream, nvshmemx_uint32_broadcast_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_fcollect_on_stream, nvshmemx_uint32_fcollect_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_g_on_stream, nvshmemx_uint32_g_on_stream, 30107, uint32_t, (const uint32_t *, int, cudaStream_t)) \
+    X(nvshmemx_uint32_get_nbi_on_stream, nvshmemx_uint32_get_nbi_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_get_on_stream, nvshmemx_uint32_get_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_iget_on_stream, nvshmemx_uint32_iget_on_stream, 30107, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_iput_on_stream, nvshmemx_uint32_iput_on_stream, 30107, void, (uint32_t *, const uint32_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_max_reduce_on_stream, nvshmemx_uint32_max_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_max_reducescatter_on_stream, nvshmemx_uint32_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_min_reduce_on_stream, nvshmemx_uint32_min_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_min_reducescatter_on_stream, nvshmemx_uint32_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_or_reduce_on_stream, nvshmemx_uint32_or_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_or_reducescatter_on_stream, nvshmemx_uint32_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_p_on_stream, nvshmemx_uint32_p_on_stream, 30107, void, (uint32_t *, const uint32_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_prod_reduce_on_stream, nvshmemx_uint32_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_prod_reducescatter_on_stream, nvshmemx_uint32_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_put_nbi_on_stream, nvshmemx_uint32_put_nbi_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_put_on_stream, nvshmemx_uint32_put_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint32_put_signal_nbi_on_stream, nvshmemx_uint32_put_signal_nbi_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint32_put_signal_on_stream, nvshmemx_uint32_put_signal_on_stream, 30107, void, (uint32_t *, const uint32_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint32_sum_reduce_on_stream, nvshmemx_uint32_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_sum_reducescatter_on_stream, nvshmemx_uint32_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_wait_until_all_on_stream, nvshmemx_uint32_wait_until_all_on_stream, 30107, void, (uint32_t *, size_t, const int *, int, uint32_t, cudaStream_t)) \
+    X(nvshmemx_uint32_wait_until_all_vector_on_stream, nvshmemx_uint32_wait_until_all_vector_on_stream, 30107, void, (uint32_t *, size_t, const int *, int, uint32_t *, cudaStream_t)) \
+    X(nvshmemx_uint32_wait_until_on_stream, nvshmemx_uint32_wait_until_on_stream, 30107, void, (uint32_t *, int, uint32_t, cudaStream_t)) \
+    X(nvshmemx_uint32_xor_reduce_on_stream, nvshmemx_uint32_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint32_xor_reducescatter_on_stream, nvshmemx_uint32_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint32_t *, const uint32_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_alltoall_on_stream, nvshmemx_uint64_alltoall_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_and_reduce_on_stream, nvshmemx_uint64_and_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_and_reducescatter_on_stream, nvshmemx_uint64_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_broadcast_on_stream, nvshmemx_uint64_broadcast_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_fcollect_on_stream, nvshmemx_uint64_fcollect_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_g_on_stream, nvshmemx_uint64_g_on_stream, 30107, uint64_t, (const uint64_t *, int, cudaStream_t)) \
+    X(nvshmemx_uint64_get_nbi_on_stream, nvshmemx_uint64_get_nbi_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_get_on_stream, nvshmemx_uint64_get_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_iget_on_stream, nvshmemx_uint64_iget_on_stream, 30107, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_iput_on_stream, nvshmemx_uint64_iput_on_stream, 30107, void, (uint64_t *, const uint64_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_max_reduce_on_stream, nvshmemx_uint64_max_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_max_reducescatter_on_stream, nvshmemx_uint64_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_min_reduce_on_stream, nvshmemx_uint64_min_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_min_reducescatter_on_stream, nvshmemx_uint64_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_or_reduce_on_stream, nvshmemx_uint64_or_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_or_reducescatter_on_stream, nvshmemx_uint64_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_p_on_stream, nvshmemx_uint64_p_on_stream, 30107, void, (uint64_t *, const uint64_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_prod_reduce_on_stream, nvshmemx_uint64_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_prod_reducescatter_on_stream, nvshmemx_uint64_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_put_nbi_on_stream, nvshmemx_uint64_put_nbi_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_put_on_stream, nvshmemx_uint64_put_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint64_put_signal_nbi_on_stream, nvshmemx_uint64_put_signal_nbi_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint64_put_signal_on_stream, nvshmemx_uint64_put_signal_on_stream, 30107, void, (uint64_t *, const uint64_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint64_sum_reduce_on_stream, nvshmemx_uint64_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_sum_reducescatter_on_stream, nvshmemx_uint64_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_wait_until_all_on_stream, nvshmemx_uint64_wait_until_all_on_stream, 30107, void, (uint64_t *, size_t, const int *, int, uint64_t, cudaStream_t)) \
+    X(nvshmemx_uint64_wait_until_all_vector_on_stream, nvshmemx_uint64_wait_until_all_vector_on_stream, 30107, void, (uint64_t *, size_t, const int *, int, uint64_t *, cudaStream_t)) \
+    X(nvshmemx_uint64_wait_until_on_stream, nvshmemx_uint64_wait_until_on_stream, 30107, void, (uint64_t *, int, uint64_t, cudaStream_t)) \
+    X(nvshmemx_uint64_xor_reduce_on_stream, nvshmemx_uint64_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint64_xor_reducescatter_on_stream, nvshmemx_uint64_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint64_t *, const uint64_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_alltoall_on_stream, nvshmemx_uint8_alltoall_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_and_reduce_on_stream, nvshmemx_uint8_and_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_and_reducescatter_on_stream, nvshmemx_uint8_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_broadcast_on_stream, nvshmemx_uint8_broadcast_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_fcollect_on_stream, nvshmemx_uint8_fcollect_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_g_on_stream, nvshmemx_uint8_g_on_stream, 30107, uint8_t, (const uint8_t *, int, cudaStream_t)) \
+    X(nvshmemx_uint8_get_nbi_on_stream, nvshmemx_uint8_get_nbi_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_get_on_stream, nvshmemx_uint8_get_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_iget_on_stream, nvshmemx_uint8_iget_on_stream, 30107, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_iput_on_stream, nvshmemx_uint8_iput_on_stream, 30107, void, (uint8_t *, const uint8_t *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_max_reduce_on_stream, nvshmemx_uint8_max_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_max_reducescatter_on_stream, nvshmemx_uint8_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_min_reduce_on_stream, nvshmemx_uint8_min_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_min_reducescatter_on_stream, nvshmemx_uint8_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_or_reduce_on_stream, nvshmemx_uint8_or_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_or_reducescatter_on_stream, nvshmemx_uint8_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_p_on_stream, nvshmemx_uint8_p_on_stream, 30107, void, (uint8_t *, const uint8_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_prod_reduce_on_stream, nvshmemx_uint8_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_prod_reducescatter_on_stream, nvshmemx_uint8_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_put_nbi_on_stream, nvshmemx_uint8_put_nbi_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_put_on_stream, nvshmemx_uint8_put_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint8_put_signal_nbi_on_stream, nvshmemx_uint8_put_signal_nbi_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint8_put_signal_on_stream, nvshmemx_uint8_put_signal_on_stream, 30107, void, (uint8_t *, const uint8_t *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint8_sum_reduce_on_stream, nvshmemx_uint8_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_sum_reducescatter_on_stream, nvshmemx_uint8_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_xor_reduce_on_stream, nvshmemx_uint8_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint8_xor_reducescatter_on_stream, nvshmemx_uint8_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, uint8_t *, const uint8_t *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_alltoall_on_stream, nvshmemx_uint_alltoall_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_and_reduce_on_stream, nvshmemx_uint_and_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_and_reducescatter_on_stream, nvshmemx_uint_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_broadcast_on_stream, nvshmemx_uint_broadcast_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_fcollect_on_stream, nvshmemx_uint_fcollect_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_g_on_stream, nvshmemx_uint_g_on_stream, 30107, unsigned int, (const unsigned int *, int, cudaStream_t)) \
+    X(nvshmemx_uint_get_nbi_on_stream, nvshmemx_uint_get_nbi_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_get_on_stream, nvshmemx_uint_get_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_iget_on_stream, nvshmemx_uint_iget_on_stream, 30107, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_iput_on_stream, nvshmemx_uint_iput_on_stream, 30107, void, (unsigned int *, const unsigned int *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_max_reduce_on_stream, nvshmemx_uint_max_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_max_reducescatter_on_stream, nvshmemx_uint_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_min_reduce_on_stream, nvshmemx_uint_min_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_min_reducescatter_on_stream, nvshmemx_uint_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_or_reduce_on_stream, nvshmemx_uint_or_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_or_reducescatter_on_stream, nvshmemx_uint_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_p_on_stream, nvshmemx_uint_p_on_stream, 30107, void, (unsigned int *, const unsigned int, int, cudaStream_t)) \
+    X(nvshmemx_uint_prod_reduce_on_stream, nvshmemx_uint_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_prod_reducescatter_on_stream, nvshmemx_uint_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_put_nbi_on_stream, nvshmemx_uint_put_nbi_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_put_on_stream, nvshmemx_uint_put_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_uint_put_signal_nbi_on_stream, nvshmemx_uint_put_signal_nbi_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint_put_signal_on_stream, nvshmemx_uint_put_signal_on_stream, 30107, void, (unsigned int *, const unsigned int *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_uint_sum_reduce_on_stream, nvshmemx_uint_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_sum_reducescatter_on_stream, nvshmemx_uint_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_wait_until_all_on_stream, nvshmemx_uint_wait_until_all_on_stream, 30107, void, (unsigned int *, size_t, const int *, int, unsigned int, cudaStream_t)) \
+    X(nvshmemx_uint_wait_until_all_vector_on_stream, nvshmemx_uint_wait_until_all_vector_on_stream, 30107, void, (unsigned int *, size_t, const int *, int, unsigned int *, cudaStream_t)) \
+    X(nvshmemx_uint_wait_until_on_stream, nvshmemx_uint_wait_until_on_stream, 30107, void, (unsigned int *, int, unsigned int, cudaStream_t)) \
+    X(nvshmemx_uint_xor_reduce_on_stream, nvshmemx_uint_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_uint_xor_reducescatter_on_stream, nvshmemx_uint_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned int *, const unsigned int *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_alltoall_on_stream, nvshmemx_ulong_alltoall_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_and_reduce_on_stream, nvshmemx_ulong_and_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_and_reducescatter_on_stream, nvshmemx_ulong_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_broadcast_on_stream, nvshmemx_ulong_broadcast_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_fcollect_on_stream, nvshmemx_ulong_fcollect_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_g_on_stream, nvshmemx_ulong_g_on_stream, 30107, unsigned long, (const unsigned long *, int, cudaStream_t)) \
+    X(nvshmemx_ulong_get_nbi_on_stream, nvshmemx_ulong_get_nbi_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_get_on_stream, nvshmemx_ulong_get_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_iget_on_stream, nvshmemx_ulong_iget_on_stream, 30107, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_iput_on_stream, nvshmemx_ulong_iput_on_stream, 30107, void, (unsigned long *, const unsigned long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_max_reduce_on_stream, nvshmemx_ulong_max_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_max_reducescatter_on_stream, nvshmemx_ulong_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_min_reduce_on_stream, nvshmemx_ulong_min_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_min_reducescatter_on_stream, nvshmemx_ulong_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_or_reduce_on_stream, nvshmemx_ulong_or_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_or_reducescatter_on_stream, nvshmemx_ulong_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_p_on_stream, nvshmemx_ulong_p_on_stream, 30107, void, (unsigned long *, const unsigned long, int, cudaStream_t)) \
+    X(nvshmemx_ulong_prod_reduce_on_stream, nvshmemx_ulong_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_prod_reducescatter_on_stream, nvshmemx_ulong_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_put_nbi_on_stream, nvshmemx_ulong_put_nbi_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_put_on_stream, nvshmemx_ulong_put_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulong_put_signal_nbi_on_stream, nvshmemx_ulong_put_signal_nbi_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ulong_put_signal_on_stream, nvshmemx_ulong_put_signal_on_stream, 30107, void, (unsigned long *, const unsigned long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ulong_sum_reduce_on_stream, nvshmemx_ulong_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_sum_reducescatter_on_stream, nvshmemx_ulong_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_wait_until_all_on_stream, nvshmemx_ulong_wait_until_all_on_stream, 30107, void, (unsigned long *, size_t, const int *, int, unsigned long, cudaStream_t)) \
+    X(nvshmemx_ulong_wait_until_all_vector_on_stream, nvshmemx_ulong_wait_until_all_vector_on_stream, 30107, void, (unsigned long *, size_t, const int *, int, unsigned long *, cudaStream_t)) \
+    X(nvshmemx_ulong_wait_until_on_stream, nvshmemx_ulong_wait_until_on_stream, 30107, void, (unsigned long *, int, unsigned long, cudaStream_t)) \
+    X(nvshmemx_ulong_xor_reduce_on_stream, nvshmemx_ulong_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulong_xor_reducescatter_on_stream, nvshmemx_ulong_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long *, const unsigned long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_alltoall_on_stream, nvshmemx_ulonglong_alltoall_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_and_reduce_on_stream, nvshmemx_ulonglong_and_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_and_reducescatter_on_stream, nvshmemx_ulonglong_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_broadcast_on_stream, nvshmemx_ulonglong_broadcast_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_fcollect_on_stream, nvshmemx_ulonglong_fcollect_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_g_on_stream, nvshmemx_ulonglong_g_on_stream, 30107, unsigned long long, (const unsigned long long *, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_get_nbi_on_stream, nvshmemx_ulonglong_get_nbi_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_get_on_stream, nvshmemx_ulonglong_get_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_iget_on_stream, nvshmemx_ulonglong_iget_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_iput_on_stream, nvshmemx_ulonglong_iput_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_max_reduce_on_stream, nvshmemx_ulonglong_max_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_max_reducescatter_on_stream, nvshmemx_ulonglong_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_min_reduce_on_stream, nvshmemx_ulonglong_min_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_min_reducescatter_on_stream, nvshmemx_ulonglong_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_or_reduce_on_stream, nvshmemx_ulonglong_or_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_or_reducescatter_on_stream, nvshmemx_ulonglong_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_p_on_stream, nvshmemx_ulonglong_p_on_stream, 30107, void, (unsigned long long *, const unsigned long long, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_prod_reduce_on_stream, nvshmemx_ulonglong_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_prod_reducescatter_on_stream, nvshmemx_ulonglong_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_put_nbi_on_stream, nvshmemx_ulonglong_put_nbi_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_put_on_stream, nvshmemx_ulonglong_put_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_put_signal_nbi_on_stream, nvshmemx_ulonglong_put_signal_nbi_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_put_signal_on_stream, nvshmemx_ulonglong_put_signal_on_stream, 30107, void, (unsigned long long *, const unsigned long long *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ulonglong_sum_reduce_on_stream, nvshmemx_ulonglong_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_sum_reducescatter_on_stream, nvshmemx_ulonglong_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_wait_until_all_on_stream, nvshmemx_ulonglong_wait_until_all_on_stream, 30107, void, (unsigned long long *, size_t, const int *, int, unsigned long long, cudaStream_t)) \
+    X(nvshmemx_ulonglong_wait_until_all_vector_on_stream, nvshmemx_ulonglong_wait_until_all_vector_on_stream, 30107, void, (unsigned long long *, size_t, const int *, int, unsigned long long *, cudaStream_t)) \
+    X(nvshmemx_ulonglong_wait_until_on_stream, nvshmemx_ulonglong_wait_until_on_stream, 30107, void, (unsigned long long *, int, unsigned long long, cudaStream_t)) \
+    X(nvshmemx_ulonglong_xor_reduce_on_stream, nvshmemx_ulonglong_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ulonglong_xor_reducescatter_on_stream, nvshmemx_ulonglong_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned long long *, const unsigned long long *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_alltoall_on_stream, nvshmemx_ushort_alltoall_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_and_reduce_on_stream, nvshmemx_ushort_and_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_and_reducescatter_on_stream, nvshmemx_ushort_and_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_broadcast_on_stream, nvshmemx_ushort_broadcast_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_fcollect_on_stream, nvshmemx_ushort_fcollect_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_g_on_stream, nvshmemx_ushort_g_on_stream, 30107, unsigned short, (const unsigned short *, int, cudaStream_t)) \
+    X(nvshmemx_ushort_get_nbi_on_stream, nvshmemx_ushort_get_nbi_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_get_on_stream, nvshmemx_ushort_get_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_iget_on_stream, nvshmemx_ushort_iget_on_stream, 30107, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_iput_on_stream, nvshmemx_ushort_iput_on_stream, 30107, void, (unsigned short *, const unsigned short *, ptrdiff_t, ptrdiff_t, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_max_reduce_on_stream, nvshmemx_ushort_max_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_max_reducescatter_on_stream, nvshmemx_ushort_max_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_min_reduce_on_stream, nvshmemx_ushort_min_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_min_reducescatter_on_stream, nvshmemx_ushort_min_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_or_reduce_on_stream, nvshmemx_ushort_or_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_or_reducescatter_on_stream, nvshmemx_ushort_or_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_p_on_stream, nvshmemx_ushort_p_on_stream, 30107, void, (unsigned short *, const unsigned short, int, cudaStream_t)) \
+    X(nvshmemx_ushort_prod_reduce_on_stream, nvshmemx_ushort_prod_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_prod_reducescatter_on_stream, nvshmemx_ushort_prod_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_put_nbi_on_stream, nvshmemx_ushort_put_nbi_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_put_on_stream, nvshmemx_ushort_put_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, int, cudaStream_t)) \
+    X(nvshmemx_ushort_put_signal_nbi_on_stream, nvshmemx_ushort_put_signal_nbi_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ushort_put_signal_on_stream, nvshmemx_ushort_put_signal_on_stream, 30107, void, (unsigned short *, const unsigned short *, size_t, uint64_t *, uint64_t, int, int, cudaStream_t)) \
+    X(nvshmemx_ushort_sum_reduce_on_stream, nvshmemx_ushort_sum_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_sum_reducescatter_on_stream, nvshmemx_ushort_sum_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_wait_until_all_on_stream, nvshmemx_ushort_wait_until_all_on_stream, 30107, void, (unsigned short *, size_t, const int *, int, unsigned short, cudaStream_t)) \
+    X(nvshmemx_ushort_wait_until_all_vector_on_stream, nvshmemx_ushort_wait_until_all_vector_on_stream, 30107, void, (unsigned short *, size_t, const int *, int, unsigned short *, cudaStream_t)) \
+    X(nvshmemx_ushort_wait_until_on_stream, nvshmemx_ushort_wait_until_on_stream, 30107, void, (unsigned short *, int, unsigned short, cudaStream_t)) \
+    X(nvshmemx_ushort_xor_reduce_on_stream, nvshmemx_ushort_xor_reduce_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_ushort_xor_reducescatter_on_stream, nvshmemx_ushort_xor_reducescatter_on_stream, 30107, int, (nvshmem_team_t, unsigned short *, const unsigned short *, size_t, cudaStream_t)) \
+    X(nvshmemx_vendor_get_version_info, nvshmemx_vendor_get_version_info, 30107, void, (int *, int *, int *)) \
     /* end of CUDALOAD_NVSHMEMHOST_API */
 #define CUDALOAD_NVSHMEMHOST_API_COUNT 1495
 

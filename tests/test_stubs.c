@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -822,6 +823,29 @@ static void test_nvshmem_program_links_with_the_stub(void **state) {
     assert_non_null(strstr(out, "nvshmemi_init_thread"));
 }
 
+/* Whether include/cudaload_<id>.h compiles (lang "c" or "c++") with the library's headers in inc
+ * ahead of the toolkit's, keeping its layout: as many function pointers and then as many flags as
+ * it has entries, the layout libcudaload fills (libcudaload/api_layouts.inc, the pinned headers').
+ * The compiler's messages into out; -1 when the header has no entries. */
+static int table_header_compiles(char *out, size_t n, const char *top, const char *id, const char *inc, const char *lang) {
+    char count[64], first[256];
+    if (sh(count, sizeof count, "grep -c '^    X(' '%s/include/cudaload_%s.h'", top, id) != 0 || atoi(count) < 1 ||
+        sh(first, sizeof first, "sed -n 's/^    X(\\([A-Za-z0-9_]*\\),.*/\\1/p' '%s/include/cudaload_%s.h' | head -1", top, id) != 0) {
+        snprintf(out, n, "no entries in %s/include/cudaload_%s.h", top, id);
+        return -1;
+    }
+    first[strcspn(first, "\n")] = 0;
+    int c = strcmp(lang, "c") == 0;
+    return sh(out, n,
+              "printf '#include <assert.h>\\n#include <stddef.h>\\n#include <cudaload_%s.h>\\n"
+              "static_assert(offsetof(cudaload_%s_table, has) == %d * sizeof(void (*)(void)), \"the members moved\");\\n"
+              "static_assert(sizeof ((cudaload_%s_table *)0)->has == %d, \"the flags moved\");\\n"
+              "int main(void) { const cudaload_%s_table *t = cudaload_%s(); return t && t->has.%s; }\\n' | "
+              "%s -Wall -Werror -Wno-deprecated-declarations -x %s -fsyntax-only -I'%s/include' -isystem '%s' -isystem '%s/include' - 2>&1",
+              id, id, atoi(count), id, atoi(count), id, id, first, c ? "cc -std=c11" : "c++ -std=c++17", c ? "c" : "c++",
+              top, inc, cuda_home);
+}
+
 /* cudaload_cudnn.h names every function of the pinned cuDNN (9.28); a program built beside an
  * older cuDNN (torch's wheel, this machine's toolkit: 9.19) compiles it with those headers: the
  * entries newer than them keep their place, untyped (their "since", tools/api/cudnn-since.txt),
@@ -834,17 +858,63 @@ static void test_cudnn_table_header_with_older_headers(void **state) {
     if (sh(out, sizeof out, "grep -h '^#define CUDNN_MINOR' '%s/include/cudnn_version.h' 2>/dev/null | awk '{print $3}'", cuda_home) != 0 ||
         !out[0] || atoi(out) >= 28)
         TH_SKIP("no cuDNN 9 older than 9.28 in CUDA_HOME/include (cudnn_version.h)");
-    int n = 0;
-    assert_int_equal(sh(out, sizeof out, "grep -c '^    X(' '%s/include/cudaload_cudnn.h'", top), 0);
-    n = atoi(out);
-    assert_true(n > 200);
-    int st = sh(out, sizeof out,
-                "printf '#include <stddef.h>\\n#include <cudaload_cudnn.h>\\n"
-                "_Static_assert(offsetof(cudaload_cudnn_table, has) == %d * sizeof(void (*)(void)), \"layout\");\\n"
-                "int main(void) { const cudaload_cudnn_table *t = cudaload_cudnn(); return t && t->has.cudnnCreate; }\\n' | "
-                "cc -std=c11 -Wall -Werror -Wno-deprecated-declarations -x c -fsyntax-only -I'%s/include' -isystem '%s/include' - 2>&1",
-                n, top, cuda_home);
-    if (st != 0) fail_msg("cudaload_cudnn.h with %s/include's older cuDNN headers:\n%s", cuda_home, out);
+    char inc[PATH_MAX];
+    snprintf(inc, sizeof inc, "%s/include", cuda_home);
+    if (table_header_compiles(out, sizeof out, top, "cudnn", inc, "c") != 0)
+        fail_msg("cudaload_cudnn.h with %s/include's older cuDNN headers:\n%s", cuda_home, out);
+}
+
+/* The same for NCCL (tools/api/nccl-since.txt): the toolkit's nccl.h (CUDA 13.0's: 2.28.9) is older
+ * than the pinned 2.32.3. */
+static void test_nccl_table_header_with_older_headers(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP");
+    if (!top) TH_SKIP("CUDALOAD_TEST_TOP unset (the headers are read from the source tree)");
+    char out[4096], pinned[64];
+    assert_int_equal(sh(pinned, sizeof pinned, "awk '$1 == \"nccl\" { split($2, r, \"==\"); split(r[2], v, \".\"); "
+                                                "print v[1] * 10000 + v[2] * 100 + v[3] }' '%s/tools/api/wheel-libs.txt'", top), 0);
+    assert_true(atoi(pinned) > 20000);
+    if (sh(out, sizeof out, "awk '$2 == \"NCCL_VERSION_CODE\" {print $3}' '%s/include/nccl.h' 2>/dev/null", cuda_home) != 0 ||
+        !out[0] || atoi(out) >= atoi(pinned))
+        TH_SKIP("no NCCL older than the pinned one in CUDA_HOME/include (nccl.h)");
+    char inc[PATH_MAX];
+    snprintf(inc, sizeof inc, "%s/include", cuda_home);
+    if (table_header_compiles(out, sizeof out, top, "nccl", inc, "c") != 0)
+        fail_msg("cudaload_nccl.h with %s/include's older NCCL headers:\n%s", cuda_home, out);
+}
+
+/* And with the oldest headers of each library whose releases were read (tools/api/wheel-older.txt:
+ * NCCL 2.16, cuSPARSELt 0.6, cuTENSOR 2.0, nvSHMEM 3.3, cuDNN 9.0), fetched into the wheel cache
+ * beside the pinned ones (tools/wheel_files.py headers). */
+static void test_wheel_table_headers_with_oldest_headers(void **state) {
+    (void)state;
+    const char *top = getenv("CUDALOAD_TEST_TOP"), *wheels = getenv("WHEEL_FILES");
+    if (!top || !wheels || !wheels[0]) TH_SKIP("CUDALOAD_TEST_TOP or WHEEL_FILES unset (the source and the wheels' headers)");
+    char list[4096], out[8192], missing[2048] = "";
+    assert_int_equal(sh(list, sizeof list, "sed 's/#.*//' '%s/tools/api/wheel-older.txt' | awk 'NF == 4 {print $1, $2, $3, $4}'", top), 0);
+    int rows = 0;
+    for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
+        char row[64], req[128], dir[256], lang[8], id[64], inc[PATH_MAX];
+        assert_int_equal(sscanf(line, "%63s %127s %255s %7s", row, req, dir, lang), 4);
+        size_t k = 0;
+        for (const char *p = row; *p && k + 1 < sizeof id; p++)
+            if (isalnum((unsigned char)*p)) id[k++] = (char)tolower((unsigned char)*p);
+        id[k] = 0;
+        char *eq = strstr(req, "==");
+        assert_non_null(eq);
+        *eq = '-';
+        memmove(eq + 1, eq + 2, strlen(eq + 2) + 1);
+        snprintf(inc, sizeof inc, "%s/%s/%s", wheels, req, dir);
+        if (access(inc, F_OK) != 0) {
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", req);
+            continue;
+        }
+        if (table_header_compiles(out, sizeof out, top, id, inc, lang) != 0)
+            fail_msg("cudaload_%s.h with %s's headers (%s):\n%s", id, req, lang, out);
+        rows++;
+    }
+    assert_true(rows + (missing[0] != 0) > 0);
+    if (missing[0]) TH_SKIP("not in the wheel cache (tools/wheel_files.py headers, offline?):%s", missing);
 }
 
 /* Into out: the names real_cmd prints that neither stub_cmd prints nor docs/api-coverage.md
@@ -923,6 +993,8 @@ int main(void) {
         cmocka_unit_test(test_nvshmem_stub_with_the_wheel),
         cmocka_unit_test(test_nvshmem_program_links_with_the_stub),
         cmocka_unit_test(test_cudnn_table_header_with_older_headers),
+        cmocka_unit_test(test_nccl_table_header_with_older_headers),
+        cmocka_unit_test(test_wheel_table_headers_with_oldest_headers),
         cmocka_unit_test(test_threads_and_fork),
         cmocka_unit_test(test_all_shared_stubs_together),
         cmocka_unit_test(test_hidden_version_binding),

@@ -107,10 +107,24 @@ WEAK_BY_ROW = {
 # A library that ships as a wheel of its own and whose releases were scanned (tools/api/<row>-since.txt,
 # tools/wheel_files.py since): the macro its headers define its version in, and that version's
 # number for a release "major.minor.patch[.build]". The table's entries newer than the headers a
-# file is compiled with keep their place, untyped: cudaload_cudnn.h compiles with cuDNN 9.19's
-# headers too.
+# file is compiled with keep their place, untyped: cudaload_cudnn.h compiles with cuDNN 9.0's and
+# 9.19's headers too, cudaload_nccl.h with NCCL 2.16's and 2.28's (tools/api/wheel-older.txt, the
+# oldest each compiles with: tests/test_stubs.c). cuFile and CUPTI are the toolkit's; NVML's
+# exports are the driver's.
 VERSION_MACRO = {
     "cudnn": ("CUDNN_VERSION", lambda v: v[0] * 10000 + v[1] * 100 + v[2]),
+    # nccl.h: NCCL_VERSION(X, Y, Z), X * 10000 + Y * 100 + Z from 2.9 (X * 1000 + Y * 100 + Z before)
+    "nccl": ("NCCL_VERSION_CODE", lambda v: v[0] * (10000 if (v[0], v[1]) > (2, 8) else 1000) + v[1] * 100 + v[2]),
+    # cusparseLt.h: MAJOR * 1000000 + MINOR * 100 + PATCH since 0.10 (MAJOR * 1000 + ... before:
+    # the same number for every 0.x.y)
+    "cusparseLt": ("CUSPARSELT_VERSION", lambda v: v[0] * 1000000 + v[1] * 100 + v[2]),
+    # cutensor.h (2.8.1's headers say 2.8.0: Library takes a since above the pinned headers' value
+    # down to it)
+    "cutensor": ("CUTENSOR_VERSION", lambda v: v[0] * 10000 + v[1] * 100 + v[2]),
+    "cudss": ("CUDSS_VERSION", lambda v: v[0] * 10000 + v[1] * 100 + v[2]),
+    # nvshmem_host.h brings device_host_transport/nvshmem_constants.h's NVSHMEM_VENDOR_VERSION (not
+    # NVSHMEM_MAJOR_VERSION: OpenSHMEM's)
+    "nvshmem_host": ("NVSHMEM_VENDOR_VERSION", lambda v: v[0] * 10000 + v[1] * 100 + v[2]),
 }
 # Return types that are a status for one library only: cuFile's reads and writes return the
 # byte count, or the negated CUfileOpError (cufile.h).
@@ -547,6 +561,22 @@ class Library:
             [os.environ.get("CC", "cc"), "-E", "-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-"],
             input="".join("%s\n" % l for l in self.prelude) + "".join("#include <%s>\n" % h for h in headers),
             capture_output=True, text=True).stdout
+        if self.since_scan:
+            # the macro's value in the pinned headers: no entry is gated above it (cuTENSOR 2.8.1's
+            # headers say 2.8.0), else the headers it was generated from would leave it untyped
+            out = subprocess.run(
+                [os.environ.get("CC", "cc"), "-E", "-P", "-x", "c", "-std=gnu11"] + ["-I" + i for i in incs] + ["-"],
+                input="".join("%s\n" % l for l in self.prelude) + "".join("#include <%s>\n" % h for h in headers) +
+                "cudaload_gate_value %s\n" % VERSION_MACRO[self.name][0], capture_output=True, text=True).stdout
+            m = re.search(r"^cudaload_gate_value (.*)$", out, re.M)
+            try:
+                pinned_value = eval(m.group(1), {"__builtins__": {}}) if m else None
+            except SyntaxError:
+                pinned_value = None
+            if not isinstance(pinned_value, int):
+                sys.exit("gen_api: %s: the headers of %s define no %s" % (self.name, self.package, VERSION_MACRO[self.name][0]))
+            first, pinned = self.since_scan
+            self.since_scan = ({n: min(v, pinned_value) for n, v in first.items()}, min(pinned, pinned_value))
         for e in self.entries.values():
             if self.since_scan:
                 e.since = self.since_scan[0].get(e.name, self.since_scan[1])
@@ -623,6 +653,10 @@ class Library:
         o += since_doc
         gate = VERSION_MACRO[self.name][0] if self.since_scan else None
         oldest = min((e.since for e in self.table), default=0)
+        if gate and any(e.since > oldest for e in self.table):
+            o += ["#ifndef %s" % gate,
+                  "#error \"cudaload_%s.h: the %s headers included define no %s\"" % (self.id, self.name, gate),
+                  "#endif"]
         if gate:
             for s in sorted({e.since for e in self.table if e.since > oldest}):
                 o += ["#if %s >= %d" % (gate, s),

@@ -4,16 +4,20 @@
 pinned in tools/api/wheel-libs.txt, without downloading them whole.
 
     tools/wheel_files.py headers [--cache DIR]   fetch the pinned wheels' include dirs into the
-                                                 cache (once) and print its directory
+                                                 cache (once), and the older ones the tests use
+                                                 (tools/api/wheel-older.txt), and print its
+                                                 directory
     tools/wheel_files.py exports [ROW...]        read each row's library out of its wheel, and
                                                  write tools/api/<row>-exports.txt (`nm -D`); a
                                                  row whose wheel has no library (NVML's: the
                                                  header only) keeps the list read from the
                                                  driver's library on a GPU machine
-    tools/wheel_files.py since ROW PACKAGE       read the row's library out of every release of
-                                                 PACKAGE with the pinned major, and write
-                                                 tools/api/<row>-since.txt: each export's first
-                                                 release
+    tools/wheel_files.py since ROW PACKAGE...    read the row's library (the pinned file's name)
+                                                 out of every release of the PACKAGEs with the
+                                                 pinned major (its dynamic symbols from the front
+                                                 of the member where they are there), and write
+                                                 tools/api/<row>-since.txt: each export of the
+                                                 pinned release and its first release
     tools/wheel_files.py list PACKAGE==VERSION   print a wheel's members (size, name)
     tools/wheel_files.py site ROW DIR [MEMBER...] lay the row's pinned library, the wheel's
                                                  members named (paths in the wheel) and its
@@ -29,20 +33,24 @@ into pip's cache directory) and read from disk.
 The cache: $CUDALOAD_WHEEL_CACHE, else $XDG_CACHE_HOME/cudaload/wheel-files, else
 ~/.cache/cudaload/wheel-files; one directory per pinned wheel (PACKAGE-VERSION), holding the
 wheel's own paths (nvidia/cudnn/include/cudnn.h, ...), complete once its .complete marker is
-there. The wheel's URL comes from the index's JSON API (PyPI's, or $CUDALOAD_PYPI_JSON).
+there; exports/ holds the export list `since` read from each release (PACKAGE-VERSION-FILE.txt),
+so that a second run reads no wheel it has read. The wheel's URL comes from the index's JSON API (PyPI's, or $CUDALOAD_PYPI_JSON).
 """
 import functools
 import io
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PINS = os.path.join(TOP, "tools", "api", "wheel-libs.txt")
@@ -67,6 +75,24 @@ def pins():
             sys.exit("wheel_files: %s: a line is ROW PACKAGE==VERSION LIBRARY INCLUDE-DIR, not %r" % (PINS, line))
         pkg, ver = f[1].split("==")
         out.append((f[0], pkg, ver, "" if f[2] == "-" else f[2], f[3]))
+    return out
+
+
+OLDER = os.path.join(TOP, "tools", "api", "wheel-older.txt")
+
+
+def older():
+    """[(row, package, version, include dir in the wheel, language)]: tools/api/wheel-older.txt."""
+    out = []
+    for line in open(OLDER) if os.path.exists(OLDER) else []:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        if len(f) != 4 or "==" not in f[1] or f[3] not in ("c", "c++"):
+            sys.exit("wheel_files: %s: a line is ROW PACKAGE==VERSION INCLUDE-DIR c|c++, not %r" % (OLDER, line))
+        pkg, ver = f[1].split("==")
+        out.append((f[0], pkg, ver, f[2], f[3]))
     return out
 
 
@@ -108,8 +134,8 @@ class NoRanges(OSError):
 class RangeFile(io.RawIOBase):
     """A remote file read with HTTP range requests, a block at a time (blocks kept)."""
 
-    def __init__(self, url, size):
-        self.url, self.size, self.pos, self.blocks, self.fetched = url, size, 0, {}, 0
+    def __init__(self, url, size, block=BLOCK):
+        self.url, self.size, self.pos, self.blocks, self.fetched, self.bs = url, size, 0, {}, 0, block
 
     def readable(self):
         return True
@@ -126,7 +152,7 @@ class RangeFile(io.RawIOBase):
 
     def block(self, i):
         if i not in self.blocks:
-            lo, hi = i * BLOCK, min(self.size, (i + 1) * BLOCK) - 1
+            lo, hi = i * self.bs, min(self.size, (i + 1) * self.bs) - 1
             req = urllib.request.Request(self.url, headers={"Range": "bytes=%d-%d" % (lo, hi)})
             with urllib.request.urlopen(req, timeout=120) as r:
                 if r.status != 206:
@@ -135,11 +161,24 @@ class RangeFile(io.RawIOBase):
             self.fetched += len(self.blocks[i])
         return self.blocks[i]
 
+    def read_range(self, lo, n):
+        """n bytes at lo, one request of their own (the blocks are not kept)."""
+        n = max(0, min(n, self.size - lo))
+        if not n:
+            return b""
+        req = urllib.request.Request(self.url, headers={"Range": "bytes=%d-%d" % (lo, lo + n - 1)})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            if r.status != 206:
+                raise NoRanges("the index answered %d, not 206, to a range request" % r.status)
+            data = r.read()
+        self.fetched += len(data)
+        return data
+
     def readinto(self, b):
         n = max(0, min(len(b), self.size - self.pos))
         done = 0
         while done < n:
-            i, off = divmod(self.pos + done, BLOCK)
+            i, off = divmod(self.pos + done, self.bs)
             chunk = self.block(i)[off:off + n - done]
             b[done:done + len(chunk)] = chunk
             done += len(chunk)
@@ -147,12 +186,13 @@ class RangeFile(io.RawIOBase):
         return n
 
 
-def open_wheel(pkg, ver):
-    """A zipfile of the pinned wheel: remote (ranges) when the index allows, else downloaded."""
+def open_wheel(pkg, ver, block=BLOCK, download=True):
+    """A zipfile of the pinned wheel: remote (ranges, block bytes at a time) when the index allows,
+    else downloaded (download False: an OSError instead)."""
     try:
         url, size = wheel_url(pkg, ver)
-        rf = RangeFile(url, size)
-        z = zipfile.ZipFile(io.BufferedReader(rf, BLOCK))
+        rf = RangeFile(url, size, block)
+        z = zipfile.ZipFile(io.BufferedReader(rf, block))
         return z, rf
     except (NoRanges, urllib.error.HTTPError, ValueError, KeyError, zipfile.BadZipFile) as e:
         # an index without the JSON API or range requests: the whole wheel, kept in the cache.
@@ -160,6 +200,8 @@ def open_wheel(pkg, ver):
         # download 1.5 GB of wheels for 15 MB of headers where only this tool's trust store is short
         if isinstance(e, urllib.error.HTTPError) and e.code != 404:
             raise
+        if not download:
+            raise OSError("ranged read failed (%s)" % e)
         log("%s==%s: ranged read failed (%s): downloading the wheel" % (pkg, ver, e))
         dest = os.path.join(cache_dir(), "wheels")
         os.makedirs(dest, exist_ok=True)
@@ -174,11 +216,11 @@ def open_wheel(pkg, ver):
         sys.exit("wheel_files: pip download %s==%s gave no wheel in %s" % (pkg, ver, dest))
 
 
-def fetch_headers(cache, row, pkg, ver, inc):
+def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     d = os.path.join(cache, "%s-%s" % (pkg, ver))
     if os.path.exists(os.path.join(d, ".complete")):
         return d
-    z, rf = open_wheel(pkg, ver)
+    z, rf = open_wheel(pkg, ver, block, download)
     prefix = inc.rstrip("/") + "/"
     members = [m for m in z.infolist() if m.filename.startswith(prefix) and not m.is_dir()]
     if not members:
@@ -205,6 +247,273 @@ def nm_exports(path):
         if len(parts) == 3 and parts[1] in ("T", "W", "i"):
             names.add(parts[2])
     return names
+
+
+# ---- a library's exports from the start of its zip member ----
+#
+# The libraries of NCCL, cuSPARSELt, cuTENSOR, cuDSS and nvSHMEM are 50-340 MB a release: `since`
+# reads each release's exports from the front of the member where it can. GNU ld puts the dynamic
+# symbol table at the front of the file (the first PT_LOAD: the notes, .gnu.hash (or .hash),
+# .dynsym, .dynstr, .gnu.version...), which the member's first 64 kB inflate to. PT_DYNAMIC, which
+# points there, sits in the writable PT_LOAD at the end, as do the section headers: so the tables
+# are found by that layout (the hash table after the notes, .dynsym after it, .dynstr after
+# .dynsym; the number of symbols from the hash table), and taken only if every hashed name hashes
+# to its own chain (which a wrong offset of either table cannot pass); else through PT_DYNAMIC
+# where it is in reach (a stored member, a small one); else the member is read whole (nm).
+# NCCL's, nvSHMEM's and cuDNN's come from the front. cuSPARSELt's, cuTENSOR's and cuDSS's went
+# through patchelf, which moved .dynstr and .gnu.hash to a segment at the end of the file (their
+# old place overwritten): those are read whole.
+ELF_FRONT = 16 << 20      # the most of a deflated member inflated for its tables (its start only)
+DT_HASH, DT_STRTAB, DT_SYMTAB, DT_GNU_HASH = 4, 5, 6, 0x6FFFFEF5
+SHN_UNDEF, SHN_LORESERVE = 0, 0xFF00
+STT_OBJECT, STT_FUNC, STT_GNU_IFUNC = 1, 2, 10
+STB_GLOBAL, STB_WEAK = 1, 2
+
+
+class NotInFront(Exception):
+    """What was asked for lies past ELF_FRONT of a deflated member (or the tables were not found
+    where the layout puts them)."""
+
+
+class Member:
+    """A zip member's bytes, from its start: a stored member read with ranges where asked, a
+    deflated one inflated as far as asked (up to ELF_FRONT), its compressed bytes read in chunks.
+    raw(offset, n) reads the wheel."""
+
+    def __init__(self, raw, info, front=ELF_FRONT):
+        self.raw, self.size, self.front = raw, info.file_size, front
+        head = raw(info.header_offset, 30)
+        if head[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile("%s: no local header at %d" % (info.filename, info.header_offset))
+        n, e = struct.unpack("<HH", head[26:30])
+        self.start = info.header_offset + 30 + n + e
+        self.end = self.start + info.compress_size
+        if info.compress_type == zipfile.ZIP_STORED:
+            self.inflate = None
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            self.inflate = zlib.decompressobj(-15)
+        else:
+            raise NotInFront("%s: compression %d" % (info.filename, info.compress_type))
+        self.out, self.pending, self.pos, self.chunk = bytearray(), b"", self.start, 1 << 16
+        self.compressed, self.blocks = 0, {}  # the wheel's bytes read; a stored member's blocks
+
+    def get(self, off, n):
+        if off < 0 or n < 0 or off + n > self.size:
+            raise NotInFront("past the end of the file (%d+%d of %d)" % (off, n, self.size))
+        if self.inflate is None:  # stored: 64 kB blocks, read where asked
+            out = b""
+            for b in range(off >> 16, (off + n + 0xFFFF) >> 16):
+                if b not in self.blocks:
+                    self.blocks[b] = self.raw(self.start + (b << 16), min(1 << 16, self.size - (b << 16)))
+                    self.compressed += len(self.blocks[b])
+                out += self.blocks[b]
+            return out[off & 0xFFFF:(off & 0xFFFF) + n]
+        if off + n > self.front:
+            raise NotInFront("%d bytes in: past the front inflated (%d)" % (off + n, self.front))
+        while len(self.out) < off + n:
+            if not self.pending:
+                if self.pos >= self.end:
+                    raise zipfile.BadZipFile("the member ends before its %d bytes" % self.size)
+                k = min(self.chunk, self.end - self.pos)
+                self.pending, self.pos = self.raw(self.pos, k), self.pos + k
+                self.chunk = min(self.chunk * 2, 1 << 20 if self.front <= ELF_FRONT else 8 << 20)
+                self.compressed += k
+            self.out += self.inflate.decompress(self.pending, max(off + n - len(self.out), 1 << 16))
+            self.pending = self.inflate.unconsumed_tail
+        return bytes(self.out[off:off + n])
+
+
+def gnu_hash(name):
+    h = 5381
+    for c in name:
+        h = (h * 33 + c) & 0xFFFFFFFF
+    return h
+
+
+def sysv_hash(name):
+    h = 0
+    for c in name:
+        h = (h << 4) + c
+        g = h & 0xF0000000
+        if g:
+            h ^= g >> 24
+        h &= ~g & 0xFFFFFFFF
+    return h
+
+
+def u32s(get, off, n):
+    return struct.unpack("<%dI" % n, get(off, 4 * n)) if n else ()
+
+
+def hash_table(get, kind, off):
+    """(the number of symbols, the table's end, a check of (index, name)) of a .gnu.hash or .hash at off."""
+    if kind == "sysv":
+        nbucket, nchain = u32s(get, off, 2)
+        if not 0 < nbucket < 1 << 24 or not 0 < nchain < 1 << 24:
+            raise NotInFront("no .hash")
+        buckets, chain = u32s(get, off + 8, nbucket), u32s(get, off + 8 + 4 * nbucket, nchain)
+
+        def check(i, name):
+            j, seen = buckets[sysv_hash(name) % nbucket], 0
+            while j and j != i and seen < nchain:
+                j, seen = chain[j] if j < nchain else 0, seen + 1
+            return j == i
+        return nchain, off + 8 + 4 * (nbucket + nchain), check
+    nbuckets, symoffset, bloom, shift = u32s(get, off, 4)
+    if not 0 < nbuckets < 1 << 24 or not 0 < symoffset < 1 << 24 or not 0 < bloom < 1 << 24 or bloom & (bloom - 1) or shift >= 64:
+        raise NotInFront("no .gnu.hash")
+    boff = off + 16 + 8 * bloom
+    buckets = u32s(get, boff, nbuckets)
+    coff = boff + 4 * nbuckets
+    nsyms = symoffset
+    if any(buckets):
+        last = max(buckets)
+        if last < symoffset:
+            raise NotInFront("no .gnu.hash")
+        while not get(coff + 4 * (last - symoffset), 4)[0] & 1:
+            last += 1
+            if last - symoffset > 1 << 22:
+                raise NotInFront("no .gnu.hash")
+        nsyms = last + 1
+    chain = u32s(get, coff, nsyms - symoffset)
+
+    def check(i, name):
+        if i < symoffset:
+            return True
+        h = gnu_hash(name)
+        return (chain[i - symoffset] | 1) == (h | 1) and buckets[h % nbuckets] <= i
+    return nsyms, coff + 4 * (nsyms - symoffset), check
+
+
+def elf_exports(get, size):
+    """The names an ELF64 little-endian shared object exports, as `nm -D --defined-only` marks T, W
+    or i (exports_of), without their @VERSION; get(offset, n) reads the file."""
+    eh = get(0, 64)
+    if eh[:4] != b"\x7fELF" or eh[4] != 2 or eh[5] != 1:
+        raise NotInFront("not an ELF64 little-endian file")
+    phoff, = struct.unpack("<Q", eh[32:40])
+    phentsize, phnum = struct.unpack("<HH", eh[54:58])
+    ph = get(phoff, phentsize * phnum)
+    segs = [struct.unpack("<IIQQQQQQ", ph[i * phentsize:i * phentsize + 56]) for i in range(phnum)]
+    loads = [(s[3], s[5], s[2]) for s in segs if s[0] == 1]  # PT_LOAD: vaddr, filesz, offset
+
+    def file_off(vaddr):
+        for va, fsz, off in loads:
+            if va <= vaddr < va + fsz:
+                return off + vaddr - va
+        raise NotInFront("address %#x in no PT_LOAD" % vaddr)
+
+    def candidates():
+        """(hash kind, its offset, .dynsym's offset or None: after the hash table, .dynstr's or None)"""
+        # the layout: the hash table(s) after the program headers and the notes, 8-aligned
+        pos = phoff + phentsize * phnum
+        for s in segs:
+            if s[0] in (3, 4) and s[2] < 1 << 16:  # PT_INTERP, PT_NOTE near the front
+                pos = max(pos, s[2] + s[5])
+        pos = (pos + 7) & ~7
+        yield "gnu", pos, None, None
+        try:  # --hash-style=both: .hash, then .gnu.hash
+            _, end, _ = hash_table(get, "sysv", pos)
+            yield "gnu", (end + 7) & ~7, None, None
+        except (NotInFront, struct.error):
+            pass
+        yield "sysv", pos, None, None
+        # else PT_DYNAMIC's DT_GNU_HASH or DT_HASH, DT_SYMTAB and DT_STRTAB, where it is in reach
+        # (patchelf, which NVIDIA's wheels went through, moves .dynstr and .gnu.hash to the end)
+        dyn = [s for s in segs if s[0] == 2]
+        if not dyn:
+            raise NotInFront("no PT_DYNAMIC")
+        try:
+            d = get(dyn[0][2], dyn[0][5])
+        except NotInFront:
+            raise NotInFront("PT_DYNAMIC (%.1f MB in) is past the front" % (dyn[0][2] / 1e6))
+        tags = {}
+        for i in range(0, len(d) - 15, 16):
+            tag, val = struct.unpack("<qQ", d[i:i + 16])
+            if tag == 0:
+                break
+            tags.setdefault(tag, val)
+        for t, kind in ((DT_GNU_HASH, "gnu"), (DT_HASH, "sysv")):
+            if t in tags and DT_SYMTAB in tags and DT_STRTAB in tags:
+                yield kind, file_off(tags[t]), file_off(tags[DT_SYMTAB]), file_off(tags[DT_STRTAB])
+
+    whys = []
+    cands = candidates()
+    while True:
+        try:
+            kind, hoff, symoff, stroff = next(cands)
+        except StopIteration:
+            raise NotInFront("; ".join(whys) or "no hash table")
+        except NotInFront as e:
+            raise NotInFront("; ".join(whys + [str(e)]))
+        try:
+            nsyms, end, check = hash_table(get, kind, hoff)
+            if symoff is None:
+                symoff = (end + 7) & ~7
+                stroff = symoff + 24 * nsyms
+            raw = get(symoff, 24 * nsyms)
+            syms = [struct.unpack("<IBBHQQ", raw[i:i + 24]) for i in range(0, len(raw), 24)]
+            if not syms or any(syms[0]):
+                raise NotInFront(".dynsym's first symbol is not null")
+            strs = bytearray(get(stroff, min(size - stroff, 1 + max(s[0] for s in syms) + 256)))
+            if strs[:1] != b"\0":
+                raise NotInFront(".dynstr does not start with a null")
+
+            def name(off):
+                while strs.find(b"\0", off) < 0:
+                    if stroff + len(strs) >= size:
+                        raise NotInFront("a name runs past the end of the file")
+                    strs.extend(get(stroff + len(strs), min(4096, size - stroff - len(strs))))
+                return bytes(strs[off:strs.index(b"\0", off)])
+            names = [name(s[0]) for s in syms]
+            hashed = [i for i in range(1, nsyms) if names[i]]
+            bad = [i for i in hashed if not check(i, names[i])]
+            if bad or not hashed:
+                raise NotInFront("%s: %d of %d names are not in the hash table" % (kind, len(bad), nsyms))
+        except (NotInFront, struct.error, IndexError, ValueError) as e:
+            whys.append("%s at %#x: %s" % (kind, hoff, e or type(e).__name__))
+            continue
+        # nm: i an IFUNC; W a weak symbol that is no object; T a global one in a code section (one
+        # that holds a function); not U (undefined), A (absolute: the version names) or u (unique)
+        code = {s[3] for s in syms if s[3] != SHN_UNDEF and s[1] & 0xF in (STT_FUNC, STT_GNU_IFUNC)}
+        out = set()
+        for (st_name, info, _, shndx, _, _), n in zip(syms, names):
+            if shndx == SHN_UNDEF or shndx >= SHN_LORESERVE or not n:
+                continue
+            bind, typ = info >> 4, info & 0xF
+            if typ == STT_GNU_IFUNC or (bind == STB_WEAK and typ != STT_OBJECT) or (bind == STB_GLOBAL and shndx in code):
+                out.add(n.decode())
+        return out
+
+
+def wheel_reader(z, rf):
+    """raw(offset, n) of the wheel z: ranges where remote (counted in rf.fetched), else its file."""
+    if rf is not None:
+        return rf.read_range
+    f = open(z.filename, "rb")
+
+    def raw(off, n):
+        f.seek(off)
+        return f.read(n)
+    return raw
+
+
+def member_exports(z, rf, name):
+    """(the exports of the library z holds as name, without @VERSION; the bytes of the wheel read
+    for them, how): its dynamic symbols from the member's front, else the member whole (nm)."""
+    info = z.getinfo(name)
+    m = None
+    try:
+        m = Member(wheel_reader(z, rf), info)
+        return elf_exports(m.get, info.file_size), m.compressed, "front"
+    except NotInFront as e:
+        log("%s: %s: reading it whole" % (name, e))
+    if m is not None and m.inflate is not None:  # go on inflating where the front stopped
+        m.front = info.file_size
+        data = m.get(0, info.file_size)
+        return {n.split("@")[0] for n in exports_of(data)}, m.compressed, "whole"
+    data = z.read(name)
+    return {n.split("@")[0] for n in exports_of(data)}, info.compress_size, "whole"
 
 
 def exports_of(data):
@@ -250,30 +559,74 @@ def releases(pkg, major):
     return sorted(out, key=lambda v: [int(x) for x in v.split(".")])
 
 
-def write_since(row, pkg):
-    """tools/api/<row>-since.txt: for each export of the pinned release, the first release of pkg
-    (the same major) whose library exports it. The library's path in the wheel is the pinned one's."""
+def write_since(row, pkgs):
+    """tools/api/<row>-since.txt: for each export of the releases read, the first release (the
+    pinned major) of the packages pkgs whose library exports it; a release in several packages is
+    read from the first. The library is the pinned one's file (its SONAME): at the pinned path in
+    the wheel, else the one member of that name."""
     pin = [p for p in pins() if p[0] == row]
     if not pin or not pin[0][3]:
         sys.exit("wheel_files: %s: no library pinned for it in %s" % (row, PINS))
     _, _, pinned_ver, lib, _ = pin[0]
-    first = {}
-    vers = releases(pkg, pinned_ver.split(".")[0])
-    for ver in vers:
-        z, rf = open_wheel(pkg, ver)
-        try:
-            data = z.read(lib)
-        except KeyError:
-            log("%s==%s has no %s: skipped" % (pkg, ver, lib))
-            continue
-        for name in exports_of(data):
-            first.setdefault(name.split("@")[0], ver)
-        log("%s==%s: %d names so far" % (pkg, ver, len(first)))
+    key = lambda v: [int(x) for x in v.split(".")]
+    vers = {}
+    for pkg in pkgs:
+        for v in releases(pkg, pinned_ver.split(".")[0]):
+            vers.setdefault(v, pkg)
+    first, read, how = {}, [], {"front": [], "whole": []}
+    for ver in sorted(vers, key=key):
+        pkg = vers[ver]
+        t = time.time()
+        # each release's list kept in the cache (a rerun reads none of the wheels it has read)
+        kept = os.path.join(cache_dir(), "exports", "%s-%s-%s.txt" % (pkg, ver, os.path.basename(lib)))
+        if os.path.exists(kept):
+            lines = open(kept).read().splitlines()
+            way, nbytes = lines[0].split()[1:3]
+            names, nbytes = [n for n in lines[1:] if n], int(nbytes)
+        else:
+            z, rf = open_wheel(pkg, ver, 1 << 16)  # the directory: 64 kB blocks (it is a few kB)
+            directory = rf.fetched if rf else 0
+            member = lib if lib in z.namelist() else None
+            if member is None:
+                same = [n for n in z.namelist() if os.path.basename(n) == os.path.basename(lib)]
+                if len(same) != 1:
+                    log("%s==%s has %s %s: skipped" % (pkg, ver, "no" if not same else "%d files named" % len(same), os.path.basename(lib)))
+                    continue
+                member = same[0]
+            names, nbytes, way = member_exports(z, rf, member)
+            log("%s==%s: %d exports of %s (%s: %.0f kB of the member's %.0f MB read, %.0f kB of the wheel's directory; %.1f s)"
+                % (pkg, ver, len(names), member, way, nbytes / 1e3, z.getinfo(member).compress_size / 1e6, directory / 1e3, time.time() - t))
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            with open(kept + ".tmp", "w") as f:
+                f.write("# %s %d %s\n" % (way, nbytes, member) + "".join("%s\n" % n for n in sorted(names)))
+            os.rename(kept + ".tmp", kept)
+        for name in names:
+            first.setdefault(name, ver)
+        read.append(ver)
+        how[way].append(nbytes)
+    if not read:
+        sys.exit("wheel_files: %s: no release of %s holds %s" % (row, " ".join(pkgs), os.path.basename(lib)))
+    # the names of the pinned release's exports (tools/api/<row>-exports.txt), which the table
+    # takes its functions from: not the internals some releases exported (cuSPARSELt 0.7.1: 67,353
+    # names, C++ mostly), nor what a later release dropped
+    _, pinned = read_kept_list(os.path.join(TOP, "tools", "api", "%s-exports.txt" % row), ("file",))
+    pinned = {n.split("@")[0] for n in pinned}
+    first = {n: v for n, v in first.items() if n in pinned}
     path = os.path.join(TOP, "tools", "api", "%s-since.txt" % row)
+    by = ["%s from %s" % (v[0] if len(v) == 1 else "%s to %s" % (min(v, key=key), max(v, key=key)), p) for p in pkgs
+          for v in [[x for x in read if vers[x] == p]] if v]
     with open(path, "w") as f:
-        f.write("# %s\n" % GEN.replace("(tools/wheel_files.py exports)", "(tools/wheel_files.py since %s %s)" % (row, pkg)))
-        f.write("# each export of %s and the first release of %s that has it (%d releases read: %s to %s)\n"
-                % (os.path.basename(lib), pkg, len(vers), vers[0], vers[-1]))
+        f.write("# %s\n" % GEN.replace("(tools/wheel_files.py exports)", "(tools/wheel_files.py since %s %s)" % (row, " ".join(pkgs))))
+        f.write("# each export of %s in %s==%s (tools/api/%s-exports.txt) and the first release of %s that has it"
+                " (%d release%s read: %s)\n" % (os.path.basename(lib), pin[0][1], pinned_ver, row, " or ".join(pkgs), len(read),
+                                                 "" if len(read) == 1 else "s", "; ".join(by)))
+        f.write("# read: %s\n" % "; ".join(
+            "%d release%s %s, %s of the wheel a release at most" % (
+                len(n), "" if len(n) == 1 else "s",
+                "from the front of the library's member (its dynamic symbols)" if w == "front" else
+                "with the library's member whole (its .dynstr not at the front: patchelf moved it)",
+                "%.0f kB" % (max(n) / 1e3) if max(n) < 1e6 else "%.0f MB" % (max(n) / 1e6))
+            for w, n in how.items() if n))
         for name in sorted(first):
             f.write("%s %s\n" % (name, first[name]))
     log("%s: %d names -> %s" % (row, len(first), os.path.relpath(path, TOP)))
@@ -322,10 +675,10 @@ def main(argv):
         write_site(argv[2], os.path.abspath(argv[3]), argv[4:])
         return 0
     if cmd == "since":
-        if len(argv) != 4:
+        if len(argv) < 4:
             print(__doc__, file=sys.stderr)
             return 2
-        write_since(argv[2], argv[3])
+        write_since(argv[2], argv[3:])
         return 0
     if cmd == "headers":
         cache = cache_dir()
@@ -334,6 +687,15 @@ def main(argv):
         os.makedirs(cache, exist_ok=True)
         for row, pkg, ver, lib, inc in pins():
             fetch_headers(cache, row, pkg, ver, inc)
+        # the oldest headers each table header is tested with (tests/test_stubs.c): not needed to
+        # build, so ranged reads only (never a whole wheel), a failure only said, and the rest not
+        # tried (offline, each would wait)
+        for row, pkg, ver, inc, _ in older():
+            try:
+                fetch_headers(cache, row, pkg, ver, inc, 1 << 16, download=False)
+            except (OSError, zipfile.BadZipFile, KeyError) as e:
+                log("%s==%s (tools/api/wheel-older.txt): %s: not fetched, nor the older headers after it" % (pkg, ver, e))
+                break
         print(cache)
         return 0
     want = set(argv[2:])
