@@ -150,7 +150,7 @@ help:
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
 	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it);"
 	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
-	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 15 MB)"
+	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB)"
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
 	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
@@ -274,7 +274,7 @@ STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fv
 # The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
 # cuDSS, cuFile, nvSHMEM's host library): their stubs and the tests that call them need the headers of the wheels pinned
 # in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
-# reads of the include dirs, about 15 MB). libcudaload itself builds without them. When they can't
+# reads of the include dirs, about 16 MB). libcudaload itself builds without them. When they can't
 # be had (offline, nothing cached), those stubs are not built, and make says so.
 STUB_WHEEL_IDS := $(strip $(foreach s,$(STUB_IDS),$(if $(STUB_WHEEL_$(s)),$(s))))
 ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
