@@ -199,9 +199,9 @@ cudaload_status cl_resolve_fill(cudaload_lib lib, void *handle, cl_buf *why);
 void cl_resolve_commit(cudaload_lib lib);
 /* The generated entries of lib's published table, resolved from its handle with no lock held
  * (dlsym, cuGetProcAddress: foreign code) into lib's slots of cl_ctx.tables.rest; the driver's
- * through cuGetProcAddress with driver_version, the version the walk recorded (not asked again). Any number of
- * threads may run it at once, a call back from its foreign code included: each stores the same
- * values. 0 when there is nothing more to fill (no typed table, or only the stable entries are
+ * through cuGetProcAddress with driver_version, the version the walk recorded (not asked again).
+ * Any number of threads may run it at once, a call back from its foreign code included: each
+ * stores the same values. 0 when there is nothing more to fill (no typed table, or only the stable entries are
  * kept, cl_resolve_keep_stable). */
 int cl_resolve_rest(cudaload_lib lib, void *handle, int driver_version);
 /* Copies the rest area's entries into lib's table: under the lock, after cl_resolve_rest

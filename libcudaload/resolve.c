@@ -225,16 +225,12 @@ const void *cl_resolve_scratch(cudaload_lib lib) { return cl_table_of(lib) ? (co
 void cl_resolve_keep_stable(cudaload_lib lib) {
     const cl_table_desc *t = cl_table_of(lib);
     if (!t) return;
-    cl_ctx.tables.stable_only[lib] = 1; /* cl_resolve_rest fills nothing more */
-    size_t cleared = 0;
-    for (size_t i = 0; i < t->count; i++) {
-        const cl_symbol *s = &t->symbols[i];
-        if (!s->generated) continue;
-        cleared += ((unsigned char *)t->table)[s->has_offset];
-        memset((char *)t->table + s->fn_offset, 0, sizeof(void *));
-        ((unsigned char *)t->table)[s->has_offset] = 0;
-    }
-    cl_debug("  another CUDA major than the headers' (%d): %zu generated entries left NULL", CL_HEADERS_MAJOR, cleared);
+    /* the walk filled none of the generated entries (cl_resolve_fill): they stay NULL, as
+     * cl_resolve_rest, seeing the flag, fills nothing more */
+    cl_ctx.tables.stable_only[lib] = 1;
+    size_t generated = 0;
+    for (size_t i = 0; i < t->count; i++) generated += t->symbols[i].generated;
+    cl_debug("  another CUDA major than the headers' (%d): %zu generated entries left NULL", CL_HEADERS_MAJOR, generated);
 }
 
 void cl_resolve_clear(cudaload_lib lib) {
