@@ -97,6 +97,24 @@ static void test_exports_and_no_cuda_needed(void **state) {
     assert_string_equal(out, "");
 }
 
+/* Builds exe from a C source through the pkg-config module cudaload-<lib> (its --cflags and
+ * --libs) and checks what it needs: the stub's run-time file, libcudaload-<lib>.so.0, and nothing
+ * whose name holds absent (the library's own). */
+static void build_through_module(const char *exe, const char *lib, const char *source, const char *absent) {
+    const char *out;
+    char src[PATH_MAX + 8], needed[64];
+    snprintf(src, sizeof src, "%s.c", exe);
+    th_write(src, source, strlen(source));
+    int st = th_sh(&out, "cc -std=c11 -o '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload-%s) '%s' "
+                         "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-%s) 2>&1",
+                   exe, prefix, lib, src, prefix, lib);
+    if (st != 0) fail_msg("linking through cudaload-%s failed:\n%s", lib, out);
+    unlink(src);
+    assert_int_equal(th_sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
+    snprintf(needed, sizeof needed, "[libcudaload-%s.so.0]", lib);
+    if (!strstr(out, needed) || strstr(out, absent)) fail_msg("%s needs, against %s and without %s:\n%s", exe, needed, absent, out);
+}
+
 /* A program written against the CUDA runtime, linked through the cudaload-cudart module (the
  * shared stub) instead of -lcudart: no CUDA DT_NEEDED, and the toolkit's runtime at run time. */
 static void test_stub_through_pkg_config(void **state) {
@@ -107,14 +125,10 @@ static void test_stub_through_pkg_config(void **state) {
     assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart", prefix), 0);
     assert_non_null(strstr(out, "-lcudaload-cudart"));
     assert_non_null(strstr(out, "-lcudaload"));
-    int st = th_sh(&out, "printf '#include <cuda_runtime_api.h>\nint main(void){int v=0;return cudaRuntimeGetVersion(&v)==0&&v==13000?0:1;}\n' | "
-                      "cc -std=c11 -x c -o '%s' $(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags cudaload-cudart) - "
-                      "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-cudart) 2>&1", exe, prefix, prefix);
-    if (st != 0) fail_msg("linking through cudaload-cudart failed:\n%s", out);
-    assert_int_equal(th_sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
-    assert_non_null(strstr(out, "libcudaload-cudart.so.0"));
-    assert_null(strstr(out, "libcudart"));
-    st = th_sh(&out, "LD_LIBRARY_PATH='%s/lib' %s '%s' 2>&1", prefix, run_env, exe);
+    build_through_module(exe, "cudart", "#include <cuda_runtime_api.h>\n"
+                                        "int main(void){int v=0;return cudaRuntimeGetVersion(&v)==0&&v==13000?0:1;}\n",
+                         "libcudart");
+    int st = th_sh(&out, "LD_LIBRARY_PATH='%s/lib' %s '%s' 2>&1", prefix, run_env, exe);
     if (st != 0) fail_msg("the stub-linked program failed (%d):\n%s", st, out);
     unlink(exe);
 }
@@ -148,13 +162,9 @@ static void test_unversioned_stubs_installed(void **state) {
     assert_int_equal(th_sh(&out, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-nccl", prefix), 0);
     assert_non_null(strstr(out, "-lcudaload-nccl "));
     assert_null(strstr(out, ".a"));
-    int st = th_sh(&out, "printf '#include <stdio.h>\nint ncclGetVersion(int *);\nint main(void){int v=0;int st=ncclGetVersion(&v);"
-                      "printf(\"st=%%%%d v=%%%%d\\\\n\",st,v);return 0;}\n' | cc -std=c11 -x c -o '%s' - "
-                      "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --libs cudaload-nccl) 2>&1", exe, prefix);
-    if (st != 0) fail_msg("linking through cudaload-nccl failed:\n%s", out);
-    assert_int_equal(th_sh(&out, "readelf -d '%s' | grep NEEDED", exe), 0);
-    assert_non_null(strstr(out, "[libcudaload-nccl.so.0]"));
-    assert_null(strstr(out, "libnccl"));
+    build_through_module(exe, "nccl", "#include <stdio.h>\nint ncclGetVersion(int *);\n"
+                                      "int main(void){int v=0;int st=ncclGetVersion(&v);printf(\"st=%d v=%d\\n\",st,v);return 0;}\n",
+                         "libnccl");
     assert_int_equal(th_sh(&out, "LD_LIBRARY_PATH='%s/lib' CUDALOAD_SOURCES=override '%s'", prefix, exe), 0);
     assert_string_equal(out, "st=2 v=0\n"); /* ncclSystemError, from the stub */
     char nccl[PATH_MAX];

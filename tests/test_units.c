@@ -56,13 +56,16 @@ static void test_parse_sources(void **state) {
     cl_buf_free(&err);
 }
 
-/* The toolkit's libcudart.so.13: in $CUDALOAD_TEST_TOOLKIT_LIB when set, else in the lib64 of
- * the toolkit the build used (th_cuda_home()). */
-static void toolkit_cudart(char *path, size_t n) {
+/* A library file of the toolkit: in $CUDALOAD_TEST_TOOLKIT_LIB when set, else in the lib64 of the
+ * toolkit the build used (th_cuda_home()). */
+static void toolkit_lib(const char *file, char *path, size_t n) {
     const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
-    if (lib && lib[0]) snprintf(path, n, "%s/libcudart.so.13", lib);
-    else snprintf(path, n, "%s/lib64/libcudart.so.13", th_cuda_home());
+    if (lib && lib[0]) snprintf(path, n, "%s/%s", lib, file);
+    else snprintf(path, n, "%s/lib64/%s", th_cuda_home(), file);
 }
+
+/* The toolkit's libcudart.so.13. */
+static void toolkit_cudart(char *path, size_t n) { toolkit_lib("libcudart.so.13", path, n); }
 
 /* A real ELF header (of the toolkit's libcudart) patched the way a broken file would be. */
 static unsigned char real_hdr[sizeof(Elf64_Ehdr)];
@@ -551,9 +554,7 @@ static void test_symtab_matches_dlsym(void **state) {
     size_t compared = 0;
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char path[PATH_MAX];
-        const char *lib = getenv("CUDALOAD_TEST_TOOLKIT_LIB");
-        snprintf(path, sizeof path, "%s/%s", lib && lib[0] ? lib : th_cuda_home(), files[f]);
-        if (!(lib && lib[0])) snprintf(path, sizeof path, "%s/lib64/%s", th_cuda_home(), files[f]);
+        toolkit_lib(files[f], path, sizeof path);
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h) fail_msg("dlopen %s: %s", path, dlerror());
         cl_plat_symtab st;
