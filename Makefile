@@ -87,7 +87,7 @@ KERNEL_PTX   ?= $(firstword $(KERNEL_ARCHS))
 NVCC_VERSION := $(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' | awk '{print $$1*1000+$$2*10}')
 # --compress-mode=size (nvcc 12.8 and later) packs the fatbin 25% smaller than the default
 # compression (1.02 MB against 1.36 MB for the 12 SASS architectures of CUDA 13), which keeps
-# the python-shim wheel under 1 MB. The driver decompresses it at load time; every driver
+# the python-shim wheel's module small (under 1.3 MB). The driver decompresses it at load time; every driver
 # that may load these kernels (the gate asks for the toolkit's major or newer) can. Older
 # nvcc: the default compression, forced for every part.
 NVCC_COMPRESS := $(if $(shell $(NVCC) --help 2>/dev/null | grep -e '--compress-mode'),--compress-mode=size,-Xfatbin=-compress-all)
@@ -157,7 +157,7 @@ help:
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
 	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
-	@echo "                    module < 1 MB), sdist, venvs with the nvidia-* wheels from PyPI, the API's checks;"
+	@echo "                    module < 1.3 MB), sdist, venvs with the nvidia-* wheels from PyPI, the API's checks;"
 	@echo "                    the package as a build requirement, and the three extension templates"
 	@echo "                    (examples/python-extension, -cmake, -meson) built by pip wheel from the registry;"
 	@echo "                    pytest on tests/python in a venv made at $(B)/python/testenv"

@@ -23,6 +23,14 @@ const cl_sgemm_tile cl_sgemm_tiles[CL_SGEMM_TILE_COUNT] = {CL_SGEMM_TILES(CL_K_T
 #define CL_SPLIT_MIN_K 128
 #define CL_SPLIT_SHORT 4
 #define CL_SPLIT_SHORT_K 64
+/* A tile of one block per SM (256 x 128) whose grid takes more than one wave is weighed only for k
+ * at least this. Below it a block's prologue (its first slices' loads) and epilogue (its stores
+ * of C) are a large part of its time, and on a tile of two per SM the blocks of later waves start
+ * staggered, one's prologue and epilogue under the other's main loop. Queued, against cuBLAS on
+ * the H200: 8192 x 8192 x 128 1.095 on 256 x 128 against 1.166 on 128 x 128, 65536 x 128 x 128
+ * 1.110 against 1.204; at k = 256 1.165 against 1.166; 256 x 128 ahead from 512 (1.034 against
+ * 0.995). (In one wave all blocks start together: nothing to stagger.) */
+#define CL_SGEMM_ONE_PER_SM_MIN_K 512
 /* Two slices even out a grid of several waves whose last one is mostly empty only when k is at
  * least this: below it the partial products' traffic costs more than the waves save. */
 #define CL_SPLIT_WAVES_MIN_K 2048
@@ -53,6 +61,7 @@ static void cl_sgemm_plan_tiles(cl_sgemm_plan *p, int scratch, long long sms, in
     int vec = (ta || a_ok) && (!tb || b_ok), kvec = k % 4 == 0 && (!ta || a_ok) && (tb || b_ok);
     int op = 2 * ta + tb;
     double best = -1;
+    int best_area = 0;
     /* unrolled over the constant table, the tile sizes' divisions become shifts: the plan is on
      * the path of every small call (bench/bench_hotpath.c) */
 #pragma GCC unroll 8
@@ -60,13 +69,19 @@ static void cl_sgemm_plan_tiles(cl_sgemm_plan *p, int scratch, long long sms, in
         const cl_sgemm_tile *T = &cl_sgemm_tiles[t];
         if (!T->weighed || !cl_sgemm_tile_takes(T, vec, kvec, op)) continue;
         long long tm = (m + T->bm - 1) / T->bm, tn = (n + T->bn - 1) / T->bn, nt = tm * tn, slots = sms * T->per_sm;
+        if (T->per_sm == 1 && nt > sms && k < CL_SGEMM_ONE_PER_SM_MIN_K) continue;
         long long waves = 1, held = 1; /* a grid of at most one block per SM: no division */
         if (nt > sms) {
             held = nt > slots ? T->per_sm : (nt + sms - 1) / sms;
             waves = (nt + slots - 1) / slots;
         }
         double cost = (double)waves * (double)held * T->bm * T->bn / T->speed[op];
-        if (best < 0 || cost < best) best = cost, p->tile = t, p->tiles_m = tm, p->tiles_n = tn;
+        /* within 2% of the best, the larger tile: its blocks read the operands fewer times
+         * (65536 x 128 x 128: 1024 tiles of 128 x 64 read A twice, 512 of 128 x 128 once; queued,
+         * against cuBLAS on the H200, 1.136 against 1.204, costed 655 against 662) */
+        int area = T->bm * T->bn;
+        if (best < 0 || cost < 0.98 * best || (cost <= 1.02 * best && area > best_area))
+            best = cost, best_area = area, p->tile = t, p->tiles_m = tm, p->tiles_n = tn;
     }
     const cl_sgemm_tile *T = &cl_sgemm_tiles[p->tile];
     long long tiles = p->tiles_m * p->tiles_n;

@@ -53,7 +53,7 @@ LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cm
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 # SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
-# Makefile's default is every arch nvcc has: 7 instead of 12, and the module stays < 1.1 MB. sm_89
+# Makefile's default is every arch nvcc has: 7 instead of 12, and the module stays < 1.3 MB. sm_89
 # (Ada) has the FP32 units of sm_86 (Ampere GA10x) and runs its SASS; leaving it out frees
 # about 60 KB of the module for the kernels (docs/python.md).
 WHEEL_ARCHS = [75, 80, 86, 90, 100, 110, 120]

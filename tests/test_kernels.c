@@ -890,11 +890,12 @@ static void test_sgemm_plan(void **state) {
         /* aligned, NN and NT: the large tile */
         {0, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128, 1},
         {0, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128, 1},
-        /* TN, aligned, k a multiple of 4: the 128 x 128 tile of 16-byte copies along k (the
-         * large one is not built for A transposed); else, and TT, the 128 x 128 tile of 4-byte
-         * copies */
-        {1, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128k, 1},
-        {1, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
+        /* TN and TT, aligned, k a multiple of 4: the tiles of 16-byte copies along k, TN on the
+         * large one (the large tile of copies along m or n is not built for A transposed); else
+         * the 128 x 128 tile of 4-byte copies */
+        {1, 0, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_256x128k, 1},
+        {1, 1, 4096, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128k16, 1},
+        {1, 1, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
         {1, 0, 4094, 0, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
         {1, 0, 4096, 1, 0, 4096, 4096, CL_SGEMM_TILE_128x128, 1},
         {1, 1, 3001, 0, 0, 3001, 3001, CL_SGEMM_TILE_128x128, 2},
@@ -921,6 +922,23 @@ static void test_sgemm_plan(void **state) {
         if (large[i].splits == 1) assert_true(p.kc == s && p.bytes_w == 0);
         else /* 3001: 1504 + 1497; the partial products' scratch in 256-byte units */
             assert_true(p.kc == 1504 && p.bytes_w == ((size_t)2 * s * s * 4 + 255) / 256 * 256);
+    }
+    /* TN on a grid the large tile leaves half empty: 1024 x 2048 x 2048, 64 tiles of 256 x 128
+     * on 132 SMs, 128 of 128 x 128 */
+    cl_sgemm_plan_make(&p, 0, 132, 1, 0, 1024, 2048, 2048, al, 2048, al, 2048);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128k);
+    /* short k, several waves: tiles of two blocks per SM, not the large tile (8192 x 8192 x 128,
+     * 65536 x 128 x 128, 8192 x 8192 x 256); from k = 512, the large tile; in one wave of it
+     * (2048 x 2048 x 128: 128 tiles), the large tile too */
+    static const struct {
+        long long m, n;
+        int k, large;
+    } short_k[] = {{8192, 8192, 128, 0}, {65536, 128, 128, 0}, {8192, 8192, 256, 0}, {8192, 8192, 511, 0},
+                   {8192, 8192, 512, 1}, {65536, 128, 512, 1}, {2048, 2048, 128, 1}};
+    for (size_t i = 0; i < sizeof short_k / sizeof short_k[0]; i++) {
+        cl_sgemm_plan_make(&p, 0, 132, 0, 0, short_k[i].m, short_k[i].n, short_k[i].k, al, short_k[i].m, al, short_k[i].k);
+        assert_int_equal(p.tile == CL_SGEMM_TILE_256x128, short_k[i].large);
+        assert_int_equal(cl_sgemm_tiles[p.tile].per_sm, short_k[i].large ? 1 : 2);
     }
     /* 1024^3: 128 tiles of 128 x 64 fill the GPU best, in 4 slices; split the same way, the 64
      * tiles of 128 x 128 fill 256 of 264 slots: those (the wide tile, NN) */
@@ -1217,7 +1235,8 @@ static void test_sgemm_plan_checker_catches_defects(void **state) {
     assert_int_equal(CL_SGEMM_K_MAX, 2147483648LL - bk_max);
     for (int t = 0; t < CL_SGEMM_TILE_COUNT; t++) {
         const tile_facts *T = &tile_facts_of[t];
-        int op = T->speed[0] ? 0 : T->speed[2] ? 2 : 1;
+        int op = 0; /* the first transpose case the tile is built for */
+        while (!T->speed[op]) op++;
         static const int near[] = {CL_SGEMM_K_MAX - 7, CL_SGEMM_K_MAX, CL_SGEMM_K_MAX + 1, INT_MAX - 7, INT_MAX};
         for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
             if (T->kv && near[i] % 4) continue;

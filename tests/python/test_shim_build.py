@@ -3,7 +3,7 @@
 The wheel is built once per session (conftest.shim_wheel). Checked: no DT_NEEDED on any CUDA
 library (nothing but libc and the loader), no RPATH/RUNPATH, only PyInit__cudaload exported
 (libcudaload's symbols hidden), the bundled kernels embedded when nvcc was there, abi3 on
-Python >= 3.11, < 1.1 MB; `auditwheel show` gives a manylinux tag and `auditwheel repair`
+Python >= 3.11, < 1.3 MB; `auditwheel show` gives a manylinux tag and `auditwheel repair`
 succeeds with no --exclude and grafts nothing; the sdist carries the library sources and a
 wheel built from it (outside the repository, no nvcc) imports and reports.
 """
@@ -42,21 +42,23 @@ def nvcc_available():
 
 
 def test_wheel_contents_and_size(shim_wheel):
-    """The module < 1.1 MB; the whole wheel < 2.75 MB: it also carries, for extension builders, the
+    """The module < 1.3 MB; the whole wheel < 3.25 MB: it also carries, for extension builders, the
     headers, libcudaload.a (with its own copy of the kernels' fatbin: a static link cannot share
     the module's) and the stub archives, debug info stripped (2,258,431 bytes with the toolkit's
     ten; 2,508,379 with the seven of the libraries that ship as wheels of their own; 2,682,443 with
-    nvSHMEM's too: its archive is 105 KB compressed)."""
+    nvSHMEM's too: its archive is 105 KB compressed; 3,061,299 with the two SGEMM kernels that
+    brought TN and TT above cuBLAS, twice: in the module and in libcudaload.a)."""
     size = shim_wheel.stat().st_size
-    assert size < 2_750_000, "the wheel is %d bytes: the limit is 2.75 MB" % size
+    assert size < 3_250_000, "the wheel is %d bytes: the limit is 3.25 MB" % size
     with zipfile.ZipFile(shim_wheel) as z:
         infos = z.infolist()
     names = [i.filename for i in infos]
     module = [i for i in infos if re.match(r"cudaload/_cudaload\..*so$", i.filename)]
     # 975,234 bytes with the toolkit's ten tables; 1,013,736 with the eight of the libraries that
     # ship as wheels of their own (their descriptors: about 1,100 names); 1,040,824 with nvSHMEM's
-    # 1,495 more
-    assert len(module) == 1 and module[0].compress_size < 1_100_000, [(i.filename, i.compress_size) for i in module]
+    # 1,495 more; 1,227,773 with the 256 x 128 TN and 128 x 128 TT kernels of copies along k (each
+    # about 90 KB across the 7 architectures)
+    assert len(module) == 1 and module[0].compress_size < 1_300_000, [(i.filename, i.compress_size) for i in module]
     assert "cudaload/__init__.py" in names and "cudaload/__main__.py" in names, names
     assert not [n for n in names if n.endswith((".c", ".o"))], names
     stubs = package_stubs()
@@ -97,7 +99,7 @@ def test_extension_links_no_cuda_and_exports_only_pyinit(extension):
 def test_kernels_embedded_when_nvcc(shim_target):
     """With nvcc the kernels are in the module, one SASS per family (setup.py's WHEEL_ARCHS),
     not the Makefile's every arch, and PTX of the newest; without nvcc there are none. The
-    fatbin's bound is a check of its own; what holds the module under 1.1 MB compressed is
+    fatbin's bound is a check of its own; what holds the module under 1.3 MB compressed is
     test_wheel_contents_and_size."""
     venv = make_venv("venv-bare")
     r = run_py(venv / "bin" / "python", "import json, cudaload; k = cudaload.probe()['kernels']; "
