@@ -308,8 +308,9 @@ typedef struct cl_tables {
  * the tile of twice the columns that takes a split product when its blocks, split the same way,
  * still fill one wave, one_wave: the tile that takes an unsplit product of one wave when it puts
  * no more work on an SM (for each, the tile's own name: none), then its speed in each transpose
- * case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (the 256x128k and 128x128k16
- * tiles: on the H200; bench/sgemm_tune.cu; 0: not built for that case)). The plan's cost model is docs/kernels.md's. */
+ * case NN, NT, TN, TT as a percentage of cuBLAS's at 4096^3 on the H100 (the 256x128k and
+ * 128x128k16 tiles: on the H200; bench/sgemm_tune.cu; 0: not built for that case)). The plan's
+ * cost model is docs/kernels.md's. */
 #define CL_SGEMM_TILES(X)                                                        \
     X(256x128, 256, 128, 8, 256, 1, 1, 0, 1, 256x128, 256x128, 105, 105, 0, 0)   \
     X(256x128k, 256, 128, 8, 256, 1, 1, 1, 1, 256x128k, 256x128k, 0, 0, 101, 0)  \

@@ -940,6 +940,10 @@ static void test_sgemm_plan(void **state) {
         assert_int_equal(p.tile == CL_SGEMM_TILE_256x128, short_k[i].large);
         assert_int_equal(cl_sgemm_tiles[p.tile].per_sm, short_k[i].large ? 1 : 2);
     }
+    /* within 2% of the least cost, the larger tile: 65536 x 128 x 128 on 128 x 128 (costed 662),
+     * not on 128 x 64 (655), whose two columns of tiles read A twice */
+    cl_sgemm_plan_make(&p, 0, 132, 0, 0, 65536, 128, 128, al, 65536, al, 128);
+    assert_int_equal(p.tile, CL_SGEMM_TILE_128x128);
     /* 1024^3: 128 tiles of 128 x 64 fill the GPU best, in 4 slices; split the same way, the 64
      * tiles of 128 x 128 fill 256 of 264 slots: those (the wide tile, NN) */
     cl_sgemm_plan_make(&p, 1, 132, 0, 0, 1024, 1024, 1024, al, 1024, al, 1024);
