@@ -110,7 +110,9 @@ def test_kernels_embedded_when_nvcc(shim_target):
     if built:
         assert 90 in sass and sass == sorted(sass) and ptx == sass[-1], (sass, ptx)
         assert not [a for a in sass if a in (87, 88, 89, 103, 121)], "covered by a lower SASS of the family: %s" % sass
-        assert 0 < size < 860_000, size
+        # 1,008,680 bytes for the 7 architectures and PTX (the bound was 860,000 before the
+        # 256 x 128 TN and 16-deep TT SGEMM kernels)
+        assert 0 < size < 1_100_000, size
 
 
 def test_auditwheel_show_and_repair(shim_wheel, tmp_path):
