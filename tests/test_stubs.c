@@ -846,6 +846,15 @@ static int table_header_compiles(char *out, size_t n, const char *top, const cha
               top, inc, cuda_home);
 }
 
+/* cudaload_<lib>.h compiled as C against the toolkit's copy of the library's headers
+ * (CUDA_HOME/include, older than the pinned ones); what: the library, in the failure's words. */
+static void table_header_compiles_with_toolkit(const char *top, const char *lib, const char *what) {
+    char inc[PATH_MAX], out[4096];
+    snprintf(inc, sizeof inc, "%s/include", cuda_home);
+    if (table_header_compiles(out, sizeof out, top, lib, inc, "c") != 0)
+        fail_msg("cudaload_%s.h with %s/include's older %s headers:\n%s", lib, cuda_home, what, out);
+}
+
 /* cudaload_cudnn.h names every function of the pinned cuDNN (9.28); a program built beside an
  * older cuDNN (torch's wheel, this machine's toolkit: 9.19) compiles it with those headers: the
  * entries newer than them keep their place, untyped (their "since", tools/api/cudnn-since.txt),
@@ -858,10 +867,7 @@ static void test_cudnn_table_header_with_older_headers(void **state) {
     if (sh(out, sizeof out, "grep -h '^#define CUDNN_MINOR' '%s/include/cudnn_version.h' 2>/dev/null | awk '{print $3}'", cuda_home) != 0 ||
         !out[0] || atoi(out) >= 28)
         TH_SKIP("no cuDNN 9 older than 9.28 in CUDA_HOME/include (cudnn_version.h)");
-    char inc[PATH_MAX];
-    snprintf(inc, sizeof inc, "%s/include", cuda_home);
-    if (table_header_compiles(out, sizeof out, top, "cudnn", inc, "c") != 0)
-        fail_msg("cudaload_cudnn.h with %s/include's older cuDNN headers:\n%s", cuda_home, out);
+    table_header_compiles_with_toolkit(top, "cudnn", "cuDNN");
 }
 
 /* The same for NCCL (tools/api/nccl-since.txt): the toolkit's nccl.h (CUDA 13.0's: 2.28.9) is older
@@ -877,10 +883,7 @@ static void test_nccl_table_header_with_older_headers(void **state) {
     if (sh(out, sizeof out, "awk '$2 == \"NCCL_VERSION_CODE\" {print $3}' '%s/include/nccl.h' 2>/dev/null", cuda_home) != 0 ||
         !out[0] || atoi(out) >= atoi(pinned))
         TH_SKIP("no NCCL older than the pinned one in CUDA_HOME/include (nccl.h)");
-    char inc[PATH_MAX];
-    snprintf(inc, sizeof inc, "%s/include", cuda_home);
-    if (table_header_compiles(out, sizeof out, top, "nccl", inc, "c") != 0)
-        fail_msg("cudaload_nccl.h with %s/include's older NCCL headers:\n%s", cuda_home, out);
+    table_header_compiles_with_toolkit(top, "nccl", "NCCL");
 }
 
 /* And with the oldest headers of each library whose releases were read (tools/api/wheel-older.txt:
