@@ -694,10 +694,11 @@ define cmake_package
 	install -d $(1)
 	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
+	  echo 'set(cudaload_NVIDIA_LIBS $(NVIDIA_LIBS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_TARGET_$(s) $(STUB_TARGET_$(s)))'; echo 'set(cudaload_STUB_LIB_$(s) $(STUB_LIB_$(s)))'; \
 	    echo 'set(cudaload_STUB_REQUIRES_$(s) $(STUB_REQUIRES_$(s)))';) } > $(1)/cudaloadStubs.cmake
-	install -m 0644 cmake/cudaload-cuda-stubs.cmake cmake/cudaload-cuda-toolkit.cmake $(1)/
+	install -m 0644 cmake/cudaload-cuda-stubs.cmake cmake/cudaload-check-needed.cmake cmake/cudaload-cuda-toolkit.cmake $(1)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' -e 's|@CUDA_INC@|$(3)|' \
 	  -e 's|@STUB_IDS@|$(STUB_IDS)|g' -e "s|@REL_INCLUDE@|$(2)|" cmake/cudaloadConfig.cmake.in > $(1)/cudaloadConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
@@ -752,7 +753,8 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/bin/cudaload-probe $(API_HEADERS:include/%=$(DESTDIR)$(PREFIX)/include/%)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/cudaload-static.pc $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfig.cmake \
 	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadConfigVersion.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaloadStubs.cmake \
-	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-toolkit.cmake
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-stubs.cmake $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-check-needed.cmake \
+	  $(DESTDIR)$(LIBDIR)/cmake/cudaload/cudaload-cuda-toolkit.cmake
 	rm -f $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart_static.a $(DESTDIR)$(LIBDIR)/cudaload-nvcc/libcudart.so
 	-rmdir $(DESTDIR)$(LIBDIR)/cmake/cudaload $(DESTDIR)$(LIBDIR)/cmake $(DESTDIR)$(LIBDIR)/cudaload-nvcc 2>/dev/null
 	for s in $(STUB_IDS); do rm -f $(DESTDIR)$(LIBDIR)/libcudaload-$$s.a $(DESTDIR)$(LIBDIR)/libcudaload-$$s.so.$(SOMAJOR) \

@@ -191,6 +191,140 @@ static void test_recipe_cmake_switch(void **state) {
     assert_non_null(strstr(out, "[libcudart.so.13]"));
 }
 
+/* An executable of the work dir needs no NVIDIA library (RPATHs aside: a project's own link
+ * directories give them). */
+static void assert_no_nvidia_needed(const char *exe) {
+    const char *out;
+    assert_int_equal(th_sh(&out, "readelf -d '%s/%s'", work, exe), 0);
+    if (th_sh(NULL, "readelf -d '%s/%s' | grep NEEDED | grep -v '\\[libcudaload' | grep -E '\\[lib(cu|nv|nccl)'", work, exe) == 0)
+        fail_msg("%s needs NVIDIA's libraries:\n%s", exe, out);
+}
+
+/* The switch installed by setup, for -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES */
+#define SWITCH_FILE "%s/lib/cmake/cudaload/cudaload-cuda-stubs.cmake"
+
+/* tests/adopt/ways configured and built with the switch into the work dir's DIR (EXTRA: more
+ * cmake options); returns the build's exit status, its output in *out. */
+static int build_ways(const char *dir, const char *extra, const char **out) {
+    return th_sh(out, "rm -rf '%s/%s' && PATH='%s/bin':\"$PATH\" cmake -S '%s/tests/adopt/ways' -B '%s/%s' %s "
+                      "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES='" SWITCH_FILE "' 2>&1 && cmake --build '%s/%s' -- -k 2>&1",
+                 work, dir, cuda_home, top, work, dir, extra, prefix, work, dir);
+}
+
+/* needs the toolkit's FILE (lib64/...) */
+static void need_toolkit_file(const char *file) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", cuda_home, file);
+    if (access(p, R_OK) != 0) TH_SKIP("no %s: tests/adopt/ways links it", p);
+}
+
+/* Every way a CMake project names an NVIDIA library (tests/adopt/ways): imported targets of each
+ * type (UNKNOWN, SHARED, STATIC, INTERFACE, a location for one configuration, a chain behind an
+ * alias, one made in a subdirectory, one of a FetchContent project), a bare name, -l<name>,
+ * -l:<file>, a -l link option, a path, generator expressions (a path, a bare name), a static
+ * library's $<LINK_ONLY:...>, and CUDA code under each runtime choice (nvcc's default, the
+ * CUDA_RUNTIME_LIBRARY property and the CMAKE_CUDA_RUNTIME_LIBRARY variable, Static, Shared,
+ * None) and CUDA::cudart_static. With the switch, no executable needs an NVIDIA library, the
+ * configure lists each item it switched, and each executable runs to its library's own answer
+ * through the stub (and, with nothing findable, to the stub's load failure: no real copy is
+ * linked in statically). */
+static void test_switch_every_way(void **state) {
+    (void)state;
+    need_nvcc();
+    need_cmake_324();
+    for (const char *f = "lib64/libnccl.so\0lib64/libcudart_static.a\0lib64/libnvrtc.so\0lib64/libcurand.so\0"; *f; f += strlen(f) + 1)
+        need_toolkit_file(f);
+    const char *out;
+    int st = build_ways("ways", "-DCMAKE_BUILD_TYPE=Release", &out);
+    if (st != 0) fail_msg("tests/adopt/ways did not build with the switch:\n%s", out);
+    int gpu = access("/dev/nvidiactl", F_OK) == 0;
+    static const struct {
+        const char *exe, *answer;
+    } ways[] = {
+        {"imported_unknown", "nccl=0/"},
+        {"imported_interface", "nccl=0/"},
+        {"imported_shared", "cufft=0/"},
+        {"imported_static", "cudart=0/"},
+        {"imported_config", "cublas=0/"},
+        {"imported_chain", "cudart=0/"},
+        {"sub/imported_subdir", "curand=0/"},
+        {"_deps/fetched-build/fetched_imported", "nvrtc=0/"},
+        {"bare_name", "cublas=0/"},
+        {"dash_l", "cufft=0/"},
+        {"dash_l_file", "cublas=0/"},
+        {"link_option", "curand=0/"},
+        {"plain_path", "cublas=0/"},
+        {"toolkit_target", "cublas=0/"},
+        {"genex_config", "cublas=0/"},
+        {"genex_name", "cufft=0/"},
+        {"link_only", "curand=0/"},
+        {"runtimes/cudart_static_target", "cudart=0/"},
+        {"runtimes/rt_default", "cudart=0/"},
+        {"runtimes/rt_property_static", "cudart=0/"},
+        {"runtimes/rt_property_shared", "cudart=0/"},
+        {"runtimes/rt_var_static", "cudart=0/"},
+        {"runtimes/rt_var_shared", "cudart=0/"},
+        {"runtimes/rt_var_none", "cudart=0/"},
+    };
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+        char exe[PATH_MAX];
+        snprintf(exe, sizeof exe, "ways/%s", ways[i].exe);
+        assert_no_nvidia_needed(exe);
+        st = th_sh(&out, "cd '%s' && %s ./%s 2>&1", work, run_env, exe);
+        if (st != 0 || !strstr(out, ways[i].answer)) fail_msg("%s exited %d, not \"%s\":\n%s", exe, st, ways[i].answer, out);
+        if (strncmp(ways[i].exe, "runtimes/rt_", 12) == 0 && !strstr(out, gpu ? "kernel=0\n" : "kernel=35\n"))
+            fail_msg("%s: its kernel launch did not reach the runtime:\n%s", exe, out);
+        /* the runtime, by whatever way: the stub's (nothing findable: its load failure, 303) */
+        if (strncmp(ways[i].answer, "cudart=", 7) == 0) {
+            th_sh(&out, "cd '%s' && CUDALOAD_SOURCES=override ./%s 2>/dev/null", work, exe);
+            if (!strstr(out, "cudart=303/")) fail_msg("%s has a runtime of its own, not the stub's:\n%s", exe, out);
+        }
+    }
+    /* the configure's account: every item switched, with its target */
+    assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_' '%s/ways/CMakeCache.txt'", work), 0);
+    const char *by_path = strstr(out, "CUDALOAD_STUBS_BY_PATH:INTERNAL=");
+    assert_non_null(by_path);
+    for (const char *w = "nccl: /\0NCCL::nccl: /\0cufft_shared: /\0cudart_archive: /\0cublas_release: /\0rt_inner: /\0"
+                         "curand_here: /\0fetched::nvrtc: /\0bare_name: cublas;\0dash_l_file: -l:libcublas.so.13;\0"
+                         "link_option: -lcurand;\0genex_config: /\0genex_name: cufft;\0uses_curand: /\0";
+         *w; w += strlen(w) + 1)
+        if (!strstr(by_path, w)) fail_msg("\"%s\" not in the switched items:\n%s", w, out);
+    assert_non_null(strstr(out, "CUDALOAD_STUBS_RUNTIME:INTERNAL=rt_default;rt_property_static;rt_property_shared;rt_var_static;rt_var_shared;rt_var_none\n"));
+    /* left: FindCUDAToolkit's targets without a stub only (cuFFTW, when the toolkit has it) */
+    assert_int_equal(th_sh(&out, "sed -n 's/^CUDALOAD_STUBS_LEFT:INTERNAL=//p' '%s/ways/CMakeCache.txt' | tr ';' '\\n' | "
+                                 "grep -v '^CUDA::[A-Za-z_]*: /.*: no-stub$' | grep .", work), 1);
+}
+
+/* What the switch can't take (an NVIDIA library without a stub, cuBLAS inside a linker option):
+ * the configure lists both as left, with the reason; the post-link check fails the build naming
+ * each SONAME and the item that brought it, and removes the file so that the next build checks
+ * it again; with CUDALOAD_STUBS_CHECK=WARN the build goes through with the same account. */
+static void test_switch_check_catches_leftovers(void **state) {
+    (void)state;
+    need_cmake_324();
+    need_toolkit_file("lib64/libcufftw.so");
+    need_toolkit_file("lib64/libcublas.so");
+    const char *out;
+    int st = build_ways("planted", "-DWAYS_PLANT=ON", &out);
+    if (st == 0) fail_msg("the planted leftovers built:\n%s", out);
+    for (const char *w = "planted_no_stub: \0libcufftw.so.12, brought by:\0planted_flag: LINKER:--no-as-needed,-lcublas: \0"
+                         "libcublas.so.13, brought by:\0";
+         *w; w += strlen(w) + 1)
+        if (!strstr(out, w)) fail_msg("no \"%s\" in:\n%s", w, out);
+    assert_int_equal(th_sh(NULL, "ls '%s/planted/planted/planted_no_stub' '%s/planted/planted/planted_flag' 2>/dev/null", work, work), 2);
+    assert_int_equal(th_sh(&out, "grep '^CUDALOAD_STUBS_LEFT:' '%s/planted/CMakeCache.txt'", work), 0);
+    assert_non_null(strstr(out, "planted_no_stub: "));
+    assert_non_null(strstr(out, "/libcufftw.so: no-stub"));
+    assert_non_null(strstr(out, "planted_flag: LINKER:--no-as-needed,-lcublas: link-option"));
+    /* the next build links and checks again */
+    st = th_sh(&out, "cmake --build '%s/planted' 2>&1", work);
+    if (st == 0 || !strstr(out, "brought by:")) fail_msg("the second build did not check again (%d):\n%s", st, out);
+    st = build_ways("planted-warn", "-DWAYS_PLANT=ON -DCUDALOAD_STUBS_CHECK=WARN", &out);
+    if (st != 0) fail_msg("CUDALOAD_STUBS_CHECK=WARN: the build failed:\n%s", out);
+    assert_non_null(strstr(out, "libcufftw.so.12, brought by:"));
+    assert_non_null(strstr(out, "libcublas.so.13, brought by:"));
+    assert_int_equal(th_sh(NULL, "test -x '%s/planted-warn/planted/planted_no_stub' && test -x '%s/planted-warn/planted/planted_flag'", work, work), 0);
+}
 /* A vendored subdirectory that enables CUDA and finds the toolkit itself, its static library
  * linked into the top level's module (jax-finufft's layout): switched there too, the module
  * needs no NVIDIA library and exports none of the stubs' functions (--exclude-libs). */
@@ -310,6 +444,8 @@ int main(void) {
         cmocka_unit_test(test_stub_target_graph),
         cmocka_unit_test(test_pkg_config_graph),
         cmocka_unit_test(test_switch_wheel_libraries),
+        cmocka_unit_test(test_switch_every_way),
+        cmocka_unit_test(test_switch_check_catches_leftovers),
     };
     return cmocka_run_group_tests_name("test_adopt", tests, setup, NULL);
 }

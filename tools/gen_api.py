@@ -176,14 +176,15 @@ def sh(*cmd):
 
 
 def catalogue(probe):
+    """Every row of the catalogue (the probe's --catalogue), as dicts of its columns."""
     lines = sh(probe, "--catalogue").strip().splitlines()
     head = lines[0].split("\t")
-    rows = []
-    for line in lines[1:]:
-        r = dict(zip(head, line.split("\t")))
-        if r.get("api_headers"):
-            rows.append(r)
-    return rows
+    return [dict(zip(head, line.split("\t"))) for line in lines[1:]]
+
+
+def link_name(soname):
+    """A library's name in a link line (-l<name>, lib<name>.so) from its SONAME."""
+    return re.sub(r"^lib|\.so.*$", "", soname)
 
 
 def exports(path):
@@ -825,7 +826,7 @@ def rows_inc(libs):
     return "\n".join(o)
 
 
-def stubs_mk(libs):
+def stubs_mk(libs, rows):
     """The stubs and their link graph for the Makefile (pkg-config modules, the CMake package):
     a stub needs the stubs of its row's required dependencies that have one."""
     ids = {l.name: l.id for l in libs}
@@ -839,6 +840,9 @@ def stubs_mk(libs):
          "# STUB_WHEEL_<id>: for a library that ships as a wheel of its own, its headers' directory",
          "# under tools/wheel_files.py's cache (PACKAGE-VERSION/include dir in the wheel).",
          "STUB_IDS := " + " ".join(sorted(ids.values())),
+         "# NVIDIA_LIBS: every catalogue row's libraries by their names in a link line (stub or not):",
+         "# what the CMake switch and its post-link check know as NVIDIA's.",
+         "NVIDIA_LIBS := " + " ".join(sorted({link_name(so) for r in rows for so in r["sonames"].split(",")})),
          "# STUB_UNVERSIONED: libraries that ship as wheels of their own and version none of their",
          "# exports (NCCL, NVML, cuFile, cuSPARSELt): their own calls to their exports and other",
          "# libraries' imports of them are unversioned, and would bind to a shared stub's default",
@@ -852,7 +856,7 @@ def stubs_mk(libs):
     for l in sorted(libs, key=lambda l: l.id):
         o.append("STUB_ROW_%s := %s" % (l.id, l.name))
         o.append("STUB_TARGET_%s := %s" % (l.id, CMAKE_TARGET.get(l.name, l.name)))
-        o.append("STUB_LIB_%s := %s" % (l.id, re.sub(r"^lib|\.so.*$", "", l.row["sonames"].split(",")[0])))
+        o.append("STUB_LIB_%s := %s" % (l.id, link_name(l.row["sonames"].split(",")[0])))
         needs = " ".join(ids[d] for d in l.row["deps"].split() if d in ids)
         o.append(("STUB_REQUIRES_%s := %s" % (l.id, needs)).rstrip())
         if l.wheel:
@@ -922,7 +926,10 @@ def main():
     pins = {p[0]: p for p in wheel_files.pins()}
     cache = wheel_files.cache_dir()
     libs = []
-    for r in catalogue(a.probe):
+    rows = catalogue(a.probe)
+    for r in rows:
+        if not r.get("api_headers"):
+            continue
         pin = pins.get(r["name"])
         if pin:
             _, pkg, ver, _, inc = pin
@@ -939,7 +946,7 @@ def main():
             files["stubs/gen/%s_older.c" % l.id] = l.stub(True)
     files["libcudaload/api_rows.inc"] = rows_inc(libs)
     files["libcudaload/api_symbols.inc"] = symbols_inc(libs)
-    files["stubs/gen/stubs.mk"] = stubs_mk(libs)
+    files["stubs/gen/stubs.mk"] = stubs_mk(libs, rows)
     if any(l.wheel for l in libs):
         files["libcudaload/api_layouts.inc"] = "\n".join(
             ["/* %s */" % GEN,

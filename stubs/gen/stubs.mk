@@ -8,6 +8,9 @@
 # STUB_WHEEL_<id>: for a library that ships as a wheel of its own, its headers' directory
 # under tools/wheel_files.py's cache (PACKAGE-VERSION/include dir in the wheel).
 STUB_IDS := cublas cublaslt cuda cudart cudnn cudss cufft cufile cupti curand cusolver cusparse cusparselt cutensor nccl nvjitlink nvml nvrtc nvshmemhost
+# NVIDIA_LIBS: every catalogue row's libraries by their names in a link line (stub or not):
+# what the CMake switch and its post-link check know as NVIDIA's.
+NVIDIA_LIBS := cublas cublasLt cublasmp cuda cudart cudensitymat cudla cudnn cudss cufft cufftMp cufftw cufile cufile_rdma cupti curand cusolver cusolverMg cusolverMp cusparse cusparseLt custatevec cutensor cutensorMg cutensorMp cutensornet mathdx nccl nppc nppial nppicc nppidei nppif nppig nppim nppist nppisu nppitc npps nvJitLink nvblas nvfatbin nvidia-ml nvjpeg nvrtc nvshmem_host nvtx3interop nvvm
 # STUB_UNVERSIONED: libraries that ship as wheels of their own and version none of their
 # exports (NCCL, NVML, cuFile, cuSPARSELt): their own calls to their exports and other
 # libraries' imports of them are unversioned, and would bind to a shared stub's default

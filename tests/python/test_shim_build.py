@@ -65,7 +65,8 @@ def test_wheel_contents_and_size(shim_wheel):
     want = ["cudaload/include/cudaload.h", "cudaload/include/cudaload_tables.h", "cudaload/include/cudaload_stubs.h",
             "cudaload/lib/libcudaload.a", "cudaload/lib/pkgconfig/cudaload.pc",
             "cudaload/lib/cmake/cudaload/cudaloadConfig.cmake", "cudaload/lib/cmake/cudaload/cudaloadConfigVersion.cmake",
-            "cudaload/lib/cmake/cudaload/cudaload-cuda-stubs.cmake", "cudaload/lib/cmake/cudaload/cudaload-cuda-toolkit.cmake"]
+            "cudaload/lib/cmake/cudaload/cudaload-cuda-stubs.cmake", "cudaload/lib/cmake/cudaload/cudaload-check-needed.cmake",
+            "cudaload/lib/cmake/cudaload/cudaload-cuda-toolkit.cmake"]
     want += ["cudaload/include/cudaload_%s.h" % s for s in stubs]
     want += ["cudaload/lib/libcudaload-%s.a" % s for s in stubs] + ["cudaload/lib/pkgconfig/cudaload-%s.pc" % s for s in stubs]
     assert not [w for w in want if w not in names], [w for w in want if w not in names]
