@@ -123,9 +123,11 @@ run-cmake)
         exe=$b/$name
         { cmake -S "$src/$path" -B "$b" -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$switch" &&
           cmake --build "$b" -j "$(nproc)"; } > "$out/$name.build.log" 2>&1 || exe=""
-        switched=$(sed -n 's/^-- cudaload: switched to libcudaload.s stubs ([^)]*): //p' "$out/$name.build.log" | head -1)
-        by_path=$(sed -n 's/^-- cudaload: links by path or name switched to the stubs: //p' "$out/$name.build.log" | head -1)
-        check_and_run "$name" "$exe" "$out/samples-cmake.txt" " switched=[$switched] by_path=[$by_path]"
+        # the switch's lists, from the cache it leaves (cudaload-cuda-stubs.cmake's header)
+        switched=$(sed -n 's/^CUDALOAD_STUBS_SWITCHED:INTERNAL=//p' "$b/CMakeCache.txt" 2>/dev/null)
+        by_path=$(sed -n 's/^CUDALOAD_STUBS_BY_PATH:INTERNAL=//p' "$b/CMakeCache.txt" 2>/dev/null)
+        left=$(sed -n 's/^CUDALOAD_STUBS_LEFT:INTERNAL=//p' "$b/CMakeCache.txt" 2>/dev/null)
+        check_and_run "$name" "$exe" "$out/samples-cmake.txt" " switched=[$switched] by_path=[$by_path] left=[$left]"
     done <<< "$CMAKE_SAMPLES"
     echo "failed: $fails" | tee -a "$out/samples-cmake.txt"
     ;;
