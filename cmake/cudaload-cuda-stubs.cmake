@@ -67,9 +67,9 @@ set_property(GLOBAL PROPERTY _CUDALOAD_CHECK_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/c
 set_property(GLOBAL PROPERTY _CUDALOAD_LEFT_FILE "${CMAKE_BINARY_DIR}/cudaload-stubs-left.tsv")
 file(WRITE "${CMAKE_BINARY_DIR}/cudaload-stubs-left.tsv" "")
 
-# Targets made from here on compile CUDA without a runtime of nvcc's; a project that sets the
-# variable itself after this is turned back by the deferred pass.
-set(CMAKE_CUDA_RUNTIME_LIBRARY None)
+# (CMAKE_CUDA_RUNTIME_LIBRARY stays as the project has it: the configure's own checks, such as
+# FindOpenMP's CUDA test program, link with nvcc's runtime as without the switch; the deferred
+# pass gives every target of the build the stub runtime instead.)
 foreach(_cudaload_v SWITCHED LEFT RUNTIME BY_PATH)
   set(CUDALOAD_STUBS_${_cudaload_v} "" CACHE INTERNAL "")
 endforeach()
