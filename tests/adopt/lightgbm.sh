@@ -57,13 +57,9 @@
 #       configure printed no `cudaload: switched` line; without it, that is only reported.
 #       Needs python3 with venv, nvcc (PATH, CUDACXX or /usr/local/cuda/bin/nvcc), ninja (else
 #       make), readelf, nm.
-#       Known: the switch of commit 5f4af46 sets CMAKE_CUDA_RUNTIME_LIBRARY None for the whole
-#       project, and CMake hands that to try_compile: LightGBM's find_package(OpenMP REQUIRED),
-#       with CUDA enabled, links its OpenMP_CUDA test program without a CUDA runtime
-#       (undefined __cudaRegisterFatBinary, ...) and the configure stops: "Could NOT find
-#       OpenMP_CUDA". LGB_CMAKE_DEFINES='OpenMP_CUDA_FLAGS=-fopenmp OpenMP_CUDA_LIB_NAMES=gomp'
-#       gives FindOpenMP what it finds without the switch (-fopenmp, gomp), and it skips that
-#       test.
+#       LightGBM's find_package(OpenMP REQUIRED) links a CUDA test program at configure time
+#       (OpenMP_CUDA): the switch leaves configure-time checks their runtime, so it configures
+#       as without the switch (LGB_CMAKE_DEFINES, below, adds definitions where one is wanted).
 #
 #   tests/adopt/lightgbm.sh test WHEEL OUT [DIR]
 #       (GPU machine, offline) Installs WHEEL into OUT/site (pip install --no-deps --target, or
