@@ -69,11 +69,12 @@
 #       (1) a probe process (OUT/probe.txt) imports torch first (CUDA initialised, a cuBLAS
 #           matmul), trains a regression (5000 x 20, 50 rounds, 31 leaves) and a binary
 #           classifier with device_type="cuda" and with "cpu", same data and parameters
-#           (gpu_use_dp=true, deterministic), and compares their predictions: max |cuda - cpu|
-#           <= 1e-3 x max |cpu| for the regression, <= 1e-3 for the probabilities (the CUDA
-#           learner sums its histograms in another order; with double sums the trees should be
-#           the same and the outputs agree to rounding: 1e-3 leaves room for that, not for
-#           another model), same number of trees; the model must say [device_type: cuda];
+#           (gpu_use_dp=true, deterministic), and compares them: for the regression
+#           max |cuda - cpu| <= 1e-3 x max |cpu| (with double sums the trees are the same and
+#           the outputs agree to rounding: 0 measured on an H200); for the classifier the
+#           accuracy within 0.01 of the CPU model's (its CUDA learner grows other trees: the
+#           probabilities differ by up to 0.189, the same without the switch); the same
+#           number of trees; the model must say [device_type: cuda];
 #       (2) LightGBM's own tests, pytest on OUT/src/tests/python_package_test/{LGB_TEST_FILES}
 #           (default test_basic.py test_engine.py: the C API and training paths, 278
 #           cases), with pytest-xdist -n LGB_XDIST (default 8, OMP_NUM_THREADS = cores/8,
@@ -94,7 +95,8 @@
 #           among them, and each of the CUDA toolkit's from torch's wheels (a path with
 #           /nvidia/; the driver's libcuda and libnvidia-* excepted).
 #       Writes OUT/test-report.txt (pass/fail/skip counts), OUT/probe.txt, OUT/pytest.log,
-#       OUT/junit.xml, OUT/maps/. Exits 1 if the probe or a test failed, or a process maps a
+#       OUT/junit.xml, OUT/maps/. Exits 1 if the probe failed, a test failed that is not in
+#       LGB_KNOWN_FAILURES (below: two that fail the same without the switch), or a process maps a
 #       library twice or one not torch's. DIR (the fetch directory) defaults to the one the
 #       build recorded (WHEEL/../FETCH_DIR, relative). Needs a Python with torch (CUDA), numpy,
 #       scipy, scikit-learn, pytest, psutil, joblib (PYTHON, default python3).
@@ -117,6 +119,12 @@ LGB_TESTS=lightgbm-$LGB_VERSION-tests.tar.xz
 LGB_GIT=${LGB_GIT:-https://github.com/lightgbm-org/LightGBM.git}
 CMAKE_PIN=3.31.10        # newest CMake 3 (4.x drops cmake_minimum_required < 3.5 compatibility)
 PYTHON=${PYTHON:-python3}
+# LightGBM 4.7.0's own tests that fail with device_type=cuda on CUDA 13 whatever links the
+# library: on an H200 (torch 2.11 cu130), these two failed the same with the switch and with
+# NVIDIA's libraries linked directly (a build without the switch); the test phase reports them
+# and fails on any other.
+LGB_KNOWN_FAILURES=${LGB_KNOWN_FAILURES-"test_engine.py::test_max_bin_by_feature test_engine.py::test_forced_bins"}
+LGB_KNOWN_WHY="fail the same without the switch: LightGBM's CUDA learner and forced or per-feature bins"
 
 say() { printf 'lightgbm: %s\n' "$*"; }
 die() { printf 'lightgbm: error: %s\n' "$*" >&2; exit 1; }
@@ -402,13 +410,21 @@ for objective, target in (("regression", y), ("binary", yb)):
     f1 = free()
     p_cpu, p_dev = cpu.predict(X), dev.predict(X)
     diff = float(np.max(np.abs(p_dev - p_cpu)))
-    tol = 1e-3 * float(np.max(np.abs(p_cpu))) if objective == "regression" else 1e-3
     said = "[device_type: %s]" % DEVICE in dev.model_to_string()
-    print("PREDICTIONS %s: device_type=%s vs cpu, %d trees each: max|diff| = %.3g, tolerance %.3g: %s; "
+    if objective == "regression":
+        what, value, tol = "max|diff|", diff, 1e-3 * float(np.max(np.abs(p_cpu)))
+    else:
+        # the CUDA learner grows other trees than the CPU one for the binary objective (max
+        # |diff| of the probabilities 0.189 here, the same with the NVIDIA libraries linked
+        # directly: tests/adopt/lightgbm.sh build without a switch): its accuracy is compared
+        what = "|accuracy - cpu accuracy| (max|diff| of the probabilities %.3g)" % diff
+        value = abs(float(np.mean((p_dev > 0.5) == target)) - float(np.mean((p_cpu > 0.5) == target)))
+        tol = 0.01
+    print("PREDICTIONS %s: device_type=%s vs cpu, %d trees each: %s = %.3g, tolerance %.3g: %s; "
           "model says [device_type: %s]: %s; GPU memory taken while the booster lives: %d MiB"
-          % (objective, DEVICE, dev.num_trees(), diff, tol, "ok" if diff <= tol else "TOO FAR", DEVICE, said,
-             (f0 - f1) >> 20))
-    ok = ok and diff <= tol and said and dev.num_trees() == cpu.num_trees()
+          % (objective, DEVICE, dev.num_trees(), what, value, tol, "ok" if value <= tol else "TOO FAR", DEVICE,
+             said, (f0 - f1) >> 20))
+    ok = ok and value <= tol and said and dev.num_trees() == cpu.num_trees()
 print("\n".join(maps_lines()))
 print("PROBE", "OK" if ok else "FAIL")
 sys.exit(0 if ok else 1)
@@ -525,12 +541,21 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **kw)' "$dir/$LGB_TESTS" "$out
     rc_test=$?
     local secs=$((SECONDS - t1)) secs_probe=$((t1 - t0))
     tail -5 "$out/pytest.log"
-    local counts
+    # the counts, and the failures and errors not in LGB_KNOWN_FAILURES
+    local counts unexpected
     counts=$("$PYTHON" -c '
 import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot(); s = r if r.tag == "testsuite" else r.find("testsuite")
 t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
 print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$out/junit.xml" 2>/dev/null) || counts="no junit.xml"
+    unexpected=$("$PYTHON" -c '
+import sys, xml.etree.ElementTree as E
+known = sys.argv[2].split()
+for c in E.parse(sys.argv[1]).getroot().iter("testcase"):
+    if c.find("failure") is not None or c.find("error") is not None:
+        name = c.get("classname", "").rsplit(".", 1)[-1] + ".py::" + c.get("name", "")
+        if name not in known:
+            print(name)' "$out/junit.xml" "$LGB_KNOWN_FAILURES" 2>&1) || unexpected="junit.xml unreadable"
     local problems; problems=$("$PYTHON" -c "$CHECK_MAPS" "$out"/maps/*.txt 2>&1)
     local ok=1
     {
@@ -539,14 +564,16 @@ print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))'
         echo "probe (rc $rc_probe, ${secs_probe}s):"; grep -E '^(PREDICTIONS|MAPPED|PROBE)' "$out/probe.txt" | sed 's/^/  /'
         echo "pytest ${files[*]} ${par[*]} (rc $rc_test, ${secs}s): $counts"
         grep -E '^(FAILED|ERROR) ' "$out/pytest.log" | sed 's/^/  /' | head -40
+        echo "known to fail (LGB_KNOWN_FAILURES: $LGB_KNOWN_WHY): $LGB_KNOWN_FAILURES"
+        echo "failed and not known: ${unexpected:-none}"
         echo "pytest processes at session end ($(ls "$out"/maps/pytest-*.txt 2>/dev/null | wc -l) maps):"
         cat "$out"/maps/pytest-*.txt 2>/dev/null | sort | uniq -c | sed 's/^/  /'
         if [ -n "$problems" ]; then echo "maps problems:"; echo "$problems" | sed 's/^/  /'; fi
     } > "$out/test-report.txt"
-    [ $rc_probe -eq 0 ] && [ $rc_test -eq 0 ] && [ -z "$problems" ] || ok=0
+    [ $rc_probe -eq 0 ] && [ -f "$out/junit.xml" ] && [ -z "$unexpected" ] && [ -z "$problems" ] || ok=0
     ls "$out"/maps/pytest-*.txt >/dev/null 2>&1 || ok=0
     if [ $ok -eq 1 ]; then
-        echo "OK: probe and tests passed; every NVIDIA library mapped once, the toolkit's from torch's nvidia wheels" >> "$out/test-report.txt"
+        echo "OK: probe and tests passed (but the known failures); every NVIDIA library mapped once, the toolkit's from torch's nvidia wheels" >> "$out/test-report.txt"
     else
         echo "FAIL" >> "$out/test-report.txt"
     fi
