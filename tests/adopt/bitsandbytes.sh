@@ -66,6 +66,7 @@
 # BNB_TESTS (test files, relative to the source root), BNB_TEST_K (pytest -k), BNB_TEST_WORKERS
 # (pytest-xdist workers, default 8; 0 runs in one process).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BNB_GIT=${BNB_GIT:-https://github.com/bitsandbytes-foundation/bitsandbytes.git}
 BNB_PIN_TAG=0.50.1                                   # the newest release tag (2026-08-13)
@@ -279,23 +280,10 @@ build() {
         report_elves "$work/wheel-unpacked" "$cuda_root" "$cuda_root_real" > "$work/elves.txt"   # in this shell: it sets BAD
         sed 's/^/  /' "$work/elves.txt"
     } > "$out/report.txt"
-    # a CMake that never read the switch says nothing: then nothing was switched
-    if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
-        BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
-    fi
-    if [ -n "$BAD" ]; then
-        if [ -n "$switch" ]; then
-            echo "FAIL with the switch:$BAD" >> "$out/report.txt"
-        else
-            echo "plain build (no switch), CUDA libraries linked as expected:$BAD" >> "$out/report.txt"
-        fi
-    else
-        echo "OK: no NVIDIA library in any DT_NEEDED, no RPATH into the toolkit or nvidia/" >> "$out/report.txt"
-    fi
-    cat "$out/report.txt"
+    local verdict=0
+    build_verdict "$out" "$switch" || verdict=1
     say "wheel $whl"
-    if [ -n "$switch" ] && [ -n "$BAD" ]; then exit 1; fi
-    exit 0
+    exit $verdict
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@
 # nproc), JFB_CUDA_ARCH (default 90), JFT_JAX_PLATFORMS (default cuda; cpu only checks the
 # test phase's steps on a machine without a GPU, and then fails its maps check).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 JF_VERSION=1.3.1
 JF_SDIST=jax_finufft-$JF_VERSION.tar.gz
@@ -328,23 +329,10 @@ build() {
         report_elves "$work/wheel-unpacked" > "$work/elves.txt"   # in this shell: it sets BAD
         sed 's/^/  /' "$work/elves.txt"
     } > "$out/report.txt"
-    # a CMake that never read the switch says nothing: then nothing was switched
-    if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
-        BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
-    fi
-    if [ -n "$BAD" ]; then
-        if [ -n "$switch" ]; then
-            echo "FAIL with the switch:$BAD" >> "$out/report.txt"
-        else
-            echo "plain build (no switch), CUDA libraries linked as expected:$BAD" >> "$out/report.txt"
-        fi
-    else
-        echo "OK: no CUDA library in any DT_NEEDED, no RPATH into nvidia/" >> "$out/report.txt"
-    fi
-    cat "$out/report.txt"
+    local verdict=0
+    build_verdict "$out" "$switch" || verdict=1
     say "wheel $whl (${secs}s)"
-    if [ -n "$switch" ] && [ -n "$BAD" ]; then exit 1; fi
-    exit 0
+    exit $verdict
 }
 
 # ---------------------------------------------------------------------------------------------

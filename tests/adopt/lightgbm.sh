@@ -109,6 +109,7 @@
 # then fails its maps check, and the CUDA build refuses ranking positions, 3 tests of
 # test_basic.py, which TASK=cuda skips).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LGB_VERSION=4.7.0
 LGB_SDIST=lightgbm-$LGB_VERSION.tar.gz
@@ -334,23 +335,10 @@ build() {
         report_elves "$work/wheel-unpacked" > "$work/elves.txt"   # in this shell: it sets BAD
         sed 's/^/  /' "$work/elves.txt"
     } > "$out/report.txt"
-    # a CMake that never read the switch says nothing: then nothing was switched
-    if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
-        BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
-    fi
-    if [ -n "$BAD" ]; then
-        if [ -n "$switch" ]; then
-            echo "FAIL with the switch:$BAD" >> "$out/report.txt"
-        else
-            echo "plain build (no switch), NVIDIA libraries linked as expected:$BAD" >> "$out/report.txt"
-        fi
-    else
-        echo "OK: no NVIDIA library in any DT_NEEDED, no RPATH into a CUDA toolkit or nvidia/" >> "$out/report.txt"
-    fi
-    cat "$out/report.txt"
+    local verdict=0
+    build_verdict "$out" "$switch" || verdict=1
     say "wheel $whl (${secs}s)"
-    if [ -n "$switch" ] && [ -n "$BAD" ]; then exit 1; fi
-    exit 0
+    exit $verdict
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -82,6 +82,7 @@
 # nproc), LCP_CUDA_ARCH (default 90-real), LCP_GGML_NATIVE (default off), LCP_GGML_CUDA_NCCL
 # (default off).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LCP_VERSION=0.3.36
 LCP_TOP=llama_cpp_python-$LCP_VERSION
@@ -404,23 +405,10 @@ build() {
         report_elves "$out/wheel-unpacked" > "$out/elves.txt"   # in this shell: it sets BAD
         sed 's/^/  /' "$out/elves.txt"
     } > "$out/report.txt"
-    # a CMake that never read the switch says nothing: then nothing was switched
-    if [ -n "$switch" ] && ! grep -q -E '^ *(-- )?cudaload: switched' "$out/build.log"; then
-        BAD="$BAD no-'cudaload: switched'-line-at-configure-time"
-    fi
-    if [ -n "$BAD" ]; then
-        if [ -n "$switch" ]; then
-            echo "FAIL with the switch:$BAD" >> "$out/report.txt"
-        else
-            echo "plain build (no switch), CUDA libraries linked as expected:$BAD" >> "$out/report.txt"
-        fi
-    else
-        echo "OK: no NVIDIA library in any DT_NEEDED, no RPATH/RUNPATH into CUDA or nvidia/" >> "$out/report.txt"
-    fi
-    cat "$out/report.txt"
+    local verdict=0
+    build_verdict "$out" "$switch" || verdict=1
     say "wheel $whl (${secs}s); to carry: $slim ($(stat -c %s "$slim") bytes)"
-    if [ -n "$switch" ] && [ -n "$BAD" ]; then exit 1; fi
-    exit 0
+    exit $verdict
 }
 
 # ---------------------------------------------------------------------------------------------
