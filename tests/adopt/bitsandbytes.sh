@@ -100,7 +100,6 @@ PYTHON=${PYTHON:-python3}
 say() { printf 'bitsandbytes: %s\n' "$*"; }
 die() { printf 'bitsandbytes: error: %s\n' "$*" >&2; exit 1; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
-abspath() { mkdir -p "$1" && (cd "$1" && pwd); }
 
 # ---------------------------------------------------------------------------------------------
 fetch() {
@@ -192,15 +191,8 @@ report_elves() {
 }
 
 build() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local dir; dir=$(cd "$1" 2>/dev/null && pwd) || die "no fetch directory $1"
-    local out; out=$(abspath "$2")
-    local switch=${3:-}
-    if [ -n "$switch" ]; then
-        [ -f "$switch" ] || die "no switch file $switch"
-        switch=$(cd "$(dirname "$switch")" && pwd)/$(basename "$switch")
-    fi
-    (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
+    local dir out switch
+    build_args "$@"
     local work; work=$(abspath "${BNB_WORK:-$out/work}")
     local arch=${BNB_CUDA_ARCH:-90}
 

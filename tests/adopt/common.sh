@@ -21,3 +21,21 @@ build_verdict() {
     cat "$out/report.txt"
     [ -z "$switch" ] || [ -z "$BAD" ]
 }
+
+# abspath DIR: DIR made (mkdir -p) and named absolutely.
+abspath() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+# build_args DIR OUT [SWITCH_FILE]: a build phase's arguments into the caller's locals dir (the
+# fetch directory, its SHA256SUMS checked), out and switch (absolute; empty for a build without
+# the switch): `local dir out switch; build_args "$@"`. Calls the script's usage or die.
+build_args() {
+    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
+    dir=$(cd "$1" 2>/dev/null && pwd) || die "no fetch directory $1"
+    out=$(abspath "$2")
+    switch=${3:-}
+    if [ -n "$switch" ]; then
+        [ -f "$switch" ] || die "no switch file $switch"
+        switch=$(cd "$(dirname "$switch")" && pwd)/$(basename "$switch")
+    fi
+    (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
+}

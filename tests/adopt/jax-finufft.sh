@@ -56,7 +56,6 @@ PYTHON=${PYTHON:-python3}
 say() { printf 'jax-finufft: %s\n' "$*"; }
 die() { printf 'jax-finufft: error: %s\n' "$*" >&2; exit 1; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
-abspath() { mkdir -p "$1" && (cd "$1" && pwd); }
 
 # ---------------------------------------------------------------------------------------------
 # The CPM.cmake stand-in. finufft's setupCPM.cmake includes
@@ -239,15 +238,8 @@ report_elves() {
 }
 
 build() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local dir; dir=$(cd "$1" 2>/dev/null && pwd) || die "no fetch directory $1"
-    local out; out=$(abspath "$2")
-    local switch=${3:-}
-    if [ -n "$switch" ]; then
-        [ -f "$switch" ] || die "no switch file $switch"
-        switch=$(cd "$(dirname "$switch")" && pwd)/$(basename "$switch")
-    fi
-    (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
+    local dir out switch
+    build_args "$@"
 
     local work=$out/work
     say "build in $work (inputs $dir${switch:+, switch $switch})"

@@ -130,7 +130,6 @@ LGB_KNOWN_WHY="fail the same without the switch: LightGBM's CUDA learner and for
 say() { printf 'lightgbm: %s\n' "$*"; }
 die() { printf 'lightgbm: error: %s\n' "$*" >&2; exit 1; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
-abspath() { mkdir -p "$1" && (cd "$1" && pwd); }
 
 # ---------------------------------------------------------------------------------------------
 # The tag's files that must equal the sdist's: "tag-path sdist-path" pairs.
@@ -248,16 +247,9 @@ report_elves() {
 }
 
 build() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local dir; dir=$(cd "$1" 2>/dev/null && pwd) || die "no fetch directory $1"
-    local out; out=$(abspath "$2")
-    local switch=${3:-}
-    if [ -n "$switch" ]; then
-        [ -f "$switch" ] || die "no switch file $switch"
-        switch=$(cd "$(dirname "$switch")" && pwd)/$(basename "$switch")
-    fi
+    local dir out switch
+    build_args "$@"
     local tools=${LGB_BUILD_TOOLS:-${dir%/}-build-tools}
-    (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
     (cd "$tools" 2>/dev/null && sha256sum -c --quiet SHA256SUMS) || die "$tools: no build tools, or SHA256SUMS does not match (run fetch again)"
     local work; work=$(abspath "${LGB_WORK:-$out/work}")
     local src=$work/src/lightgbm-$LGB_VERSION

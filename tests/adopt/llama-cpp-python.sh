@@ -97,7 +97,6 @@ PYTHON=${PYTHON:-python3}
 say() { printf 'llama-cpp-python: %s\n' "$*"; }
 die() { printf 'llama-cpp-python: error: %s\n' "$*" >&2; exit 1; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
-abspath() { mkdir -p "$1" && (cd "$1" && pwd); }
 
 # ---------------------------------------------------------------------------------------------
 # TRIM: what fetch removes from the sdist (paths relative to its top directory), and why. Only
@@ -303,15 +302,8 @@ print("dropped (%d files): %s" % (len(dropped), " ".join(sorted(dropped))))
 '
 
 build() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local dir; dir=$(cd "$1" 2>/dev/null && pwd) || die "no fetch directory $1"
-    local out; out=$(abspath "$2")
-    local switch=${3:-}
-    if [ -n "$switch" ]; then
-        [ -f "$switch" ] || die "no switch file $switch"
-        switch=$(cd "$(dirname "$switch")" && pwd)/$(basename "$switch")
-    fi
-    (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
+    local dir out switch
+    build_args "$@"
     local sum; sum=$(sha256sum < "$dir/$LCP_TRIMMED" | cut -d' ' -f1)
 
     # The source: unpacked once per trimmed tarball (kept, with the tarball's times, so that a
