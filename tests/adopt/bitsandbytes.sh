@@ -386,18 +386,10 @@ def pytest_sessionfinish(session, exitstatus):
 '
 
 test_wheel() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local whl=$1
-    [ -d "$whl" ] && whl=$(ls "$whl"/wheel/bitsandbytes-*.whl 2>/dev/null | head -1)
-    [ -f "$whl" ] || die "no wheel $1"
-    whl=$(cd "$(dirname "$whl")" && pwd)/$(basename "$whl")
-    local out; out=$(abspath "$2")
-    local dir=${3:-}
-    if [ -z "$dir" ] && [ -f "$(dirname "$whl")/../FETCH_DIR" ]; then
-        dir=$(dirname "$whl")/../$(cat "$(dirname "$whl")/../FETCH_DIR")
-    fi
-    [ -n "$dir" ] && [ -d "$dir/src/tests" ] || die "no fetch directory with src/tests (give DIR)"
-    dir=$(cd "$dir" && pwd)
+    local whl out dir
+    # (a build's OUT stands for the wheel in it)
+    if [ -d "${1:-}" ]; then set -- "$(ls "$1"/wheel/bitsandbytes-*.whl 2>/dev/null | head -1)" "${@:2}"; fi
+    test_args src/tests "$@"
     "$PYTHON" -c 'import torch' 2>/dev/null || die "$PYTHON cannot import torch"
 
     rm -rf "$out/site" "$out/testdeps" "$out/testroot" "$out/plugin" "$out/maps" \

@@ -39,3 +39,25 @@ build_args() {
     fi
     (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match (run fetch again)"
 }
+
+# test_args MARK WHEEL OUT [DIR]: a test phase's arguments into the caller's locals whl (the
+# wheel), out and dir (the fetch directory: DIR, else the one the build recorded beside the wheel,
+# WHEEL/../../FETCH_DIR, a path absolute or relative to that record's directory), all absolute;
+# MARK is a path the fetch directory must hold: `local whl out dir; test_args MARK "$@"`.
+test_args() {
+    local mark=$1
+    shift
+    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
+    whl=$1
+    [ -f "$whl" ] || die "no wheel $whl"
+    whl=$(cd "$(dirname "$whl")" && pwd)/$(basename "$whl")
+    out=$(abspath "$2")
+    dir=${3:-}
+    local rec; rec=$(dirname "$(dirname "$whl")")
+    if [ -z "$dir" ] && [ -f "$rec/FETCH_DIR" ]; then
+        dir=$(cat "$rec/FETCH_DIR")
+        case $dir in /*) ;; *) dir=$rec/$dir ;; esac
+    fi
+    [ -n "$dir" ] && [ -e "$dir/$mark" ] || die "no fetch directory with $mark (give DIR)"
+    dir=$(cd "$dir" && pwd)
+}

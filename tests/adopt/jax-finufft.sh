@@ -366,15 +366,8 @@ def pytest_sessionfinish(session, exitstatus):
 '
 
 test_wheel() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local whl=$1; [ -f "$whl" ] || die "no wheel $whl"
-    whl=$(cd "$(dirname "$whl")" && pwd)/$(basename "$whl")
-    local out; out=$(abspath "$2")
-    local dir=${3:-}
-    if [ -z "$dir" ] && [ -f "$(dirname "$whl")/../FETCH_DIR" ]; then
-        dir=$(cat "$(dirname "$whl")/../FETCH_DIR")
-    fi
-    [ -n "$dir" ] && [ -f "$dir/$JF_SDIST" ] || die "no fetch directory with $JF_SDIST (give DIR)"
+    local whl out dir
+    test_args "$JF_SDIST" "$@"
 
     rm -rf "$out/site" "$out/testdeps" "$out/tests" "$out/plugin"
     mkdir -p "$out/plugin"

@@ -457,17 +457,8 @@ for fn in sys.argv[1:]:
 '
 
 test_wheel() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local whl=$1; [ -f "$whl" ] || die "no wheel $whl"
-    whl=$(cd "$(dirname "$whl")" && pwd)/$(basename "$whl")
-    local out; out=$(abspath "$2")
-    local dir=${3:-}
-    local rec; rec=$(dirname "$(dirname "$whl")")
-    if [ -z "$dir" ] && [ -f "$rec/FETCH_DIR" ]; then
-        dir=$rec/$(cat "$rec/FETCH_DIR")
-    fi
-    [ -n "$dir" ] && [ -f "$dir/$LGB_TESTS" ] || die "no fetch directory with $LGB_TESTS (give DIR)"
-    dir=$(cd "$dir" && pwd)
+    local whl out dir
+    test_args "$LGB_TESTS" "$@"
     (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match"
     export LGB_DEVICE=${LGB_DEVICE:-cuda}
 

@@ -634,16 +634,8 @@ def pytest_sessionfinish(session, exitstatus):
 '
 
 test_wheel() {
-    [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-    local whl=$1; [ -f "$whl" ] || die "no wheel $whl"
-    whl=$(cd "$(dirname "$whl")" && pwd)/$(basename "$whl")
-    local out; out=$(abspath "$2")
-    local dir=${3:-}
-    if [ -z "$dir" ] && [ -f "$(dirname "$whl")/../FETCH_DIR" ]; then
-        dir=$(cat "$(dirname "$whl")/../FETCH_DIR")
-    fi
-    [ -n "$dir" ] && [ -f "$dir/$LCP_TRIMMED" ] || die "no fetch directory with $LCP_TRIMMED (give DIR)"
-    dir=$(cd "$dir" && pwd)
+    local whl out dir
+    test_args "$LCP_TRIMMED" "$@"
     (cd "$dir" && sha256sum -c --quiet SHA256SUMS) || die "$dir: SHA256SUMS does not match"
 
     local m
