@@ -441,11 +441,7 @@ test_wheel() {
     local secs_test=$((SECONDS - t0))
     tail -5 "$out/pytest.log"
     local counts
-    counts=$("$PYTHON" -c '
-import sys, xml.etree.ElementTree as E
-r = E.parse(sys.argv[1]).getroot(); s = r if r.tag == "testsuite" else r.find("testsuite")
-t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
-print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$out/junit.xml" 2>/dev/null) || counts="no junit.xml"
+    counts=$(junit_counts "$out/junit.xml")
     local ok=1 f
     {
         echo "bitsandbytes tests, $(basename "$whl"), $(date -u +%Y-%m-%dT%H:%M:%SZ): probe ${secs_probe}s, pytest ${secs_test}s"

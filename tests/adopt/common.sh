@@ -61,3 +61,13 @@ test_args() {
     [ -n "$dir" ] && [ -e "$dir/$mark" ] || die "no fetch directory with $mark (give DIR)"
     dir=$(cd "$dir" && pwd)
 }
+
+# junit_counts FILE: "<n> passed, <n> failed, <n> errors, <n> skipped" of pytest's junit XML
+# FILE (with $PYTHON), or "no junit.xml" where it can't be read.
+junit_counts() {
+    "$PYTHON" -c '
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot(); s = r if r.tag == "testsuite" else r.find("testsuite")
+t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
+print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$1" 2>/dev/null || echo "no junit.xml"
+}

@@ -514,11 +514,7 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], **kw)' "$dir/$LGB_TESTS" "$out
     tail -5 "$out/pytest.log"
     # the counts, and the failures and errors not in LGB_KNOWN_FAILURES
     local counts unexpected
-    counts=$("$PYTHON" -c '
-import sys, xml.etree.ElementTree as E
-r = E.parse(sys.argv[1]).getroot(); s = r if r.tag == "testsuite" else r.find("testsuite")
-t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
-print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$out/junit.xml" 2>/dev/null) || counts="no junit.xml"
+    counts=$(junit_counts "$out/junit.xml")
     unexpected=$("$PYTHON" -c '
 import sys, xml.etree.ElementTree as E
 known = sys.argv[2].split()
