@@ -528,6 +528,14 @@ typedef struct cudaload_fix {
  *  (0 when the library is fine or was not searched); *out is untouched when i is out of range. */
 CUDALOAD_API size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out);
 
+/** Writes into buf (n bytes, always terminated) one line saying why lib cannot be used, as a stub
+ *  prints it where the dynamic loader would have printed its own: the file names, the top reason
+ *  with its numbers (not found, and where it looked; a wrong CUDA major; the driver too old; no
+ *  driver) and the first fix ("fix: pip install nvidia-cublas (CUDA 13)"). No newline. Returns
+ *  lib's status: CUDALOAD_OK (buf gets "") when it is usable, CUDALOAD_ERROR_NOT_ATTEMPTED when it
+ *  was not searched yet, CUDALOAD_ERROR_INVALID_ARGUMENT for a bad lib or buffer. */
+CUDALOAD_API cudaload_status cudaload_failure_line(cudaload_lib lib, char *buf, size_t n);
+
 /* ---- what was found -------------------------------------------------------------------- */
 
 /** Fills *out (whose .size the caller set) for lib: status, path, SONAME, source, version

@@ -175,7 +175,13 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
     switch (ls->status) {
     case CUDALOAD_ERROR_NOT_FOUND:
     case CUDALOAD_ERROR_MAJOR_MISMATCH: {
-        if (row->flags & CL_ROW_DRIVER_LIKE) break;
+        /* NVML and the like come with the driver, never from pip */
+        if (row->flags & CL_ROW_DRIVER_LIKE) {
+            if (ls->status == CUDALOAD_ERROR_NOT_FOUND)
+                fix[n++] = (cudaload_fix){sizeof *fix, CUDALOAD_FIX_INSTALL_DRIVER, 0, 0, NULL,
+                                          row->env_alias ? row->env_alias : cl_row_env_name((size_t)lib)};
+            break;
+        }
         /* the process's major once pinned (a mismatch is fixed by the package of that major),
          * else each major the row has that the loaded driver can run, newest first */
         int drv_major = G.drv.loaded && G.drv.version > 0 ? G.drv.version / 1000 : 0;
@@ -239,39 +245,40 @@ size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out) {
     return n;
 }
 
+/* "fix: ..." for one fix, with no indent and no newline (the caller places it). */
 static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
     int dv = G.drv.version;
     switch (f->kind) {
     case CUDALOAD_FIX_PIP_INSTALL:
         if (G.lib[lib].status == CUDALOAD_ERROR_DRIVER_TOO_OLD)
-            cl_buf_printf(b, "  fix: install the CUDA %d wheels (pip install %s), which this driver (CUDA %d.%d) runs\n",
+            cl_buf_printf(b, "fix: install the CUDA %d wheels (pip install %s), which this driver (CUDA %d.%d) runs",
                           f->major, f->packages, dv / 1000, (dv % 1000) / 10);
         else if (G.lib[lib].status == CUDALOAD_ERROR_BELOW_FLOOR)
-            cl_buf_printf(b, "  fix: pip install '%s' (CUDA %d), which meets %s\n", f->packages, f->major,
+            cl_buf_printf(b, "fix: pip install '%s' (CUDA %d), which meets %s", f->packages, f->major,
                           G.cfg.floor_origin[lib]);
         else
-            cl_buf_printf(b, "  fix: pip install %s (CUDA %d)\n", f->packages, f->major);
+            cl_buf_printf(b, "fix: pip install %s (CUDA %d)", f->packages, f->major);
         break;
     case CUDALOAD_FIX_UPGRADE_DRIVER:
         if (G.drv.loaded && dv > 0)
-            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver: it supports CUDA %d.%d, and CUDA %d needs branch >= %d\n",
+            cl_buf_printf(b, "fix: upgrade the NVIDIA driver: it supports CUDA %d.%d, and CUDA %d needs branch >= %d",
                           dv / 1000, (dv % 1000) / 10, f->major, f->branch);
         else {
             /* no driver to compare with: every major's branch, newest first ("CUDA 13 needs branch >=
              * 580, CUDA 12 branch >= 525") */
-            cl_buf_printf(b, "  fix: upgrade the NVIDIA driver (");
+            cl_buf_printf(b, "fix: upgrade the NVIDIA driver (");
             for (size_t i = 0; i < CL_MAX_MAJORS; i++)
                 cl_buf_printf(b, "%sCUDA %d %sbranch >= %d", i ? ", " : "", cl_known_majors[i], i ? "" : "needs ",
                               cl_min_branch_for_major(cl_known_majors[i]));
-            cl_buf_printf(b, ")\n");
+            cl_buf_printf(b, ")");
         }
         break;
     case CUDALOAD_FIX_INSTALL_DRIVER:
-        cl_buf_printf(b, "  fix: install the NVIDIA driver (it provides libcuda.so.1; pip wheels never do), or set "
-                         "%s to its absolute path\n", f->setting);
+        cl_buf_printf(b, "fix: install the NVIDIA driver (it provides %s; pip wheels never do), or set "
+                         "%s to its absolute path", cl_row_at((size_t)lib)->flavor[0].soname, f->setting);
         break;
     case CUDALOAD_FIX_CHECK_SETTING:
-        cl_buf_printf(b, "  fix: correct or unset %s\n", f->setting);
+        cl_buf_printf(b, "fix: correct or unset %s", f->setting);
         break;
     case CUDALOAD_FIX_NONE: break;
     }
@@ -301,7 +308,108 @@ void cl_describe_failure(int lib, cl_buf *b) {
     }
     cudaload_fix fix[CL_MAX_FIXES];
     size_t n = cl_advise(lib, fix);
-    for (size_t i = 0; i < n; i++) cl_render_fix(lib, &fix[i], b);
+    for (size_t i = 0; i < n; i++) {
+        cl_buf_printf(b, "  ");
+        cl_render_fix(lib, &fix[i], b);
+        cl_buf_printf(b, "\n");
+    }
+}
+
+/* ---- one line: what a stub prints where the dynamic loader would have printed its own ---- */
+
+/* The file names lib goes by: the pinned major's, else every major's ("libcublas.so.13 or
+ * libcublas.so.12"). */
+static void cl_render_sonames(const cl_row *row, cl_buf *b) {
+    int n = 0;
+    for (size_t f = 0; f < CL_MAX_FLAVORS; f++) {
+        const cl_flavor *fl = &row->flavor[f];
+        if (!fl->soname || (G.major_pin && fl->major && fl->major != G.major_pin && cl_row_flavor(row, G.major_pin)))
+            continue;
+        /* one name once: NCCL's libnccl.so.2 is both majors' */
+        int seen = 0;
+        for (size_t g = 0; g < f; g++) seen |= row->flavor[g].soname && strcmp(row->flavor[g].soname, fl->soname) == 0;
+        if (seen) continue;
+        cl_buf_printf(b, "%s%s", n++ ? " or " : "", fl->soname);
+    }
+    if (!n) cl_buf_printf(b, "%s", row->name);
+}
+
+/* The candidate that says most about a failure: the first file that was there and refused, not
+ * one of the places that merely had no such file. NULL when every place had none. */
+static const cudaload_candidate *cl_decisive_candidate(const cl_lib_state *ls) {
+    for (size_t i = 0; i < ls->n_cands; i++) {
+        cudaload_reason r = ls->details[i].reason;
+        if (r == CUDALOAD_REASON_NOT_PRESENT || r == CUDALOAD_REASON_NOT_IN_SYSTEM || r == CUDALOAD_REASON_STUB_DIR ||
+            r == CUDALOAD_REASON_UNSEARCHABLE || r == CUDALOAD_REASON_DEPENDENCY_DROPPED)
+            continue;
+        /* the system search's "no such file" is a place with none, as NOT_IN_SYSTEM */
+        if (r == CUDALOAD_REASON_DLOPEN_FAILED && ls->cands[i].source == CUDALOAD_SOURCE_SYSTEM &&
+            ls->cands[i].path[0] != '/')
+            continue;
+        return &ls->cands[i];
+    }
+    return NULL;
+}
+
+/* Where lib was looked for: the driver's places, or the first roots and the system search. */
+#define CL_LINE_ROOTS 3
+static void cl_render_places(const cl_row *row, const cl_lib_state *ls, cl_buf *b) {
+    if (row->flags & CL_ROW_DRIVER_LIKE) {
+        for (size_t i = 0; i < ls->n_cands; i++)
+            cl_buf_printf(b, "%s%s", i ? ", " : "",
+                          ls->cands[i].path[0] == '/' ? ls->cands[i].path : "the system search");
+        if (!ls->n_cands) cl_buf_printf(b, "the system search");
+        return;
+    }
+    for (size_t i = 0; i < G.roots.n && i < CL_LINE_ROOTS; i++)
+        cl_buf_printf(b, "%s%s", i ? ", " : "", G.roots.items[i].pub.path);
+    if (G.roots.n > CL_LINE_ROOTS) cl_buf_printf(b, " and %zu more roots", G.roots.n - CL_LINE_ROOTS);
+    int sys = (G.cfg.sources & CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_SYSTEM)) != 0;
+    if (!G.roots.n) cl_buf_printf(b, sys ? "the system search (no root)" : "no place: no root, and CUDALOAD_SOURCES leaves out the system search");
+    else if (sys) cl_buf_printf(b, ", then the system search");
+}
+
+void cl_describe_failure_line(int lib, cl_buf *b, int depth) {
+    const cl_lib_state *ls = &G.lib[lib];
+    const cl_row *row = cl_row_at((size_t)lib);
+    cl_render_sonames(row, b);
+    const cudaload_candidate *c = cl_decisive_candidate(ls);
+    size_t at = c ? (size_t)(c - ls->cands) : 0;
+    /* a dependency that failed: its own line says why, and its fix is the fix */
+    if (c && ls->details[at].reason == CUDALOAD_REASON_DEPENDENCY && depth < 2) {
+        int dep = cl_catalogue_find(ls->details[at].text);
+        if (dep >= 0 && G.lib[dep].status != CUDALOAD_OK) {
+            cl_buf_printf(b, ": needs %s, which cannot be used: ", cl_row_at((size_t)dep)->name);
+            cl_describe_failure_line(dep, b, depth + 1);
+            return;
+        }
+    }
+    switch (ls->status) {
+    case CUDALOAD_ERROR_NO_DRIVER:
+        cl_buf_printf(b, ": no NVIDIA driver found");
+        if (c) cl_buf_printf(b, " (%s: %s)", c->path, c->reason);
+        cl_buf_printf(b, "; looked in ");
+        cl_render_places(row, ls, b);
+        break;
+    case CUDALOAD_ERROR_NOT_FOUND:
+        if (!c) {
+            cl_buf_printf(b, ": not found; looked in ");
+            cl_render_places(row, ls, b);
+            break;
+        }
+        /* a copy was there and refused, which says more than "not found" */
+        __attribute__((fallthrough));
+    default:
+        cl_buf_printf(b, ": %s", cudaload_status_string(ls->status));
+        if (c) cl_buf_printf(b, ": %s: %s", c->path, c->reason);
+        else if (ls->note) cl_buf_printf(b, ": %s", ls->note);
+        break;
+    }
+    cudaload_fix fix[CL_MAX_FIXES];
+    if (cl_advise(lib, fix) > 0) {
+        cl_buf_printf(b, "; ");
+        cl_render_fix(lib, &fix[0], b);
+    }
 }
 
 void cl_describe_reentrant(int asked, int lib, const char *call, cl_buf *b) {

@@ -609,6 +609,20 @@ cudaload_status cudaload_report_missing_symbol(cudaload_lib lib, const char *sym
     return CUDALOAD_ERROR_SYMBOL_MISSING;
 }
 
+cudaload_status cudaload_failure_line(cudaload_lib lib, char *buf, size_t n) {
+    if ((size_t)lib >= cl_catalogue_count() || !buf || n == 0) return CUDALOAD_ERROR_INVALID_ARGUMENT;
+    buf[0] = 0;
+    cl_lock();
+    cudaload_status st = cl_lib_visible((int)lib) ? g.lib[lib].status : CUDALOAD_ERROR_NOT_ATTEMPTED;
+    cl_buf b = {0};
+    if (st != CUDALOAD_OK && st != CUDALOAD_ERROR_NOT_ATTEMPTED) cl_describe_failure_line((int)lib, &b, 0);
+    cl_unlock();
+    if (b.oom) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
+    snprintf(buf, n, "%s", b.data ? cl_buf_str(&b) : "");
+    cl_buf_free(&b);
+    return st;
+}
+
 cudaload_status cudaload_report_reentrant(cudaload_lib lib, const char *running) {
     /* no lock: the thread may be inside a load's foreign code; the rows and the per-thread
      * message need none */

@@ -623,6 +623,10 @@ void cl_driver_take(int lib, void *h, const char *where, cudaload_source source,
 void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_buf *out);
 /* The message of a library whose step failed: every candidate, the roots, and the fixes. */
 void cl_describe_failure(int lib, cl_buf *out);
+/* The same as one line, no newline: the file names, the top reason (not found and where, a
+ * wrong major, the driver too old, no driver) and the first fix; a failed dependency's own line
+ * (depth: how deep that went already). cudaload_failure_line, which the stubs print. */
+void cl_describe_failure_line(int lib, cl_buf *out, int depth);
 /* The message of a call refused with CUDALOAD_ERROR_REENTRANT: asked (a catalogue id, or -1 for
  * cudaload_init) was called from the foreign code call of lib (-1: none) that a load by this
  * thread runs. */

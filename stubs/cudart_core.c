@@ -29,6 +29,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,6 +378,44 @@ CL_STUB_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gri
     if (__builtin_expect(!cl_runtime_ready(), 0) && !cl_stub_table(&cl_stub_cudart)) return cudaErrorSharedObjectInitFailed;
     if (!cl_fns.launch_kernel_ptsz) return cudaErrorNotSupported;
     return cl_fns.launch_kernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+/* ---- no driver at all: say so, not "insufficient" ---- */
+
+/* With the runtime loaded but no usable driver, every call returns cudaErrorInsufficientDriver,
+ * whose text ("CUDA driver version is insufficient for CUDA runtime version") misleads when there
+ * is no driver at all. The first such call prints the driver's line (where libcudaload looked,
+ * the fix), once; cudaGetErrorString then returns it for that code. */
+static atomic_int cl_driver_checked;  /* the driver's state was read (once) */
+static atomic_int cl_driver_said;     /* cl_driver_why is written (release) */
+static char cl_driver_why[640];
+
+void cl_stub_cudart_insufficient(void);
+void cl_stub_cudart_insufficient(void) {
+    if (atomic_exchange_explicit(&cl_driver_checked, 1, memory_order_acq_rel)) return;
+    char line[sizeof cl_driver_why - 64];
+    cudaload_status st = cudaload_failure_line(CUDALOAD_LIB_DRIVER, line, sizeof line);
+    /* a driver that loaded and is too old: NVIDIA's own text is the right one */
+    if (st == CUDALOAD_OK || st == CUDALOAD_ERROR_NOT_ATTEMPTED || !line[0]) return;
+    snprintf(cl_driver_why, sizeof cl_driver_why, "libcudaload: the CUDA runtime loaded, but %s", line);
+    atomic_store_explicit(&cl_driver_said, 1, memory_order_release);
+    cl_stub_print(cl_driver_why);
+}
+
+/* By hand for the case above; otherwise the runtime's own text (or why it could not load). */
+CL_STUB_EXPORT const char *cudaGetErrorString(cudaError_t error);
+CL_STUB_EXPORT const char *cudaGetErrorString(cudaError_t error) {
+    const cudaload_cudart_table *t = (const cudaload_cudart_table *)cl_stub_table(&cl_stub_cudart);
+    if (!t) return cl_stub_why(&cl_stub_cudart);
+    if (error == cudaErrorInsufficientDriver) {
+        cl_stub_cudart_insufficient();
+        if (atomic_load_explicit(&cl_driver_said, memory_order_acquire)) return cl_driver_why;
+    }
+    if (!t->cudaGetErrorString) {
+        cl_stub_absent(&cl_stub_cudart, "cudaGetErrorString");
+        return "libcudaload: cudaGetErrorString is not exported by the loaded cudart";
+    }
+    return t->cudaGetErrorString(error);
 }
 
 /* The registrations kept and replayed so far (include/cudaload_stubs.h). */

@@ -6,8 +6,11 @@
  * typed table (one acquire load once it is ready) and forwards; the first call loads the
  * library through libcudaload (cl_stub_load: default options unless the program called
  * cudaload_init itself). When the library cannot be had, the call returns the library's own
- * error code and cudaload_last_error() says why; a function the loaded copy lacks returns its
- * "not supported" code. Nothing aborts, nothing prints.
+ * error code, and the stub prints one line to stderr, once per library per process, as the
+ * dynamic loader it replaces would have: which library, why (libcudaload's advisor:
+ * cudaload_failure_line) and the fix; CUDALOAD_QUIET=1 silences it. The library's own
+ * error-string calls then return that line. A function the loaded copy lacks returns its
+ * "not supported" code. Nothing aborts.
  */
 #ifndef CUDALOAD_STUB_H
 #define CUDALOAD_STUB_H
@@ -37,12 +40,17 @@ typedef struct cl_stub_lib {
     void (*loaded)(const void *table); /* run once after the load, before any call goes through
                                           (cudart: the registration replay), or NULL */
     _Atomic(const void *) ready;     /* the table once loaded and the hook has run */
+    atomic_int said;                 /* why[] is written (release): the first failed load's line */
+    char why[640];                   /* "libcudaload: cannot load libcublas.so.13: ...; fix: ..." */
 } cl_stub_lib;
 
 /* The slow path of a call: loads the library (once; a failure is retried by the next call,
  * cheaply: libcudaload keeps the outcome) and returns its table, or NULL. NULL at once when
  * called back from the foreign code of a first load this thread runs (stub_core.c). */
 CL_STUB_HIDDEN const void *cl_stub_load(cl_stub_lib *lib);
+/* Why lib could not be loaded: the line its stub printed (what the library's error-string calls
+ * return), or a fixed text when no load has failed yet (a call refused as reentrant). */
+CL_STUB_HIDDEN const char *cl_stub_why(cl_stub_lib *lib);
 /* Records that fn is absent from the loaded copy of lib (cudaload_last_error()). */
 CL_STUB_HIDDEN void cl_stub_absent(cl_stub_lib *lib, const char *fn);
 
@@ -150,6 +158,23 @@ CL_STUB_HIDDEN void *cl_stub_older_fn(cl_stub_slots *s, size_t i, int *absent);
     void *f_ = cl_stub_older_fn(&slots, i, &absent_);                      \
     if (f_ == NULL) return;                                                \
     ((F)f_) args
+
+/* As CL_STUB, for a row whose core watches one status (tools/gen_api.py: WATCH): watch() runs when
+ * a call returns code (cudart's cudaErrorInsufficientDriver). */
+#define CL_STUB_WATCH(lib, T, m, args, fail_load, fail_absent, code, watch) \
+    const T *t_ = (const T *)cl_stub_table(&lib);                          \
+    if (__builtin_expect(t_ == NULL, 0)) return fail_load;                 \
+    if (__builtin_expect(t_->m == NULL, 0)) {                              \
+        cl_stub_absent(&lib, #m);                                          \
+        return fail_absent;                                                \
+    }                                                                      \
+    __typeof__(t_->m args) r_ = t_->m args;                                \
+    if (__builtin_expect(r_ == (code), 0)) watch();                        \
+    return r_
+
+/* Prints line (a stub's "libcudaload: ..." text) to stderr as the dynamic loader prints its own,
+ * prefixed with the program's name, unless CUDALOAD_QUIET is set to anything but 0. */
+CL_STUB_HIDDEN void cl_stub_print(const char *line);
 
 /* A value-returning function other than a status (a struct, a count): zero. */
 #define CL_STUB_ZERO(type) ((type){0})

@@ -17,8 +17,11 @@
 #include "../libcudaload/fork_guard.h" /* libcudaload's own fork handlers' helper: inline, no link */
 
 #include <dlfcn.h>
+#include <errno.h> /* program_invocation_short_name */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static pthread_mutex_t cl_stub_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -43,6 +46,8 @@ static void cl_stub_atfork_register(void) {
     if (cl_stub_inner_atfork) cl_stub_inner_atfork();
     pthread_atfork(cl_stub_fork_prepare, cl_stub_fork_done, cl_stub_fork_done);
 }
+
+static void cl_stub_say(cl_stub_lib *s);
 
 const void *cl_stub_load(cl_stub_lib *s) {
     const void *t = atomic_load_explicit(&s->ready, memory_order_acquire);
@@ -72,11 +77,47 @@ const void *cl_stub_load(cl_stub_lib *s) {
         if (t) {
             if (s->loaded) s->loaded(t);
             atomic_store_explicit(&s->ready, t, memory_order_release);
+        } else {
+            cl_stub_say(s);
         }
     }
     cl_stub_loading_row = NULL;
     cl_fork_guard_unlock(&cl_stub_guard, &cl_stub_lock);
     return t;
+}
+
+void cl_stub_print(const char *line) {
+    const char *quiet = getenv("CUDALOAD_QUIET");
+    if (quiet && quiet[0] && strcmp(quiet, "0") != 0) return;
+    fprintf(stderr, "%s: %s (CUDALOAD_DEBUG=1 shows the search; CUDALOAD_QUIET=1 silences this)\n",
+            program_invocation_short_name, line);
+}
+
+/* The first failed load of s: its line, kept for the error-string calls and printed once. Called
+ * with the stubs' lock held (nothing foreign runs: libcudaload only renders what it recorded). */
+static void cl_stub_say(cl_stub_lib *s) {
+    if (atomic_load_explicit(&s->said, memory_order_acquire)) return;
+    cudaload_lib lib;
+    char line[sizeof s->why - 32];
+    cudaload_status st = cudaload_lib_by_name(s->row, &lib);
+    if (st == CUDALOAD_OK) st = cudaload_failure_line(lib, line, sizeof line);
+    if (st == CUDALOAD_OK || !line[0]) {
+        /* nothing searched for it (init refused a bad CUDALOAD_* value, or ran out of memory):
+         * libcudaload's own message says why, its first line here */
+        const char *e = cudaload_last_error();
+        size_t k = strcspn(e, "\n");
+        snprintf(line, sizeof line, "%s: %.*s", s->row, (int)(k < 400 ? k : 400), e);
+    }
+    snprintf(s->why, sizeof s->why, "libcudaload: cannot load %s", line);
+    atomic_store_explicit(&s->said, 1, memory_order_release);
+    cl_stub_print(s->why);
+}
+
+const char *cl_stub_why(cl_stub_lib *s) {
+    if (atomic_load_explicit(&s->said, memory_order_acquire)) return s->why;
+    /* no load failed: this call was refused because it came from inside the library's own first
+     * load on this thread (CUDALOAD_ERROR_REENTRANT) */
+    return "libcudaload: the library is not loaded: a call made from inside its own first load was refused";
 }
 
 void cl_stub_absent(cl_stub_lib *s, const char *fn) {

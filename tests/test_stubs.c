@@ -166,6 +166,80 @@ static void test_nothing_findable_gives_library_codes(void **state) {
     assert_int_equal(val(out, "runtime_err"), 303);
 }
 
+/* The text of key=... in out (up to its newline) into buf; "" when absent. */
+static const char *text_val(const char *out, const char *key, char *buf, size_t n) {
+    size_t k = strlen(key);
+    buf[0] = 0;
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, key, k) == 0 && p[k] == '=') {
+            size_t len = strcspn(p + k + 1, "\n");
+            snprintf(buf, n, "%.*s", (int)len, p + k + 1);
+            break;
+        }
+    return buf;
+}
+
+/* The number of lines in text (each ends in a newline). */
+static int count_lines(const char *text) {
+    int n = 0;
+    for (const char *p = text; *p; p++) n += *p == '\n';
+    return n;
+}
+
+/* A stub whose library cannot be loaded says so where the dynamic loader would have: one line on
+ * stderr per library, prefixed with the program's name, naming the file, the package that fixes
+ * it, and CUDALOAD_QUIET; the library's own error-string call returns that line's text;
+ * CUDALOAD_QUIET=1 silences it. With the runtime found and no driver at all, the line names the
+ * driver's file and the setting that points at it, and cudaGetErrorString(35) returns it instead
+ * of NVIDIA's "insufficient". */
+static void test_failure_says_why_once(void **state) {
+    (void)state;
+    if (!have("stub_prog")) TH_SKIP("no stub_prog: built with nvcc");
+    char *dir = th_tmpdir();
+    char out[8192], err[8192], text[1024], cmd_err[PATH_MAX + 16];
+    snprintf(cmd_err, sizeof cmd_err, "%s/err", dir);
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_prog' 2>'%s'", build, cmd_err), 0);
+    assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
+    assert_int_equal(val(out, "count_err"), 303);
+    assert_int_equal(count_lines(err), 1);                     /* once, though four calls failed */
+    assert_true(strncmp(err, "stub_prog: libcudaload: ", 24) == 0);
+    assert_non_null(strstr(err, "libcudart.so.13"));
+    assert_non_null(strstr(err, "pip install nvidia-cuda-runtime")); /* the catalogue's package */
+    assert_non_null(strstr(err, "CUDALOAD_QUIET=1"));
+    text_val(out, "errstr", text, sizeof text);
+    assert_true(strncmp(text, "libcudaload: ", 13) == 0);
+    assert_non_null(strstr(err, text));                        /* the error string is the line */
+
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_QUIET=1 CUDALOAD_SOURCES=override '%s/tests/stub_prog' 2>'%s'", build, cmd_err), 0);
+    assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(val(out, "count_err"), 303);
+
+    if (access("/dev/nvidiactl", F_OK) != 0) {
+        /* the runtime from CUDA_HOME, and no driver on this machine */
+        assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_prog' 2>'%s'", cuda_home,
+                            build, cmd_err), 0);
+        assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
+        assert_int_equal(val(out, "count_err"), 35);           /* the runtime's own code */
+        assert_int_equal(count_lines(err), 1);
+        assert_non_null(strstr(err, "libcuda.so.1"));
+        assert_non_null(strstr(err, "CUDALOAD_DRIVER_PATH"));
+        text_val(out, "errstr", text, sizeof text);
+        assert_true(strncmp(text, "libcudaload: ", 13) == 0);
+        assert_non_null(strstr(err, text));
+    }
+    if (have("stub_wheels")) {
+        /* NVML's error string through its stub, with nothing findable */
+        assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_wheels' 2>'%s'", build, cmd_err), 0);
+        assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
+        text_val(out, "nvml_errstr", text, sizeof text);
+        assert_true(strncmp(text, "libcudaload: cannot load libnvidia-ml.so.1", 42) == 0);
+        assert_non_null(strstr(err, text));
+        assert_null(strstr(strstr(err, text) + 1, text));      /* once, though NVML was called three times */
+    }
+    free(dir);
+}
+
 static void test_registrations_replayed_after_late_init(void **state) {
     (void)state;
     if (!have("stub_prog")) TH_SKIP("stub_prog not built (no nvcc in this build: the sanitizer builds)");
@@ -986,6 +1060,7 @@ int main(void) {
         cmocka_unit_test(test_no_cuda_dt_needed),
         cmocka_unit_test(test_toolkit_runtime_through_cuda_home),
         cmocka_unit_test(test_nothing_findable_gives_library_codes),
+        cmocka_unit_test(test_failure_says_why_once),
         cmocka_unit_test(test_registrations_replayed_after_late_init),
         cmocka_unit_test(test_two_modules_beside_the_real_runtime),
         cmocka_unit_test(test_tables_resolve_in_the_toolkit),

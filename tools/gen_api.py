@@ -371,14 +371,24 @@ def nvshmem_fills(e):
 ROW_FILLS = {"nvshmem_host": nvshmem_fills}
 
 
-def fail_texts(e, lib):
-    """The static texts an out-parameter gets when the stub fails: the library could not be
-    loaded, or the loaded copy lacks the function."""
-    return ('"libcudaload: %s could not be loaded (cudaload_last_error() says why)"' % lib,
-            '"libcudaload: %s is not in the loaded %s (cudaload_last_error() says why)"' % (e.name, lib))
+def absent_text(name, lib):
+    """The static text of a function the loaded copy lacks."""
+    return '"libcudaload: %s is not exported by the loaded %s (an older release; CUDALOAD_DEBUG=1 shows which copy)"' % (name, lib)
 
 
-def fail_values(e, lib):
+def fail_texts(e, lib, lib_id):
+    """The texts an out-parameter gets when the stub fails: why the library could not be loaded
+    (the line the stub printed, kept by stub_core.c), or that the loaded copy lacks the function."""
+    return ("cl_stub_why(&cl_stub_%s)" % lib_id, absent_text(e.name, lib))
+
+
+# A row whose hand-written core watches one status of its calls (stubs/<id>_core.c): the return
+# type, the code, and the function called (once per failure) when a call returns it. cudart: with
+# no driver at all every call returns cudaErrorInsufficientDriver, whose own text is misleading.
+WATCH = {"cudart": ("cudaError_t", "cudaErrorInsufficientDriver", "cl_stub_cudart_insufficient")}
+
+
+def fail_values(e, lib, lib_id):
     if e.ret == "void":
         return None
     by_row = FAIL_BY_ROW.get(lib, {})
@@ -388,8 +398,7 @@ def fail_values(e, lib):
                 return values or ("CL_STUB_ZERO(%s)" % e.ret,) * 2
         return by_row[e.ret]
     if e.ret_canon == "const char *":
-        return ('"libcudaload: %s could not be loaded (cudaload_last_error() says why)"' % lib,
-                '"libcudaload: not in the loaded %s (cudaload_last_error() says why)"' % lib)
+        return fail_texts(e, lib, lib_id)
     for key in (e.ret, e.ret_canon):
         if key in FAIL:
             return FAIL[key]
@@ -763,13 +772,17 @@ class Library:
             o += ["static const void *cl_table(void) { return cudaload_%s(); }" % table,
                   "/* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */",
                   "extern void cl_stub_%s_loaded(const void *table) __attribute__((weak));" % self.id,
-                  'CL_STUB_HIDDEN cl_stub_lib cl_stub_%s = {"%s", cl_table, cl_stub_%s_loaded, NULL};' % (self.id, self.name, self.id),
-                  "", "CUDALOAD_TABLE_BEGIN_", ""]
+                  'CL_STUB_HIDDEN cl_stub_lib cl_stub_%s = {.row = "%s", .table = cl_table, .loaded = cl_stub_%s_loaded};' % (self.id, self.name, self.id),
+                  ""]
+            if self.name in WATCH:
+                o += ["/* called when a call returns %s (stubs/%s_core.c) */" % (WATCH[self.name][1], self.id),
+                      "CL_STUB_HIDDEN void %s(void);" % WATCH[self.name][2], ""]
+            o += ["CUDALOAD_TABLE_BEGIN_", ""]
         for i, e in enumerate(entries):
             if e.name in self.by_hand:
                 o.append("/* %s: stubs/%s_core.c, by hand */" % (e.name, self.id))
                 continue
-            fv = fail_values(e, self.name)
+            fv = fail_values(e, self.name, self.id)
             o.append("%s;" % e.definition_head())
             o.append("CL_STUB_EXPORT %s {" % e.definition_head())
             fills = e.out_fills(self.name)
@@ -777,11 +790,11 @@ class Library:
                 # a void function whose caller reads an out-parameter back (nvshmem_info_get_version)
                 if older:
                     sys.exit("gen_api: %s (%s): an older ABI with out-parameters to fill and no status" % (e.name, self.name))
-                texts = fail_texts(e, self.name)
+                texts = fail_texts(e, self.name, self.id)
                 o.append("    CL_STUB_VOID_OUT(cl_stub_%s, cudaload_%s_table, %s, %s, %s, %s, %s);" % (
                     self.id, table, e.member, e.args(), texts[0], texts[1], "; ".join(fills)))
             elif fills:
-                texts = fail_texts(e, self.name)
+                texts = fail_texts(e, self.name, self.id)
                 if older:
                     ptr = "%s (*)%s" % (e.ret, e.param_list())
                     o.append("    CL_STUB_OLDER_OUT(cl_older, %d, %s, %s, %s, %s, %s, %s, %s);" % (
@@ -797,8 +810,12 @@ class Library:
                     o.append("    CL_STUB_OLDER(cl_older, %d, %s, %s, %s, %s);" % (i, ptr, e.args(), fv[0], fv[1]))
             else:
                 T = "cudaload_%s_table" % table
+                watch = WATCH.get(self.name)
                 if fv is None:
                     o.append("    CL_STUB_VOID(cl_stub_%s, %s, %s, %s);" % (self.id, T, e.member, e.args()))
+                elif watch and e.ret == watch[0]:
+                    o.append("    CL_STUB_WATCH(cl_stub_%s, %s, %s, %s, %s, %s, %s, %s);" % (
+                        self.id, T, e.member, e.args(), fv[0], fv[1], watch[1], watch[2]))
                 else:
                     o.append("    CL_STUB(cl_stub_%s, %s, %s, %s, %s, %s);" % (self.id, T, e.member, e.args(), fv[0], fv[1]))
             o.append("}")

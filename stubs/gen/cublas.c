@@ -10,7 +10,7 @@
 static const void *cl_table(void) { return cudaload_cublas(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cublas_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cublas = {"cublas", cl_table, cl_stub_cublas_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cublas = {.row = "cublas", .table = cl_table, .loaded = cl_stub_cublas_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -56,11 +56,11 @@ CL_STUB_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t a0, cublasOperation_
 }
 const char * cublasGetStatusName(cublasStatus_t a0);
 CL_STUB_EXPORT const char * cublasGetStatusName(cublasStatus_t a0) {
-    CL_STUB(cl_stub_cublas, cudaload_cublas_table, cublasGetStatusName, (a0), "libcudaload: cublas could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cublas (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cublas, cudaload_cublas_table, cublasGetStatusName, (a0), cl_stub_why(&cl_stub_cublas), "libcudaload: cublasGetStatusName is not exported by the loaded cublas (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * cublasGetStatusString(cublasStatus_t a0);
 CL_STUB_EXPORT const char * cublasGetStatusString(cublasStatus_t a0) {
-    CL_STUB(cl_stub_cublas, cudaload_cublas_table, cublasGetStatusString, (a0), "libcudaload: cublas could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cublas (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cublas, cudaload_cublas_table, cublasGetStatusString, (a0), cl_stub_why(&cl_stub_cublas), "libcudaload: cublasGetStatusString is not exported by the loaded cublas (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 cublasStatus_t cublasAsumEx(cublasHandle_t a0, int a1, const void *a2, cudaDataType a3, int a4, void *a5, cudaDataType a6, cudaDataType a7);
 CL_STUB_EXPORT cublasStatus_t cublasAsumEx(cublasHandle_t a0, int a1, const void *a2, cudaDataType a3, int a4, void *a5, cudaDataType a6, cudaDataType a7) {

@@ -9,7 +9,7 @@
 static const void *cl_table(void) { return cudaload_cublaslt(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cublaslt_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cublaslt = {"cublasLt", cl_table, cl_stub_cublaslt_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cublaslt = {.row = "cublasLt", .table = cl_table, .loaded = cl_stub_cublaslt_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -55,11 +55,11 @@ CL_STUB_EXPORT size_t cublasLtGetCudartVersion(void) {
 }
 const char * cublasLtGetStatusName(cublasStatus_t a0);
 CL_STUB_EXPORT const char * cublasLtGetStatusName(cublasStatus_t a0) {
-    CL_STUB(cl_stub_cublaslt, cudaload_cublaslt_table, cublasLtGetStatusName, (a0), "libcudaload: cublasLt could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cublasLt (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cublaslt, cudaload_cublaslt_table, cublasLtGetStatusName, (a0), cl_stub_why(&cl_stub_cublaslt), "libcudaload: cublasLtGetStatusName is not exported by the loaded cublasLt (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * cublasLtGetStatusString(cublasStatus_t a0);
 CL_STUB_EXPORT const char * cublasLtGetStatusString(cublasStatus_t a0) {
-    CL_STUB(cl_stub_cublaslt, cudaload_cublaslt_table, cublasLtGetStatusString, (a0), "libcudaload: cublasLt could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cublasLt (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cublaslt, cudaload_cublaslt_table, cublasLtGetStatusString, (a0), cl_stub_why(&cl_stub_cublaslt), "libcudaload: cublasLtGetStatusString is not exported by the loaded cublasLt (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t *a0);
 CL_STUB_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t *a0) {

@@ -11,7 +11,7 @@
 static const void *cl_table(void) { return cudaload_driver(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cuda_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cuda = {"cuda", cl_table, cl_stub_cuda_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cuda = {.row = "cuda", .table = cl_table, .loaded = cl_stub_cuda_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -33,7 +33,7 @@ CL_STUB_EXPORT CUresult cuDeviceGet(CUdevice *a0, int a1) {
 }
 CUresult cuDeviceGetName(char *a0, int a1, CUdevice a2);
 CL_STUB_EXPORT CUresult cuDeviceGetName(char *a0, int a1, CUdevice a2) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuDeviceGetName, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuDeviceGetName is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuDeviceGetName, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuDeviceGetName is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 CUresult cuDeviceGetAttribute(int *a0, CUdevice_attribute a1, CUdevice a2);
 CL_STUB_EXPORT CUresult cuDeviceGetAttribute(int *a0, CUdevice_attribute a1, CUdevice a2) {
@@ -45,11 +45,11 @@ CL_STUB_EXPORT CUresult cuDeviceTotalMem_v2(size_t *a0, CUdevice a1) {
 }
 CUresult cuGetErrorName(CUresult a0, const char **a1);
 CL_STUB_EXPORT CUresult cuGetErrorName(CUresult a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuGetErrorName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuGetErrorName is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuGetErrorName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuGetErrorName is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 CUresult cuGetErrorString(CUresult a0, const char **a1);
 CL_STUB_EXPORT CUresult cuGetErrorString(CUresult a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuGetErrorString, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuGetErrorString is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuGetErrorString, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuGetErrorString is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 CUresult cuGetProcAddress_v2(const char *a0, void **a1, int a2, cuuint64_t a3, CUdriverProcAddressQueryResult *a4);
 CL_STUB_EXPORT CUresult cuGetProcAddress_v2(const char *a0, void **a1, int a2, cuuint64_t a3, CUdriverProcAddressQueryResult *a4) {
@@ -345,7 +345,7 @@ CL_STUB_EXPORT CUresult cuDeviceGetP2PAttribute(int *a0, CUdevice_P2PAttribute a
 }
 CUresult cuDeviceGetPCIBusId(char *a0, int a1, CUdevice a2);
 CL_STUB_EXPORT CUresult cuDeviceGetPCIBusId(char *a0, int a1, CUdevice a2) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuDeviceGetPCIBusId, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuDeviceGetPCIBusId is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuDeviceGetPCIBusId, (a0, a1, a2), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuDeviceGetPCIBusId is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 CUresult cuDeviceGetProperties(CUdevprop *a0, CUdevice a1);
 CL_STUB_EXPORT CUresult cuDeviceGetProperties(CUdevprop *a0, CUdevice a1) {
@@ -449,7 +449,7 @@ CL_STUB_EXPORT CUresult cuFuncGetModule(CUmodule *a0, CUfunction a1) {
 }
 CUresult cuFuncGetName(const char **a0, CUfunction a1);
 CL_STUB_EXPORT CUresult cuFuncGetName(const char **a0, CUfunction a1) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuFuncGetName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuFuncGetName is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_str(a0, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuFuncGetName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuFuncGetName is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a0, why_));
 }
 CUresult cuFuncGetParamInfo(CUfunction a0, size_t a1, size_t *a2, size_t *a3);
 CL_STUB_EXPORT CUresult cuFuncGetParamInfo(CUfunction a0, size_t a1, size_t *a2, size_t *a3) {
@@ -909,7 +909,7 @@ CL_STUB_EXPORT CUresult cuKernelGetLibrary(CUlibrary *a0, CUkernel a1) {
 }
 CUresult cuKernelGetName(const char **a0, CUkernel a1);
 CL_STUB_EXPORT CUresult cuKernelGetName(const char **a0, CUkernel a1) {
-    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuKernelGetName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuKernelGetName is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_str(a0, why_));
+    CL_STUB_OUT(cl_stub_cuda, cudaload_driver_table, cuKernelGetName, (a0, a1), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuKernelGetName is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a0, why_));
 }
 CUresult cuKernelGetParamInfo(CUkernel a0, size_t a1, size_t *a2, size_t *a3);
 CL_STUB_EXPORT CUresult cuKernelGetParamInfo(CUkernel a0, size_t a1, size_t *a2, size_t *a3) {

@@ -212,11 +212,11 @@ CL_STUB_EXPORT CUresult cuGraphGetEdges(CUgraph a0, CUgraphNode *a1, CUgraphNode
 }
 CUresult cuGraphInstantiate(CUgraphExec *a0, CUgraph a1, CUgraphNode *a2, char *a3, size_t a4);
 CL_STUB_EXPORT CUresult cuGraphInstantiate(CUgraphExec *a0, CUgraph a1, CUgraphNode *a2, char *a3, size_t a4) {
-    CL_STUB_OLDER_OUT(cl_older, 24, CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t), (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuGraphInstantiate is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_buf(a3, (long long)a4, why_));
+    CL_STUB_OLDER_OUT(cl_older, 24, CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t), (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuGraphInstantiate is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a3, (long long)a4, why_));
 }
 CUresult cuGraphInstantiate_v2(CUgraphExec *a0, CUgraph a1, CUgraphNode *a2, char *a3, size_t a4);
 CL_STUB_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *a0, CUgraph a1, CUgraphNode *a2, char *a3, size_t a4) {
-    CL_STUB_OLDER_OUT(cl_older, 25, CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t), (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, "libcudaload: cuda could not be loaded (cudaload_last_error() says why)", "libcudaload: cuGraphInstantiate_v2 is not in the loaded cuda (cudaload_last_error() says why)", cl_stub_put_buf(a3, (long long)a4, why_));
+    CL_STUB_OLDER_OUT(cl_older, 25, CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t), (a0, a1, a2, a3, a4), CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cuda), "libcudaload: cuGraphInstantiate_v2 is not exported by the loaded cuda (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a3, (long long)a4, why_));
 }
 CUresult cuGraphKernelNodeGetParams(CUgraphNode a0, CUDA_KERNEL_NODE_PARAMS_v1 *a1);
 CL_STUB_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode a0, CUDA_KERNEL_NODE_PARAMS_v1 *a1) {

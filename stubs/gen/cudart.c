@@ -10,133 +10,133 @@
 static const void *cl_table(void) { return cudaload_cudart(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cudart_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cudart = {"cudart", cl_table, cl_stub_cudart_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cudart = {.row = "cudart", .table = cl_table, .loaded = cl_stub_cudart_loaded};
+
+/* called when a call returns cudaErrorInsufficientDriver (stubs/cudart_core.c) */
+CL_STUB_HIDDEN void cl_stub_cudart_insufficient(void);
 
 CUDALOAD_TABLE_BEGIN_
 
 cudaError_t cudaRuntimeGetVersion(int *a0);
 CL_STUB_EXPORT cudaError_t cudaRuntimeGetVersion(int *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaRuntimeGetVersion, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaRuntimeGetVersion, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDriverGetVersion(int *a0);
 CL_STUB_EXPORT cudaError_t cudaDriverGetVersion(int *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDriverGetVersion, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDriverGetVersion, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDeviceCount(int *a0);
 CL_STUB_EXPORT cudaError_t cudaGetDeviceCount(int *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceCount, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceCount, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDevice(int *a0);
 CL_STUB_EXPORT cudaError_t cudaGetDevice(int *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDevice, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDevice, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaSetDevice(int a0);
 CL_STUB_EXPORT cudaError_t cudaSetDevice(int a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaSetDevice, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaSetDevice, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetAttribute(int *a0, enum cudaDeviceAttr a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetAttribute(int *a0, enum cudaDeviceAttr a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSynchronize(void);
 CL_STUB_EXPORT cudaError_t cudaDeviceSynchronize(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSynchronize, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSynchronize, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetLastError(void);
 CL_STUB_EXPORT cudaError_t cudaGetLastError(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetLastError, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetLastError, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 const char * cudaGetErrorName(cudaError_t a0);
 CL_STUB_EXPORT const char * cudaGetErrorName(cudaError_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetErrorName, (a0), "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cudart (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetErrorName, (a0), cl_stub_why(&cl_stub_cudart), "libcudaload: cudaGetErrorName is not exported by the loaded cudart (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
-const char * cudaGetErrorString(cudaError_t a0);
-CL_STUB_EXPORT const char * cudaGetErrorString(cudaError_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetErrorString, (a0), "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cudart (cudaload_last_error() says why)");
-}
+/* cudaGetErrorString: stubs/cudart_core.c, by hand */
 cudaError_t cudaMalloc(void **a0, size_t a1);
 CL_STUB_EXPORT cudaError_t cudaMalloc(void **a0, size_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMalloc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMalloc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFree(void *a0);
 CL_STUB_EXPORT cudaError_t cudaFree(void *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFree, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFree, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemGetInfo(size_t *a0, size_t *a1);
 CL_STUB_EXPORT cudaError_t cudaMemGetInfo(size_t *a0, size_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemGetInfo, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemGetInfo, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyAsync(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyAsync(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemsetAsync(void *a0, int a1, size_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemsetAsync(void *a0, int a1, size_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemsetAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemsetAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamCreate(cudaStream_t *a0);
 CL_STUB_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreate, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreate, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamDestroy(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventCreate(cudaEvent_t *a0);
 CL_STUB_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventCreate, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventCreate, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventRecord(cudaEvent_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaEventRecord(cudaEvent_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventRecord, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventRecord, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t a0);
 CL_STUB_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventElapsedTime(float *a0, cudaEvent_t a1, cudaEvent_t a2);
 CL_STUB_EXPORT cudaError_t cudaEventElapsedTime(float *a0, cudaEvent_t a1, cudaEvent_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventElapsedTime, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventElapsedTime, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventDestroy(cudaEvent_t a0);
 CL_STUB_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaPointerGetAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaPointerGetAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2);
 CL_STUB_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemGetDefaultMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemGetDefaultMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *a0, struct cudaExtent *a1, unsigned int *a2, cudaArray_t a3);
 CL_STUB_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *a0, struct cudaExtent *a1, unsigned int *a2, cudaArray_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetInfo, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetInfo, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaArray_t a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaArray_t a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetMemoryRequirements, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetMemoryRequirements, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaArrayGetPlane(cudaArray_t *a0, cudaArray_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *a0, cudaArray_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetPlane, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetPlane, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *a0, cudaArray_t a1);
 CL_STUB_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *a0, cudaArray_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetSparseProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaArrayGetSparseProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaChooseDevice(int *a0, const struct cudaDeviceProp *a1);
 CL_STUB_EXPORT cudaError_t cudaChooseDevice(int *a0, const struct cudaDeviceProp *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaChooseDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaChooseDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 struct cudaChannelFormatDesc cudaCreateChannelDesc(int a0, int a1, int a2, int a3, enum cudaChannelFormatKind a4);
 CL_STUB_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int a0, int a1, int a2, int a3, enum cudaChannelFormatKind a4) {
@@ -144,1394 +144,1394 @@ CL_STUB_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int a0, int a1
 }
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *a0, const struct cudaResourceDesc *a1);
 CL_STUB_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *a0, const struct cudaResourceDesc *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaCreateSurfaceObject, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaCreateSurfaceObject, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t *a0, const struct cudaResourceDesc *a1, const struct cudaTextureDesc *a2, const struct cudaResourceViewDesc *a3);
 CL_STUB_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *a0, const struct cudaResourceDesc *a1, const struct cudaTextureDesc *a2, const struct cudaResourceViewDesc *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaCreateTextureObject, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaCreateTextureObject, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaCtxResetPersistingL2Cache(void);
 CL_STUB_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaCtxResetPersistingL2Cache, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaCtxResetPersistingL2Cache, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t a0);
 CL_STUB_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDestroyExternalMemory, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDestroyExternalMemory, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t a0);
 CL_STUB_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDestroyExternalSemaphore, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDestroyExternalSemaphore, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t a0);
 CL_STUB_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDestroySurfaceObject, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDestroySurfaceObject, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDestroyTextureObject(cudaTextureObject_t a0);
 CL_STUB_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDestroyTextureObject, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDestroyTextureObject, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceCanAccessPeer(int *a0, int a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *a0, int a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceCanAccessPeer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceCanAccessPeer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceDisablePeerAccess(int a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceDisablePeerAccess, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceDisablePeerAccess, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceEnablePeerAccess(int a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceEnablePeerAccess, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceEnablePeerAccess, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget a0, enum cudaFlushGPUDirectRDMAWritesScope a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget a0, enum cudaFlushGPUDirectRDMAWritesScope a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceFlushGPUDirectRDMAWrites, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceFlushGPUDirectRDMAWrites, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetByPCIBusId(int *a0, const char *a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *a0, const char *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetByPCIBusId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetByPCIBusId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetCacheConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetCacheConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *a0, int a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *a0, int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetDefaultMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetDefaultMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetGraphMemAttribute(int a0, enum cudaGraphMemAttributeType a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int a0, enum cudaGraphMemAttributeType a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetGraphMemAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetGraphMemAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *a0, const enum cudaAtomicOperation *a1, unsigned int a2, int a3);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *a0, const enum cudaAtomicOperation *a1, unsigned int a2, int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetHostAtomicCapabilities, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetHostAtomicCapabilities, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetLimit(size_t *a0, enum cudaLimit a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetLimit(size_t *a0, enum cudaLimit a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetLimit, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetLimit, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *a0, int a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *a0, int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetNvSciSyncAttributes(void *a0, int a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetNvSciSyncAttributes(void *a0, int a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetNvSciSyncAttributes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetNvSciSyncAttributes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *a0, const enum cudaAtomicOperation *a1, unsigned int a2, int a3, int a4);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *a0, const enum cudaAtomicOperation *a1, unsigned int a2, int a3, int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetP2PAtomicCapabilities, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetP2PAtomicCapabilities, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetP2PAttribute(int *a0, enum cudaDeviceP2PAttr a1, int a2, int a3);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *a0, enum cudaDeviceP2PAttr a1, int a2, int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetP2PAttribute, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetP2PAttribute, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetPCIBusId(char *a0, int a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *a0, int a1, int a2) {
-    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetPCIBusId, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: cudaDeviceGetPCIBusId is not in the loaded cudart (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetPCIBusId, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cl_stub_why(&cl_stub_cudart), "libcudaload: cudaDeviceGetPCIBusId is not exported by the loaded cudart (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetSharedMemConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetSharedMemConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetStreamPriorityRange(int *a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetStreamPriorityRange, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetStreamPriorityRange, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *a0, const struct cudaChannelFormatDesc *a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *a0, const struct cudaChannelFormatDesc *a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetTexture1DLinearMaxWidth, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGetTexture1DLinearMaxWidth, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceGraphMemTrim(int a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceGraphMemTrim(int a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGraphMemTrim, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceGraphMemTrim, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceRegisterAsyncNotification(int a0, cudaAsyncCallback a1, void *a2, cudaAsyncCallbackHandle_t *a3);
 CL_STUB_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(int a0, cudaAsyncCallback a1, void *a2, cudaAsyncCallbackHandle_t *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceRegisterAsyncNotification, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceRegisterAsyncNotification, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceReset(void);
 CL_STUB_EXPORT cudaError_t cudaDeviceReset(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceReset, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceReset, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetCacheConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetCacheConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSetGraphMemAttribute(int a0, enum cudaGraphMemAttributeType a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int a0, enum cudaGraphMemAttributeType a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetGraphMemAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetGraphMemAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSetLimit(enum cudaLimit a0, size_t a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit a0, size_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetLimit, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetLimit, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSetMemPool(int a0, cudaMemPool_t a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceSetMemPool(int a0, cudaMemPool_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetMemPool, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig a0);
 CL_STUB_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetSharedMemConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceSetSharedMemConfig, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaDeviceUnregisterAsyncNotification(int a0, cudaAsyncCallbackHandle_t a1);
 CL_STUB_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int a0, cudaAsyncCallbackHandle_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaDeviceUnregisterAsyncNotification, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaDeviceUnregisterAsyncNotification, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventCreateWithFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventCreateWithFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventQuery(cudaEvent_t a0);
 CL_STUB_EXPORT cudaError_t cudaEventQuery(cudaEvent_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t a0, cudaStream_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t a0, cudaStream_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaEventRecordWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaEventRecordWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t a0, cudaStream_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t a0, cudaStream_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecordWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecordWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecord, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaEventRecord, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaExternalMemoryGetMappedBuffer(void **a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryBufferDesc *a2);
 CL_STUB_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryBufferDesc *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaExternalMemoryGetMappedBuffer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaExternalMemoryGetMappedBuffer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryMipmappedArrayDesc *a2);
 CL_STUB_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *a0, cudaExternalMemory_t a1, const struct cudaExternalMemoryMipmappedArrayDesc *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaExternalMemoryGetMappedMipmappedArray, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaExternalMemoryGetMappedMipmappedArray, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFreeArray(cudaArray_t a0);
 CL_STUB_EXPORT cudaError_t cudaFreeArray(cudaArray_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFreeArray, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFreeArray, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFreeAsync(void *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaFreeAsync(void *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFreeAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFreeAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFreeAsync_ptsz(void *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaFreeAsync_ptsz(void *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaFreeAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaFreeAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFreeHost(void *a0);
 CL_STUB_EXPORT cudaError_t cudaFreeHost(void *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFreeHost, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFreeHost, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t a0);
 CL_STUB_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFreeMipmappedArray, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFreeMipmappedArray, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFuncGetName(const char **a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaFuncGetName(const char **a0, const void *a1) {
-    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetName, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, "libcudaload: cudart could not be loaded (cudaload_last_error() says why)", "libcudaload: cudaFuncGetName is not in the loaded cudart (cudaload_last_error() says why)", cl_stub_put_str(a0, why_));
+    CL_STUB_OUT(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetName, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cl_stub_why(&cl_stub_cudart), "libcudaload: cudaFuncGetName is not exported by the loaded cudart (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a0, why_));
 }
 cudaError_t cudaFuncGetParamInfo(const void *a0, size_t a1, size_t *a2, size_t *a3);
 CL_STUB_EXPORT cudaError_t cudaFuncGetParamInfo(const void *a0, size_t a1, size_t *a2, size_t *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetParamInfo, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFuncGetParamInfo, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFuncSetAttribute(const void *a0, enum cudaFuncAttribute a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaFuncSetAttribute(const void *a0, enum cudaFuncAttribute a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFuncSetCacheConfig(const void *a0, enum cudaFuncCache a1);
 CL_STUB_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *a0, enum cudaFuncCache a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetCacheConfig, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetCacheConfig, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaFuncSetSharedMemConfig(const void *a0, enum cudaSharedMemConfig a1);
 CL_STUB_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *a0, enum cudaSharedMemConfig a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetSharedMemConfig, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaFuncSetSharedMemConfig, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *a0, cudaArray_const_t a1);
 CL_STUB_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *a0, cudaArray_const_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetChannelDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetChannelDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDeviceFlags(unsigned int *a0);
 CL_STUB_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceFlags, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceFlags, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *a0, int a1);
 CL_STUB_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *a0, int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDeviceProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDriverEntryPoint(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPoint, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPoint, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDriverEntryPointByVersion(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPointByVersion, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetDriverEntryPointByVersion, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *a0, void **a1, unsigned int a2, unsigned long long a3, enum cudaDriverEntryPointQueryResult *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPointByVersion, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPointByVersion, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3);
 CL_STUB_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *a0, void **a1, unsigned long long a2, enum cudaDriverEntryPointQueryResult *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPoint, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGetDriverEntryPoint, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetExportTable(const void **a0, const cudaUUID_t *a1);
 CL_STUB_EXPORT cudaError_t cudaGetExportTable(const void **a0, const cudaUUID_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetExportTable, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetExportTable, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetFuncBySymbol, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetFuncBySymbol, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetKernel(cudaKernel_t *a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetKernel, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetKernel, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *a0, cudaMipmappedArray_const_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *a0, cudaMipmappedArray_const_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetMipmappedArrayLevel, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetMipmappedArrayLevel, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *a0, cudaSurfaceObject_t a1);
 CL_STUB_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *a0, cudaSurfaceObject_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetSurfaceObjectResourceDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetSurfaceObjectResourceDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetSymbolAddress(void **a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaGetSymbolAddress(void **a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetSymbolAddress, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetSymbolAddress, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetSymbolSize(size_t *a0, const void *a1);
 CL_STUB_EXPORT cudaError_t cudaGetSymbolSize(size_t *a0, const void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetSymbolSize, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetSymbolSize, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *a0, cudaTextureObject_t a1);
 CL_STUB_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *a0, cudaTextureObject_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectResourceDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectResourceDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *a0, cudaTextureObject_t a1);
 CL_STUB_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *a0, cudaTextureObject_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectResourceViewDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectResourceViewDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *a0, cudaTextureObject_t a1);
 CL_STUB_EXPORT cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *a0, cudaTextureObject_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectTextureDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGetTextureObjectTextureDesc, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaGraph_t a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaGraph_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddChildGraphNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddChildGraphNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddDependencies(cudaGraph_t a0, const cudaGraphNode_t *a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t a0, const cudaGraphNode_t *a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3);
 CL_STUB_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEmptyNode, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEmptyNode, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaEvent_t a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaEvent_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEventRecordNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEventRecordNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaEvent_t a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, cudaEvent_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEventWaitNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddEventWaitNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaExternalSemaphoreSignalNodeParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaExternalSemaphoreSignalNodeParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddExternalSemaphoresSignalNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddExternalSemaphoresSignalNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaExternalSemaphoreWaitNodeParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaExternalSemaphoreWaitNodeParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddExternalSemaphoresWaitNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddExternalSemaphoresWaitNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaHostNodeParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaHostNodeParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddHostNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddHostNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaKernelNodeParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaKernelNodeParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddKernelNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddKernelNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, struct cudaMemAllocNodeParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, struct cudaMemAllocNodeParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemAllocNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemAllocNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemFreeNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemFreeNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaMemcpy3DParms *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaMemcpy3DParms *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4, const void *a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4, const void *a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNode1D, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNode1D, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4, const void *a5, size_t a6, size_t a7, enum cudaMemcpyKind a8);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, void *a4, const void *a5, size_t a6, size_t a7, enum cudaMemcpyKind a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNodeFromSymbol, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNodeFromSymbol, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const void *a4, const void *a5, size_t a6, size_t a7, enum cudaMemcpyKind a8);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const void *a4, const void *a5, size_t a6, size_t a7, enum cudaMemcpyKind a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNodeToSymbol, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemcpyNodeToSymbol, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaMemsetParams *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, size_t a3, const struct cudaMemsetParams *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemsetNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddMemsetNode, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphAddNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, struct cudaGraphNodeParams *a5);
 CL_STUB_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t *a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, struct cudaGraphNodeParams *a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddNode, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphAddNode, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t a0, cudaGraph_t *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t a0, cudaGraph_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphChildGraphNodeGetGraph, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphChildGraphNodeGetGraph, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphClone(cudaGraph_t *a0, cudaGraph_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *a0, cudaGraph_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphClone, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphClone, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *a0, cudaGraph_t a1, unsigned int a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *a0, cudaGraph_t a1, unsigned int a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphConditionalHandleCreate, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphConditionalHandleCreate, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphCreate(cudaGraph_t *a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphCreate, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphCreate, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t a0, const char *a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t a0, const char *a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphDebugDotPrint, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphDebugDotPrint, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t a0);
 CL_STUB_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphDestroyNode(cudaGraphNode_t a0);
 CL_STUB_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphDestroyNode, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphDestroyNode, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t a0, cudaEvent_t *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t a0, cudaEvent_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventRecordNodeGetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventRecordNodeGetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t a0, cudaEvent_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t a0, cudaEvent_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventRecordNodeSetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventRecordNodeSetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t a0, cudaEvent_t *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t a0, cudaEvent_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventWaitNodeGetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventWaitNodeGetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t a0, cudaEvent_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t a0, cudaEvent_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventWaitNodeSetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphEventWaitNodeSetEvent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaGraph_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaGraph_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecChildGraphNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecChildGraphNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t a0);
 CL_STUB_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaEvent_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaEvent_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecEventRecordNodeSetEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecEventRecordNodeSetEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaEvent_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t a0, cudaGraphNode_t a1, cudaEvent_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecEventWaitNodeSetEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecEventWaitNodeSetEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaExternalSemaphoreSignalNodeParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaExternalSemaphoreSignalNodeParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecExternalSemaphoresSignalNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecExternalSemaphoresSignalNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaExternalSemaphoreWaitNodeParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaExternalSemaphoreWaitNodeParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecExternalSemaphoresWaitNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecExternalSemaphoresWaitNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t a0, unsigned long long *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t a0, unsigned long long *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaHostNodeParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaHostNodeParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecHostNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecHostNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaKernelNodeParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaKernelNodeParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecKernelNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecKernelNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaMemcpy3DParms *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaMemcpy3DParms *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t a0, cudaGraphNode_t a1, void *a2, const void *a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t a0, cudaGraphNode_t a1, void *a2, const void *a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParams1D, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParams1D, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t a0, cudaGraphNode_t a1, void *a2, const void *a3, size_t a4, size_t a5, enum cudaMemcpyKind a6);
 CL_STUB_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t a0, cudaGraphNode_t a1, void *a2, const void *a3, size_t a4, size_t a5, enum cudaMemcpyKind a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParamsFromSymbol, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParamsFromSymbol, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t a0, cudaGraphNode_t a1, const void *a2, const void *a3, size_t a4, size_t a5, enum cudaMemcpyKind a6);
 CL_STUB_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t a0, cudaGraphNode_t a1, const void *a2, const void *a3, size_t a4, size_t a5, enum cudaMemcpyKind a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParamsToSymbol, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemcpyNodeSetParamsToSymbol, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaMemsetParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, const struct cudaMemsetParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemsetNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecMemsetNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, struct cudaGraphNodeParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t a0, cudaGraphNode_t a1, struct cudaGraphNodeParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecNodeSetParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t a0, cudaGraph_t a1, cudaGraphExecUpdateResultInfo *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t a0, cudaGraph_t a1, cudaGraphExecUpdateResultInfo *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecUpdate, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExecUpdate, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t a0, struct cudaExternalSemaphoreSignalNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t a0, struct cudaExternalSemaphoreSignalNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresSignalNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresSignalNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t a0, const struct cudaExternalSemaphoreSignalNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t a0, const struct cudaExternalSemaphoreSignalNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresSignalNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresSignalNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t a0, struct cudaExternalSemaphoreWaitNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t a0, struct cudaExternalSemaphoreWaitNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresWaitNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresWaitNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t a0, const struct cudaExternalSemaphoreWaitNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t a0, const struct cudaExternalSemaphoreWaitNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresWaitNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphExternalSemaphoresWaitNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphGetEdges(cudaGraph_t a0, cudaGraphNode_t *a1, cudaGraphNode_t *a2, cudaGraphEdgeData *a3, size_t *a4);
 CL_STUB_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t a0, cudaGraphNode_t *a1, cudaGraphNode_t *a2, cudaGraphEdgeData *a3, size_t *a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetEdges, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetEdges, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphGetNodes(cudaGraph_t a0, cudaGraphNode_t *a1, size_t *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t a0, cudaGraphNode_t *a1, size_t *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetNodes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetNodes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t a0, cudaGraphNode_t *a1, size_t *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t a0, cudaGraphNode_t *a1, size_t *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetRootNodes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphGetRootNodes, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t a0, struct cudaHostNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t a0, struct cudaHostNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphHostNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphHostNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t a0, const struct cudaHostNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t a0, const struct cudaHostNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphHostNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphHostNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *a0, cudaGraph_t a1, unsigned long long a2);
 CL_STUB_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *a0, cudaGraph_t a1, unsigned long long a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiate, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiate, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *a0, cudaGraph_t a1, unsigned long long a2);
 CL_STUB_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *a0, cudaGraph_t a1, unsigned long long a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiateWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiateWithFlags, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiateWithParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphInstantiateWithParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *a0, cudaGraph_t a1, cudaGraphInstantiateParams *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphInstantiateWithParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphInstantiateWithParams, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t a0, cudaGraphNode_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t a0, cudaGraphNode_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t a0, struct cudaKernelNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t a0, struct cudaKernelNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t a0, const struct cudaKernelNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t a0, const struct cudaKernelNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphKernelNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphLaunch, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphLaunch, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphLaunch, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphLaunch, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t a0, struct cudaMemAllocNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t a0, struct cudaMemAllocNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemAllocNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemAllocNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t a0, void *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t a0, void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemFreeNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemFreeNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t a0, struct cudaMemcpy3DParms *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t a0, struct cudaMemcpy3DParms *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t a0, const struct cudaMemcpy3DParms *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t a0, const struct cudaMemcpy3DParms *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t a0, void *a1, const void *a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t a0, void *a1, const void *a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParams1D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParams1D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t a0, void *a1, const void *a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t a0, void *a1, const void *a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParamsFromSymbol, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParamsFromSymbol, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t a0, const void *a1, const void *a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t a0, const void *a1, const void *a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParamsToSymbol, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemcpyNodeSetParamsToSymbol, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t a0, struct cudaMemsetParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t a0, struct cudaMemsetParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemsetNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemsetNodeGetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t a0, const struct cudaMemsetParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t a0, const struct cudaMemsetParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemsetNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphMemsetNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *a0, cudaGraphNode_t a1, cudaGraph_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *a0, cudaGraphNode_t a1, cudaGraph_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeFindInClone, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeFindInClone, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t a0, cudaGraphNode_t *a1, cudaGraphEdgeData *a2, size_t *a3);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t a0, cudaGraphNode_t *a1, cudaGraphEdgeData *a2, size_t *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetDependencies, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetDependencies, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t a0, cudaGraphNode_t *a1, cudaGraphEdgeData *a2, size_t *a3);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t a0, cudaGraphNode_t *a1, cudaGraphEdgeData *a2, size_t *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetDependentNodes, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetDependentNodes, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t a0, cudaGraphNode_t a1, unsigned int *a2);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t a0, cudaGraphNode_t a1, unsigned int *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetEnabled, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetEnabled, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t a0, enum cudaGraphNodeType *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t a0, enum cudaGraphNodeType *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetType, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeGetType, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t a0, cudaGraphNode_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t a0, cudaGraphNode_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeSetEnabled, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeSetEnabled, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t a0, struct cudaGraphNodeParams *a1);
 CL_STUB_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t a0, struct cudaGraphNodeParams *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphNodeSetParams, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphReleaseUserObject(cudaGraph_t a0, cudaUserObject_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t a0, cudaUserObject_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphReleaseUserObject, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphReleaseUserObject, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t a0, const cudaGraphNode_t *a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t a0, const cudaGraphNode_t *a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphRemoveDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphRemoveDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphRetainUserObject(cudaGraph_t a0, cudaUserObject_t a1, unsigned int a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t a0, cudaUserObject_t a1, unsigned int a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphRetainUserObject, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphRetainUserObject, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphUpload(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphUpload, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphUpload, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphUpload, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaGraphUpload, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsMapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphicsMapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsMapResources, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsMapResources, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *a0, cudaGraphicsResource_t a1);
 CL_STUB_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *a0, cudaGraphicsResource_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceGetMappedMipmappedArray, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceGetMappedMipmappedArray, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsResourceGetMappedPointer(void **a0, size_t *a1, cudaGraphicsResource_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **a0, size_t *a1, cudaGraphicsResource_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceGetMappedPointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceGetMappedPointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceSetMapFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsResourceSetMapFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *a0, cudaGraphicsResource_t a1, unsigned int a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *a0, cudaGraphicsResource_t a1, unsigned int a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsSubResourceGetMappedArray, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsSubResourceGetMappedArray, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsUnmapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaGraphicsUnmapResources(int a0, cudaGraphicsResource_t *a1, cudaStream_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsUnmapResources, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsUnmapResources, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t a0);
 CL_STUB_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsUnregisterResource, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaGraphicsUnregisterResource, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaHostAlloc(void **a0, size_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaHostAlloc(void **a0, size_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaHostAlloc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaHostAlloc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaHostGetDevicePointer(void **a0, void *a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaHostGetDevicePointer(void **a0, void *a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaHostGetDevicePointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaHostGetDevicePointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaHostGetFlags(unsigned int *a0, void *a1);
 CL_STUB_EXPORT cudaError_t cudaHostGetFlags(unsigned int *a0, void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaHostGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaHostGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaHostRegister(void *a0, size_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaHostRegister(void *a0, size_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaHostRegister, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaHostRegister, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaHostUnregister(void *a0);
 CL_STUB_EXPORT cudaError_t cudaHostUnregister(void *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaHostUnregister, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaHostUnregister, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *a0, const struct cudaExternalMemoryHandleDesc *a1);
 CL_STUB_EXPORT cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *a0, const struct cudaExternalMemoryHandleDesc *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaImportExternalMemory, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaImportExternalMemory, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreHandleDesc *a1);
 CL_STUB_EXPORT cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreHandleDesc *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaImportExternalSemaphore, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaImportExternalSemaphore, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaInitDevice(int a0, unsigned int a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaInitDevice(int a0, unsigned int a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaInitDevice, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaInitDevice, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaIpcCloseMemHandle(void *a0);
 CL_STUB_EXPORT cudaError_t cudaIpcCloseMemHandle(void *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaIpcCloseMemHandle, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaIpcCloseMemHandle, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *a0, cudaEvent_t a1);
 CL_STUB_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *a0, cudaEvent_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaIpcGetEventHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaIpcGetEventHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *a0, void *a1);
 CL_STUB_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *a0, void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaIpcGetMemHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaIpcGetMemHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *a0, cudaIpcEventHandle_t a1);
 CL_STUB_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *a0, cudaIpcEventHandle_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaIpcOpenEventHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaIpcOpenEventHandle, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaIpcOpenMemHandle(void **a0, cudaIpcMemHandle_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaIpcOpenMemHandle(void **a0, cudaIpcMemHandle_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaIpcOpenMemHandle, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaIpcOpenMemHandle, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t a0, enum cudaFuncAttribute a1, int a2, int a3);
 CL_STUB_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t a0, enum cudaFuncAttribute a1, int a2, int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaKernelSetAttributeForDevice, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaKernelSetAttributeForDevice, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchCooperativeKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchCooperativeKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t a0, cudaHostFn_t a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t a0, cudaHostFn_t a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchHostFunc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLaunchHostFunc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t a0, cudaHostFn_t a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t a0, cudaHostFn_t a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchHostFunc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchHostFunc, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernel(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *a0, const void *a1, void **a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *a0, const void *a1, void **a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernelExC, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLaunchKernelExC, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *a0, const void *a1, void **a2);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *a0, const void *a1, void **a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernelExC, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernelExC, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLaunchKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *a0, dim3 a1, dim3 a2, void **a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaLaunchKernel, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *a0, unsigned int a1, cudaLibrary_t a2);
 CL_STUB_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *a0, unsigned int a1, cudaLibrary_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryEnumerateKernels, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryEnumerateKernels, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryGetGlobal(void **a0, size_t *a1, cudaLibrary_t a2, const char *a3);
 CL_STUB_EXPORT cudaError_t cudaLibraryGetGlobal(void **a0, size_t *a1, cudaLibrary_t a2, const char *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetGlobal, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetGlobal, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryGetKernel(cudaKernel_t *a0, cudaLibrary_t a1, const char *a2);
 CL_STUB_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *a0, cudaLibrary_t a1, const char *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetKernel, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetKernel, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryGetKernelCount(unsigned int *a0, cudaLibrary_t a1);
 CL_STUB_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *a0, cudaLibrary_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetKernelCount, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetKernelCount, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryGetManaged(void **a0, size_t *a1, cudaLibrary_t a2, const char *a3);
 CL_STUB_EXPORT cudaError_t cudaLibraryGetManaged(void **a0, size_t *a1, cudaLibrary_t a2, const char *a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetManaged, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetManaged, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryGetUnifiedFunction(void **a0, cudaLibrary_t a1, const char *a2);
 CL_STUB_EXPORT cudaError_t cudaLibraryGetUnifiedFunction(void **a0, cudaLibrary_t a1, const char *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetUnifiedFunction, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryGetUnifiedFunction, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *a0, const void *a1, enum cudaJitOption *a2, void **a3, unsigned int a4, enum cudaLibraryOption *a5, void **a6, unsigned int a7);
 CL_STUB_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *a0, const void *a1, enum cudaJitOption *a2, void **a3, unsigned int a4, enum cudaLibraryOption *a5, void **a6, unsigned int a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryLoadData, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryLoadData, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *a0, const char *a1, enum cudaJitOption *a2, void **a3, unsigned int a4, enum cudaLibraryOption *a5, void **a6, unsigned int a7);
 CL_STUB_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *a0, const char *a1, enum cudaJitOption *a2, void **a3, unsigned int a4, enum cudaLibraryOption *a5, void **a6, unsigned int a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryLoadFromFile, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryLoadFromFile, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLibraryUnload(cudaLibrary_t a0);
 CL_STUB_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLibraryUnload, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLibraryUnload, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLogsCurrent(cudaLogIterator *a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator *a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLogsCurrent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLogsCurrent, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLogsDumpToFile(cudaLogIterator *a0, const char *a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator *a0, const char *a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLogsDumpToFile, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLogsDumpToFile, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLogsDumpToMemory(cudaLogIterator *a0, char *a1, size_t *a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *a0, char *a1, size_t *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLogsDumpToMemory, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLogsDumpToMemory, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t a0, void *a1, cudaLogsCallbackHandle *a2);
 CL_STUB_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t a0, void *a1, cudaLogsCallbackHandle *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLogsRegisterCallback, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLogsRegisterCallback, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle a0);
 CL_STUB_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaLogsUnregisterCallback, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaLogsUnregisterCallback, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr *a0, struct cudaExtent a1);
 CL_STUB_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *a0, struct cudaExtent a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMalloc3D, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMalloc3D, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMalloc3DArray(cudaArray_t *a0, const struct cudaChannelFormatDesc *a1, struct cudaExtent a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *a0, const struct cudaChannelFormatDesc *a1, struct cudaExtent a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMalloc3DArray, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMalloc3DArray, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocArray(cudaArray_t *a0, const struct cudaChannelFormatDesc *a1, size_t a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaMallocArray(cudaArray_t *a0, const struct cudaChannelFormatDesc *a1, size_t a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocArray, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocArray, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocAsync(void **a0, size_t a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaMallocAsync(void **a0, size_t a1, cudaStream_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocAsync, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocAsync, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocAsync_ptsz(void **a0, size_t a1, cudaStream_t a2);
 CL_STUB_EXPORT cudaError_t cudaMallocAsync_ptsz(void **a0, size_t a1, cudaStream_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocAsync, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocAsync, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocFromPoolAsync(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMallocFromPoolAsync(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocFromPoolAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocFromPoolAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **a0, size_t a1, cudaMemPool_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocFromPoolAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMallocFromPoolAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocHost(void **a0, size_t a1);
 CL_STUB_EXPORT cudaError_t cudaMallocHost(void **a0, size_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocHost, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocHost, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocManaged(void **a0, size_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaMallocManaged(void **a0, size_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocManaged, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocManaged, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *a0, const struct cudaChannelFormatDesc *a1, struct cudaExtent a2, unsigned int a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *a0, const struct cudaChannelFormatDesc *a1, struct cudaExtent a2, unsigned int a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocMipmappedArray, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocMipmappedArray, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMallocPitch(void **a0, size_t *a1, size_t a2, size_t a3);
 CL_STUB_EXPORT cudaError_t cudaMallocPitch(void **a0, size_t *a1, size_t a2, size_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMallocPitch, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMallocPitch, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemAdvise(const void *a0, size_t a1, enum cudaMemoryAdvise a2, struct cudaMemLocation a3);
 CL_STUB_EXPORT cudaError_t cudaMemAdvise(const void *a0, size_t a1, enum cudaMemoryAdvise a2, struct cudaMemLocation a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemAdvise, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemAdvise, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardAndPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemDiscardBatchAsync(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardBatchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemDiscardBatchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemDiscardBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, unsigned long long a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardBatchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemDiscardBatchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2);
 CL_STUB_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *a0, struct cudaMemLocation *a1, enum cudaMemAllocationType a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemGetMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemGetMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *a0, const struct cudaMemPoolProps *a1);
 CL_STUB_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *a0, const struct cudaMemPoolProps *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolCreate, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolCreate, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t a0);
 CL_STUB_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolDestroy, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *a0, void *a1);
 CL_STUB_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *a0, void *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolExportPointer, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolExportPointer, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolExportToShareableHandle(void *a0, cudaMemPool_t a1, enum cudaMemAllocationHandleType a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *a0, cudaMemPool_t a1, enum cudaMemAllocationHandleType a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolExportToShareableHandle, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolExportToShareableHandle, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *a0, cudaMemPool_t a1, struct cudaMemLocation *a2);
 CL_STUB_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *a0, cudaMemPool_t a1, struct cudaMemLocation *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolGetAccess, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolGetAccess, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t a0, enum cudaMemPoolAttr a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t a0, enum cudaMemPoolAttr a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *a0, void *a1, enum cudaMemAllocationHandleType a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *a0, void *a1, enum cudaMemAllocationHandleType a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolImportFromShareableHandle, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolImportFromShareableHandle, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolImportPointer(void **a0, cudaMemPool_t a1, struct cudaMemPoolPtrExportData *a2);
 CL_STUB_EXPORT cudaError_t cudaMemPoolImportPointer(void **a0, cudaMemPool_t a1, struct cudaMemPoolPtrExportData *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolImportPointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolImportPointer, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t a0, const struct cudaMemAccessDesc *a1, size_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t a0, const struct cudaMemAccessDesc *a1, size_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolSetAccess, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolSetAccess, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t a0, enum cudaMemPoolAttr a1, void *a2);
 CL_STUB_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t a0, enum cudaMemPoolAttr a1, void *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t a0, size_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t a0, size_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolTrimTo, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPoolTrimTo, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPrefetchAsync(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchAsync(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *a0, size_t a1, struct cudaMemLocation a2, unsigned int a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **a0, size_t *a1, size_t a2, struct cudaMemLocation *a3, size_t *a4, size_t a5, unsigned long long a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemPrefetchBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemRangeGetAttribute(void *a0, size_t a1, enum cudaMemRangeAttribute a2, const void *a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemRangeGetAttribute(void *a0, size_t a1, enum cudaMemRangeAttribute a2, const void *a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemRangeGetAttribute, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemRangeGetAttribute, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemRangeGetAttributes(void **a0, size_t *a1, enum cudaMemRangeAttribute *a2, size_t a3, const void *a4, size_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemRangeGetAttributes(void **a0, size_t *a1, enum cudaMemRangeAttribute *a2, size_t a3, const void *a4, size_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemRangeGetAttributes, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemRangeGetAttributes, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *a0, enum cudaMemAllocationType a1, cudaMemPool_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *a0, enum cudaMemAllocationType a1, cudaMemPool_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemSetMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemSetMemPool, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2D(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2D(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2D, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2D, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, size_t a7, enum cudaMemcpyKind a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DAsync(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DAsync(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DAsync_ptsz(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DFromArray(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArray(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DFromArrayAsync(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DFromArray_ptds(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DFromArray_ptds(void *a0, size_t a1, cudaArray_const_t a2, size_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DFromArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DFromArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy2DToArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7, cudaStream_t a8) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DToArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy2DToArrayAsync, (a0, a1, a2, a3, a4, a5, a6, a7, a8), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2DToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy2D_ptds(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpy2D_ptds(void *a0, size_t a1, const void *a2, size_t a3, size_t a4, size_t a5, enum cudaMemcpyKind a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2D, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy2D, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3D, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3D, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DBatchAsync(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DBatchAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DBatchAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t a0, struct cudaMemcpy3DBatchOp *a1, unsigned long long a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DBatchAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DBatchAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeer, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeer, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeerAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpy3DPeerAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DPeerAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpy3DPeerAsync, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3DPeer, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3DPeer, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *a0);
 CL_STUB_EXPORT cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3D, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy3D, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, cudaArray_const_t a3, size_t a4, size_t a5, size_t a6, enum cudaMemcpyKind a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyArrayToArray, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyAsync_ptsz(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3, cudaStream_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyAsync, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyBatchAsync(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7);
 CL_STUB_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *a0, const void *const *a1, const size_t *a2, size_t a3, struct cudaMemcpyAttributes *a4, size_t *a5, size_t a6, cudaStream_t a7) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyBatchAsync, (a0, a1, a2, a3, a4, a5, a6, a7), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromArray(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArray(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromArrayAsync(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArrayAsync(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromArray_ptds(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromArray_ptds(void *a0, cudaArray_const_t a1, size_t a2, size_t a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromSymbol(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbol(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromSymbolAsync(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyFromSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyFromSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyFromSymbol_ptds(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyFromSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyPeer(void *a0, int a1, const void *a2, int a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyPeer(void *a0, int a1, const void *a2, int a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyPeer, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyPeer, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyPeerAsync(void *a0, int a1, const void *a2, int a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyPeerAsync(void *a0, int a1, const void *a2, int a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyPeerAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyPeerAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArray(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToArrayAsync(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArrayAsync(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5, cudaStream_t a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToArrayAsync, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToArray_ptds(cudaArray_t a0, size_t a1, size_t a2, const void *a3, size_t a4, enum cudaMemcpyKind a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToArray, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToSymbol(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbol(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToSymbolAsync(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemcpyToSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemcpyToSymbolAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpyToSymbol_ptds(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4);
 CL_STUB_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *a0, const void *a1, size_t a2, size_t a3, enum cudaMemcpyKind a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpyToSymbol, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemcpy_ptds(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3);
 CL_STUB_EXPORT cudaError_t cudaMemcpy_ptds(void *a0, const void *a1, size_t a2, enum cudaMemcpyKind a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemcpy, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset(void *a0, int a1, size_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemset(void *a0, int a1, size_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemset, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset2D(void *a0, size_t a1, int a2, size_t a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemset2D(void *a0, size_t a1, int a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset2D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemset2D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset2DAsync(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemset2DAsync(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset2DAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemset2DAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset2DAsync_ptsz(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5);
 CL_STUB_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *a0, size_t a1, int a2, size_t a3, size_t a4, cudaStream_t a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset2DAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset2DAsync, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset2D_ptds(void *a0, size_t a1, int a2, size_t a3, size_t a4);
 CL_STUB_EXPORT cudaError_t cudaMemset2D_ptds(void *a0, size_t a1, int a2, size_t a3, size_t a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset2D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset2D, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset3D(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2);
 CL_STUB_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset3D, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemset3D, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMemset3DAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMemset3DAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset3DAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemset3DAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2);
 CL_STUB_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr a0, int a1, struct cudaExtent a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset3D, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset3D, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemsetAsync_ptsz(void *a0, int a1, size_t a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *a0, int a1, size_t a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemsetAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaMemsetAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMemset_ptds(void *a0, int a1, size_t a2);
 CL_STUB_EXPORT cudaError_t cudaMemset_ptds(void *a0, int a1, size_t a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptds_cudaMemset, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaMipmappedArray_t a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *a0, cudaMipmappedArray_t a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMipmappedArrayGetMemoryRequirements, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMipmappedArrayGetMemoryRequirements, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *a0, cudaMipmappedArray_t a1);
 CL_STUB_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *a0, cudaMipmappedArray_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaMipmappedArrayGetSparseProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaMipmappedArrayGetSparseProperties, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *a0, const void *a1, int a2, int a3);
 CL_STUB_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *a0, const void *a1, int a2, int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyAvailableDynamicSMemPerBlock, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyAvailableDynamicSMemPerBlock, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *a0, const void *a1, int a2, size_t a3);
 CL_STUB_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *a0, const void *a1, int a2, size_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveBlocksPerMultiprocessor, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveBlocksPerMultiprocessor, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *a0, const void *a1, int a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *a0, const void *a1, int a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaOccupancyMaxActiveClusters(int *a0, const void *a1, const cudaLaunchConfig_t *a2);
 CL_STUB_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *a0, const void *a1, const cudaLaunchConfig_t *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveClusters, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxActiveClusters, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaOccupancyMaxPotentialClusterSize(int *a0, const void *a1, const cudaLaunchConfig_t *a2);
 CL_STUB_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int *a0, const void *a1, const cudaLaunchConfig_t *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxPotentialClusterSize, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaOccupancyMaxPotentialClusterSize, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaPeekAtLastError(void);
 CL_STUB_EXPORT cudaError_t cudaPeekAtLastError(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaPeekAtLastError, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaPeekAtLastError, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaProfilerStart(void);
 CL_STUB_EXPORT cudaError_t cudaProfilerStart(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaProfilerStart, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaProfilerStart, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaProfilerStop(void);
 CL_STUB_EXPORT cudaError_t cudaProfilerStop(void) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaProfilerStop, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaProfilerStop, (), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaSetDeviceFlags(unsigned int a0);
 CL_STUB_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaSetDeviceFlags, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaSetDeviceFlags, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaSetValidDevices(int *a0, int a1);
 CL_STUB_EXPORT cudaError_t cudaSetValidDevices(int *a0, int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaSetValidDevices, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaSetValidDevices, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaSignalExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaSignalExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreSignalParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaSignalExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaSignalExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamAddCallback(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamAddCallback, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamAddCallback, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t a0, cudaStreamCallback_t a1, void *a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAddCallback, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAddCallback, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t a0, void *a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t a0, void *a1, size_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamAttachMemAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamAttachMemAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t a0, void *a1, size_t a2, unsigned int a3);
 CL_STUB_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t a0, void *a1, size_t a2, unsigned int a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAttachMemAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamAttachMemAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t a0, enum cudaStreamCaptureMode a1);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t a0, enum cudaStreamCaptureMode a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t a0, cudaGraph_t a1, const cudaGraphNode_t *a2, const cudaGraphEdgeData *a3, size_t a4, enum cudaStreamCaptureMode a5) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCaptureToGraph, (a0, a1, a2, a3, a4, a5), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t a0, enum cudaStreamCaptureMode a1);
 CL_STUB_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t a0, enum cudaStreamCaptureMode a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamBeginCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamCopyAttributes(cudaStream_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t a0, cudaStream_t a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t a0, cudaStream_t a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamCopyAttributes, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreateWithFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreateWithFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *a0, unsigned int a1, int a2);
 CL_STUB_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *a0, unsigned int a1, int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreateWithPriority, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamCreateWithPriority, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t a0, cudaGraph_t *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t a0, cudaGraph_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamEndCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamEndCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t a0, cudaGraph_t *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t a0, cudaGraph_t *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamEndCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamEndCapture, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetCaptureInfo, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetCaptureInfo, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6);
 CL_STUB_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1, unsigned long long *a2, cudaGraph_t *a3, const cudaGraphNode_t **a4, const cudaGraphEdgeData **a5, size_t *a6) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetCaptureInfo, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetCaptureInfo, (a0, a1, a2, a3, a4, a5, a6), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetDevice(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetDevice, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetFlags(cudaStream_t a0, unsigned int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t a0, unsigned int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t a0, unsigned int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t a0, unsigned int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetFlags, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetId(cudaStream_t a0, unsigned long long *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetId(cudaStream_t a0, unsigned long long *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetId_ptsz(cudaStream_t a0, unsigned long long *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t a0, unsigned long long *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetId, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetPriority(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetPriority, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamGetPriority, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t a0, int *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t a0, int *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetPriority, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamGetPriority, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamIsCapturing(cudaStream_t a0, enum cudaStreamCaptureStatus *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t a0, enum cudaStreamCaptureStatus *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamIsCapturing, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamIsCapturing, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1);
 CL_STUB_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t a0, enum cudaStreamCaptureStatus *a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamIsCapturing, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamIsCapturing, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamQuery(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamQuery(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamQuery, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamSetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2);
 CL_STUB_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t a0, cudaLaunchAttributeID a1, const cudaLaunchAttributeValue *a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSetAttribute, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t a0);
 CL_STUB_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamSynchronize, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamUpdateCaptureDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamUpdateCaptureDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t a0, cudaGraphNode_t *a1, const cudaGraphEdgeData *a2, size_t a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamUpdateCaptureDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamUpdateCaptureDependencies, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t a0, cudaEvent_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t a0, cudaEvent_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaStreamWaitEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaStreamWaitEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t a0, cudaEvent_t a1, unsigned int a2);
 CL_STUB_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t a0, cudaEvent_t a1, unsigned int a2) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamWaitEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaStreamWaitEvent, (a0, a1, a2), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *a0);
 CL_STUB_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *a0) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaThreadExchangeStreamCaptureMode, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaThreadExchangeStreamCaptureMode, (a0), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaUserObjectCreate(cudaUserObject_t *a0, void *a1, cudaHostFn_t a2, unsigned int a3, unsigned int a4);
 CL_STUB_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t *a0, void *a1, cudaHostFn_t a2, unsigned int a3, unsigned int a4) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectCreate, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectCreate, (a0, a1, a2, a3, a4), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaUserObjectRelease(cudaUserObject_t a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectRelease, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectRelease, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaUserObjectRetain(cudaUserObject_t a0, unsigned int a1);
 CL_STUB_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t a0, unsigned int a1) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectRetain, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaUserObjectRetain, (a0, a1), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, cudaWaitExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, cudaWaitExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3);
 CL_STUB_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *a0, const struct cudaExternalSemaphoreWaitParams *a1, unsigned int a2, cudaStream_t a3) {
-    CL_STUB(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaWaitExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported);
+    CL_STUB_WATCH(cl_stub_cudart, cudaload_cudart_table, ptsz_cudaWaitExternalSemaphoresAsync, (a0, a1, a2, a3), cudaErrorSharedObjectInitFailed, cudaErrorNotSupported, cudaErrorInsufficientDriver, cl_stub_cudart_insufficient);
 }
 CUDALOAD_TABLE_END_

@@ -14,7 +14,7 @@ _Static_assert(sizeof(cudaload_cudnn_table) == (239 * sizeof(void (*)(void)) + 2
 static const void *cl_table(void) { return cudaload_cudnn(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cudnn_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cudnn = {"cudnn", cl_table, cl_stub_cudnn_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cudnn = {.row = "cudnn", .table = cl_table, .loaded = cl_stub_cudnn_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -504,7 +504,7 @@ CL_STUB_EXPORT cudnnStatus_t cudnnGetDropoutDescriptor(cudnnDropoutDescriptor_t 
 }
 const char * cudnnGetErrorString(cudnnStatus_t a0);
 CL_STUB_EXPORT const char * cudnnGetErrorString(cudnnStatus_t a0) {
-    CL_STUB(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetErrorString, (a0), "libcudaload: cudnn could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cudnn (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetErrorString, (a0), cl_stub_why(&cl_stub_cudnn), "libcudaload: cudnnGetErrorString is not exported by the loaded cudnn (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 cudnnStatus_t cudnnGetExecutionPlanWorkspaceSize(cudnnHandle_t a0, cudnnBackendDescriptor_t a1, cudnnBackendDescriptor_t a2, size_t *a3);
 CL_STUB_EXPORT cudnnStatus_t cudnnGetExecutionPlanWorkspaceSize(cudnnHandle_t a0, cudnnBackendDescriptor_t a1, cudnnBackendDescriptor_t a2, size_t *a3) {
@@ -540,7 +540,7 @@ CL_STUB_EXPORT cudnnStatus_t cudnnGetLRNDescriptor(cudnnLRNDescriptor_t a0, unsi
 }
 void cudnnGetLastErrorString(char *a0, size_t a1);
 CL_STUB_EXPORT void cudnnGetLastErrorString(char *a0, size_t a1) {
-    CL_STUB_VOID_OUT(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetLastErrorString, (a0, a1), "libcudaload: cudnn could not be loaded (cudaload_last_error() says why)", "libcudaload: cudnnGetLastErrorString is not in the loaded cudnn (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_VOID_OUT(cl_stub_cudnn, cudaload_cudnn_table, cudnnGetLastErrorString, (a0, a1), cl_stub_why(&cl_stub_cudnn), "libcudaload: cudnnGetLastErrorString is not exported by the loaded cudnn (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 size_t cudnnGetMaxDeviceVersion(void);
 CL_STUB_EXPORT size_t cudnnGetMaxDeviceVersion(void) {

@@ -14,7 +14,7 @@ _Static_assert(sizeof(cudaload_cudss_table) == (44 * sizeof(void (*)(void)) + 44
 static const void *cl_table(void) { return cudaload_cudss(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cudss_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cudss = {"cudss", cl_table, cl_stub_cudss_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cudss = {.row = "cudss", .table = cl_table, .loaded = cl_stub_cudss_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 

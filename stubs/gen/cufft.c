@@ -10,7 +10,7 @@
 static const void *cl_table(void) { return cudaload_cufft(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cufft_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cufft = {"cufft", cl_table, cl_stub_cufft_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cufft = {.row = "cufft", .table = cl_table, .loaded = cl_stub_cufft_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 

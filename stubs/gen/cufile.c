@@ -16,7 +16,7 @@ _Static_assert(sizeof(cudaload_cufile_table) == (42 * sizeof(void (*)(void)) + 4
 static const void *cl_table(void) { return cudaload_cufile(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cufile_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cufile = {"cufile", cl_table, cl_stub_cufile_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cufile = {.row = "cufile", .table = cl_table, .loaded = cl_stub_cufile_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -98,7 +98,7 @@ CL_STUB_EXPORT CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_
 }
 CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t a0, char *a1, int a2);
 CL_STUB_EXPORT CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t a0, char *a1, int a2) {
-    CL_STUB_OUT(cl_stub_cufile, cudaload_cufile_table, cuFileGetParameterString, (a0, a1, a2), ((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED}), ((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_NOT_SUPPORTED}), "libcudaload: cufile could not be loaded (cudaload_last_error() says why)", "libcudaload: cuFileGetParameterString is not in the loaded cufile (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_cufile, cudaload_cufile_table, cuFileGetParameterString, (a0, a1, a2), ((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED}), ((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_NOT_SUPPORTED}), cl_stub_why(&cl_stub_cufile), "libcudaload: cuFileGetParameterString is not exported by the loaded cufile (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *a0);
 CL_STUB_EXPORT CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t *a0) {

@@ -20,7 +20,7 @@ _Static_assert(sizeof(cudaload_cupti_table) == (165 * sizeof(void (*)(void)) + 1
 static const void *cl_table(void) { return cudaload_cupti(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cupti_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cupti = {"cupti", cl_table, cl_stub_cupti_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cupti = {.row = "cupti", .table = cl_table, .loaded = cl_stub_cupti_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -294,7 +294,7 @@ CL_STUB_EXPORT CUptiResult cuptiGetAutoBoostState(CUcontext a0, CUpti_ActivityAu
 }
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain a0, uint32_t a1, const char **a2);
 CL_STUB_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain a0, uint32_t a1, const char **a2) {
-    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetCallbackName, (a0, a1, a2), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, "libcudaload: cupti could not be loaded (cudaload_last_error() says why)", "libcudaload: cuptiGetCallbackName is not in the loaded cupti (cudaload_last_error() says why)", cl_stub_put_str(a2, why_));
+    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetCallbackName, (a0, a1, a2), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cupti), "libcudaload: cuptiGetCallbackName is not exported by the loaded cupti (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a2, why_));
 }
 CUptiResult cuptiGetCallbackState(uint32_t *a0, CUpti_SubscriberHandle a1, CUpti_CallbackDomain a2, CUpti_CallbackId a3);
 CL_STUB_EXPORT CUptiResult cuptiGetCallbackState(uint32_t *a0, CUpti_SubscriberHandle a1, CUpti_CallbackDomain a2, CUpti_CallbackId a3) {
@@ -314,7 +314,7 @@ CL_STUB_EXPORT CUptiResult cuptiGetDeviceId(CUcontext a0, uint32_t *a1) {
 }
 CUptiResult cuptiGetErrorMessage(CUptiResult a0, const char **a1);
 CL_STUB_EXPORT CUptiResult cuptiGetErrorMessage(CUptiResult a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetErrorMessage, (a0, a1), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, "libcudaload: cupti could not be loaded (cudaload_last_error() says why)", "libcudaload: cuptiGetErrorMessage is not in the loaded cupti (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetErrorMessage, (a0, a1), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cupti), "libcudaload: cuptiGetErrorMessage is not exported by the loaded cupti (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 CUptiResult cuptiGetGraphExecId(CUgraphExec a0, uint32_t *a1);
 CL_STUB_EXPORT CUptiResult cuptiGetGraphExecId(CUgraphExec a0, uint32_t *a1) {
@@ -342,7 +342,7 @@ CL_STUB_EXPORT CUptiResult cuptiGetNumMetrics(uint32_t *a0) {
 }
 CUptiResult cuptiGetResultString(CUptiResult a0, const char **a1);
 CL_STUB_EXPORT CUptiResult cuptiGetResultString(CUptiResult a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetResultString, (a0, a1), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, "libcudaload: cupti could not be loaded (cudaload_last_error() says why)", "libcudaload: cuptiGetResultString is not in the loaded cupti (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_cupti, cudaload_cupti_table, cuptiGetResultString, (a0, a1), CUPTI_ERROR_NOT_INITIALIZED, CUPTI_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_cupti), "libcudaload: cuptiGetResultString is not exported by the loaded cupti (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 CUptiResult cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *a0);
 CL_STUB_EXPORT CUptiResult cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *a0) {

@@ -9,7 +9,7 @@
 static const void *cl_table(void) { return cudaload_curand(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_curand_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_curand = {"curand", cl_table, cl_stub_curand_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_curand = {.row = "curand", .table = cl_table, .loaded = cl_stub_curand_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 

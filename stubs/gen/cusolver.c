@@ -12,7 +12,7 @@
 static const void *cl_table(void) { return cudaload_cusolver(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cusolver_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cusolver = {"cusolver", cl_table, cl_stub_cusolver_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cusolver = {.row = "cusolver", .table = cl_table, .loaded = cl_stub_cusolver_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 

@@ -9,7 +9,7 @@
 static const void *cl_table(void) { return cudaload_cusparse(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cusparse_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cusparse = {"cusparse", cl_table, cl_stub_cusparse_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cusparse = {.row = "cusparse", .table = cl_table, .loaded = cl_stub_cusparse_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -811,11 +811,11 @@ CL_STUB_EXPORT cusparseStatus_t cusparseGather(cusparseHandle_t a0, cusparseCons
 }
 const char * cusparseGetErrorName(cusparseStatus_t a0);
 CL_STUB_EXPORT const char * cusparseGetErrorName(cusparseStatus_t a0) {
-    CL_STUB(cl_stub_cusparse, cudaload_cusparse_table, cusparseGetErrorName, (a0), "libcudaload: cusparse could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cusparse (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cusparse, cudaload_cusparse_table, cusparseGetErrorName, (a0), cl_stub_why(&cl_stub_cusparse), "libcudaload: cusparseGetErrorName is not exported by the loaded cusparse (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * cusparseGetErrorString(cusparseStatus_t a0);
 CL_STUB_EXPORT const char * cusparseGetErrorString(cusparseStatus_t a0) {
-    CL_STUB(cl_stub_cusparse, cudaload_cusparse_table, cusparseGetErrorString, (a0), "libcudaload: cusparse could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cusparse (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cusparse, cudaload_cusparse_table, cusparseGetErrorString, (a0), cl_stub_why(&cl_stub_cusparse), "libcudaload: cusparseGetErrorString is not exported by the loaded cusparse (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t a0);
 CL_STUB_EXPORT cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t a0) {

@@ -14,7 +14,7 @@ _Static_assert(sizeof(cudaload_cusparselt_table) == (31 * sizeof(void (*)(void))
 static const void *cl_table(void) { return cudaload_cusparselt(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cusparselt_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cusparselt = {"cusparseLt", cl_table, cl_stub_cusparselt_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cusparselt = {.row = "cusparseLt", .table = cl_table, .loaded = cl_stub_cusparselt_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -28,11 +28,11 @@ CL_STUB_EXPORT cusparseStatus_t cusparseLtDestroy(const cusparseLtHandle_t *a0) 
 }
 const char * cusparseLtGetErrorName(cusparseStatus_t a0);
 CL_STUB_EXPORT const char * cusparseLtGetErrorName(cusparseStatus_t a0) {
-    CL_STUB(cl_stub_cusparselt, cudaload_cusparselt_table, cusparseLtGetErrorName, (a0), "libcudaload: cusparseLt could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cusparseLt (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cusparselt, cudaload_cusparselt_table, cusparseLtGetErrorName, (a0), cl_stub_why(&cl_stub_cusparselt), "libcudaload: cusparseLtGetErrorName is not exported by the loaded cusparseLt (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * cusparseLtGetErrorString(cusparseStatus_t a0);
 CL_STUB_EXPORT const char * cusparseLtGetErrorString(cusparseStatus_t a0) {
-    CL_STUB(cl_stub_cusparselt, cudaload_cusparselt_table, cusparseLtGetErrorString, (a0), "libcudaload: cusparseLt could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cusparseLt (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cusparselt, cudaload_cusparselt_table, cusparseLtGetErrorString, (a0), cl_stub_why(&cl_stub_cusparselt), "libcudaload: cusparseLtGetErrorString is not exported by the loaded cusparseLt (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 cusparseStatus_t cusparseLtGetProperty(libraryPropertyType a0, int *a1);
 CL_STUB_EXPORT cusparseStatus_t cusparseLtGetProperty(libraryPropertyType a0, int *a1) {

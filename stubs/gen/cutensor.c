@@ -44,7 +44,7 @@ _Static_assert(sizeof(cudaload_cutensor_table) == (45 * sizeof(void (*)(void)) +
 static const void *cl_table(void) { return cudaload_cutensor(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_cutensor_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_cutensor = {"cutensor", cl_table, cl_stub_cutensor_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_cutensor = {.row = "cutensor", .table = cl_table, .loaded = cl_stub_cutensor_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -150,7 +150,7 @@ CL_STUB_EXPORT size_t cutensorGetCudartVersion(void) {
 }
 const char * cutensorGetErrorString(const cutensorStatus_t a0);
 CL_STUB_EXPORT const char * cutensorGetErrorString(const cutensorStatus_t a0) {
-    CL_STUB(cl_stub_cutensor, cudaload_cutensor_table, cutensorGetErrorString, (a0), "libcudaload: cutensor could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded cutensor (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_cutensor, cudaload_cutensor_table, cutensorGetErrorString, (a0), cl_stub_why(&cl_stub_cutensor), "libcudaload: cutensorGetErrorString is not exported by the loaded cutensor (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 size_t cutensorGetVersion(void);
 CL_STUB_EXPORT size_t cutensorGetVersion(void) {

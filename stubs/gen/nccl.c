@@ -14,7 +14,7 @@ _Static_assert(sizeof(cudaload_nccl_table) == (144 * sizeof(void (*)(void)) + 14
 static const void *cl_table(void) { return cudaload_nccl(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_nccl_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_nccl = {"nccl", cl_table, cl_stub_nccl_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_nccl = {.row = "nccl", .table = cl_table, .loaded = cl_stub_nccl_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -156,11 +156,11 @@ CL_STUB_EXPORT ncclResult_t ncclGatherConfig(const void *a0, void *a1, size_t a2
 }
 const char * ncclGetErrorString(ncclResult_t a0);
 CL_STUB_EXPORT const char * ncclGetErrorString(ncclResult_t a0) {
-    CL_STUB(cl_stub_nccl, cudaload_nccl_table, ncclGetErrorString, (a0), "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nccl (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nccl, cudaload_nccl_table, ncclGetErrorString, (a0), cl_stub_why(&cl_stub_nccl), "libcudaload: ncclGetErrorString is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * ncclGetLastError(ncclComm_t a0);
 CL_STUB_EXPORT const char * ncclGetLastError(ncclComm_t a0) {
-    CL_STUB(cl_stub_nccl, cudaload_nccl_table, ncclGetLastError, (a0), "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nccl (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nccl, cudaload_nccl_table, ncclGetLastError, (a0), cl_stub_why(&cl_stub_nccl), "libcudaload: ncclGetLastError is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 ncclResult_t ncclGetUniqueId(ncclUniqueId *a0);
 CL_STUB_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *a0) {
@@ -224,11 +224,11 @@ CL_STUB_EXPORT ncclResult_t ncclParamGetI8(ncclParamHandle_t a0, int8_t *a1) {
 }
 ncclResult_t ncclParamGetParameter(const char *a0, const char **a1, int *a2);
 CL_STUB_EXPORT ncclResult_t ncclParamGetParameter(const char *a0, const char **a1, int *a2) {
-    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, ncclParamGetParameter, (a0, a1, a2), ncclSystemError, ncclInvalidUsage, "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: ncclParamGetParameter is not in the loaded nccl (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, ncclParamGetParameter, (a0, a1, a2), ncclSystemError, ncclInvalidUsage, cl_stub_why(&cl_stub_nccl), "libcudaload: ncclParamGetParameter is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 ncclResult_t ncclParamGetStr(ncclParamHandle_t a0, const char **a1);
 CL_STUB_EXPORT ncclResult_t ncclParamGetStr(ncclParamHandle_t a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, ncclParamGetStr, (a0, a1), ncclSystemError, ncclInvalidUsage, "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: ncclParamGetStr is not in the loaded nccl (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, ncclParamGetStr, (a0, a1), ncclSystemError, ncclInvalidUsage, cl_stub_why(&cl_stub_nccl), "libcudaload: ncclParamGetStr is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 ncclResult_t ncclParamGetU16(ncclParamHandle_t a0, uint16_t *a1);
 CL_STUB_EXPORT ncclResult_t ncclParamGetU16(ncclParamHandle_t a0, uint16_t *a1) {
@@ -444,11 +444,11 @@ CL_STUB_EXPORT ncclResult_t pncclGatherConfig(const void *a0, void *a1, size_t a
 }
 const char * pncclGetErrorString(ncclResult_t a0);
 CL_STUB_EXPORT const char * pncclGetErrorString(ncclResult_t a0) {
-    CL_STUB(cl_stub_nccl, cudaload_nccl_table, pncclGetErrorString, (a0), "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nccl (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nccl, cudaload_nccl_table, pncclGetErrorString, (a0), cl_stub_why(&cl_stub_nccl), "libcudaload: pncclGetErrorString is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 const char * pncclGetLastError(ncclComm_t a0);
 CL_STUB_EXPORT const char * pncclGetLastError(ncclComm_t a0) {
-    CL_STUB(cl_stub_nccl, cudaload_nccl_table, pncclGetLastError, (a0), "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nccl (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nccl, cudaload_nccl_table, pncclGetLastError, (a0), cl_stub_why(&cl_stub_nccl), "libcudaload: pncclGetLastError is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 ncclResult_t pncclGetUniqueId(ncclUniqueId *a0);
 CL_STUB_EXPORT ncclResult_t pncclGetUniqueId(ncclUniqueId *a0) {
@@ -512,11 +512,11 @@ CL_STUB_EXPORT ncclResult_t pncclParamGetI8(ncclParamHandle_t a0, int8_t *a1) {
 }
 ncclResult_t pncclParamGetParameter(const char *a0, const char **a1, int *a2);
 CL_STUB_EXPORT ncclResult_t pncclParamGetParameter(const char *a0, const char **a1, int *a2) {
-    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, pncclParamGetParameter, (a0, a1, a2), ncclSystemError, ncclInvalidUsage, "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: pncclParamGetParameter is not in the loaded nccl (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, pncclParamGetParameter, (a0, a1, a2), ncclSystemError, ncclInvalidUsage, cl_stub_why(&cl_stub_nccl), "libcudaload: pncclParamGetParameter is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 ncclResult_t pncclParamGetStr(ncclParamHandle_t a0, const char **a1);
 CL_STUB_EXPORT ncclResult_t pncclParamGetStr(ncclParamHandle_t a0, const char **a1) {
-    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, pncclParamGetStr, (a0, a1), ncclSystemError, ncclInvalidUsage, "libcudaload: nccl could not be loaded (cudaload_last_error() says why)", "libcudaload: pncclParamGetStr is not in the loaded nccl (cudaload_last_error() says why)", cl_stub_put_str(a1, why_));
+    CL_STUB_OUT(cl_stub_nccl, cudaload_nccl_table, pncclParamGetStr, (a0, a1), ncclSystemError, ncclInvalidUsage, cl_stub_why(&cl_stub_nccl), "libcudaload: pncclParamGetStr is not exported by the loaded nccl (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a1, why_));
 }
 ncclResult_t pncclParamGetU16(ncclParamHandle_t a0, uint16_t *a1);
 CL_STUB_EXPORT ncclResult_t pncclParamGetU16(ncclParamHandle_t a0, uint16_t *a1) {

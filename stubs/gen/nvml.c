@@ -14,7 +14,7 @@ _Static_assert(sizeof(cudaload_nvml_table) == (375 * sizeof(void (*)(void)) + 37
 static const void *cl_table(void) { return cudaload_nvml(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_nvml_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_nvml = {"nvml", cl_table, cl_stub_nvml_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_nvml = {.row = "nvml", .table = cl_table, .loaded = cl_stub_nvml_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -116,7 +116,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t a0, unsigned int *
 }
 nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetBoardPartNumber, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetBoardPartNumber is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetBoardPartNumber, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetBoardPartNumber is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t a0, nvmlBrandType_t *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t a0, nvmlBrandType_t *a1) {
@@ -428,11 +428,11 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice
 }
 nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetInforomImageVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetInforomImageVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetInforomImageVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetInforomImageVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t a0, nvmlInforomObject_t a1, char *a2, unsigned int a3);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t a0, nvmlInforomObject_t a1, char *a2, unsigned int a3) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetInforomVersion, (a0, a1, a2, a3), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetInforomVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a2, (long long)a3, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetInforomVersion, (a0, a1, a2, a3), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetInforomVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a2, (long long)a3, why_));
 }
 nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t a0, unsigned int *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t a0, unsigned int *a1) {
@@ -532,7 +532,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t a0, unsigned
 }
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetName, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetName is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetName, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetName is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t a0, unsigned int *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t a0, unsigned int *a1) {
@@ -720,7 +720,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t a0, nvmlSamplingTy
 }
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetSerial, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetSerial is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetSerial, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetSerial is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t a0, nvmlEccSramErrorStatus_t *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t a0, nvmlEccSramErrorStatus_t *a1) {
@@ -796,7 +796,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t a0,
 }
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetUUID is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetUUID is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t a0, nvmlUtilization_t *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t a0, nvmlUtilization_t *a1) {
@@ -804,7 +804,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t a0, nvmlU
 }
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetVbiosVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlDeviceGetVbiosVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlDeviceGetVbiosVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlDeviceGetVbiosVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t a0, nvmlDeviceVgpuCapability_t a1, unsigned int *a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t a0, nvmlDeviceVgpuCapability_t a1, unsigned int *a2) {
@@ -1080,7 +1080,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(n
 }
 const char * nvmlErrorString(nvmlReturn_t a0);
 CL_STUB_EXPORT const char * nvmlErrorString(nvmlReturn_t a0) {
-    CL_STUB(cl_stub_nvml, cudaload_nvml_table, nvmlErrorString, (a0), "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nvml (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nvml, cudaload_nvml_table, nvmlErrorString, (a0), cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlErrorString is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *a0);
 CL_STUB_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *a0) {
@@ -1280,7 +1280,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo
 }
 nvmlReturn_t nvmlSystemGetDriverVersion(char *a0, unsigned int a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *a0, unsigned int a1) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetDriverVersion, (a0, a1), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlSystemGetDriverVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetDriverVersion, (a0, a1), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlSystemGetDriverVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 nvmlReturn_t nvmlSystemGetHicVersion(unsigned int *a0, nvmlHwbcEntry_t *a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetHicVersion(unsigned int *a0, nvmlHwbcEntry_t *a1) {
@@ -1288,7 +1288,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetHicVersion(unsigned int *a0, nvmlHwbcEn
 }
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *a0, unsigned int a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *a0, unsigned int a1) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetNVMLVersion, (a0, a1), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlSystemGetNVMLVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a0, (long long)a1, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetNVMLVersion, (a0, a1), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlSystemGetNVMLVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, (long long)a1, why_));
 }
 nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int *a0);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int *a0) {
@@ -1296,7 +1296,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int *a0) {
 }
 nvmlReturn_t nvmlSystemGetProcessName(unsigned int a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetProcessName, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlSystemGetProcessName is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlSystemGetProcessName, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlSystemGetProcessName is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int a0, unsigned int *a1, nvmlDevice_t *a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int a0, unsigned int *a1, nvmlDevice_t *a2) {
@@ -1420,7 +1420,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t 
 }
 nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetMdevUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlVgpuInstanceGetMdevUUID is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetMdevUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlVgpuInstanceGetMdevUUID is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t a0, nvmlVgpuMetadata_t *a1, unsigned int *a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t a0, nvmlVgpuMetadata_t *a1, unsigned int *a2) {
@@ -1440,15 +1440,15 @@ CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t a0, nvmlV
 }
 nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlVgpuInstanceGetUUID is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetUUID, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlVgpuInstanceGetUUID is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetVmDriverVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlVgpuInstanceGetVmDriverVersion is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetVmDriverVersion, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlVgpuInstanceGetVmDriverVersion is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2, nvmlVgpuVmIdType_t *a3);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t a0, char *a1, unsigned int a2, nvmlVgpuVmIdType_t *a3) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetVmID, (a0, a1, a2, a3), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlVgpuInstanceGetVmID is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuInstanceGetVmID, (a0, a1, a2, a3), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlVgpuInstanceGetVmID is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t a0, unsigned int a1);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t a0, unsigned int a1) {
@@ -1492,7 +1492,7 @@ CL_STUB_EXPORT nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t a0, unsi
 }
 nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t a0, char *a1, unsigned int a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t a0, char *a1, unsigned int a2) {
-    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuTypeGetLicense, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, "libcudaload: nvml could not be loaded (cudaload_last_error() says why)", "libcudaload: nvmlVgpuTypeGetLicense is not in the loaded nvml (cudaload_last_error() says why)", cl_stub_put_buf(a1, (long long)a2, why_));
+    CL_STUB_OUT(cl_stub_nvml, cudaload_nvml_table, nvmlVgpuTypeGetLicense, (a0, a1, a2), NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND, cl_stub_why(&cl_stub_nvml), "libcudaload: nvmlVgpuTypeGetLicense is not exported by the loaded nvml (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a1, (long long)a2, why_));
 }
 nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t a0, nvmlVgpuTypeId_t a1, unsigned int *a2);
 CL_STUB_EXPORT nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t a0, nvmlVgpuTypeId_t a1, unsigned int *a2) {

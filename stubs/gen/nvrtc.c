@@ -9,7 +9,7 @@
 static const void *cl_table(void) { return cudaload_nvrtc(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_nvrtc_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_nvrtc = {"nvrtc", cl_table, cl_stub_nvrtc_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_nvrtc = {.row = "nvrtc", .table = cl_table, .loaded = cl_stub_nvrtc_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -39,7 +39,7 @@ CL_STUB_EXPORT nvrtcResult nvrtcGetCUBINSize(nvrtcProgram a0, size_t *a1) {
 }
 const char * nvrtcGetErrorString(nvrtcResult a0);
 CL_STUB_EXPORT const char * nvrtcGetErrorString(nvrtcResult a0) {
-    CL_STUB(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetErrorString, (a0), "libcudaload: nvrtc could not be loaded (cudaload_last_error() says why)", "libcudaload: not in the loaded nvrtc (cudaload_last_error() says why)");
+    CL_STUB(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetErrorString, (a0), cl_stub_why(&cl_stub_nvrtc), "libcudaload: nvrtcGetErrorString is not exported by the loaded nvrtc (an older release; CUDALOAD_DEBUG=1 shows which copy)");
 }
 nvrtcResult nvrtcGetLTOIR(nvrtcProgram a0, char *a1);
 CL_STUB_EXPORT nvrtcResult nvrtcGetLTOIR(nvrtcProgram a0, char *a1) {
@@ -51,7 +51,7 @@ CL_STUB_EXPORT nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram a0, size_t *a1) {
 }
 nvrtcResult nvrtcGetLoweredName(nvrtcProgram a0, const char *const a1, const char **a2);
 CL_STUB_EXPORT nvrtcResult nvrtcGetLoweredName(nvrtcProgram a0, const char *const a1, const char **a2) {
-    CL_STUB_OUT(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetLoweredName, (a0, a1, a2), NVRTC_ERROR_INTERNAL_ERROR, NVRTC_ERROR_INTERNAL_ERROR, "libcudaload: nvrtc could not be loaded (cudaload_last_error() says why)", "libcudaload: nvrtcGetLoweredName is not in the loaded nvrtc (cudaload_last_error() says why)", cl_stub_put_str(a2, why_));
+    CL_STUB_OUT(cl_stub_nvrtc, cudaload_nvrtc_table, nvrtcGetLoweredName, (a0, a1, a2), NVRTC_ERROR_INTERNAL_ERROR, NVRTC_ERROR_INTERNAL_ERROR, cl_stub_why(&cl_stub_nvrtc), "libcudaload: nvrtcGetLoweredName is not exported by the loaded nvrtc (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_str(a2, why_));
 }
 nvrtcResult nvrtcGetNumSupportedArchs(int *a0);
 CL_STUB_EXPORT nvrtcResult nvrtcGetNumSupportedArchs(int *a0) {

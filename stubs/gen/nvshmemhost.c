@@ -29,7 +29,7 @@ _Static_assert(sizeof(cudaload_nvshmemhost_table) == (1495 * sizeof(void (*)(voi
 static const void *cl_table(void) { return cudaload_nvshmemhost(); }
 /* run once after the load when a hand-written core defines it (cudart: stubs/cudart_core.c) */
 extern void cl_stub_nvshmemhost_loaded(const void *table) __attribute__((weak));
-CL_STUB_HIDDEN cl_stub_lib cl_stub_nvshmemhost = {"nvshmem_host", cl_table, cl_stub_nvshmemhost_loaded, NULL};
+CL_STUB_HIDDEN cl_stub_lib cl_stub_nvshmemhost = {.row = "nvshmem_host", .table = cl_table, .loaded = cl_stub_nvshmemhost_loaded};
 
 CUDALOAD_TABLE_BEGIN_
 
@@ -547,11 +547,11 @@ CL_STUB_EXPORT void nvshmem_iget8(void *a0, const void *a1, ptrdiff_t a2, ptrdif
 }
 void nvshmem_info_get_name(char *a0);
 CL_STUB_EXPORT void nvshmem_info_get_name(char *a0) {
-    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_info_get_name, (a0), "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmem_info_get_name is not in the loaded nvshmem_host (cudaload_last_error() says why)", cl_stub_put_buf(a0, NVSHMEM_MAX_NAME_LEN, why_));
+    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_info_get_name, (a0), cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmem_info_get_name is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", cl_stub_put_buf(a0, NVSHMEM_MAX_NAME_LEN, why_));
 }
 void nvshmem_info_get_version(int *a0, int *a1);
 CL_STUB_EXPORT void nvshmem_info_get_version(int *a0, int *a1) {
-    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_info_get_version, (a0, a1), "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmem_info_get_version is not in the loaded nvshmem_host (cudaload_last_error() says why)", if (a0) *a0 = 0; if (a1) *a1 = 0);
+    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_info_get_version, (a0, a1), cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmem_info_get_version is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", if (a0) *a0 = 0; if (a1) *a1 = 0);
 }
 int nvshmem_int16_alltoall(nvshmem_team_t a0, int16_t *a1, const int16_t *a2, size_t a3);
 CL_STUB_EXPORT int nvshmem_int16_alltoall(nvshmem_team_t a0, int16_t *a1, const int16_t *a2, size_t a3) {
@@ -1867,11 +1867,11 @@ CL_STUB_EXPORT int nvshmem_team_n_pes(nvshmem_team_t a0) {
 }
 int nvshmem_team_split_2d(nvshmem_team_t a0, int a1, const nvshmem_team_config_t *a2, long a3, nvshmem_team_t *a4, const nvshmem_team_config_t *a5, long a6, nvshmem_team_t *a7);
 CL_STUB_EXPORT int nvshmem_team_split_2d(nvshmem_team_t a0, int a1, const nvshmem_team_config_t *a2, long a3, nvshmem_team_t *a4, const nvshmem_team_config_t *a5, long a6, nvshmem_team_t *a7) {
-    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_team_split_2d, (a0, a1, a2, a3, a4, a5, a6, a7), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmem_team_split_2d is not in the loaded nvshmem_host (cudaload_last_error() says why)", if (a4) *a4 = NVSHMEM_TEAM_INVALID; if (a7) *a7 = NVSHMEM_TEAM_INVALID);
+    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_team_split_2d, (a0, a1, a2, a3, a4, a5, a6, a7), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmem_team_split_2d is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", if (a4) *a4 = NVSHMEM_TEAM_INVALID; if (a7) *a7 = NVSHMEM_TEAM_INVALID);
 }
 int nvshmem_team_split_strided(nvshmem_team_t a0, int a1, int a2, int a3, const nvshmem_team_config_t *a4, long a5, nvshmem_team_t *a6);
 CL_STUB_EXPORT int nvshmem_team_split_strided(nvshmem_team_t a0, int a1, int a2, int a3, const nvshmem_team_config_t *a4, long a5, nvshmem_team_t *a6) {
-    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_team_split_strided, (a0, a1, a2, a3, a4, a5, a6), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmem_team_split_strided is not in the loaded nvshmem_host (cudaload_last_error() says why)", if (a6) *a6 = NVSHMEM_TEAM_INVALID);
+    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmem_team_split_strided, (a0, a1, a2, a3, a4, a5, a6), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmem_team_split_strided is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", if (a6) *a6 = NVSHMEM_TEAM_INVALID);
 }
 int nvshmem_team_sync(nvshmem_team_t a0);
 CL_STUB_EXPORT int nvshmem_team_sync(nvshmem_team_t a0) {
@@ -4956,7 +4956,7 @@ CL_STUB_EXPORT int nvshmemx_team_get_uniqueid(nvshmemx_team_uniqueid_t *a0) {
 }
 int nvshmemx_team_init(nvshmem_team_t *a0, nvshmem_team_config_t *a1, long a2, int a3, int a4);
 CL_STUB_EXPORT int nvshmemx_team_init(nvshmem_team_t *a0, nvshmem_team_config_t *a1, long a2, int a3, int a4) {
-    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmemx_team_init, (a0, a1, a2, a3, a4), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmemx_team_init is not in the loaded nvshmem_host (cudaload_last_error() says why)", if (a0) *a0 = NVSHMEM_TEAM_INVALID);
+    CL_STUB_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmemx_team_init, (a0, a1, a2, a3, a4), NVSHMEMX_ERROR_INTERNAL, NVSHMEMX_ERROR_NOT_SUPPORTED, cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmemx_team_init is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", if (a0) *a0 = NVSHMEM_TEAM_INVALID);
 }
 int nvshmemx_team_sync_on_stream(nvshmem_team_t a0, cudaStream_t a1);
 CL_STUB_EXPORT int nvshmemx_team_sync_on_stream(nvshmem_team_t a0, cudaStream_t a1) {
@@ -6008,6 +6008,6 @@ CL_STUB_EXPORT int nvshmemx_ushort_xor_reducescatter_on_stream(nvshmem_team_t a0
 }
 void nvshmemx_vendor_get_version_info(int *a0, int *a1, int *a2);
 CL_STUB_EXPORT void nvshmemx_vendor_get_version_info(int *a0, int *a1, int *a2) {
-    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmemx_vendor_get_version_info, (a0, a1, a2), "libcudaload: nvshmem_host could not be loaded (cudaload_last_error() says why)", "libcudaload: nvshmemx_vendor_get_version_info is not in the loaded nvshmem_host (cudaload_last_error() says why)", if (a0) *a0 = 0; if (a1) *a1 = 0; if (a2) *a2 = 0);
+    CL_STUB_VOID_OUT(cl_stub_nvshmemhost, cudaload_nvshmemhost_table, nvshmemx_vendor_get_version_info, (a0, a1, a2), cl_stub_why(&cl_stub_nvshmemhost), "libcudaload: nvshmemx_vendor_get_version_info is not exported by the loaded nvshmem_host (an older release; CUDALOAD_DEBUG=1 shows which copy)", if (a0) *a0 = 0; if (a1) *a1 = 0; if (a2) *a2 = 0);
 }
 CUDALOAD_TABLE_END_

@@ -52,7 +52,7 @@ int main(void) {
     BUF_AS("cuFileGetParameterString", 64, CUFILE_ERR, cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, buf, 64));
     /* void functions whose caller reads the buffer back: nothing else tells it the call failed */
     BUF("cudnnGetLastErrorString", 64, VOID_CALL(cudnnGetLastErrorString(buf, 64)));
-    /* its buffer is NVSHMEM_MAX_NAME_LEN (256) bytes by contract: the text fits 128 */
-    BUF("nvshmem_info_get_name", 128, VOID_CALL(nvshmem_info_get_name(buf)));
+    /* its buffer is NVSHMEM_MAX_NAME_LEN (256) bytes by contract: the text is cut to fit it */
+    BUF("nvshmem_info_get_name", NVSHMEM_MAX_NAME_LEN, VOID_CALL(nvshmem_info_get_name(buf)));
     return 0;
 }

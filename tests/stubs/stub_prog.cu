@@ -3,7 +3,7 @@
 // registered by nvcc's static constructor before main. With STUB_ROOT set, main first calls
 // cudaload_init with that directory only (no system search), as an application that brings its own
 // roots does, so the runtime can load only then and the registration is replayed.
-// Prints key=value lines: numbers only.
+// Prints key=value lines: numbers, and last errstr= (cudaGetErrorString of count_err's code).
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -34,7 +34,8 @@ int main() {
     cudaload_stub_registrations(&fatbins, &kept);
     printf("kept_after=%zu\n", kept);
     int n = -1;
-    printf("count_err=%d\n", (int)cudaGetDeviceCount(&n));
+    cudaError_t count_err = cudaGetDeviceCount(&n);
+    printf("count_err=%d\n", (int)count_err);
     float *x = NULL;
     printf("malloc_err=%d\n", (int)cudaMalloc(&x, 256 * sizeof(float)));
     if (x) cudaMemset(x, 0, 256 * sizeof(float));
@@ -50,5 +51,6 @@ int main() {
     info.size = sizeof info;
     cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info);
     printf("cudart_source=%d\ncudart_loaded=%d\n", (int)info.source, info.loaded);
+    printf("errstr=%s\n", cudaGetErrorString(count_err));
     return 0;
 }

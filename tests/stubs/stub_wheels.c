@@ -38,6 +38,7 @@ int main(void) {
     printf("nvml_init=%d\n", (int)nvmlInit());
     unsigned int n_dev = 0;
     printf("nvml_count=%d\n", (int)nvmlDeviceGetCount(&n_dev));
+    printf("nvml_errstr=%s\n", nvmlErrorString(NVML_ERROR_LIBRARY_NOT_FOUND));
 
     uint32_t cupti_v = 0;
     printf("cupti_get_version=%d\n", (int)cuptiGetVersion(&cupti_v));
