@@ -74,7 +74,7 @@ KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernel
               libcudaload/cublas_pool.c
 LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
               libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c $(WALK_SRC) \
-              libcudaload/advisor.c libcudaload/cudaload.c $(KERNELS_SRC) libcudaload/toolkit.c
+              libcudaload/advisor.c libcudaload/cudaload.c libcudaload/preload.c $(KERNELS_SRC) libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
 # ---- bundled kernels: one fatbin, SASS for every arch the toolkit has from sm_75 up plus PTX

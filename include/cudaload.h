@@ -536,6 +536,30 @@ CUDALOAD_API size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *ou
  *  was not searched yet, CUDALOAD_ERROR_INVALID_ARGUMENT for a bad lib or buffer. */
 CUDALOAD_API cudaload_status cudaload_failure_line(cudaload_lib lib, char *buf, size_t n);
 
+/* ---- preload: for code that cannot be relinked -------------------------------------------- */
+
+/* One file cudaload_preload loaded (or found loaded already), in load order. The strings live for
+ * the life of the process. */
+typedef struct cudaload_preloaded {
+    const char *name;         /* the catalogue name ("cublasLt"), or a companion's file name
+                                 ("libcudnn_graph.so.9": a file its library loads itself) */
+    const char *path;         /* the file's absolute path */
+    cudaload_source source;   /* where it came from (a companion: its library's source) */
+    int lib;                  /* its cudaload_lib, -1 for a companion */
+} cudaload_preloaded;
+
+/** Loads each of the n_names libraries named (catalogue names: "cublas", "cusparse") with the
+ *  closure of its dependencies, dependencies first (cuBLASLt before cuBLAS, nvJitLink before
+ *  cuSPARSE, cuDNN's sub-libraries after cuDNN), each library with its dependencies from the one
+ *  place the search chose, and makes each global (RTLD_GLOBAL), so that code loaded afterwards
+ *  whose DT_NEEDED names one of them (a prebuilt extension with no RPATH: libcublas.so.13) binds
+ *  to these copies. Lists what it loaded in out[0..cap), in order, and the count in *n_out (more
+ *  than cap: the rest was not listed; either may be NULL/0). Stops at the first library that
+ *  cannot be loaded and returns its status (cudaload_last_error(), cudaload_failure_line() and
+ *  cudaload_fix_at() say why); CUDALOAD_ERROR_INVALID_ARGUMENT for a name not in the catalogue. */
+CUDALOAD_API cudaload_status cudaload_preload(const char *const *names, size_t n_names, cudaload_preloaded *out,
+                                              size_t cap, size_t *n_out);
+
 /* ---- what was found -------------------------------------------------------------------- */
 
 /** Fills *out (whose .size the caller set) for lib: status, path, SONAME, source, version

@@ -130,7 +130,9 @@ static const cl_row cl_rows[] = {
     {.name = "cudnn", .flavor = OWN("libcudnn.so.9", "nvidia/cudnn/lib", "nvidia/cudnn/include", "nvidia-cudnn-cu13", "nvidia-cudnn-cu12"),
      .opt_deps = {"cublasLt", "cublas", "nvrtc"}, .version_kind = CL_VERSION_SIZE_T, .version_fn = "cudnnGetVersion",
      .header = "cudnn.h", .api = {.headers = "cudnn.h"},
-     .note = "dlopens its libcudnn_*.so.9 sub-libraries itself, from its own directory"},
+     .note = "dlopens its libcudnn_*.so.9 sub-libraries itself, from its own directory",
+     .companions = "libcudnn_graph.so.9 libcudnn_engines_precompiled.so.9 libcudnn_engines_runtime_compiled.so.9 "
+                   "libcudnn_heuristic.so.9 libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9"},
     {.name = "nccl", .flavor = OWN("libnccl.so.2", "nvidia/nccl/lib", "nvidia/nccl/include", "nvidia-nccl-cu13", "nvidia-nccl-cu12"),
      .version_kind = CL_VERSION_INT, .version_fn = "ncclGetVersion", .header = "nccl.h", .api = {.headers = "nccl.h"}},
     {.name = "nvshmem_host",

@@ -83,6 +83,8 @@ typedef struct cl_row {
     const char *version_fn;       /* the exported name of the version call */
     const char *header;           /* a header that proves an include dir is this library's */
     const char *note;             /* one line on what is special about the row, or NULL */
+    const char *companions;       /* files beside it that it dlopens itself, in the order their own
+                                     DT_NEEDED needs, space-separated (cudaload_preload), or NULL */
     cl_api api;                   /* its API headers (typed table, stub), or all NULL */
 } cl_row;
 

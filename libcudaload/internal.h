@@ -452,6 +452,16 @@ struct cl_toolkit_answer {
     char *error;
 };
 
+/* A file cudaload_preload loaded beside its library (a catalogue row's companions), kept open for
+ * the process (preload.c). */
+struct cl_companion {
+    struct cl_companion *next;
+    char *path;
+    const char *name;        /* its file name, in path */
+    cudaload_source source;
+    void *handle;
+};
+
 typedef struct cl_context {
     pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it;
                                 never held across foreign code (cl_foreign_begin) */
@@ -470,6 +480,7 @@ typedef struct cl_context {
     char *include_dir[CL_CATALOGUE_MAX]; /* cudaload_include_dir's answers */
     cl_part_state part[CL_PART_MAX];      /* cudaload_part's searches */
     struct cl_toolkit_answer *toolkit;    /* cudaload_toolkit_root's answers */
+    struct cl_companion *companions;      /* cudaload_preload's companion files */
     int devices_done;
     cudaload_status devices_status;
     int devices_cu_result;   /* the CUresult behind a CUDALOAD_ERROR_CUDA devices_status, else 0 */

@@ -73,6 +73,10 @@ cudaload_status cl_pe_check_header(const unsigned char *hdr, size_t n, unsigned 
 void *cl_open_path(const char *path, cl_buf *why);
 /* A copy of name (SONAME, or DLL file name) already in the process, with its real path, or NULL. */
 void *cl_open_loaded(const char *soname, char **real_path);
+/* Makes the loaded file at path visible to the symbol lookups of code loaded later (POSIX:
+ * RTLD_GLOBAL, never loading it). 1 when it is. Windows has no global scope: a DLL already loaded
+ * is matched by its name there, so nothing is needed (1). */
+int cl_plat_make_global(const char *path);
 /* The file at path when the process has it loaded already (a new reference, released by
  * cl_plat_close), else NULL; never loads it. */
 void *cl_plat_open_if_loaded(const char *path);

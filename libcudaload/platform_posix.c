@@ -285,6 +285,12 @@ void *cl_open_path(const char *path, cl_buf *why) {
     return h;
 }
 
+int cl_plat_make_global(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    /* the reference it took is kept: a preloaded library stays for the process */
+    return h != NULL;
+}
+
 char *cl_handle_path(void *handle) {
     struct link_map *lm = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) return NULL;

@@ -199,6 +199,11 @@ void *cl_open_path(const char *path, cl_buf *why) {
     return (void *)h;
 }
 
+int cl_plat_make_global(const char *path) {
+    (void)path; /* no global scope: the loader matches a loaded DLL by its name */
+    return 1;
+}
+
 char *cl_handle_path(void *handle) {
     wchar_t *buf = malloc(CL_WPATH_MAX * sizeof *buf);
     if (!buf) return NULL;

@@ -18,6 +18,8 @@ docs/python.md has the whole story.
     sgemm(a, b, out=None, alpha=1.0, beta=0.0, *, stream=None) -> out
                                        out = alpha * a @ b + beta * out (row-major)
     set_backend("auto" | "bundled" | "cublas"), last_backend()
+    preload(*names) -> list            load those libraries and their dependencies into the process,
+                                       for an extension that cannot be relinked (DT_NEEDED, no RPATH)
 """
 import json as _json
 import os as _os
@@ -27,7 +29,8 @@ import sys as _sys
 from . import _cudaload
 
 __version__ = "0.3.0"
-__all__ = ["probe", "report", "library", "catalogue", "saxpy", "sgemm", "set_backend", "last_backend", "search_roots",
+__all__ = ["probe", "report", "library", "catalogue", "preload", "saxpy", "sgemm", "set_backend", "last_backend",
+           "search_roots",
            "get_include", "get_library_dir", "get_cmake_dir", "get_cmake_stubs", "get_cmake_toolkit", "get_pkgconfig_dir",
            "part", "parts", "cuda_root",
            "CudaLoadError",
@@ -286,6 +289,69 @@ def library(name):
         return _cudaload._library(str(name))
     except _cudaload.StatusError as e:
         _raise(e)
+
+
+def preload(*names):
+    """For a prebuilt extension that cannot be relinked: one whose DT_NEEDED names CUDA libraries
+    (libcublas.so.13, libcudnn.so.9) with no RPATH into the nvidia directories, which otherwise
+    imports only with LD_LIBRARY_PATH set or after another framework loaded them. Loads each
+    named catalogue library ("cublas", "cudnn", "cufft", ...; catalogue() lists them) with the
+    closure of its dependencies, dependencies first (cuBLASLt before cuBLAS, nvJitLink before
+    cuSPARSE, cuDNN's sub-libraries after cuDNN), each library with its dependencies from the one
+    place the search chose, into the global scope; an extension imported afterwards binds to
+    these copies. Call it before importing that extension.
+
+    Returns what it loaded, in order (each file once): a list of dicts with name (the catalogue
+    name, or a sub-library's file name), path and source ("pip", "conda", "cuda_home", "system",
+    "loaded": a copy the process had already). Raises the package's exceptions with the fix
+    (LibraryNotFoundError, DriverTooOldError, ...) for the first library that cannot be loaded,
+    and ValueError for a name the catalogue does not have."""
+    if not names:
+        raise ValueError("cudaload.preload: name the libraries to load (e.g. preload(\"cublas\", \"cudnn\"))")
+    loaded, seen = [], set()
+    for name in names:
+        try:
+            got = _cudaload._preload(str(name))
+        except _cudaload.StatusError as e:
+            _raise(e)
+        for lib, path, source in got:
+            if path not in seen:
+                seen.add(path)
+                loaded.append({"name": lib, "path": path, "source": source})
+    return loaded
+
+
+def library_dirs(*names):
+    """The directories of the copies the search chooses for the named libraries and their
+    dependencies (every library it can find when no name is given), in the order found, each once:
+    what LD_LIBRARY_PATH needs for another program to load the same copies (python -m cudaload
+    env). Finds without loading. Raises LibraryNotFoundError (with the fix) for a named library
+    that is found nowhere, ValueError for a name the catalogue does not have."""
+    rows = catalogue()
+    for n in names:
+        if n not in rows:
+            raise ValueError("%r is not a library of the catalogue (cudaload.catalogue() lists them)" % (n,))
+    todo = list(names) if names else [n for n, r in rows.items() if not r["driver_like"]]
+    dirs, done = [], set()
+    while todo:
+        name = todo.pop(0)
+        if name in done:
+            continue
+        done.add(name)
+        path = _cudaload._find(name)
+        if path is None:
+            if names and name in names:
+                try:  # found nowhere: its load fails too, and says why with the fix
+                    _cudaload._preload(name)
+                except _cudaload.StatusError as e:
+                    _raise(e)
+            continue  # an optional dependency that is not there, or (no names) a library not installed
+        d = _os.path.dirname(path)
+        if d not in dirs:
+            dirs.append(d)
+        if names:
+            todo += [x for x in rows[name]["deps"] + rows[name]["optional_deps"] if x not in done]
+    return dirs
 
 
 def catalogue():

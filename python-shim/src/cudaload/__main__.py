@@ -14,7 +14,13 @@ toolkit), --cuda-root[=DIR] (a CUDA_HOME made of pip's CUDA wheels, or the syste
 --parts[=NAME,...] (nvcc, cudadevrt, libdevice, ...: one "name path" line each). They answer in
 the order asked: the flags on one line, each path on a line of its own; exit 0 (1 when
 --cuda-root has no toolkit or a part named is missing, with why on stderr; 4 for an unknown stub
-or part name); the report is not made."""
+or part name); the report is not made.
+
+python -m cudaload env [NAME...]: prints one line, the LD_LIBRARY_PATH that makes another program
+load the copies this interpreter's search chooses for those libraries and their dependencies
+(every library it finds, with no name): their directories, then the current LD_LIBRARY_PATH's
+entries; nothing else. `export LD_LIBRARY_PATH="$(python -m cudaload env cublas)"`. Exit 1 when a
+named library is found nowhere (why and the fix on stderr), 4 for a name the catalogue lacks."""
 import argparse
 import os
 import shlex
@@ -30,6 +36,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["env"]:
+        return _env(argv[1:])
     ap = _Parser(prog="python -m cudaload", description="Report which CUDA runtime and cuBLAS cudaload finds "
                  "from this interpreter, and why (docs/probe.md).")
     ap.add_argument("--json", action="store_true", help="the report as JSON (schema: docs/probe.md)")
@@ -66,6 +75,26 @@ def main(argv=None):
     sys.stdout.write(text + ("\n" if args.json else ""))
     sys.stdout.flush()
     return code
+
+
+def _env(argv):
+    ap = _Parser(prog="python -m cudaload env", description="Print the LD_LIBRARY_PATH that makes another "
+                 "program load the copies cudaload chooses from this interpreter (docs/python.md).")
+    ap.add_argument("names", nargs="*", metavar="NAME",
+                    help="catalogue libraries (cublas, cudnn, ...); with their dependencies. Default: every one found")
+    args = ap.parse_args(argv)
+    try:
+        dirs = cudaload.library_dirs(*args.names)
+    except ValueError as e:
+        sys.stderr.write("%s: %s\n" % (ap.prog, e))
+        return 4
+    except cudaload.CudaLoadError as e:
+        sys.stderr.write("%s: %s\n" % (ap.prog, e))
+        return 1
+    # the current entries after ours, each once: ours must win, the rest keeps working
+    rest = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d and d not in dirs]
+    sys.stdout.write(":".join(dirs + rest) + "\n")
+    return 0 if dirs or args.names else 1
 
 
 class _Asked(argparse.Action):

@@ -733,6 +733,62 @@ done:
     return out;
 }
 
+/* _preload(name) -> [(name, path, source)]: cudaload_preload of one library, what it loaded in
+ * order; the library's StatusError (with its candidates) when it or a dependency failed. */
+static PyObject *py_preload(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    cudaload_lib lib;
+    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
+        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
+        return NULL;
+    }
+    if (!search_ready()) return NULL;
+    cudaload_preloaded got[64];
+    size_t n = 0;
+    cudaload_status st;
+    const char *names[1] = {name};
+    Py_BEGIN_ALLOW_THREADS
+    st = cudaload_preload(names, 1, got, 64, &n);
+    Py_END_ALLOW_THREADS
+    if (st != CUDALOAD_OK) {
+        cudaload_library_info li = {.size = sizeof li};
+        cudaload_get_library_info(lib, &li);
+        /* the library itself failed (or a dependency it needs: its candidates say which) */
+        if (li.status != CUDALOAD_OK) return lib_error(lib, li.status);
+        return status_error(st, cudaload_last_error()); /* a companion file beside it */
+    }
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out && i < n && i < 64; i++) {
+        PyObject *t = Py_BuildValue("(sss)", got[i].name, got[i].path, cudaload_source_name(got[i].source));
+        if (!t || PyList_Append(out, t) < 0) Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    return out;
+}
+
+/* _find(name) -> path or None: where the search finds the library (cudaload_find_library: located
+ * and checked, not loaded; a copy already loaded counts). */
+static PyObject *py_find(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    cudaload_lib lib;
+    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
+        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
+        return NULL;
+    }
+    if (!search_ready()) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    cudaload_find_library(lib);
+    Py_END_ALLOW_THREADS
+    cudaload_library_info li = {.size = sizeof li};
+    cudaload_get_library_info(lib, &li);
+    if (li.status != CUDALOAD_OK || !li.path) Py_RETURN_NONE;
+    return text_of(li.path);
+}
+
 static PyObject *py_status_name(PyObject *self, PyObject *args) {
     (void)self;
     int st;
@@ -769,6 +825,8 @@ static PyMethodDef methods[] = {
     {"_catalogue", py_catalogue, METH_NOARGS, "_catalogue() -> [dict]: the catalogue's rows, in id order"},
     {"_fixes", py_fixes, METH_VARARGS, "_fixes(names, devices, python=None) -> [str]: the probe's fix lines for them"},
     {"_status_name", py_status_name, METH_VARARGS, "_status_name(status) -> (name, description)"},
+    {"_preload", py_preload, METH_VARARGS, "_preload(name) -> [(name, path, source)]: cudaload_preload of one library"},
+    {"_find", py_find, METH_VARARGS, "_find(name) -> str | None: where the search finds it, not loading it"},
     {NULL, NULL, 0, NULL},
 };
 
