@@ -245,6 +245,27 @@ size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out) {
     return n;
 }
 
+/* A pip requirement for the packages of a fix for CUDA major: each pinned to that major
+ * ('nvidia-cublas==13.*') when its name does not say the major (no -cuNN) and the row's packages
+ * are numbered after CUDA itself (CL_ROW_PIP_CUDA_VERSION); as they are otherwise. The probe's
+ * probe_requirement words the same rule for its own lines. */
+static void cl_render_requirement(int lib, int major, const char *packages, cl_buf *b) {
+    int pin = major > 0 && (cl_row_at((size_t)lib)->flags & CL_ROW_PIP_CUDA_VERSION);
+    for (const char *p = packages; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len) {
+            size_t d = len;
+            while (d > 0 && p[d - 1] >= '0' && p[d - 1] <= '9') d--;
+            int suffixed = d < len && d >= 3 && strncmp(p + d - 3, "-cu", 3) == 0;
+            if (pin && !suffixed && !memchr(p, '=', len)) cl_buf_printf(b, "'%.*s==%d.*'", (int)len, p, major);
+            else cl_buf_printf(b, "%.*s", (int)len, p);
+        }
+        p += len;
+        while (*p == ' ') p++;
+        if (*p) cl_buf_printf(b, " ");
+    }
+}
+
 /* "fix: ..." for one fix, with no indent and no newline (the caller places it). */
 static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
     int dv = G.drv.version;
@@ -256,8 +277,11 @@ static void cl_render_fix(int lib, const cudaload_fix *f, cl_buf *b) {
         else if (G.lib[lib].status == CUDALOAD_ERROR_BELOW_FLOOR)
             cl_buf_printf(b, "fix: pip install '%s' (CUDA %d), which meets %s", f->packages, f->major,
                           G.cfg.floor_origin[lib]);
-        else
-            cl_buf_printf(b, "fix: pip install %s (CUDA %d)", f->packages, f->major);
+        else {
+            cl_buf_printf(b, "fix: pip install ");
+            cl_render_requirement(lib, f->major, f->packages, b);
+            cl_buf_printf(b, " (CUDA %d)", f->major);
+        }
         break;
     case CUDALOAD_FIX_UPGRADE_DRIVER:
         if (G.drv.loaded && dv > 0)

@@ -4,8 +4,9 @@
 # Builds and installs the cudaload package from python-shim/ with the interpreter that has
 # torch and cupy (PYTHON, default /opt/torch/.venv/bin/python, else python3) into a --target
 # dir under the build dir (its environment is left untouched; no network: no build
-# isolation, no dependencies), then runs `python -m pytest tests/python -k gpu` with that dir
-# on PYTHONPATH, and `python -m cudaload` (text and --json). Logs go to LOGDIR:
+# isolation, no dependencies), then runs `python -m pytest tests/python -k gpu` (-k "$PYTEST_K"
+# when set: a subset) with that dir on PYTHONPATH, and `python -m cudaload` (text and --json).
+# Logs go to LOGDIR:
 #   install.txt, pytest-gpu.txt, probe.txt, probe.json, env.txt
 # Exit: pytest's status (the install's when it failed).
 set -uo pipefail
@@ -41,7 +42,7 @@ echo "device-run: python-shim built and installed into $target in $((SECONDS - s
 export PYTHONPATH=$target${PYTHONPATH:+:$PYTHONPATH} CUDALOAD_TEST_BUILD=$b CUDALOAD_TEST_NO_BUILD_ISOLATION=1
 "$py" -m cudaload > "$log/probe.txt" 2>&1; echo "python -m cudaload: exit $?" | tee -a "$log/probe.txt"
 "$py" -m cudaload --json --no-selftest > "$log/probe.json" 2>&1
-"$py" -m pytest tests/python -k gpu -v -rs -p no:cacheprovider 2>&1 | tee "$log/pytest-gpu.txt"
+"$py" -m pytest tests/python -k "${PYTEST_K:-gpu}" -v -rs -p no:cacheprovider 2>&1 | tee "$log/pytest-gpu.txt"
 rc=${PIPESTATUS[0]}
 echo "device-run: pytest exit $rc; logs in $log"
 exit "$rc"
