@@ -376,6 +376,19 @@ static void test_other_major_keeps_only_stable_entries(void **state) {
 static int preload_child(void) {
     cudaload_options o = th_opts(&child_a, 1, CUDALOAD_SOURCE_BIT(CUDALOAD_SOURCE_CALLER), CUDALOAD_FLAG_DRIVER_OPTIONAL);
     cudaload_init(&o);
+    /* nothing of cuBLASLt is visible to a global lookup before the preload, and is after it */
+    if (dlsym(RTLD_DEFAULT, "cublasLtCreate")) return 44;
+    const char *names[] = {"cudart", "cublas", "nosuch"};
+    cudaload_preloaded got[8];
+    size_t n = 0;
+    if (cudaload_preload(names, 2, got, 8, &n) != CUDALOAD_OK || n != 3) return 45;
+    /* the runtime, then cuBLAS's dependency before it; every one from the wheel tree */
+    if (got[0].lib != CUDALOAD_LIB_CUDART || got[1].lib != CUDALOAD_LIB_CUBLASLT || got[2].lib != CUDALOAD_LIB_CUBLAS)
+        return 46;
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(got[i].path, child_a) || got[i].source != CUDALOAD_SOURCE_CALLER) return 47;
+    if (!dlsym(RTLD_DEFAULT, "cublasLtCreate")) return 48;
+    if (cudaload_preload(names + 2, 1, got, 8, &n) != CUDALOAD_ERROR_INVALID_ARGUMENT || n != 0) return 49;
     cudaload_library_info info = {.size = sizeof info};
     if (cudaload_get_library_info(CUDALOAD_LIB_CUDART, &info) != CUDALOAD_OK || !info.loaded || !strstr(info.path, child_a))
         return 40;
@@ -397,9 +410,10 @@ static int preload_child(void) {
     return copies > 0 && others == 0 ? 0 : 43;
 }
 
-/* The preload mode: a module with DT_NEEDED libcudart.so.13 and no RPATH loads after libcudaload
- * took a runtime from a wheel tree, and the dynamic loader binds it to that copy (matched by
- * SONAME), not to the one its cache lists (the toolkit's, on this machine): one copy mapped. */
+/* The preload mode: cudaload_preload takes the runtime and cuBLAS with its dependency (cuBLASLt
+ * first) from a wheel tree into the global scope; a module with DT_NEEDED libcudart.so.13 and no
+ * RPATH loads after it, and the dynamic loader binds it to that copy (matched by SONAME), not to
+ * the one its cache lists (the toolkit's, on this machine): one copy mapped. */
 static void test_preload_mode(void **state) {
     (void)state;
     if (!getenv("CUDALOAD_TEST_FIXTURES")) TH_SKIP("CUDALOAD_TEST_FIXTURES unset (the CUDA 13 wheel tree comes from tests/fixtures.sh)");
