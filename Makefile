@@ -129,6 +129,7 @@ help:
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
 	@echo "                    (no CUDA toolkit installed: CUDA_HOME made of pip's CUDA wheels, tools/cuda-pins.txt,"
 	@echo "                    by tools/pip-toolkit.sh $(B)/pip-cuda: 1.2 GB downloaded once into pip's cache)"
+	@echo "                    make -j\"\$$(nproc)\": one job per core (one core: about 2 minutes)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
