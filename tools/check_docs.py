@@ -144,11 +144,16 @@ def repo_files(root):
     """Every file a clone has or will have once committed: git's tracked files and the new ones
     it does not ignore. Without git (a tarball), every file under root."""
     try:
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(root):
+            raise OSError("%s is inside the work tree %s, not its top" % (root, top))
         out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                              check=True, capture_output=True, text=True).stdout
         files = {f for f in out.split("\0") if f}
     except (OSError, subprocess.CalledProcessError):
-        # not a git work tree (an unpacked archive, the test's tree): what is on disk is what it has
+        # not the top of a git work tree (an unpacked archive; the test's tree, which may lie in an
+        # ignored directory of a checkout): what is on disk is what it has
         files = set()
         for d, dirs, names in os.walk(root):
             dirs[:] = [x for x in dirs if x not in (".git", "build")]
