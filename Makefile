@@ -129,6 +129,7 @@ help:
 	@echo "                    (with nvcc: the SAXPY/SGEMM fatbin embedded; make NVCC= builds without it)"
 	@echo "                    (no CUDA toolkit installed: CUDA_HOME made of pip's CUDA wheels, tools/cuda-pins.txt,"
 	@echo "                    by tools/pip-toolkit.sh $(B)/pip-cuda: 1.2 GB downloaded once into pip's cache)"
+	@echo "                    make -j\"\$$(nproc)\": one job per core (one core: about 2 minutes)"
 	@echo "  make check        build and run the CPU tests (crafted trees of real CUDA files, pip wheels"
 	@echo "                    in venvs under $(B)/fixtures, a fake libcuda.so.1, the probe, install +"
 	@echo "                    examples/c through pkg-config, a build without nvcc), then check-sanitize,"
@@ -155,6 +156,9 @@ help:
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
 	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
+	@echo "  make check-docs   (part of make check) those tables are current, and every tracked *.md passes"
+	@echo "                    tools/check_docs.py: relative links and #anchors resolve (GitHub's slugs), no"
+	@echo "                    absolute path of a development machine, no process words; FILE:LINE: what, why"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
 	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
@@ -496,8 +500,11 @@ $(B)/tests/test_alloc_faults: tests/test_alloc_faults.c tests/failalloc.c tests/
 CATALOGUE_DOCS := docs/catalogue.md docs/search-order.md docs/toolkit.md
 generate-docs: $(PROBE)
 	$(PYTHON) tools/gen_catalogue_md.py $(PROBE) $(CATALOGUE_DOCS)
+# check-docs: those tables are current, and every Markdown file a clone has passes
+# tools/check_docs.py (relative links and #anchors resolve, no machine paths, no process words).
 check-docs: $(PROBE)
 	$(PYTHON) tools/gen_catalogue_md.py --check $(PROBE) $(CATALOGUE_DOCS)
+	$(PYTHON) tools/check_docs.py
 
 # Every runner appends its totals (and each skip with its reason) to CHECK_SUMMARY
 # (tests/summary.sh); make check empties it first, runs every runner even after one fails, and

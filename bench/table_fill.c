@@ -4,7 +4,7 @@
  * libcuda.so.1, the driver table's entries looked up one by one through cuGetProcAddress_v2 (as
  * resolve.c does, with each entry's ABI version) and by dlsym of the exported name, dlopen of
  * libcudart.so.13 (argv[1], or the loader's search) and dlsym of every cudart entry. One pass per
- * process: run it several times (docs/performance.md, loader cost).
+ * process: run it several times (docs/gpu-run/performance-history.md, "Loader cost").
  *
  *   gcc -O2 -std=c11 -Iinclude -isystem /usr/local/cuda/include -o build/table_fill bench/table_fill.c -ldl
  *   for i in 1 2 3 4 5; do build/table_fill <site-packages>/nvidia/cu13/lib/libcudart.so.13; done

@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -57,6 +58,11 @@ LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited A
 # (Ada) has the FP32 units of sm_86 (Ampere GA10x) and runs its SASS; leaving it out frees
 # about 60 KB of the module for the kernels (docs/python.md).
 WHEEL_ARCHS = [75, 80, 86, 90, 100, 110, 120]
+
+
+def progress(msg):
+    """One line of the build's progress, on stderr: pip shows it with -v (docs/python.md)."""
+    print("cudaload: " + msg, file=sys.stderr, flush=True)
 
 
 def library_root():
@@ -88,8 +94,8 @@ def zig_cc():
     try:
         import ziglang
     except ImportError:
-        print("cudaload: ziglang is not installed: building with the system's C compiler; the wheel needs this "
-              "machine's glibc (pip install ziglang for a manylinux_2_28 one)", flush=True)
+        progress("ziglang is not installed: building with the system's C compiler; the wheel needs this "
+                 "machine's glibc (pip install ziglang for a manylinux_2_28 one)")
         return None
     zig = os.path.join(os.path.dirname(ziglang.__file__), "zig" + (".exe" if os.name == "nt" else ""))
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine())
@@ -191,8 +197,15 @@ class BuildExt(build_ext):
         zig = zig_cc()
         if os.environ.get("CC") or zig:
             cmd.insert(-1, "CC=%s" % (os.environ.get("CC") or " ".join(zig)))
-        print("cudaload: building libcudaload: %s" % " ".join(cmd), flush=True)
+        t = time.time()
+        progress("[1/2] libcudaload from %s: libcudaload.a, the stub archives, and the headers, pkg-config and "
+                 "CMake files for extension builders (make dev-tree); kernels: %s; C compiler: %s" % (
+                     root, "nvcc %s for sm_%s" % (nv, ", sm_".join(archs)) if nv else "none (no nvcc: SAXPY/SGEMM on cuBLAS)",
+                     "zig, for glibc %s" % ZIG_GLIBC if zig else os.environ.get("CC") or "the system's cc"))
+        progress("building libcudaload: %s" % " ".join(cmd))
         subprocess.check_call(cmd)
+        progress("[1/2] libcudaload: %s (%.1f MB), %.0f s" % (libdir / "libcudaload.a", (libdir / "libcudaload.a").stat().st_size / 1e6,
+                                                             time.time() - t))
         # the Windows platform file is the mingw build's (mk/windows.mk); the sdist still carries it
         ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c") if f.name != "probe_platform_windows.c"]
         ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
@@ -211,7 +224,12 @@ class BuildExt(build_ext):
                                           linker_so=zig + [a for a in self.compiler.linker_so[1:]
                                                            if a not in ZIG_LD_UNSUPPORTED])
             ext.include_dirs = list(ext.include_dirs) + multiarch_python_include(Path(self.build_temp))
+        t = time.time()
+        progress("[2/2] the module %s: %d C files, linked with libcudaload.a ..." % (ext.name, len(ext.sources)))
         super().build_extension(ext)
+        out = Path(self.get_ext_fullpath(ext.name))
+        progress("[2/2] the module: %s (%.1f MB), %.0f s" % (out.name, out.stat().st_size / 1e6 if out.is_file() else 0,
+                                                            time.time() - t))
 
 
 class SDist(sdist):

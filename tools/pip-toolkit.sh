@@ -69,15 +69,36 @@ install() {
     rm -rf "$site.tmp"
     "${pip[@]}" install --quiet --no-deps --no-index --find-links "$wheels" --target "$site.tmp" "${reqs[@]}" "$@"
 }
+# the wheel file in WHEELS of a pin NAME==VERSION (pip's file name: the name lowercased, '-' and
+# '.' as '_'); empty for another kind of requirement
+wheel_of() {
+    local name=${1%%==*} ver=${1#*==}
+    [ "$name" != "$1" ] || return 0
+    name=$(echo "$name" | tr 'A-Z.-' 'a-z__')
+    compgen -G "$wheels/${name}-${ver}-*.whl" | head -1 || true
+}
+size() { awk -v n="$(stat -c %s "$1")" 'BEGIN { if (n < 1e6) printf "%.0f kB", n / 1e3; else printf "%.1f MB", n / 1e6 }'; }
+# one pin: a line as it starts, one as it ends, with its size (pip itself is quiet: its progress
+# bar is no use on a log, and 1.2 GB with no line at all looks like a hang)
+download() {
+    local req=$1 t=$SECONDS f
+    log "  $req: downloading ..."
+    "${pip[@]}" download --quiet --progress-bar off --no-deps --only-binary=:all: --dest "$wheels" "$req" >&2 || return 1
+    f=$(wheel_of "$req")
+    log "  $req: ${f:+$(basename "$f"), $(size "$f"), }$((SECONDS - t)) s"
+}
 mkdir -p "$wheels"
 t_download=0
 t0=$SECONDS
+log "installing the ${#reqs[@]} wheels of tools/cuda-pins.txt into $site (from $wheels; what it lacks is downloaded first) ..."
 if ! install 2>/dev/null; then
     log "downloading the ${#reqs[@]} wheels of tools/cuda-pins.txt into $wheels (about 1.2 GB the first time)"
     t1=$SECONDS
-    "${pip[@]}" download --quiet --progress-bar off --no-deps --only-binary=:all: --dest "$wheels" "${reqs[@]}" >&2 \
-        || die "pip download failed (network? the pins: $pins)"
+    for req in "${reqs[@]}"; do
+        download "$req" || die "pip download $req failed (network? the pins: $pins)"
+    done
     t_download=$((SECONDS - t1))
+    log "installing them into $site ..."
     t0=$SECONDS
     install >&2 || die "pip install --target $site.tmp from $wheels failed"
 fi
@@ -89,11 +110,13 @@ rm -rf "$site" "$root"
 mv "$site.tmp" "$site"
 t_install=$((SECONDS - t0))
 dl_mb=$(du -sm "$wheels" | cut -f1)
+log "installed: $(du -sm "$site" | cut -f1) MB in $site, ${t_install} s"
 
 # ---- 3. a stage probe without kernels from those headers ----
 # The caller's make (this script runs inside the Makefile's $(shell)) passes its command-line
 # variables in MAKEFLAGS: they would override B, CUDA_HOME and NVCC here.
 t0=$SECONDS
+log "building a probe without kernels from those headers (make -j$jobs, log in $out/stage.log) ..."
 # Its log goes to OUTDIR/stage.log, shown when it fails.
 if ! (cd "$top" && unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES &&
     "$make_cmd" --no-print-directory -j"$jobs" B="$stage" NVCC= CUDA_HOME="$site/nvidia/cu13" "$probe") \

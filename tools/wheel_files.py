@@ -60,7 +60,15 @@ BLOCK = 1 << 20
 
 
 def log(msg):
-    print("wheel_files: %s" % msg, file=sys.stderr)
+    print("wheel_files: %s" % msg, file=sys.stderr, flush=True)
+
+
+def mb(n):
+    """A size for the progress lines: kB under a megabyte, else MB."""
+    return "%.0f kB" % (n / 1e3) if n < 1e6 else "%.1f MB" % (n / 1e6)
+
+
+FETCHED = []  # (package==version, bytes of the wheel read) for each include dir fetched this run
 
 
 def pins():
@@ -212,6 +220,7 @@ def open_wheel(pkg, ver, block=BLOCK, download=True):
         norm = pkg.replace("-", "_").lower()
         for f in os.listdir(dest):
             if f.lower().startswith("%s-%s-" % (norm, ver)) and f.endswith(".whl"):
+                log("%s==%s: downloaded %s, %s" % (pkg, ver, f, mb(os.path.getsize(os.path.join(dest, f)))))
                 return zipfile.ZipFile(os.path.join(dest, f)), None
         sys.exit("wheel_files: pip download %s==%s gave no wheel in %s" % (pkg, ver, dest))
 
@@ -220,6 +229,8 @@ def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     d = os.path.join(cache, "%s-%s" % (pkg, ver))
     if os.path.exists(os.path.join(d, ".complete")):
         return d
+    t = time.time()
+    log("%s==%s: fetching %s out of the wheel ..." % (pkg, ver, inc))
     z, rf = open_wheel(pkg, ver, block, download)
     prefix = inc.rstrip("/") + "/"
     members = [m for m in z.infolist() if m.filename.startswith(prefix) and not m.is_dir()]
@@ -232,8 +243,11 @@ def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     if os.path.exists(d):
         subprocess.run(["rm", "-rf", d], check=True)
     os.rename(tmp, d)
-    log("%s==%s: %d headers (%s), %.1f MB read" % (pkg, ver, len(members), inc,
-                                                    (rf.fetched if rf else os.path.getsize(z.filename)) / 1e6))
+    read = rf.fetched if rf else os.path.getsize(z.filename)
+    FETCHED.append(("%s==%s" % (pkg, ver), read))
+    log("%s==%s: %d headers (%s, %s), %s read of the %s wheel, %.1f s" % (
+        pkg, ver, len(members), inc, mb(sum(m.file_size for m in members)), mb(read),
+        mb(rf.size if rf else os.path.getsize(z.filename)), time.time() - t))
     return d
 
 
@@ -538,6 +552,7 @@ def read_kept_list(path, keys):
 
 def write_exports(row, pkg, ver, lib):
     z, rf = open_wheel(pkg, ver)
+    log("%s: reading %s (%s compressed) out of %s==%s ..." % (row, lib, mb(z.getinfo(lib).compress_size), pkg, ver))
     data = z.read(lib)
     names = exports_of(data)
     path = os.path.join(TOP, "tools", "api", "%s-exports.txt" % row)
@@ -584,6 +599,7 @@ def write_since(row, pkgs):
             way, nbytes = lines[0].split()[1:3]
             names, nbytes = [n for n in lines[1:] if n], int(nbytes)
         else:
+            log("%s==%s: reading its %s ..." % (pkg, ver, os.path.basename(lib)))
             z, rf = open_wheel(pkg, ver, 1 << 16)  # the directory: 64 kB blocks (it is a few kB)
             directory = rf.fetched if rf else 0
             member = lib if lib in z.namelist() else None
@@ -649,6 +665,8 @@ def write_site(row, d, extra=()):
     for f in [lib] + list(extra):
         if not any(m.filename == f for m in members):
             sys.exit("wheel_files: %s==%s has no %s" % (pkg, ver, f))
+    log("%s==%s: extracting %s (%s) into %s ..." % (pkg, ver, " ".join(os.path.basename(f) for f in [lib] + list(extra)),
+                                                    mb(sum(m.file_size for m in members)), d))
     os.makedirs(d, exist_ok=True)
     for m in members:
         z.extract(m, d)
@@ -696,6 +714,9 @@ def main(argv):
             except (OSError, zipfile.BadZipFile, KeyError) as e:
                 log("%s==%s (tools/api/wheel-older.txt): %s: not fetched, nor the older headers after it" % (pkg, ver, e))
                 break
+        if FETCHED:  # a cached run says nothing
+            log("the headers of %d wheel%s fetched into %s: %s read" % (
+                len(FETCHED), "" if len(FETCHED) == 1 else "s", cache, mb(sum(n for _, n in FETCHED))))
         print(cache)
         return 0
     want = set(argv[2:])

@@ -145,8 +145,10 @@ def shim_wheel():
         if subprocess.run([sys.executable, "-c", "import " + mod]).returncode != 0:
             pytest.fail("building the shim needs %s in %s (make check-python's venv has it)" % (mod, sys.executable))
     env = dict(os.environ, CUDALOAD_BUILD_BASE=str(d / "setuptools"))
-    sh([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
-        "-w", dist, SHIM], env=env, timeout=1800)
+    # -v: the backend's progress lines, which test_build_says_its_steps reads in build.log
+    r = sh([sys.executable, "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
+            "-w", dist, SHIM], env=env, timeout=1800)
+    (d / "build.log").write_text(r.stdout + r.stderr)
     wheels = list(dist.glob("cudaload-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SHIM, SOURCES_NO_SYSTEM, auditwheel_show_and_repair, clean_env, install_shim, make_venv, package_stubs, run_py, sh
+from conftest import (REPO, SHIM, SOURCES_NO_SYSTEM, auditwheel_show_and_repair, build_dir, clean_env, install_shim, make_venv,
+                      package_stubs, run_py, sh)
 
 CUDA_LIB = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
 
@@ -171,3 +172,43 @@ def test_repo_has_no_build_leftovers():
         pytest.skip("not a git checkout")
     stray = [line for line in r.stdout.splitlines() if re.search(r"(build/|\.egg-info|libcudaload-src|\.so$)", line)]
     assert not stray, stray
+
+
+def test_build_says_its_steps(shim_wheel):
+    """`pip wheel -v` (the fixture's) shows the backend's progress: the wheel, libcudaload by its
+    Makefile and the module, each as it starts and as it ends with what it made, in that order."""
+    if os.environ.get("CUDALOAD_SHIM_WHEEL"):
+        pytest.skip("CUDALOAD_SHIM_WHEEL: a wheel built elsewhere, no build log here")
+    log = (build_dir() / "build.log").read_text()
+    steps = [r"cudaload: building the wheel: libcudaload by its Makefile, then the module cudaload\._cudaload \.\.\.",
+             r"cudaload: \[1/2\] libcudaload from .*: libcudaload\.a, the stub archives.*; kernels: .*; C compiler: ",
+             r"cudaload: \[1/2\] libcudaload: .*libcudaload\.a \([0-9.]+ MB\), [0-9]+ s",
+             r"cudaload: \[2/2\] the module cudaload\._cudaload: [0-9]+ C files, linked with libcudaload\.a \.\.\.",
+             r"cudaload: \[2/2\] the module: _cudaload\..*so \([0-9.]+ MB\), [0-9]+ s",
+             r"cudaload: building the wheel: .*: %s \([0-9.]+ MB\), [0-9]+ s" % re.escape(shim_wheel.name)]
+    at = 0
+    for step in steps:
+        m = re.compile(step).search(log, at)
+        assert m, "no line %r after the earlier steps in the build's output:\n%s" % (step, log[-4000:])
+        at = m.end()
+
+
+def test_backend_says_which_cuda_wheels_it_asks_for(monkeypatch, capsys):
+    """The backend's CUDA requirements come with a line on stderr saying which and why."""
+    sys.path.insert(0, str(SHIM / "backend"))
+    try:
+        import cudaload_backend as backend
+    finally:
+        sys.path.remove(str(SHIM / "backend"))
+    monkeypatch.delenv("CUDALOAD_PIP_TOOLKIT", raising=False)
+    monkeypatch.setattr(backend, "_system_headers", lambda: False)
+    req = backend._cuda_requires_said()
+    err = capsys.readouterr().err
+    pins = backend._pins()
+    assert req == pins["compiler"] + pins["headers"] and any(r.startswith("nvidia-cuda-nvcc==") for r in req), req
+    assert err.startswith("cudaload: no CUDA headers on this machine: the build asks pip for %d pinned CUDA wheels "
+                          "(tools/cuda-pins.txt): " % len(req)), err
+    assert all(r in err for r in req), err
+    monkeypatch.setenv("CUDALOAD_PIP_TOOLKIT", "0")
+    assert backend._cuda_requires_said() == []
+    assert capsys.readouterr().err == "cudaload: CUDALOAD_PIP_TOOLKIT=0: no CUDA wheels asked for\n"
