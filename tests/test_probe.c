@@ -1058,6 +1058,74 @@ static void test_json_usage_errors(void **state) {
     done(&o);
 }
 
+/* A --root that does not exist, is a regular file, or cannot be examined (a symbolic link to
+ * itself: ELOOP) is searched for nothing: a warning each, as data in the JSON's root_warnings
+ * (code, path, source, errno) and in its warnings, and in the text report's Warnings, with the
+ * root's line marked. The exit code is the search's: 2 when the good root beside them has the
+ * libraries (no device), 1 when there is nothing else to search. */
+static void test_unusable_roots_warned(void **state) {
+    (void)state;
+    char *dir = th_tmpdir();
+    char missing[PATH_MAX], file[PATH_MAX], loop[PATH_MAX];
+    snprintf(missing, sizeof missing, "%s/nonexistent", dir);
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    snprintf(loop, sizeof loop, "%s/loop", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    if (symlink(loop, loop) != 0) fail_msg("symlink %s: %s", loop, strerror(errno));
+    const char *good = arg_root("toolkit-cu13-wheel");
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", missing, "--root", file, "--root", loop, "--root", good, NULL};
+    run_out o;
+    run_expect(&o, env, args, 2); /* as without the bad roots: found in the good one, no device */
+    ASSERT_JQ(&o, "[(w[\"code\"], w[\"source\"], w[\"errno\"] is None) for w in d[\"root_warnings\"]]",
+              "[[\"ROOT_NOT_FOUND\", \"caller\", true], [\"ROOT_NOT_A_DIRECTORY\", \"caller\", true], "
+              "[\"ROOT_UNREADABLE\", \"caller\", false]]");
+    ASSERT_JQ(&o, "[type(w[\"errno\"]) is int and w[\"errno\"] > 0 for w in d[\"root_warnings\"][2:]]", "[true]");
+    char expr[4 * PATH_MAX], want[4 * PATH_MAX];
+    snprintf(expr, sizeof expr, "[w[\"path\"] for w in d[\"root_warnings\"]] == [r[\"path\"] for r in d[\"roots\"][:3]]");
+    ASSERT_JQ(&o, expr, "true");
+    snprintf(want, sizeof want, "[\"%s\", \"%s\", \"%s\"]", missing, file, loop);
+    ASSERT_JQ(&o, "[w[\"path\"] for w in d[\"root_warnings\"]]", want);
+    ASSERT_JQ(&o, "[r[\"exists\"] for r in d[\"roots\"]]", "[false, false, false, true]");
+    /* each also one of the warnings, naming its root */
+    ASSERT_JQ(&o, "[len([t for t in d[\"warnings\"] if w[\"path\"] in t]) for w in d[\"root_warnings\"]]", "[1, 1, 1]");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"]", "loaded");
+    done(&o);
+    /* the text report: a Warnings section naming each root; the exit code the same */
+    run_expect(&o, env, args + 1, 2);
+    const char *w = strstr(o.text, "\nWarnings\n");
+    if (!w) fail_msg("no Warnings section:\n%s", o.text);
+    const char *paths[] = {missing, file, loop};
+    for (size_t i = 0; i < 3; i++)
+        if (!strstr(w, paths[i])) fail_msg("the Warnings do not name %s:\n%s", paths[i], o.text);
+    done(&o);
+    /* nothing else to search: exit 1 as for any root without the libraries, and the warning */
+    const char *only[] = {"--json", "--root", missing, NULL};
+    run_expect(&o, env, only, 1);
+    ASSERT_JQ(&o, "[w[\"code\"] for w in d[\"root_warnings\"]]", "[\"ROOT_NOT_FOUND\"]");
+    done(&o);
+    /* a good root alone: no root warning */
+    const char *fine[] = {"--json", "--root", good, NULL};
+    run_expect(&o, env, fine, 2);
+    ASSERT_JQ(&o, "d[\"root_warnings\"]", "[]");
+    done(&o);
+    /* the modes without a report say it on stderr; their stdout and exit code are unchanged */
+    const char *libs[] = {"--root", missing, "--root", good, "--libs", "cudart", NULL};
+    run_expect(&o, env, libs, 0);
+    assert_true(strncmp(o.text, "-L", 2) == 0);
+    if (!strstr(o.err, missing)) fail_msg("--libs: no warning naming %s on stderr:\n%s", missing, o.err);
+    done(&o);
+    const char *libs_quiet[] = {"--quiet", "--root", missing, "--root", good, "--libs", "cudart", NULL};
+    run_expect(&o, env, libs_quiet, 0);
+    assert_string_equal(o.err, "");
+    done(&o);
+    unlink(loop);
+    unlink(file);
+    free(dir);
+}
+
 /* A relative CUDA_HOME, CUDA_PATH, CONDA_PREFIX or VIRTUAL_ENV is ignored by the search: the
  * report says so, naming the variable; an absolute one draws no such line. */
 static void test_relative_env_warned(void **state) {
@@ -1272,8 +1340,8 @@ static void test_json_types(void **state) {
     run_expect(&o, env, args, 3); /* the fake device cannot run the self-test */
     ASSERT_JQ(&o, "sorted(d.keys()) == sorted([\"schema_version\", \"cudaload_version\", \"exit_code\", \"find_only\", "
                   "\"init_status\", \"system_search\", \"roots\", \"libraries\", \"driver\", \"devices\", \"devices_status\", "
-                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\", "
-                  "\"fix_plan\"])",
+                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"root_warnings\", \"problems\", "
+                  "\"fixes\", \"message\", \"fix_plan\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
@@ -1489,6 +1557,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_path_c1),
         cmocka_unit_test(test_group_writable_warned),
         cmocka_unit_test(test_relative_env_warned),
+        cmocka_unit_test(test_unusable_roots_warned),
     };
     return cmocka_run_group_tests_name("probe", tests, setup, NULL);
 }

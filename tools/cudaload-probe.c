@@ -11,6 +11,8 @@
  *   2  the libraries are there, but there is no driver or no device
  *   3  the self-test failed
  *   4  usage error
+ * A --root that does not exist or is not a directory is a warning, not an error: the exit code
+ * stays the search's (the report's Warnings, JSON "root_warnings").
  */
 #define _GNU_SOURCE
 #include "cudaload.h"
@@ -33,7 +35,9 @@ static void usage(FILE *f) {
             "       cudaload-probe [--json] [--root DIR]... --cuda-root [DIR]\n"
             "  --json          machine-readable report (schema: docs/probe.md)\n"
             "  --root DIR      search DIR first (a site-packages or library dir), like the\n"
-            "                  roots the Python package passes; repeatable\n"
+            "                  roots the Python package passes; repeatable. A DIR that does\n"
+            "                  not exist or is not a directory draws a warning; the exit\n"
+            "                  code is still the search's\n"
             "  --find-only     locate the libraries without loading any of them\n"
             "  --no-selftest   skip the SAXPY/SGEMM self-test on the GPU\n"
             "  --quiet         print nothing, usage errors included; the exit code tells\n"
@@ -96,6 +100,18 @@ static int usage_error(cudaload_status status, const char *message) { return err
 /* Out of memory before the report could be made: as a library that cannot be had (exit 1). */
 static int out_of_memory(void) { return error_exit(CUDALOAD_ERROR_OUT_OF_MEMORY, "out of memory", PROBE_EXIT_LIB_MISSING); }
 
+/* The modes that make no report (--cflags, --libs, --parts, --cuda-root) print its warnings about
+ * the --root directories the search could not use on stderr: their stdout is for scripts. */
+static void warn_roots(void) {
+    if (quiet) return;
+    char *lines[32];
+    size_t n = probe_root_warning_lines(NULL, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "cudaload-probe: warning: %s\n", lines[i]);
+        free(lines[i]);
+    }
+}
+
 /* Adds the comma-separated names to libs; 0 on an unknown name (reported). */
 static int add_names(const char *list, size_t *n) {
     char *copy = strdup(list), *save = NULL;
@@ -143,6 +159,7 @@ static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roo
     o.flags = CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL;
     cudaload_status st = cudaload_init(&o);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     int code = PROBE_EXIT_OK;
     const char *sep = "";
     for (size_t i = 0; i < n; i++) {
@@ -209,6 +226,7 @@ static const char *part_kind_name(cudaload_part_kind k) {
 static int print_parts(const char *names, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     if (names) { /* every name asked must be a part: a typo is a usage error, not "not found" */
         char *copy = strdup(names), *save = NULL;
         if (!copy) return out_of_memory();
@@ -293,6 +311,7 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
 static int print_cuda_root(const char *dir, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     cudaload_toolkit_info t = {.size = sizeof t};
     st = cudaload_get_toolkit_info(dir, &t);
     if (st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
