@@ -1029,20 +1029,21 @@ static void test_json_usage_errors(void **state) {
                *j_libs[] = {"--json", "--libs", "cudart", NULL};
     struct {
         const char *const *env, *const *args;
-        const char *status, *in_message;
+        const char *status, *reason, *in_message;
     } cases[] = {
-        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
-        {NULL, j_bogus, "null", "--bogus"},
-        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "nosuchlib"},
-        {NULL, j_root, "null", "relative/dir"},
-        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "null", "bogus"},
+        {NULL, j_bogus, "null", "UNKNOWN_ARGUMENT", "--bogus"},
+        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "null", "nosuchlib"},
+        {NULL, j_root, "null", "RELATIVE_PATH", "relative/dir"},
+        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "null", "bogus"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_expect(&o, cases[i].env, cases[i].args, 4);
         ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
-        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"status\"]");
+        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"reason_code\", \"status\"]");
         ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
         ASSERT_JQ(&o, "d[\"error\"][\"status\"]", cases[i].status);
+        ASSERT_JQ(&o, "d[\"error\"][\"reason_code\"]", cases[i].reason);
         char expr[256];
         snprintf(expr, sizeof expr, "\"%s\" in d[\"error\"][\"message\"]", cases[i].in_message);
         ASSERT_JQ(&o, expr, "true");
@@ -1055,6 +1056,60 @@ static void test_json_usage_errors(void **state) {
     const char *jq_quiet[] = {"--json", "--quiet", "--bogus", NULL};
     run_expect(&o, NULL, jq_quiet, 4);
     if (o.text[0] || o.err[0]) fail_msg("--quiet --json printed:\n%s%s", o.text, o.err);
+    done(&o);
+}
+
+/* An empty value or a missing name is a usage error (exit 4), never a list that quietly names
+ * less than was typed: --lib '' or with an empty element, --cflags / --libs with no name,
+ * --parts '' or with an empty element, --load with nothing to load, an empty --root or
+ * --cuda-root. With --json the error object gives the reason code; nothing is searched. */
+static void test_empty_values_are_usage_errors(void **state) {
+    (void)state;
+    static const char *const cases[][5] = {
+        {"--lib", "", NULL, "EMPTY_NAME"},
+        {"--lib=", NULL, NULL, "EMPTY_NAME"},
+        {"--lib", ",", NULL, "EMPTY_NAME"},
+        {"--lib", "cufft,", NULL, "EMPTY_NAME"},
+        {"--lib", "cufft,,curand", NULL, "EMPTY_NAME"},
+        {"--cflags", NULL, NULL, "NAMES_MISSING"},
+        {"--cflags", "--find-only", NULL, "NAMES_MISSING"},
+        {"--cflags", "", NULL, "EMPTY_NAME"},
+        {"--libs", NULL, NULL, "NAMES_MISSING"},
+        {"--libs", "cudart,", NULL, "EMPTY_NAME"},
+        {"--parts", "", NULL, "EMPTY_NAME"},
+        {"--parts", "nvcc,", NULL, "EMPTY_NAME"},
+        {"--load", NULL, NULL, "NAMES_MISSING"},
+        {"--root", "", NULL, "RELATIVE_PATH"},
+        {"--root=", NULL, NULL, "RELATIVE_PATH"},
+        {"--cuda-root", "", NULL, "RELATIVE_PATH"},
+    };
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[6] = {"--json"};
+        size_t n = 1;
+        for (size_t k = 0; k < 3 && cases[i][k]; k++) args[n++] = cases[i][k];
+        run_out o;
+        run_probe(&o, env, args);
+        if (o.code != 4) fail_msg("case %zu (%s '%s'): exit %d, want 4\n%s%s", i, cases[i][0], cases[i][1] ? cases[i][1] : "",
+                                  o.code, o.text, o.err);
+        ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
+        ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
+        ASSERT_JQ(&o, "d[\"error\"][\"status\"]", "null");
+        ASSERT_JQ(&o, "d[\"error\"][\"reason_code\"]", cases[i][3]);
+        assert_true(o.err[0] != 0); /* and said on stderr */
+        done(&o);
+        /* the same without --json: stdout stays empty */
+        run_probe(&o, env, args + 1);
+        assert_int_equal(o.code, 4);
+        assert_string_equal(o.text, "");
+        done(&o);
+    }
+    /* the names the modes need, given: not a usage error (the library found or not: 0 or 1) */
+    const char *ok_lib[] = {"--json", "--no-selftest", "--lib", "cufft", "--load", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_probe(&o, env, ok_lib);
+    assert_true(o.code != 4);
+    ASSERT_JQ(&o, "\"cufft\" in d[\"libraries\"]", "true");
     done(&o);
 }
 
@@ -1557,6 +1612,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_path_c1),
         cmocka_unit_test(test_group_writable_warned),
         cmocka_unit_test(test_relative_env_warned),
+        cmocka_unit_test(test_empty_values_are_usage_errors),
         cmocka_unit_test(test_unusable_roots_warned),
     };
     return cmocka_run_group_tests_name("probe", tests, setup, NULL);
