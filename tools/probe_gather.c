@@ -243,7 +243,7 @@ const char *probe_root_warning_name(root_warning_code code) {
     case ROOT_WARN_NOT_A_DIRECTORY: return "ROOT_NOT_A_DIRECTORY";
     case ROOT_WARN_UNREADABLE: return "ROOT_UNREADABLE";
     }
-    return "?";
+    return "?"; /* not reached: every code has its name above (a compiler may not know that) */
 }
 
 /* Every caller root the search could not use (libcudaload's exists is 0): what is at its path.

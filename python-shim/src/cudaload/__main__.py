@@ -48,6 +48,8 @@ def main(argv=None):
     ap.add_argument("--no-selftest", action="store_true", help="skip the SAXPY/SGEMM self-test on the GPU")
     build = ap.add_argument_group("for extension builders (answered in the order asked)")
     build.add_argument("--cflags", action=_Asked, nargs=0, help="the compiler flags: -I<dir of cudaload.h>")
+    # const=None for the options with an optional value: the option alone (None) is told from an
+    # empty value (--libs=), which _check_values refuses
     build.add_argument("--libs", action=_Asked, nargs="?", const=None, metavar="STUB,...",
                        help="the link flags: the stub archives named (cudart, cufft, ...; docs/stubs.md), "
                             "libcudaload.a, -ldl -lpthread")
@@ -125,7 +127,7 @@ def _build_flags(ap, asked):
                 return 4
             continue
         if what == "parts":
-            names = [n.strip() for n in value.split(",")] if value else cudaload.parts()
+            names = [n.strip() for n in value.split(",")] if value else cudaload.parts()  # --parts alone: all
             for n in names:
                 try:
                     p = cudaload.part(n)
@@ -145,7 +147,7 @@ def _build_flags(ap, asked):
             lines[flags].append("-I" + shlex.quote(cudaload.get_include()))
             continue
         libdir = cudaload.get_library_dir()
-        stubs = [s.strip() for s in value.split(",")] if value else []
+        stubs = [s.strip() for s in value.split(",")] if value else []  # --libs alone: no stub
         have = sorted(f[len("libcudaload-"):-2] for f in os.listdir(libdir) if f.startswith("libcudaload-") and f.endswith(".a"))
         unknown = [s for s in stubs if s not in have]
         if unknown:
