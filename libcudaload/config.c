@@ -156,9 +156,10 @@ static int cl_named_entry(const char *what, size_t i, const char *e, const char 
     memcpy(name, e, (size_t)(eq - e));
     name[eq - e] = 0;
     int lib = cl_catalogue_find(name);
-    if (lib < 0)
-        cl_buf_printf(err, "%s[%zu]: '%s' is not a library of the catalogue (cudaload-probe --all lists them)", what, i,
-                      name);
+    if (lib < 0) { /* the known names, not a program that lists them: the caller may be any program */
+        cl_buf_printf(err, "%s[%zu]: '%s' is not a library of the catalogue; known:", what, i, name);
+        for (size_t r = 0; r < cl_catalogue_count(); r++) cl_buf_printf(err, " %s", cl_row_at(r)->name);
+    }
     *value = eq + 1;
     return lib;
 }

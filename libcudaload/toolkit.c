@@ -419,7 +419,12 @@ cudaload_status cudaload_part(const char *name, cudaload_part_info *out) {
     char *end = NULL;
     int p = name[0] == '#' ? (name[1] >= '0' && name[1] <= '9' ? (int)strtol(name + 1, &end, 10) : -1) : cl_part_find(name);
     if (p < 0 || (size_t)p >= cl_part_count() || (end && *end)) {
-        cl_set_errorf("cudaload_part: no part named \"%s\" (cudaload-probe --parts lists them)", name);
+        /* the known names, not a program that lists them: the caller may be any program */
+        cl_buf b = {0};
+        cl_buf_printf(&b, "cudaload_part: no part named \"%.64s\"; known:", name);
+        for (size_t i = 0; i < cl_part_count(); i++) cl_buf_printf(&b, " %s", cl_part_at(i)->name);
+        cl_set_error(cl_buf_str(&b));
+        cl_buf_free(&b);
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
     if (cl_lock_initialized() != CUDALOAD_OK) return CUDALOAD_ERROR_NOT_INITIALIZED;

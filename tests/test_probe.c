@@ -1029,20 +1029,21 @@ static void test_json_usage_errors(void **state) {
                *j_libs[] = {"--json", "--libs", "cudart", NULL};
     struct {
         const char *const *env, *const *args;
-        const char *status, *in_message;
+        const char *status, *reason, *in_message;
     } cases[] = {
-        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
-        {NULL, j_bogus, "null", "--bogus"},
-        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "nosuchlib"},
-        {NULL, j_root, "null", "relative/dir"},
-        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "bogus"},
+        {bad_env, j, "CUDALOAD_ERROR_INVALID_OPTION", "null", "bogus"},
+        {NULL, j_bogus, "null", "UNKNOWN_ARGUMENT", "--bogus"},
+        {NULL, j_lib, "CUDALOAD_ERROR_NOT_FOUND", "null", "nosuchlib"},
+        {NULL, j_root, "null", "RELATIVE_PATH", "relative/dir"},
+        {bad_env, j_libs, "CUDALOAD_ERROR_INVALID_OPTION", "null", "bogus"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_expect(&o, cases[i].env, cases[i].args, 4);
         ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
-        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"status\"]");
+        ASSERT_JQ(&o, "sorted(d[\"error\"])", "[\"exit_code\", \"message\", \"reason_code\", \"status\"]");
         ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
         ASSERT_JQ(&o, "d[\"error\"][\"status\"]", cases[i].status);
+        ASSERT_JQ(&o, "d[\"error\"][\"reason_code\"]", cases[i].reason);
         char expr[256];
         snprintf(expr, sizeof expr, "\"%s\" in d[\"error\"][\"message\"]", cases[i].in_message);
         ASSERT_JQ(&o, expr, "true");
@@ -1056,6 +1057,128 @@ static void test_json_usage_errors(void **state) {
     run_expect(&o, NULL, jq_quiet, 4);
     if (o.text[0] || o.err[0]) fail_msg("--quiet --json printed:\n%s%s", o.text, o.err);
     done(&o);
+}
+
+/* An empty value or a missing name is a usage error (exit 4), never a list that quietly names
+ * less than was typed: --lib '' or with an empty element, --cflags / --libs with no name,
+ * --parts '' or with an empty element, --load with nothing to load, an empty --root or
+ * --cuda-root. With --json the error object gives the reason code; nothing is searched. */
+static void test_empty_values_are_usage_errors(void **state) {
+    (void)state;
+    static const char *const cases[][5] = {
+        {"--lib", "", NULL, "EMPTY_NAME"},
+        {"--lib=", NULL, NULL, "EMPTY_NAME"},
+        {"--lib", ",", NULL, "EMPTY_NAME"},
+        {"--lib", "cufft,", NULL, "EMPTY_NAME"},
+        {"--lib", "cufft,,curand", NULL, "EMPTY_NAME"},
+        {"--cflags", NULL, NULL, "NAMES_MISSING"},
+        {"--cflags", "--find-only", NULL, "NAMES_MISSING"},
+        {"--cflags", "", NULL, "EMPTY_NAME"},
+        {"--libs", NULL, NULL, "NAMES_MISSING"},
+        {"--libs", "cudart,", NULL, "EMPTY_NAME"},
+        {"--parts", "", NULL, "EMPTY_NAME"},
+        {"--parts", "nvcc,", NULL, "EMPTY_NAME"},
+        {"--load", NULL, NULL, "NAMES_MISSING"},
+        {"--root", "", NULL, "RELATIVE_PATH"},
+        {"--root=", NULL, NULL, "RELATIVE_PATH"},
+        {"--cuda-root", "", NULL, "RELATIVE_PATH"},
+    };
+    const char *env[] = {fake_driver, "CUDALOAD_SOURCES=caller", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[6] = {"--json"};
+        size_t n = 1;
+        for (size_t k = 0; k < 3 && cases[i][k]; k++) args[n++] = cases[i][k];
+        run_out o;
+        run_probe(&o, env, args);
+        if (o.code != 4) fail_msg("case %zu (%s '%s'): exit %d, want 4\n%s%s", i, cases[i][0], cases[i][1] ? cases[i][1] : "",
+                                  o.code, o.text, o.err);
+        ASSERT_JQ(&o, "sorted(d)", "[\"error\"]");
+        ASSERT_JQ(&o, "d[\"error\"][\"exit_code\"]", "4");
+        ASSERT_JQ(&o, "d[\"error\"][\"status\"]", "null");
+        ASSERT_JQ(&o, "d[\"error\"][\"reason_code\"]", cases[i][3]);
+        assert_true(o.err[0] != 0); /* and said on stderr */
+        done(&o);
+        /* the same without --json: stdout stays empty */
+        run_probe(&o, env, args + 1);
+        assert_int_equal(o.code, 4);
+        assert_string_equal(o.text, "");
+        done(&o);
+    }
+    /* the names the modes need, given: not a usage error (the library found or not: 0 or 1) */
+    const char *ok_lib[] = {"--json", "--no-selftest", "--lib", "cufft", "--load", "--root", arg_root("toolkit-cu13-wheel"), NULL};
+    run_out o;
+    run_probe(&o, env, ok_lib);
+    assert_true(o.code != 4);
+    ASSERT_JQ(&o, "\"cufft\" in d[\"libraries\"]", "true");
+    done(&o);
+}
+
+/* A --root that does not exist, is a regular file, or cannot be examined (a symbolic link to
+ * itself: ELOOP) is searched for nothing: a warning each, as data in the JSON's root_warnings
+ * (code, path, source, errno) and in its warnings, and in the text report's Warnings, with the
+ * root's line marked. The exit code is the search's: 2 when the good root beside them has the
+ * libraries (no device), 1 when there is nothing else to search. */
+static void test_unusable_roots_warned(void **state) {
+    (void)state;
+    char *dir = th_tmpdir();
+    char missing[PATH_MAX], file[PATH_MAX], loop[PATH_MAX];
+    snprintf(missing, sizeof missing, "%s/nonexistent", dir);
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    snprintf(loop, sizeof loop, "%s/loop", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    if (symlink(loop, loop) != 0) fail_msg("symlink %s: %s", loop, strerror(errno));
+    const char *good = arg_root("toolkit-cu13-wheel");
+    const char *env[] = {fake_driver, "FAKE_CUDA_DEVICES=0", "CUDALOAD_SOURCES=caller", NULL};
+    const char *args[] = {"--json", "--root", missing, "--root", file, "--root", loop, "--root", good, NULL};
+    run_out o;
+    run_expect(&o, env, args, 2); /* as without the bad roots: found in the good one, no device */
+    ASSERT_JQ(&o, "[(w[\"code\"], w[\"source\"], w[\"errno\"] is None) for w in d[\"root_warnings\"]]",
+              "[[\"ROOT_NOT_FOUND\", \"caller\", true], [\"ROOT_NOT_A_DIRECTORY\", \"caller\", true], "
+              "[\"ROOT_UNREADABLE\", \"caller\", false]]");
+    ASSERT_JQ(&o, "[type(w[\"errno\"]) is int and w[\"errno\"] > 0 for w in d[\"root_warnings\"][2:]]", "[true]");
+    char expr[4 * PATH_MAX], want[4 * PATH_MAX];
+    snprintf(expr, sizeof expr, "[w[\"path\"] for w in d[\"root_warnings\"]] == [r[\"path\"] for r in d[\"roots\"][:3]]");
+    ASSERT_JQ(&o, expr, "true");
+    snprintf(want, sizeof want, "[\"%s\", \"%s\", \"%s\"]", missing, file, loop);
+    ASSERT_JQ(&o, "[w[\"path\"] for w in d[\"root_warnings\"]]", want);
+    ASSERT_JQ(&o, "[r[\"exists\"] for r in d[\"roots\"]]", "[false, false, false, true]");
+    /* each also one of the warnings, naming its root */
+    ASSERT_JQ(&o, "[len([t for t in d[\"warnings\"] if w[\"path\"] in t]) for w in d[\"root_warnings\"]]", "[1, 1, 1]");
+    ASSERT_JQ(&o, "d[\"libraries\"][\"cudart\"][\"status\"]", "loaded");
+    done(&o);
+    /* the text report: a Warnings section naming each root; the exit code the same */
+    run_expect(&o, env, args + 1, 2);
+    const char *w = strstr(o.text, "\nWarnings\n");
+    if (!w) fail_msg("no Warnings section:\n%s", o.text);
+    const char *paths[] = {missing, file, loop};
+    for (size_t i = 0; i < 3; i++)
+        if (!strstr(w, paths[i])) fail_msg("the Warnings do not name %s:\n%s", paths[i], o.text);
+    done(&o);
+    /* nothing else to search: exit 1 as for any root without the libraries, and the warning */
+    const char *only[] = {"--json", "--root", missing, NULL};
+    run_expect(&o, env, only, 1);
+    ASSERT_JQ(&o, "[w[\"code\"] for w in d[\"root_warnings\"]]", "[\"ROOT_NOT_FOUND\"]");
+    done(&o);
+    /* a good root alone: no root warning */
+    const char *fine[] = {"--json", "--root", good, NULL};
+    run_expect(&o, env, fine, 2);
+    ASSERT_JQ(&o, "d[\"root_warnings\"]", "[]");
+    done(&o);
+    /* the modes without a report say it on stderr; their stdout and exit code are unchanged */
+    const char *libs[] = {"--root", missing, "--root", good, "--libs", "cudart", NULL};
+    run_expect(&o, env, libs, 0);
+    assert_true(strncmp(o.text, "-L", 2) == 0);
+    if (!strstr(o.err, missing)) fail_msg("--libs: no warning naming %s on stderr:\n%s", missing, o.err);
+    done(&o);
+    const char *libs_quiet[] = {"--quiet", "--root", missing, "--root", good, "--libs", "cudart", NULL};
+    run_expect(&o, env, libs_quiet, 0);
+    assert_string_equal(o.err, "");
+    done(&o);
+    unlink(loop);
+    unlink(file);
+    free(dir);
 }
 
 /* A relative CUDA_HOME, CUDA_PATH, CONDA_PREFIX or VIRTUAL_ENV is ignored by the search: the
@@ -1272,8 +1395,8 @@ static void test_json_types(void **state) {
     run_expect(&o, env, args, 3); /* the fake device cannot run the self-test */
     ASSERT_JQ(&o, "sorted(d.keys()) == sorted([\"schema_version\", \"cudaload_version\", \"exit_code\", \"find_only\", "
                   "\"init_status\", \"system_search\", \"roots\", \"libraries\", \"driver\", \"devices\", \"devices_status\", "
-                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"problems\", \"fixes\", \"message\", "
-                  "\"fix_plan\"])",
+                  "\"kernels\", \"environment\", \"build\", \"selftest\", \"warnings\", \"root_warnings\", \"problems\", "
+                  "\"fixes\", \"message\", \"fix_plan\"])",
               "true");
     ASSERT_JQ(&o, "type(d[\"schema_version\"]) is int and d[\"exit_code\"] == 3 and type(d[\"find_only\"]) is bool", "true");
     ASSERT_JQ(&o, "all(r[\"path\"].startswith(\"/\") and type(r[\"exists\"]) is bool for r in d[\"roots\"])", "true");
@@ -1489,6 +1612,8 @@ int main(void) {
         cmocka_unit_test(test_hostile_path_c1),
         cmocka_unit_test(test_group_writable_warned),
         cmocka_unit_test(test_relative_env_warned),
+        cmocka_unit_test(test_empty_values_are_usage_errors),
+        cmocka_unit_test(test_unusable_roots_warned),
     };
     return cmocka_run_group_tests_name("probe", tests, setup, NULL);
 }

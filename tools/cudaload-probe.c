@@ -10,7 +10,9 @@
  *   1  a required library (cudart, cublasLt or cuBLAS) was not found or cannot be used
  *   2  the libraries are there, but there is no driver or no device
  *   3  the self-test failed
- *   4  usage error
+ *   4  usage error (an unknown flag, a relative path, an empty or missing NAME)
+ * A --root that does not exist or is not a directory is a warning, not an error: the exit code
+ * stays the search's (the report's Warnings, JSON "root_warnings").
  */
 #define _GNU_SOURCE
 #include "cudaload.h"
@@ -33,7 +35,9 @@ static void usage(FILE *f) {
             "       cudaload-probe [--json] [--root DIR]... --cuda-root [DIR]\n"
             "  --json          machine-readable report (schema: docs/probe.md)\n"
             "  --root DIR      search DIR first (a site-packages or library dir), like the\n"
-            "                  roots the Python package passes; repeatable\n"
+            "                  roots the Python package passes; repeatable. A DIR that does\n"
+            "                  not exist or is not a directory draws a warning; the exit\n"
+            "                  code is still the search's\n"
             "  --find-only     locate the libraries without loading any of them\n"
             "  --no-selftest   skip the SAXPY/SGEMM self-test on the GPU\n"
             "  --quiet         print nothing, usage errors included; the exit code tells\n"
@@ -53,7 +57,8 @@ static void usage(FILE *f) {
             "                  or for pip wheels a tree of links made in DIR (default: a\n"
             "                  cache dir)\n"
             "Exit: 0 ok, 1 library missing, 2 no driver or no device, 3 self-test failed,\n"
-            "4 usage error. The loader's environment applies (docs/search-order.md):\n"
+            "4 usage error (an unknown flag, a relative path, an empty or missing NAME).\n"
+            "The loader's environment applies (docs/search-order.md):\n"
             "CUDALOAD_PATH, CUDALOAD_<NAME>_PATH (CUDALOAD_CUFFT_PATH, ...; the driver's is\n"
             "CUDALOAD_DRIVER_PATH),\n"
             "CUDALOAD_CUDA_MAJOR, CUDALOAD_SOURCES, CUDALOAD_DEBUG.\n"
@@ -69,15 +74,17 @@ static void free_roots(void) {
 
 /* How an error that ends the probe before its report (a usage error, out of memory) is told:
  * nothing with --quiet; else its message on stderr and, with --json, also a JSON error object on stdout, so that a script parsing the output reads why:
- *   {"error": {"status": "CUDALOAD_ERROR_INVALID_OPTION", "message": "...", "exit_code": 4}}
+ *   {"error": {"status": "CUDALOAD_ERROR_INVALID_OPTION", "reason_code": null, "message": "...", "exit_code": 4}}
  * status is libcudaload's status name when libcudaload refused the setting, else null (an
- * argument of the probe's own); exit_code is 4 for a usage error, 1 out of memory. Both flags are
- * read before the other arguments. */
+ * argument of the probe's own, whose reason_code names what is wrong with it: EMPTY_NAME, ...);
+ * exit_code is 4 for a usage error, 1 out of memory. Both flags are read before the other
+ * arguments. */
 static int quiet, json;
 
 /* Reports an error that ends the probe before its report (status: libcudaload's status, or
- * CUDALOAD_OK when the probe's own arguments are wrong) and returns code, its exit code. */
-static int error_exit(cudaload_status status, const char *message, int code) {
+ * CUDALOAD_OK for the probe's own arguments, then reason: the reason code) and returns code, its
+ * exit code. */
+static int error_exit(cudaload_status status, const char *reason, const char *message, int code) {
     if (quiet) return code;
     fprintf(stderr, "cudaload-probe: %s\n", message);
     if (json) {
@@ -85,6 +92,7 @@ static int error_exit(cudaload_status status, const char *message, int code) {
         pj_begin_object(&w);
         pj_key(&w, "error"), pj_begin_object(&w);
         pj_key(&w, "status"), pj_string(&w, status != CUDALOAD_OK ? cudaload_status_name(status) : NULL);
+        pj_key(&w, "reason_code"), pj_string(&w, reason);
         pj_key(&w, "message"), pj_string(&w, message);
         pj_key(&w, "exit_code"), pj_int(&w, code);
         pj_end_object(&w);
@@ -92,12 +100,47 @@ static int error_exit(cudaload_status status, const char *message, int code) {
     }
     return code;
 }
-static int usage_error(cudaload_status status, const char *message) { return error_exit(status, message, PROBE_EXIT_USAGE); }
+/* A setting or name libcudaload refused (its status and message). */
+static int usage_error(cudaload_status status, const char *message) { return error_exit(status, NULL, message, PROBE_EXIT_USAGE); }
+/* The probe's own arguments: the reason code, and the message that words it with its parameters. */
+static int arg_error(const char *reason, const char *message) { return error_exit(CUDALOAD_OK, reason, message, PROBE_EXIT_USAGE); }
 /* Out of memory before the report could be made: as a library that cannot be had (exit 1). */
-static int out_of_memory(void) { return error_exit(CUDALOAD_ERROR_OUT_OF_MEMORY, "out of memory", PROBE_EXIT_LIB_MISSING); }
+static int out_of_memory(void) { return error_exit(CUDALOAD_ERROR_OUT_OF_MEMORY, NULL, "out of memory", PROBE_EXIT_LIB_MISSING); }
 
-/* Adds the comma-separated names to libs; 0 on an unknown name (reported). */
-static int add_names(const char *list, size_t *n) {
+/* The modes that make no report (--cflags, --libs, --parts, --cuda-root) print its warnings about
+ * the --root directories the search could not use on stderr: their stdout is for scripts. */
+static void warn_roots(void) {
+    if (quiet) return;
+    char *lines[32];
+    size_t n = probe_root_warning_lines(NULL, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "cudaload-probe: warning: %s\n", lines[i]);
+        free(lines[i]);
+    }
+}
+
+/* Whether a comma-separated list of names holds an empty one ("", ",", "cufft,", "a,,b"): a
+ * usage error, rather than a list that quietly names less than the user typed. */
+static int has_empty_name(const char *list) {
+    if (!list[0]) return 1;
+    for (const char *s = list;; s++) {
+        size_t len = strcspn(s, ",");
+        if (len == 0) return 1;
+        s += len;
+        if (!*s) return 0;
+    }
+}
+
+/* The usage error of a list of names with an empty one, flag being the option it followed. */
+static int empty_name_error(const char *flag, const char *list, const char *lists) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s '%.400s': an empty name; give NAME[,NAME...] (%s lists them)", flag, list, lists);
+    return arg_error("EMPTY_NAME", msg);
+}
+
+/* Adds the comma-separated names to libs; 0 on an empty or unknown name (reported). */
+static int add_names(const char *flag, const char *list, size_t *n) {
+    if (has_empty_name(list)) return empty_name_error(flag, list, "--catalogue"), 0;
     char *copy = strdup(list), *save = NULL;
     int ok = copy != NULL;
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save)) {
@@ -143,6 +186,7 @@ static int print_flags(int cflags, size_t n, const char **roots_in, size_t n_roo
     o.flags = CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL;
     cudaload_status st = cudaload_init(&o);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     int code = PROBE_EXIT_OK;
     const char *sep = "";
     for (size_t i = 0; i < n; i++) {
@@ -209,6 +253,7 @@ static const char *part_kind_name(cudaload_part_kind k) {
 static int print_parts(const char *names, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     if (names) { /* every name asked must be a part: a typo is a usage error, not "not found" */
         char *copy = strdup(names), *save = NULL;
         if (!copy) return out_of_memory();
@@ -220,7 +265,7 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
                 char msg[512];
                 snprintf(msg, sizeof msg, "--parts: no part named '%.400s' (--parts alone lists them)", t);
                 free(copy);
-                return usage_error(CUDALOAD_OK, msg);
+                return arg_error("UNKNOWN_NAME", msg);
             }
         }
         free(copy);
@@ -293,6 +338,7 @@ static int print_parts(const char *names, const char **roots_in, size_t n_roots_
 static int print_cuda_root(const char *dir, const char **roots_in, size_t n_roots_in) {
     cudaload_status st = init_find_only(roots_in, n_roots_in);
     if (st == CUDALOAD_ERROR_INVALID_OPTION || st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
+    warn_roots();
     cudaload_toolkit_info t = {.size = sizeof t};
     st = cudaload_get_toolkit_info(dir, &t);
     if (st == CUDALOAD_ERROR_INVALID_ARGUMENT) return usage_error(st, cudaload_last_error());
@@ -323,7 +369,7 @@ int main(int argc, char **argv) {
     atexit(free_roots);
     size_t n_roots = 0, n_libs = 0;
     libs = calloc(cudaload_library_count() * ((size_t)argc + 1), sizeof *libs);
-    int load = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
+    int load = 0, asked_libs = 0, flags_mode = 0; /* 1: --cflags, 2: --libs */
     int parts_mode = 0, root_mode = 0;
     const char *parts_names = NULL, *root_dir = NULL;
     /* --quiet and --json first, wherever they stand, so that they shape the usage errors too
@@ -342,22 +388,33 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-selftest") == 0) selftest = 0;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
         else if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc) {
-            if (!add_names(argv[++i], &n_libs)) return PROBE_EXIT_USAGE;
+            if (!add_names("--lib", argv[++i], &n_libs)) return PROBE_EXIT_USAGE;
+            asked_libs = 1;
         } else if (strncmp(argv[i], "--lib=", 6) == 0) {
-            if (!add_names(argv[i] + 6, &n_libs)) return PROBE_EXIT_USAGE;
+            if (!add_names("--lib", argv[i] + 6, &n_libs)) return PROBE_EXIT_USAGE;
+            asked_libs = 1;
         } else if (strcmp(argv[i], "--all") == 0) {
             for (size_t k = 0; k < cudaload_library_count(); k++) libs[n_libs++] = (cudaload_lib)k;
+            asked_libs = 1;
         } else if (strcmp(argv[i], "--load") == 0) load = 1;
         else if (strcmp(argv[i], "--catalogue") == 0) {
             print_catalogue();
             return PROBE_EXIT_OK;
         } else if (strcmp(argv[i], "--cflags") == 0 || strcmp(argv[i], "--libs") == 0) {
+            const char *flag = argv[i];
+            size_t before = n_libs;
             flags_mode = argv[i][2] == 'c' ? 1 : 2;
             for (; i + 1 < argc && argv[i + 1][0] != '-'; i++)
-                if (!add_names(argv[i + 1], &n_libs)) return PROBE_EXIT_USAGE;
+                if (!add_names(flag, argv[i + 1], &n_libs)) return PROBE_EXIT_USAGE;
+            if (n_libs == before) { /* "--cflags NAME...": flags for nothing would print an empty line */
+                char msg[256];
+                snprintf(msg, sizeof msg, "%s: give the libraries' names: %s NAME[,NAME...]... (--catalogue lists them)", flag, flag);
+                return arg_error("NAMES_MISSING", msg);
+            }
         } else if (strcmp(argv[i], "--parts") == 0) {
             parts_mode = 1;
             if (i + 1 < argc && argv[i + 1][0] != '-') parts_names = argv[++i];
+            if (parts_names && has_empty_name(parts_names)) return empty_name_error("--parts", parts_names, "--parts alone");
         } else if (strcmp(argv[i], "--cuda-root") == 0) {
             root_mode = 1;
             if (i + 1 < argc && argv[i + 1][0] != '-') root_dir = argv[++i];
@@ -370,7 +427,7 @@ int main(int argc, char **argv) {
         } else {
             char msg[512];
             snprintf(msg, sizeof msg, "unknown or incomplete argument '%.400s'", argv[i]);
-            int code = usage_error(CUDALOAD_OK, msg);
+            int code = arg_error("UNKNOWN_ARGUMENT", msg);
             if (!quiet) usage(stderr);
             return code;
         }
@@ -378,14 +435,16 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n_roots; i++)
         if (!probe_is_absolute(roots[i])) {
             char msg[4200];
-            snprintf(msg, sizeof msg, "--root %.4096s: give an absolute path", roots[i]);
-            return usage_error(CUDALOAD_OK, msg);
+            snprintf(msg, sizeof msg, "--root '%.4096s': give an absolute path", roots[i]);
+            return arg_error("RELATIVE_PATH", msg);
         }
     if (root_dir && !probe_is_absolute(root_dir)) {
         char msg[4200];
-        snprintf(msg, sizeof msg, "--cuda-root %.4096s: give an absolute path", root_dir);
-        return usage_error(CUDALOAD_OK, msg);
+        snprintf(msg, sizeof msg, "--cuda-root '%.4096s': give an absolute path", root_dir);
+        return arg_error("RELATIVE_PATH", msg);
     }
+    if (load && !asked_libs) /* --load alone would load nothing more than the report does */
+        return arg_error("NAMES_MISSING", "--load: name the libraries to load: --lib NAME[,NAME...] or --all");
     if (flags_mode) return print_flags(flags_mode == 1, n_libs, roots, n_roots);
     if (parts_mode) return print_parts(parts_names, roots, n_roots);
     if (root_mode) return print_cuda_root(root_dir, roots, n_roots);

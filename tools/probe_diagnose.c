@@ -8,8 +8,8 @@
  * for the program the report is for: cudaload-probe (`pip install`) or Python (`<python> -m pip
  * install`, `python -m cudaload`). What the library does not know is the probe's own: the
  * driver that a wheel needs to run (the driver's CUDA version, from its info), the version pin
- * of the unsuffixed runtime and cuBLAS wheels, LD_LIBRARY_PATH shadowing, CUDA_VISIBLE_DEVICES,
- * files other users may write.
+ * of the unsuffixed runtime and cuBLAS wheels, caller roots that are no directory,
+ * LD_LIBRARY_PATH shadowing, CUDA_VISIBLE_DEVICES, files other users may write.
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
@@ -411,7 +411,32 @@ static void other_writers(const writable_file *f, char *by, size_t n, const char
     *who = "every member of that group";
 }
 
+/* The caller roots the search could not use: said first, since they explain where the libraries
+ * came from instead. Named as the program's user gave them: --root for cudaload-probe. */
+void probe_word_roots(probe *p) {
+    const char *what = p->python ? "the search root" : "--root";
+    for (int i = 0; i < p->n_root_warnings; i++) {
+        const root_warning *w = &p->root_warnings[i];
+        const char *path = p->roots[w->root].path;
+        char why[256];
+        switch (w->code) {
+        case ROOT_WARN_NOT_FOUND:
+            probe_note(p->warnings, &p->n_warnings, "%s %s does not exist: nothing was searched there", what, path);
+            break;
+        case ROOT_WARN_NOT_A_DIRECTORY:
+            probe_note(p->warnings, &p->n_warnings, "%s %s is not a directory: nothing was searched there; give a "
+                       "site-packages or a library directory (the directory of a library file, not the file)", what, path);
+            break;
+        case ROOT_WARN_UNREADABLE:
+            probe_note(p->warnings, &p->n_warnings, "%s %s cannot be examined (error %d: %s): nothing was searched there",
+                       what, path, w->err, probe_error_text(w->err, why, sizeof why));
+            break;
+        }
+    }
+}
+
 static void word_environment(probe *p) {
+    probe_word_roots(p);
     word_ld_library_path(p);
     for (int i = 0; i < p->n_writable; i++) {
         const writable_file *f = &p->writable[i];

@@ -1,8 +1,8 @@
 /*
  * probe_gather.c -- the report's first step: what libcudaload found (every library's info, the
  * roots, the kernels, the devices), the build flags and NVRTC beside the runtime, and the
- * environment checks (LD_LIBRARY_PATH shadowing, files other users may write, relative
- * prefixes).
+ * environment checks (caller roots the search could not use, LD_LIBRARY_PATH shadowing, files
+ * other users may write, relative prefixes).
  */
 #define _GNU_SOURCE
 #include "probe_internal.h"
@@ -237,6 +237,32 @@ static void check_relative_env(probe *p) {
     }
 }
 
+const char *probe_root_warning_name(root_warning_code code) {
+    switch (code) {
+    case ROOT_WARN_NOT_FOUND: return "ROOT_NOT_FOUND";
+    case ROOT_WARN_NOT_A_DIRECTORY: return "ROOT_NOT_A_DIRECTORY";
+    case ROOT_WARN_UNREADABLE: return "ROOT_UNREADABLE";
+    }
+    return "?"; /* not reached: every code has its name above (a compiler may not know that) */
+}
+
+/* Every caller root the search could not use (libcudaload's exists is 0): what is at its path.
+ * Only the caller's roots: a CUDA_HOME lib or lib64 that is not there is the normal case of a
+ * toolkit, not a mistake of the user's. */
+void probe_check_roots(probe *p) {
+    for (size_t i = 0; i < p->n_roots && p->n_root_warnings < MAX_NOTES; i++) {
+        const cudaload_root *r = &p->roots[i];
+        if (r->exists || r->source != CUDALOAD_SOURCE_CALLER) continue;
+        int err = 0;
+        probe_dir_state st = probe_dir_state_of(r->path, &err);
+        if (st == PROBE_DIR_OK) continue; /* made since the search looked: nothing to say of it */
+        root_warning *w = &p->root_warnings[p->n_root_warnings++];
+        w->root = i, w->err = err;
+        w->code = st == PROBE_DIR_MISSING ? ROOT_WARN_NOT_FOUND : st == PROBE_DIR_NOT_A_DIR ? ROOT_WARN_NOT_A_DIRECTORY
+                                                                                           : ROOT_WARN_UNREADABLE;
+    }
+}
+
 /* Whether the system search is in scope: CUDALOAD_SOURCES unset, empty or naming "system"
  * (the same parsing as the library's; an invalid value has already stopped the probe). */
 static int system_in_scope(void) {
@@ -304,6 +330,7 @@ void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra) {
 }
 
 void probe_checks(probe *p) {
+    probe_check_roots(p);
     check_ld_library_path(p);
     check_writable(p);
     check_relative_env(p);

@@ -68,6 +68,21 @@ typedef struct relative_var {
     const char *name, *value;
 } relative_var;
 
+/* A caller root (--root, or a directory the embedding program gave) that the search could not
+ * use: nothing was searched there, so the libraries came from elsewhere, if anywhere. A warning,
+ * as data (JSON "root_warnings"); probe_diagnose.c words it once. */
+typedef enum root_warning_code {
+    ROOT_WARN_NOT_FOUND,       /* nothing at that path */
+    ROOT_WARN_NOT_A_DIRECTORY, /* a file (or another non-directory) */
+    ROOT_WARN_UNREADABLE       /* it cannot be examined: err says why (EACCES on a component, ELOOP) */
+} root_warning_code;
+typedef struct root_warning {
+    size_t root; /* index into roots */
+    root_warning_code code;
+    int err; /* ROOT_WARN_UNREADABLE: the system's error number (on Windows its error code); else 0 */
+} root_warning;
+const char *probe_root_warning_name(root_warning_code code);
+
 /* A fix for libraries that failed: the advisor's (cudaload_fix_at), merged across them. */
 #define MAX_PLAN 16
 typedef struct plan_item {
@@ -115,6 +130,8 @@ struct probe_report {
     int n_writable;
     relative_var relative[4];
     int n_relative;
+    root_warning root_warnings[MAX_NOTES];
+    int n_root_warnings;
     /* the self-test (probe_selftest.c): on every device, in dev[i].saxpy and .sgemm, with the
      * backend the process uses (auto: bundled when built); then, on device 0: */
     test_result saxpy_cublas, sgemm_cublas; /* cuBLAS too, when loaded and the first pass ran bundled */
@@ -138,6 +155,7 @@ typedef struct probe_report probe;
 /* probe_gather.c */
 void probe_gather(probe *p, const cudaload_lib *extra, size_t n_extra);
 void probe_checks(probe *p);
+void probe_check_roots(probe *p); /* the caller roots the search could not use (in probe_checks) */
 size_t probe_shell_word(char *out, size_t n, size_t len, const char *s);
 
 /* probe_selftest.c */
@@ -150,6 +168,7 @@ const test_result *probe_selftest_at(const probe *p, int i, const char **name, i
 /* probe_diagnose.c */
 void probe_note(char **list, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void probe_diagnose(probe *p);
+void probe_word_roots(probe *p); /* the root warnings' words (in probe_diagnose) */
 int probe_exit_code_of(const probe *p);
 
 /* probe_render.c */

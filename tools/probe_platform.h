@@ -14,6 +14,13 @@ char *probe_realpath(const char *path);
 int probe_is_absolute(const char *path);
 /* 1 when something exists at path. */
 int probe_exists(const char *path);
+/* What is at path, for a search root: a directory, nothing (no such file, or a component that
+ * is not a directory), something else (a file), or it cannot be examined (*err: the system's
+ * error number, e.g. EACCES; 0 otherwise). */
+typedef enum probe_dir_state { PROBE_DIR_OK, PROBE_DIR_MISSING, PROBE_DIR_NOT_A_DIR, PROBE_DIR_UNREADABLE } probe_dir_state;
+probe_dir_state probe_dir_state_of(const char *path, int *err);
+/* The system's words for such an error number into buf ("Permission denied"). */
+const char *probe_error_text(int err, char *buf, size_t n);
 /* 1 when users other than path's owner may write it (g+w or o+w; a sticky directory never
  * counts), with its mode bits and group; 0 otherwise, and always on Windows. */
 int probe_others_may_write(const char *path, int is_dir, unsigned *mode, unsigned *gid);

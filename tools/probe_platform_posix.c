@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "probe_platform.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,20 @@ char *probe_realpath(const char *path) { return path ? realpath(path, NULL) : NU
 int probe_is_absolute(const char *path) { return path && path[0] == '/'; }
 
 int probe_exists(const char *path) { return access(path, F_OK) == 0; }
+
+probe_dir_state probe_dir_state_of(const char *path, int *err) {
+    struct stat st;
+    *err = 0;
+    if (stat(path, &st) == 0) return S_ISDIR(st.st_mode) ? PROBE_DIR_OK : PROBE_DIR_NOT_A_DIR;
+    if (errno == ENOENT || errno == ENOTDIR) return PROBE_DIR_MISSING;
+    *err = errno; /* EACCES on a component, ELOOP, ...: there may be a directory, out of reach */
+    return PROBE_DIR_UNREADABLE;
+}
+
+const char *probe_error_text(int err, char *buf, size_t n) {
+    snprintf(buf, n, "%s", strerror(err));
+    return buf;
+}
 
 int probe_others_may_write(const char *path, int is_dir, unsigned *mode, unsigned *gid) {
     struct stat st;

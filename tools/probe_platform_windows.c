@@ -26,6 +26,23 @@ int probe_is_absolute(const char *path) {
 
 int probe_exists(const char *path) { return GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES; }
 
+probe_dir_state probe_dir_state_of(const char *path, int *err) {
+    DWORD a = GetFileAttributesA(path);
+    *err = 0;
+    if (a != INVALID_FILE_ATTRIBUTES) return (a & FILE_ATTRIBUTE_DIRECTORY) ? PROBE_DIR_OK : PROBE_DIR_NOT_A_DIR;
+    DWORD e = GetLastError();
+    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return PROBE_DIR_MISSING;
+    *err = (int)e; /* ERROR_ACCESS_DENIED, ...: a Windows error code, not an errno */
+    return PROBE_DIR_UNREADABLE;
+}
+
+const char *probe_error_text(int err, char *buf, size_t n) {
+    DWORD len = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, (DWORD)err, 0, buf, (DWORD)n, NULL);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == '.')) buf[--len] = 0;
+    if (!len) snprintf(buf, n, "Windows error %d", err); /* no text for it */
+    return buf;
+}
+
 /* Windows grants writes by ACL, not by mode bits: not checked here (docs/platforms.md) */
 int probe_others_may_write(const char *path, int is_dir, unsigned *mode, unsigned *gid) {
     (void)path, (void)is_dir, (void)mode, (void)gid;

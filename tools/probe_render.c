@@ -330,6 +330,11 @@ static void text_report(FILE *o, const probe *p, int code) {
     if (!p->n_roots) fprintf(o, "  (none)\n");
     for (size_t i = 0; i < p->n_roots; i++) {
         const char *path = tx(p->roots[i].path), *missing = p->roots[i].exists ? "" : "  (missing)";
+        for (int k = 0; k < p->n_root_warnings; k++) /* a caller root's own state (a warning below) */
+            if (p->root_warnings[k].root == i)
+                missing = p->root_warnings[k].code == ROOT_WARN_NOT_A_DIRECTORY ? "  (not a directory)"
+                          : p->root_warnings[k].code == ROOT_WARN_UNREADABLE    ? "  (cannot be examined)"
+                                                                                : "  (missing)";
         /* a path too long for the line gets a line of its own, nothing after it */
         if (17 + vis_width(path, strlen(path)) + strlen(missing) <= WIDTH)
             fprintf(o, "  %2zu  %-9s  %s%s\n", i + 1, cudaload_source_name(p->roots[i].source), path, missing);
@@ -609,6 +614,18 @@ static void json_report(FILE *out, const probe *p, int code) {
     }
     pj_key(&w, "warnings"), pj_begin_array(&w);
     for (int i = 0; i < p->n_warnings; i++) pj_string(&w, p->warnings[i]);
+    pj_end_array(&w);
+    /* the caller roots the search could not use, as data (each is also one of "warnings") */
+    pj_key(&w, "root_warnings"), pj_begin_array(&w);
+    for (int i = 0; i < p->n_root_warnings; i++) {
+        const root_warning *rw = &p->root_warnings[i];
+        pj_begin_object(&w);
+        pj_key(&w, "code"), pj_string(&w, probe_root_warning_name(rw->code));
+        pj_key(&w, "path"), pj_string(&w, p->roots[rw->root].path);
+        pj_key(&w, "source"), pj_string(&w, cudaload_source_name(p->roots[rw->root].source));
+        pj_key(&w, "errno"), rw->code == ROOT_WARN_UNREADABLE ? pj_int(&w, rw->err) : pj_null(&w);
+        pj_end_object(&w);
+    }
     pj_end_array(&w);
     pj_key(&w, "problems"), pj_begin_array(&w);
     for (int i = 0; i < p->n_problems; i++) pj_string(&w, p->problems[i]);

@@ -41,6 +41,21 @@ void probe_report_text(probe_report *r, FILE *out, int color) {
 
 void probe_report_json(const probe_report *r, FILE *out) { probe_render_json(out, r); }
 
+size_t probe_root_warning_lines(const char *python, char **lines, size_t max) {
+    probe *p = calloc(1, sizeof *p);
+    if (!p) return 0;
+    p->python = (char *)python; /* read only; not freed here */
+    p->roots = cudaload_roots(&p->n_roots);
+    probe_check_roots(p);
+    probe_word_roots(p);
+    size_t k = 0;
+    for (int i = 0; i < p->n_warnings; i++)
+        if (k < max) lines[k++] = p->warnings[i];
+        else free(p->warnings[i]);
+    free(p);
+    return k;
+}
+
 void probe_report_free(probe_report *r) {
     if (!r) return;
     for (int i = 0; i < r->n_warnings; i++) free(r->warnings[i]);

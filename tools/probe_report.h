@@ -61,4 +61,11 @@ void probe_report_free(probe_report *r);
  * malloc'd (the caller frees it); at most max; returns how many. Searches nothing. */
 size_t probe_fix_lines(const char *python, const cudaload_lib *libs, size_t n, int devices, char **lines, size_t max);
 
+/* The report's warnings about the caller roots the search could not use (after cudaload_init():
+ * one that does not exist, is not a directory or cannot be examined), worded as the report's
+ * Warnings are, for python as in probe_request: for the modes that make no report (--cflags,
+ * --libs, --parts, --cuda-root). Each line is malloc'd (the caller frees it); at most max;
+ * returns how many. */
+size_t probe_root_warning_lines(const char *python, char **lines, size_t max);
+
 #endif

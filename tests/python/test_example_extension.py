@@ -14,6 +14,11 @@ there, no network needed).
 
     python -m pytest tests/python/test_example_extension.py
 
+The README's own steps run too, as written (test_readme_steps_as_written): every `sh` block of
+its sections "Build, check, install, run" and "On a GPU machine", each section in one bash, in a
+copy of the repository's files (a fresh clone with this checkout's changes), PyPI reached as a
+user's pip reaches it. So the README cannot drift from what works.
+
 Environment: CUDALOAD_TEST_BUILD (a build dir to reuse, as make check sets), CUDALOAD_SHIM_WHEEL
 (a cudaload wheel to build against), CUDA_HOME (nvcc and the CUDA headers, build time only),
 PIP_CACHE_DIR / FIXTURES_WHEELS (the wheel cache tests/fixtures.sh keeps: the CUDA wheels are
@@ -34,7 +39,8 @@ import pytest
 
 # the suite's shared helpers (tests/python/conftest.py)
 from conftest import SOURCES_NO_SYSTEM as CUDALOAD_SOURCES_NO_SYSTEM
-from conftest import auditwheel_show_and_repair, build_template, clean_env, driver_present, gpu_present, sh, wheel_cache
+from conftest import (auditwheel_show_and_repair, build_template, clean_env, driver_present, gpu_present, nvcc_path, sh,
+                      wheel_cache)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python-extension"
@@ -263,3 +269,103 @@ def test_gpu_saxpy_in_this_interpreter(wheel, tmp_path, backend):
         assert out["backend"] == "cublas", out
         b = out["info"]["cublas"]
         assert b["status"] == "CUDALOAD_OK" and os.path.isabs(b["path"]), b
+
+
+# ---- the README's steps, as written --------------------------------------------------------------
+
+README = EXAMPLE / "README.md"
+# the sections whose sh blocks are a user's steps, run in this directory of a clone, in order
+README_SECTIONS = ("Build, check, install, run", "On a GPU machine")
+
+
+def readme_steps():
+    """{section: [the text of each ```sh block]} for README_SECTIONS."""
+    out = {}
+    for part in re.split(r"^## ", README.read_text(), flags=re.M)[1:]:
+        title, _, body = part.partition("\n")
+        if title.strip() in README_SECTIONS:
+            out[title.strip()] = re.findall(r"^```sh\n(.*?)^```$", body, re.M | re.S)
+    return out
+
+
+def test_readme_steps_found_and_neutral():
+    """The sections are there with their steps; no path of a development machine in the file."""
+    steps = readme_steps()
+    assert sorted(steps) == sorted(README_SECTIONS) and all(steps.values()), steps
+    text = README.read_text()
+    assert not re.findall(r"(?<![\w.])/(?:work|home|root|tmp|opt)/\S*", text), \
+        re.findall(r"(?<![\w.])/(?:work|home|root|tmp|opt)/\S*", text)
+
+
+def clone_copy(dest):
+    """The repository's files as a clone has them, with this checkout's changes: the tracked and
+    the untracked-but-not-ignored files (git ls-files), copied; no build output comes along."""
+    names = sh(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]).stdout.split("\0")
+    for name in filter(None, names):
+        src, dst = REPO / name, dest / name
+        if not os.path.lexists(src):  # deleted in the checkout, not yet committed
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        else:
+            shutil.copy2(src, dst)
+    return dest
+
+
+def run_section(title, clone, env):
+    """One README section's sh blocks in one bash (set -e: the first failing command ends it,
+    with its exit code), in examples/python-extension of the clone."""
+    script = "set -eo pipefail\nset -x\n" + "\n".join(readme_steps()[title])
+    return sh(["bash", "-c", script], check=False, env=env, cwd=clone / "examples" / "python-extension", timeout=2400)
+
+
+def section_failed(title, r):
+    return "README section %r exited %d:\n--- stdout\n%s\n--- stderr (the commands run: +)\n%s" % (
+        title, r.returncode, r.stdout[-6000:], r.stderr[-8000:])
+
+
+def test_readme_steps_as_written(tmp_path):
+    """From a fresh copy, each section of the README runs as written to its last command,
+    demo.py: exit 0 with a GPU, 2 without (no driver: the documented NO_DRIVER; or no device).
+    Build, check, install, run: cudart taken from the .venv of step 0 (source caller), the
+    module exporting PyInit__saxpy alone with no CUDA DT_NEEDED, one repaired wheel. On a GPU
+    machine (no build isolation, --target site): the same steps in this interpreter, whose
+    CUDA (if any) is taken."""
+    if os.environ.get("CUDALOAD_TEST_NO_BUILD_ISOLATION") == "1":
+        pytest.skip("CUDALOAD_TEST_NO_BUILD_ISOLATION=1 (no network here): the README's steps install from PyPI")
+    nvcc = nvcc_path()
+    if not nvcc:
+        pytest.skip("nvcc not found (CUDA_HOME, PATH): the example compiles a .cu file")
+    try:
+        import ensurepip  # noqa: F401
+    except ImportError:
+        pytest.skip(f"{sys.executable} has no ensurepip: the README's step 0 makes a venv")
+    clone = clone_copy(tmp_path / "clone")
+    home = os.path.dirname(os.path.dirname(os.path.abspath(nvcc)))
+    # a user's shell: this interpreter's python3 first (the GPU section builds with its setuptools)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.path.dirname(nvcc), os.environ.get("PATH", "")])
+    env = clean_env(PATH=path, CUDA_HOME=home)
+    want = 0 if gpu_present()[0] else 2
+    here = clone / "examples" / "python-extension"
+
+    title = README_SECTIONS[0]
+    r = run_section(title, clone, env)
+    assert r.returncode == want and "saxpy_demo with libcudaload" in r.stdout, section_failed(title, r)
+    site = Path(sh([here / ".venv" / "bin" / "python", "-c",
+                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    m = re.search(r"^  cudart\s+CUDALOAD_OK\s+caller\s+(\S+)$", r.stdout, re.M)
+    assert m and Path(m.group(1)).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve(), \
+        section_failed(title, r)
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: (\[[^\]]+\])", r.stdout)
+    assert needed and not [n for n in needed if CUDA_LIB_RE.search(n)], section_failed(title, r)
+    assert re.search(r"^\S+ T PyInit__saxpy$", r.stdout, re.M), section_failed(title, r)
+    repaired = list((here / "wheelhouse").glob("saxpy_demo-*manylinux*.whl"))
+    assert len(repaired) == 1, list((here / "wheelhouse").iterdir())
+    if want == 2 and not driver_present():
+        assert "saxpy: CUDALOAD_ERROR_NO_DRIVER" in r.stderr, section_failed(title, r)
+
+    title = README_SECTIONS[1]
+    r = run_section(title, clone, env)
+    assert r.returncode == want and "saxpy_demo with libcudaload" in r.stdout, section_failed(title, r)
+    assert (here / "site" / "saxpy_demo").is_dir() and (here / "site" / "cudaload").is_dir(), section_failed(title, r)

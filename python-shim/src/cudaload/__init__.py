@@ -10,7 +10,7 @@ lack of CUDA: the calls that need it raise CudaLoadError subclasses that say wha
 and the pip command that installs it (libcudaload's advice, worded by the probe's code).
 docs/python.md has the whole story.
 
-    probe(selftest=False) -> dict      the report of `cudaload-probe --json` (docs/probe.md)
+    probe(selftest=False) -> dict      the report of `python -m cudaload --json` (docs/probe.md)
     library(name) -> dict              one catalogue library ("cudart", "cufft", ...): found,
                                        loaded, why, and its fixes when it failed
     catalogue() -> dict                every library libcudaload knows: SONAMEs, pip packages
@@ -239,8 +239,8 @@ KERNELS_BUILT = bool(_cudaload.KERNELS_BUILT)
 
 
 def report(json=False, selftest=True, color=False):
-    """The probe's report as text (like `cudaload-probe`) or a JSON string (--json), and its
-    exit code: (text, code). Loads cuBLAS (to report on it); selftest runs SAXPY/SGEMM on the GPU.
+    """The probe's report as text (as `python -m cudaload` prints it) or a JSON string
+    (--json), and its exit code: (text, code). Loads cuBLAS (to report on it); selftest runs SAXPY/SGEMM on the GPU.
     Its commands are this interpreter's (`<python> -m pip`, `python -m cudaload`). An invalid
     CUDALOAD_* value gives exit code 4 and the reason as the report's problem."""
     return _cudaload._report(bool(json), bool(selftest), bool(color), _sys.executable)
@@ -364,7 +364,7 @@ def catalogue():
 
 def probe(selftest=False):
     """What libcudaload searched, found and took, as a dict: the schema of
-    `cudaload-probe --json` (docs/probe.md). selftest=True also runs the SAXPY/SGEMM
+    `python -m cudaload --json` (docs/probe.md). selftest=True also runs the SAXPY/SGEMM
     self-test when a GPU is there."""
     text, _ = report(json=True, selftest=selftest)
     return _json.loads(text)

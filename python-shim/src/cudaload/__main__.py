@@ -1,9 +1,8 @@
-"""python -m cudaload [--json] [--no-selftest]: the probe's report (the same as
-cudaload-probe's, from the same C code), with this interpreter's package directories as the
-search roots. Exit code: the probe's (0 ok, 1 library missing, 2 no driver or no device,
-3 self-test failed, 4 usage error: an unknown argument, or an invalid CUDALOAD_* value, whose
-reason goes to stderr as cudaload-probe writes it). Its fix lines name this interpreter's
-commands (`<python> -m pip install`, `python -m cudaload`).
+"""python -m cudaload [--json] [--no-selftest]: the probe's report (docs/probe.md, from the
+probe's own C code), with this interpreter's package directories as the search roots. Exit
+code: the probe's (EXIT_CODES below, also in --help). Its messages and fix lines name this
+interpreter's commands (`<python> -m pip install`, `python -m cudaload`), never a program the
+package does not install.
 
 For extension builders (cudaload as a build requirement, docs/python.md), as pybind11's and
 nanobind's: --cflags (-I<include>), --libs[=STUB,...] (the stub archives named, then
@@ -14,7 +13,8 @@ toolkit), --cuda-root[=DIR] (a CUDA_HOME made of pip's CUDA wheels, or the syste
 --parts[=NAME,...] (nvcc, cudadevrt, libdevice, ...: one "name path" line each). They answer in
 the order asked: the flags on one line, each path on a line of its own; exit 0 (1 when
 --cuda-root has no toolkit or a part named is missing, with why on stderr; 4 for an unknown stub
-or part name); the report is not made.
+or part name, or an empty value: --parts=, --libs=cudart,, --cuda-root=); the report is not
+made.
 
 python -m cudaload env [NAME...]: prints one line, the LD_LIBRARY_PATH that makes another program
 load the copies this interpreter's search chooses for those libraries and their dependencies
@@ -29,8 +29,22 @@ import sys
 import cudaload
 
 
+EXIT_CODES = """exit codes (the probe's, docs/probe.md):
+  0  the driver, the CUDA runtime and cuBLAS are usable and, with a GPU, the
+     self-test passed (builder options: every answer given)
+  1  a required library (cudart, cublasLt, cuBLAS) is missing or unusable
+     (builder options: --cuda-root found no toolkit, or a part named is missing)
+  2  the libraries are there, but there is no NVIDIA driver or no device
+  3  the self-test failed
+  4  usage error: an unknown argument, an empty value, a relative --cuda-root,
+     an unknown stub or part name, or an invalid CUDALOAD_* value
+
+also: python -m cudaload env [NAME...] prints the LD_LIBRARY_PATH that gives another
+program the copies chosen here (python -m cudaload env --help)"""
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # a usage error exits 4, as cudaload-probe's does
+    def error(self, message):  # a usage error exits 4, as the probe's does
         self.print_usage(sys.stderr)
         self.exit(4, "%s: error: %s\n" % (self.prog, message))
 
@@ -40,12 +54,15 @@ def main(argv=None):
     if argv[:1] == ["env"]:
         return _env(argv[1:])
     ap = _Parser(prog="python -m cudaload", description="Report which CUDA runtime and cuBLAS cudaload finds "
-                 "from this interpreter, and why (docs/probe.md).")
+                 "from this interpreter, and why (docs/probe.md).", epilog=EXIT_CODES,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="the report as JSON (schema: docs/probe.md)")
     ap.add_argument("--no-selftest", action="store_true", help="skip the SAXPY/SGEMM self-test on the GPU")
     build = ap.add_argument_group("for extension builders (answered in the order asked)")
     build.add_argument("--cflags", action=_Asked, nargs=0, help="the compiler flags: -I<dir of cudaload.h>")
-    build.add_argument("--libs", action=_Asked, nargs="?", const="", metavar="STUB,...",
+    # const=None for the options with an optional value: the option alone (None) is told from an
+    # empty value (--libs=), which _check_values refuses
+    build.add_argument("--libs", action=_Asked, nargs="?", const=None, metavar="STUB,...",
                        help="the link flags: the stub archives named (cudart, cufft, ...; docs/stubs.md), "
                             "libcudaload.a, -ldl -lpthread")
     build.add_argument("--cmakedir", action=_Asked, nargs=0, help="the directory of cudaloadConfig.cmake")
@@ -56,14 +73,15 @@ def main(argv=None):
     build.add_argument("--cmake-toolkit", action=_Asked, nargs=0,
                        help="the file that makes enable_language(CUDA) and find_package(CUDAToolkit) use "
                             "--cuda-root's toolkit (-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<it>; docs/toolkit.md)")
-    build.add_argument("--cuda-root", action=_Asked, nargs="?", const="", metavar="DIR",
+    build.add_argument("--cuda-root", action=_Asked, nargs="?", const=None, metavar="DIR",
                        help="a CUDA toolkit root for nvcc, CMake and Makefiles (CUDA_HOME): a system toolkit as "
                             "it is, or pip's CUDA wheels as a tree of links made in DIR (default: a cache dir)")
-    build.add_argument("--parts", action=_Asked, nargs="?", const="", metavar="NAME,...",
+    build.add_argument("--parts", action=_Asked, nargs="?", const=None, metavar="NAME,...",
                        help="where the toolkit's programs, static archives and bitcode are (nvcc, cudadevrt, "
                             "libdevice, ...): one line each, path or 'not found'; exit 1 if a named one is missing")
     args = ap.parse_args(argv)
     if getattr(args, "asked", None):
+        _check_values(ap, args.asked)
         return _build_flags(ap, args.asked)
     status = cudaload._cudaload._status_name(cudaload._init_status)[0]
     if status in ("CUDALOAD_ERROR_INVALID_ARGUMENT", "CUDALOAD_ERROR_INVALID_OPTION"):
@@ -106,6 +124,17 @@ class _Asked(argparse.Action):
         namespace.asked = asked
 
 
+def _check_values(ap, asked):
+    """An empty value (--cuda-root=, --parts=) or an empty name in a list (--libs=cudart,) is a
+    usage error (exit 4), as cudaload's probe has it: never quietly the option's default."""
+    for what, value in asked:
+        opt = "--" + what.replace("_", "-")
+        if value == "":
+            ap.error("%s=: an empty value (give %s alone for its default)" % (opt, opt))
+        if value is not None and what in ("libs", "parts") and "" in [n.strip() for n in value.split(",")]:
+            ap.error("%s=%s: an empty name in the list" % (opt, value))
+
+
 def _build_flags(ap, asked):
     code = 0
     lines = []       # each path on a line of its own; the flags together on one
@@ -130,7 +159,7 @@ def _build_flags(ap, asked):
                 return 4
             continue
         if what == "parts":
-            names = [n.strip() for n in value.split(",") if n.strip()] or cudaload.parts()
+            names = [n.strip() for n in value.split(",")] if value else cudaload.parts()  # --parts alone: all
             for n in names:
                 try:
                     p = cudaload.part(n)
@@ -150,7 +179,7 @@ def _build_flags(ap, asked):
             lines[flags].append("-I" + shlex.quote(cudaload.get_include()))
             continue
         libdir = cudaload.get_library_dir()
-        stubs = [s.strip() for s in value.split(",") if s.strip()]
+        stubs = [s.strip() for s in value.split(",")] if value else []  # --libs alone: no stub
         have = sorted(f[len("libcudaload-"):-2] for f in os.listdir(libdir) if f.startswith("libcudaload-") and f.endswith(".a"))
         unknown = [s for s in stubs if s not in have]
         if unknown:
