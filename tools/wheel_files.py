@@ -27,24 +27,38 @@ pinned in tools/api/wheel-libs.txt, without downloading them whole.
 
 A wheel is a zip: its directory sits at the end. Reading that with HTTP range requests, and then
 only the members wanted, costs a few MB where the wheels are 1.5 GB (cuDNN's alone is 516 MB).
-Where the index does not answer range requests, the wheel is downloaded whole (`pip download`,
-into pip's cache directory) and read from disk.
+Where the index has no JSON API page of PyPI's form, or does not answer range requests, the
+wheel is downloaded whole (`pip download`, into the cache's wheels/) and read from disk; not
+where a request fails or stalls (pip would meet that too).
 
 The cache: $CUDALOAD_WHEEL_CACHE, else $XDG_CACHE_HOME/cudaload/wheel-files, else
 ~/.cache/cudaload/wheel-files; one directory per pinned wheel (PACKAGE-VERSION), holding the
 wheel's own paths (nvidia/cudnn/include/cudnn.h, ...), complete once its .complete marker is
 there; exports/ holds the export list `since` read from each release (PACKAGE-VERSION-FILE.txt),
-so that a second run reads no wheel it has read. The wheel's URL comes from the index's JSON API (PyPI's, or $CUDALOAD_PYPI_JSON).
+so that a second run reads no wheel it has read. The wheel's URL comes from the index's JSON API:
+PyPI's (https://pypi.org/pypi, whose PROJECT/json page is read), or $CUDALOAD_PYPI_JSON (a base
+URL of the same form: a mirror's; tests/python/test_wheel_files.py points it at a loopback server).
+
+Errors: a request that fails, an answer that is not the range asked (its Content-Range, or fewer
+bytes), a stalled server, or a wheel or library that is not as its format says ends the run with
+one line on stderr (exit 1) naming the URL or the file and what was wrong; `make`, which runs
+`headers` as it reads the Makefile, then builds the rest and says which stubs were left out.
+$CUDALOAD_WHEEL_TIMEOUT (seconds, default 120) bounds each request as a whole: connecting, the
+answer's headers and its body; past it the request is an error (a stall or a server that trickles).
 """
+import errno
 import functools
+import http.client
 import io
 import json
 import os
 import re
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -112,14 +126,142 @@ def cache_dir():
     return os.path.abspath(d)
 
 
+# ---- errors: each one line (main prints it), naming the URL or the file ----
+
+
+class WheelError(Exception):
+    """An error of this tool. Not an OSError: zipfile turns an OSError raised while it reads a
+    zip's end into BadZipFile("File is not a zip file"), which would hide what went wrong."""
+
+
+class FetchError(WheelError):
+    """A request that failed: the network, an HTTP error, a timeout (CUDALOAD_WHEEL_TIMEOUT), an
+    answer not the range asked. status: the HTTP status of an HTTP error, else None."""
+
+    def __init__(self, msg, status=None):
+        super().__init__(msg)
+        self.status = status
+
+
+class NoRanges(FetchError):
+    """The server answered a range request with a status other than 206 (the whole file, most
+    likely): open_wheel downloads the wheel whole."""
+
+
+class NoJsonApi(FetchError):
+    """The index has no JSON API page for the project (404), or its page is not PyPI's JSON:
+    open_wheel downloads the wheel whole (pip reads the index its own way)."""
+
+
+class FormatError(WheelError):
+    """A wheel or a member of it not as its format says: a zip's directory or local header, an
+    ELF header, a library nm cannot read."""
+
+
+def why(e):
+    """An exception as a line: its type (struct.error, BadZipFile, ...) and message."""
+    name = type(e).__name__ if type(e).__module__ == "builtins" else "%s.%s" % (type(e).__module__, type(e).__name__)
+    msg = " ".join(str(e).split())
+    return "%s: %s" % (name, msg) if msg else name
+
+
+# what reading a malformed zip or ELF raises (zipfile, zlib, struct, slices)
+PARSE_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, EOFError, IndexError, ValueError, OverflowError,
+                NotImplementedError)
+
+
+# ---- requests: each bounded as a whole ----
+
+
+def request_timeout():
+    """$CUDALOAD_WHEEL_TIMEOUT: the seconds one request may take in all (default 120)."""
+    v = os.environ.get("CUDALOAD_WHEEL_TIMEOUT") or "120"
+    try:
+        t = float(v)
+    except ValueError:
+        t = float("nan")
+    if not 0 < t < 1e6:
+        raise WheelError("CUDALOAD_WHEEL_TIMEOUT=%s: not a number of seconds above 0" % v)
+    return t
+
+
+def http_get(url, rng=None):
+    """GET url; rng (lo, hi) asks for those bytes (a Range header). (status, headers, body): body
+    None where a range was asked and the status is not 206 (the whole file, not read).
+
+    The request is bounded as a whole: it runs in a thread of its own that is given
+    request_timeout() seconds for all of it (resolving the name, connecting, the headers, the body
+    read in chunks), and one that takes longer is a FetchError; urllib's timeout, which the thread
+    uses too, bounds each socket operation only, which a server that trickles bytes never reaches.
+    An HTTP error status, a network error or a body short of its Content-Length is a FetchError."""
+    t = request_timeout()
+    what = "%s (bytes=%d-%d asked)" % ((url,) + tuple(rng)) if rng else url
+    st = {"got": 0}
+    stop = threading.Event()  # set when the caller gave up: the thread stops reading
+
+    def work():
+        try:
+            req = urllib.request.Request(url, headers={"Range": "bytes=%d-%d" % tuple(rng)} if rng else {})
+            with urllib.request.urlopen(req, timeout=t) as r:
+                st["status"], st["headers"] = r.status, r.headers
+                if rng and r.status != 206:
+                    return
+                chunks = []
+                while not stop.is_set():
+                    c = r.read1(1 << 16)  # what has come, up to 64 kB: the count is what came
+                    if not c:
+                        break
+                    chunks.append(c)
+                    st["got"] += len(c)
+                st["body"] = b"".join(chunks)
+        except Exception as e:  # noqa: BLE001 -- handed to the caller's thread, which says it
+            st["error"] = e
+
+    th = threading.Thread(target=work, name="wheel_files GET", daemon=True)
+    th.start()
+    th.join(t)
+    if th.is_alive():
+        stop.set()
+        came = "a %d, then %d bytes of its body" % (st["status"], st["got"]) if "status" in st else "no answer"
+        raise FetchError("%s: %s in %g s (CUDALOAD_WHEEL_TIMEOUT): stalled" % (what, came, t))
+    e = st.get("error")
+    if isinstance(e, urllib.error.HTTPError):
+        raise FetchError("%s: HTTP %d %s" % (what, e.code, e.reason), status=e.code) from None
+    if isinstance(e, urllib.error.URLError) and isinstance(e.reason, socket.timeout) or isinstance(e, socket.timeout):
+        raise FetchError("%s: nothing came for %g s (CUDALOAD_WHEEL_TIMEOUT): stalled" % (what, t)) from None
+    if isinstance(e, urllib.error.URLError):
+        raise FetchError("%s: %s" % (what, e.reason)) from None
+    if isinstance(e, (OSError, http.client.HTTPException, ValueError)):
+        raise FetchError("%s: %s" % (what, why(e))) from None
+    if e is not None:
+        raise e
+    if "body" not in st:
+        return st["status"], st["headers"], None
+    n = st["headers"].get("Content-Length")
+    if n is not None and n.strip().isdigit() and int(n) != len(st["body"]):
+        raise FetchError("%s: the body ended at %d bytes of its Content-Length %s" % (what, len(st["body"]), n))
+    return st["status"], st["headers"], st["body"]
+
+
 @functools.lru_cache(maxsize=None)
 def project_releases(pkg):
     """(the URL of pkg's page in the index's JSON API, its releases: version -> files), read once
     per run (`since` reads every release of one project)."""
     api = os.environ.get("CUDALOAD_PYPI_JSON", "https://pypi.org/pypi")
     url = "%s/%s/json" % (api.rstrip("/"), pkg)  # the project's page (mirrors lack the per-release one)
-    with urllib.request.urlopen(url, timeout=60) as r:
-        return url, json.load(r)["releases"]
+    try:
+        _, _, body = http_get(url)
+    except FetchError as e:
+        if e.status == 404:
+            raise NoJsonApi("%s: 404, no JSON API page for %s" % (url, pkg)) from None
+        raise
+    try:
+        rel = json.loads(body)["releases"]
+        if not isinstance(rel, dict):
+            raise TypeError("releases is a %s" % type(rel).__name__)
+    except (ValueError, KeyError, TypeError) as e:
+        raise NoJsonApi("%s: not a JSON API page of PyPI's form (%s)" % (url, why(e))) from None
+    return url, rel
 
 
 def is_linux_x86_64(filename):
@@ -128,15 +270,14 @@ def is_linux_x86_64(filename):
 
 def wheel_url(pkg, ver):
     url, rel = project_releases(pkg)
-    for f in rel.get(ver, []):
-        name = f["filename"]
-        if name.endswith(".whl") and is_linux_x86_64(name):
-            return urllib.parse.urljoin(url, f["url"]), f["size"]
+    try:
+        for f in rel.get(ver, []):
+            name = f["filename"]
+            if name.endswith(".whl") and is_linux_x86_64(name):
+                return urllib.parse.urljoin(url, f["url"]), int(f["size"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise NoJsonApi("%s: %s's files not of PyPI's form (%s)" % (url, ver, why(e))) from None
     sys.exit("wheel_files: %s==%s has no manylinux x86_64 wheel at %s" % (pkg, ver, url))
-
-
-class NoRanges(OSError):
-    """The index answered a range request with the whole file (or no file)."""
 
 
 class RangeFile(io.RawIOBase):
@@ -155,32 +296,44 @@ class RangeFile(io.RawIOBase):
         return self.pos
 
     def seek(self, off, whence=0):
-        self.pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
+        if whence not in (0, 1, 2):
+            raise ValueError("whence %r" % whence)
+        pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
+        if pos < 0:  # as a file answers (zipfile takes it for a file too short to be a zip)
+            raise OSError(errno.EINVAL, "seek to %d, before the start of %s" % (pos, self.url))
+        self.pos = pos
         return self.pos
 
+    def get(self, lo, hi):
+        """Bytes lo to hi (inclusive) of the file, exactly: one range request, whose answer must be
+        a 206 with the Content-Range asked (of the size the index gave) and that many bytes, else
+        a FetchError (NoRanges for a status other than 206)."""
+        status, headers, body = http_get(self.url, (lo, hi))
+        asked = "%s (bytes=%d-%d asked, of %d: the index's size)" % (self.url, lo, hi, self.size)
+        if status != 206:
+            raise NoRanges("%s: the server answered %d, not 206 (no range requests)" % (asked, status))
+        cr = headers.get("Content-Range")
+        m = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", (cr or "").strip())
+        if not m or tuple(map(int, m.groups())) != (lo, hi, self.size) or len(body) != hi - lo + 1:
+            raise FetchError("%s: a 206 with %d bytes and %s" % (
+                asked, len(body), "Content-Range %r" % cr if cr is not None else "no Content-Range"))
+        self.fetched += len(body)
+        return body
+
     def block(self, i):
-        if i not in self.blocks:
-            lo, hi = i * self.bs, min(self.size, (i + 1) * self.bs) - 1
-            req = urllib.request.Request(self.url, headers={"Range": "bytes=%d-%d" % (lo, hi)})
-            with urllib.request.urlopen(req, timeout=120) as r:
-                if r.status != 206:
-                    raise NoRanges("the index answered %d, not 206, to a range request" % r.status)
-                self.blocks[i] = r.read()
-            self.fetched += len(self.blocks[i])
+        if i not in self.blocks:  # kept only whole: get() gives all the block's bytes or raises
+            self.blocks[i] = self.get(i * self.bs, min(self.size, (i + 1) * self.bs) - 1)
         return self.blocks[i]
 
     def read_range(self, lo, n):
-        """n bytes at lo, one request of their own (the blocks are not kept)."""
+        """n bytes at lo (fewer only past the end of the file), one request of their own (the
+        blocks are not kept)."""
+        if lo < 0:
+            raise ValueError("a read at %d, before the start of the file" % lo)
         n = max(0, min(n, self.size - lo))
         if not n:
             return b""
-        req = urllib.request.Request(self.url, headers={"Range": "bytes=%d-%d" % (lo, lo + n - 1)})
-        with urllib.request.urlopen(req, timeout=120) as r:
-            if r.status != 206:
-                raise NoRanges("the index answered %d, not 206, to a range request" % r.status)
-            data = r.read()
-        self.fetched += len(data)
-        return data
+        return self.get(lo, lo + n - 1)
 
     def readinto(self, b):
         n = max(0, min(len(b), self.size - self.pos))
@@ -188,10 +341,20 @@ class RangeFile(io.RawIOBase):
         while done < n:
             i, off = divmod(self.pos + done, self.bs)
             chunk = self.block(i)[off:off + n - done]
+            if not chunk:  # cannot be (a block is whole or not kept), but never a loop
+                raise FetchError("%s: block %d holds nothing at %d" % (self.url, i, self.pos + done))
             b[done:done + len(chunk)] = chunk
             done += len(chunk)
         self.pos += n
         return n
+
+
+def remote_zip(rf):
+    """The zip rf holds, its directory read (ranges); a FormatError where it is no zip."""
+    try:
+        return zipfile.ZipFile(io.BufferedReader(rf, rf.bs))
+    except (OSError,) + PARSE_ERRORS as e:  # a FetchError is no OSError: it goes on as it is
+        raise FormatError("%s: not a zip, as a wheel is (%s)" % (rf.url, why(e))) from None
 
 
 def open_wheel(pkg, ver, block=BLOCK, download=True):
@@ -200,16 +363,16 @@ def open_wheel(pkg, ver, block=BLOCK, download=True):
     try:
         url, size = wheel_url(pkg, ver)
         rf = RangeFile(url, size, block)
-        z = zipfile.ZipFile(io.BufferedReader(rf, block))
-        return z, rf
-    except (NoRanges, urllib.error.HTTPError, ValueError, KeyError, zipfile.BadZipFile) as e:
-        # an index without the JSON API or range requests: the whole wheel, kept in the cache.
-        # Not for a network or certificate failure (URLError): pip would meet it too, or would
-        # download 1.5 GB of wheels for 15 MB of headers where only this tool's trust store is short
-        if isinstance(e, urllib.error.HTTPError) and e.code != 404:
-            raise
+        return remote_zip(rf), rf
+    except (NoJsonApi, NoRanges) as e:
+        # the fallback, for an index that works but not as this tool reads it: no JSON API page of
+        # PyPI's form (a mirror), or no range requests: the whole wheel, `pip download` (which
+        # reads the index pip is configured with), kept in the cache. Not for a network or
+        # certificate failure, a timeout, an answer not the range asked (FetchError) or a wheel
+        # that is no zip (FormatError): pip would meet them too, or would download 1.5 GB of
+        # wheels for 15 MB of headers where only this tool's trust store is short
         if not download:
-            raise OSError("ranged read failed (%s)" % e)
+            raise FetchError("ranged read failed (%s)" % e) from None
         log("%s==%s: ranged read failed (%s): downloading the wheel" % (pkg, ver, e))
         dest = os.path.join(cache_dir(), "wheels")
         os.makedirs(dest, exist_ok=True)
@@ -711,7 +874,7 @@ def main(argv):
         for row, pkg, ver, inc, _ in older():
             try:
                 fetch_headers(cache, row, pkg, ver, inc, 1 << 16, download=False)
-            except (OSError, zipfile.BadZipFile, KeyError) as e:
+            except (WheelError, OSError, zipfile.BadZipFile, KeyError) as e:
                 log("%s==%s (tools/api/wheel-older.txt): %s: not fetched, nor the older headers after it" % (pkg, ver, e))
                 break
         if FETCHED:  # a cached run says nothing
@@ -729,5 +892,7 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (OSError, zipfile.BadZipFile, KeyError) as e:  # the network, the index, a wheel not as pinned
-        sys.exit("wheel_files: %s: %s" % (" ".join(sys.argv[1:]), e))
+    # the tool's own errors (a request, the index, a malformed wheel), a local file, a wheel not as
+    # pinned (KeyError: no such member): one line, no traceback
+    except (WheelError, OSError, zipfile.BadZipFile, KeyError) as e:
+        sys.exit("wheel_files: %s: %s" % (" ".join(sys.argv[1:]), " ".join(str(e).split())))
