@@ -46,6 +46,7 @@ one line on stderr (exit 1) naming the URL or the file and what was wrong; `make
 $CUDALOAD_WHEEL_TIMEOUT (seconds, default 120) bounds each request as a whole: connecting, the
 answer's headers and its body; past it the request is an error (a stall or a server that trickles).
 """
+import contextlib
 import errno
 import functools
 import http.client
@@ -165,9 +166,22 @@ def why(e):
     return "%s: %s" % (name, msg) if msg else name
 
 
-# what reading a malformed zip or ELF raises (zipfile, zlib, struct, slices)
+# what reading a malformed zip or ELF raises (zipfile, zlib, struct, slices); parsing() makes each
+# a FormatError naming the file
 PARSE_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, EOFError, IndexError, ValueError, OverflowError,
                 NotImplementedError)
+
+
+@contextlib.contextmanager
+def parsing(what):
+    """Inside, a malformed zip or ELF (PARSE_ERRORS, FormatError) is a FormatError that names
+    what (the wheel, the member); a FetchError goes on as it is."""
+    try:
+        yield
+    except FormatError as e:
+        raise FormatError("%s: %s" % (what, e)) from None
+    except PARSE_ERRORS as e:
+        raise FormatError("%s: %s" % (what, why(e))) from None
 
 
 # ---- requests: each bounded as a whole ----
@@ -384,7 +398,8 @@ def open_wheel(pkg, ver, block=BLOCK, download=True):
         for f in os.listdir(dest):
             if f.lower().startswith("%s-%s-" % (norm, ver)) and f.endswith(".whl"):
                 log("%s==%s: downloaded %s, %s" % (pkg, ver, f, mb(os.path.getsize(os.path.join(dest, f)))))
-                return zipfile.ZipFile(os.path.join(dest, f)), None
+                with parsing(os.path.join(dest, f)):
+                    return zipfile.ZipFile(os.path.join(dest, f)), None
         sys.exit("wheel_files: pip download %s==%s gave no wheel in %s" % (pkg, ver, dest))
 
 
@@ -401,7 +416,8 @@ def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
         sys.exit("wheel_files: %s==%s has nothing under %s (tools/api/wheel-libs.txt)" % (pkg, ver, inc))
     tmp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(d) if os.path.isdir(os.path.dirname(d)) else None)
     for m in members:
-        z.extract(m, tmp)
+        with parsing("%s: %s" % (wheel_name(z, rf), m.filename)):
+            z.extract(m, tmp)
     open(os.path.join(tmp, ".complete"), "w").write("%s==%s %s: %d files\n" % (pkg, ver, inc, len(members)))
     if os.path.exists(d):
         subprocess.run(["rm", "-rf", d], check=True)
@@ -460,8 +476,8 @@ class Member:
     def __init__(self, raw, info, front=ELF_FRONT):
         self.raw, self.size, self.front = raw, info.file_size, front
         head = raw(info.header_offset, 30)
-        if head[:4] != b"PK\x03\x04":
-            raise zipfile.BadZipFile("%s: no local header at %d" % (info.filename, info.header_offset))
+        if len(head) < 30 or head[:4] != b"PK\x03\x04":
+            raise FormatError("no local header at %d" % info.header_offset)
         n, e = struct.unpack("<HH", head[26:30])
         self.start = info.header_offset + 30 + n + e
         self.end = self.start + info.compress_size
@@ -570,6 +586,8 @@ def elf_exports(get, size):
         raise NotInFront("not an ELF64 little-endian file")
     phoff, = struct.unpack("<Q", eh[32:40])
     phentsize, phnum = struct.unpack("<HH", eh[54:58])
+    if phnum and phentsize < 56:
+        raise FormatError("ELF header: program headers of %d bytes (e_phentsize), not ELF64's 56" % phentsize)
     ph = get(phoff, phentsize * phnum)
     segs = [struct.unpack("<IIQQQQQQ", ph[i * phentsize:i * phentsize + 56]) for i in range(phnum)]
     loads = [(s[3], s[5], s[2]) for s in segs if s[0] == 1]  # PT_LOAD: vaddr, filesz, offset
@@ -663,6 +681,11 @@ def elf_exports(get, size):
         return out
 
 
+def wheel_name(z, rf):
+    """The wheel z as errors name it: its URL where remote, else its file."""
+    return rf.url if rf is not None else z.filename
+
+
 def wheel_reader(z, rf):
     """raw(offset, n) of the wheel z: ranges where remote (counted in rf.fetched), else its file."""
     if rf is not None:
@@ -678,6 +701,11 @@ def wheel_reader(z, rf):
 def member_exports(z, rf, name):
     """(the exports of the library z holds as name, without @VERSION; the bytes of the wheel read
     for them, how): its dynamic symbols from the member's front, else the member whole (nm)."""
+    with parsing("%s: %s" % (wheel_name(z, rf), name)):
+        return member_exports_of(z, rf, name)
+
+
+def member_exports_of(z, rf, name):
     info = z.getinfo(name)
     m = None
     try:
@@ -697,7 +725,11 @@ def exports_of(data):
     with tempfile.NamedTemporaryFile(suffix=".so") as f:
         f.write(data)
         f.flush()
-        return nm_exports(f.name)
+        try:
+            return nm_exports(f.name)
+        except subprocess.CalledProcessError as e:  # not a library nm reads: one line, not a traceback
+            said = (e.stderr or "").replace(f.name + ": ", "").split("\n")[0].strip()
+            raise FormatError("nm -D failed (exit %d)%s" % (e.returncode, ": " + said if said else "")) from None
 
 
 def read_kept_list(path, keys):
@@ -716,8 +748,9 @@ def read_kept_list(path, keys):
 def write_exports(row, pkg, ver, lib):
     z, rf = open_wheel(pkg, ver)
     log("%s: reading %s (%s compressed) out of %s==%s ..." % (row, lib, mb(z.getinfo(lib).compress_size), pkg, ver))
-    data = z.read(lib)
-    names = exports_of(data)
+    with parsing("%s: %s" % (wheel_name(z, rf), lib)):
+        data = z.read(lib)
+        names = exports_of(data)
     path = os.path.join(TOP, "tools", "api", "%s-exports.txt" % row)
     with open(path, "w") as f:
         f.write("# %s\n" % GEN)
@@ -832,7 +865,8 @@ def write_site(row, d, extra=()):
                                                     mb(sum(m.file_size for m in members)), d))
     os.makedirs(d, exist_ok=True)
     for m in members:
-        z.extract(m, d)
+        with parsing("%s: %s" % (wheel_name(z, rf), m.filename)):
+            z.extract(m, d)
     open(marker, "w").write(want)
     log("%s: %s and the dist-info of %s==%s in %s (%.1f MB read)" % (row, " ".join(os.path.basename(f) for f in [lib] + list(extra)), pkg, ver, d,
                                                                      (rf.fetched if rf else 0) / 1e6))
@@ -844,6 +878,9 @@ def main(argv):
         return 2
     cmd = argv[1]
     if cmd == "list":
+        if len(argv) != 3 or argv[2].count("==") != 1:
+            print(__doc__, file=sys.stderr)
+            return 2
         pkg, ver = argv[2].split("==")
         z, _ = open_wheel(pkg, ver)
         for m in z.infolist():
