@@ -6,12 +6,17 @@ sent, or the headers then nothing, or a trickle), a file that is no zip, a libra
 ELF header is malformed; and the two fallbacks kept (no range requests, no JSON API: `pip
 download`, which fails at once here). Each broken answer must be an error of the tool in
 bounded time (the tool run with CUDALOAD_WHEEL_TIMEOUT=2), one line on stderr naming the URL or
-the file, never a loop or a traceback; the good answer must give the wheel's bytes.
+the file, never a loop or a traceback; the good answer must give the wheel's bytes. The tool
+checks what it takes out against a manifest made here (CUDALOAD_WHEEL_MANIFEST): a header or a
+whole wheel (the `pip download` fallback, offline from a find-links folder) not as the manifest
+says is refused in one line naming the file and both digests, nothing published; `pin` writes
+the manifest and refuses a wheel that is not the index's sha256.
 
     python -m pytest tests/python/test_wheel_files.py
 
 Needs no package wheel, GPU or network: none of conftest.py's fixtures.
 """
+import hashlib
 import http.server
 import io
 import json
@@ -50,17 +55,32 @@ def bad_elf():
     return bytes(eh) + bytes(256)
 
 
-def make_wheel():
+def make_wheel(header_text=HEADER_TEXT):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr(HEADER, HEADER_TEXT)
+        z.writestr(HEADER, header_text)
         z.writestr("nvidia/fake/include/fake_v2.h", b"#include \"fake.h\"\n")
         z.writestr(zipfile.ZipInfo(LIB), bad_elf())  # stored: read with ranges where asked
-        z.writestr("nvidia_fake_cu12-1.2.3.dist-info/METADATA", b"Name: nvidia-fake-cu12\nVersion: 1.2.3\n")
+        z.writestr("nvidia_fake_cu12-1.2.3.dist-info/METADATA",
+                   b"Metadata-Version: 2.1\nName: nvidia-fake-cu12\nVersion: 1.2.3\n")
+        z.writestr("nvidia_fake_cu12-1.2.3.dist-info/WHEEL",
+                   b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-manylinux2014_x86_64\n")
     return buf.getvalue()
 
 
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest_of(wheel):
+    """The manifest of wheel (every file, and the wheel), made here, not by the tool."""
+    with zipfile.ZipFile(io.BytesIO(wheel)) as z:
+        files = [(sha(z.read(m)), m.filename) for m in z.infolist()]
+    return "".join("%s  %s==%s  %s\n" % (d, PKG, VER, p) for d, p in [(sha(wheel), FILENAME)] + sorted(files, key=lambda x: x[1]))
+
+
 WHEEL = make_wheel()
+TAMPERED = make_wheel(HEADER_TEXT.replace(b"10203", b"99999"))
 VERSIONS = {VER} | {p[2] for p in wheel_files.pins()} | {p[2] for p in wheel_files.older()}
 
 
@@ -107,7 +127,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(404, b"not found")
         if m:
             # every version the tool may ask (the pinned ones: `headers`) is the one wheel
-            files = [{"filename": FILENAME, "url": "../../files/" + FILENAME, "size": srv.size}]
+            files = [{"filename": FILENAME, "url": "../../files/" + FILENAME, "size": srv.size,
+                      "digests": {"sha256": sha(WHEEL)}}]  # the good wheel's, whatever is served
             doc = {"info": {"name": m.group(1)}, "releases": {v: files for v in VERSIONS}}
             return self.send(200, json.dumps(doc).encode(), [("Content-Type", "application/json")])
         if self.path != "/files/" + FILENAME:
@@ -164,21 +185,36 @@ def index():
     srv.server_close()
 
 
+def write_manifest(tmp_path):
+    path = tmp_path / "wheel-files.sha256"
+    if not path.exists():
+        path.write_text(manifest_of(WHEEL))
+    return path
+
+
 def tool_env(index, tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.lower().endswith("_proxy") and not k.startswith(("CUDALOAD_", "PIP_"))}
     env.update(CUDALOAD_PYPI_JSON=index.api, CUDALOAD_WHEEL_TIMEOUT=str(TIMEOUT),
+               CUDALOAD_WHEEL_MANIFEST=str(write_manifest(tmp_path)),
                CUDALOAD_WHEEL_CACHE=str(tmp_path / "cache"), NO_PROXY="127.0.0.1", no_proxy="127.0.0.1",
                # a fallback to `pip download` stays here: no index, so it fails at once
                PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     return env
 
 
-def run_tool(index, tmp_path, *args):
-    """The tool in a subprocess: (exit code, stdout, stderr, seconds); a run past RUN_LIMIT fails."""
+def run_tool(index, tmp_path, *args, pinned=False, env=None):
+    """The tool in a subprocess: (exit code, stdout, stderr, seconds); a run past RUN_LIMIT fails.
+    pinned: its pins are the fake wheel alone (row fake: its include dir and library), no older."""
     t = time.monotonic()
+    cmd = [sys.executable, str(TOOL), *args]
+    if pinned:
+        pins = tmp_path / "wheel-libs.txt"
+        pins.write_text("fake  %s==%s  %s  nvidia/fake/include\n" % (PKG, VER, LIB))
+        cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import wheel_files as w; w.PINS = %r; "
+               "w.OLDER = %r; w.cli(sys.argv)" % (str(REPO / "tools"), str(pins), str(tmp_path / "no-older.txt")), *args]
     try:
-        r = subprocess.run([sys.executable, str(TOOL), *args], env=tool_env(index, tmp_path),
+        r = subprocess.run(cmd, env=dict(tool_env(index, tmp_path), **(env or {})),
                            capture_output=True, text=True, timeout=RUN_LIMIT)
     except subprocess.TimeoutExpired as e:
         pytest.fail("wheel_files.py %s ran past %d s (a loop or an unbounded wait); stderr: %s" % (
@@ -199,12 +235,13 @@ def one_line_error(rc, err, *names):
 
 
 @pytest.fixture
-def inproc(index, monkeypatch):
+def inproc(index, monkeypatch, tmp_path):
     """The module itself pointed at the loopback index (its JSON cache emptied)."""
     monkeypatch.setenv("CUDALOAD_PYPI_JSON", index.api)
     monkeypatch.setenv("CUDALOAD_WHEEL_TIMEOUT", str(TIMEOUT))
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.setenv("CUDALOAD_WHEEL_MANIFEST", str(write_manifest(tmp_path)))
     wheel_files.project_releases.cache_clear()
     yield index
     wheel_files.project_releases.cache_clear()
@@ -333,3 +370,112 @@ def test_malformed_elf_header(inproc):
         wheel_files.member_exports(z, rf, LIB)
     assert type(e.value).__module__ == "wheel_files", "%s: %s" % (type(e.value).__name__, e.value)
     assert LIB in str(e.value) and "\n" not in str(e.value)
+
+
+# ---- the manifest: every file taken out of a wheel verified (tools/api/wheel-files.sha256) ----
+
+def published(cache):
+    """What is in the cache: its entries, a temporary directory left behind included."""
+    return sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+
+
+def test_headers_verified(index, tmp_path):
+    rc, out, err, _ = run_tool(index, tmp_path, "headers", pinned=True)
+    assert rc == 0, err
+    cache = tmp_path / "cache"
+    assert out.strip() == str(cache)
+    assert (cache / ("%s-%s" % (PKG, VER)) / HEADER).read_bytes() == HEADER_TEXT
+    assert published(cache) == ["%s-%s" % (PKG, VER)]
+
+
+def test_tampered_header_refused(index, tmp_path):
+    """A header whose bytes are not the manifest's (the wheel's own CRC matches them): refused in
+    one line naming the wheel, the file and both digests; nothing published in the cache."""
+    index.body, index.size = TAMPERED, len(TAMPERED)
+    rc, out, err, _ = run_tool(index, tmp_path, "headers", pinned=True)
+    assert rc != 0 and out == "", (rc, out, err)
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    with zipfile.ZipFile(io.BytesIO(TAMPERED)) as z:
+        got = sha(z.read(HEADER))
+    for n in ("%s==%s" % (PKG, VER), HEADER, sha(HEADER_TEXT), got):
+        assert n in last, "%r not in %r" % (n, last)
+    assert sum("sha256" in l for l in err.splitlines()) == 1, err
+    assert published(tmp_path / "cache") == [], "published: %s" % published(tmp_path / "cache")
+
+
+def test_header_not_in_the_manifest_refused(index, tmp_path):
+    (tmp_path / "wheel-files.sha256").write_text(
+        "".join(l + "\n" for l in manifest_of(WHEEL).splitlines() if not l.endswith("/fake_v2.h")))
+    rc, _, err, _ = run_tool(index, tmp_path, "headers", pinned=True)
+    assert rc != 0
+    last = err.strip().splitlines()[-1]
+    assert "nvidia/fake/include/fake_v2.h" in last and "not in the manifest" in last, err
+    assert published(tmp_path / "cache") == []
+
+
+def test_cached_headers_that_do_not_verify_are_fetched_again(index, tmp_path):
+    """A cache made before the manifest (or changed since) is verified on use: fetched again,
+    said in one line."""
+    assert run_tool(index, tmp_path, "headers", pinned=True)[0] == 0
+    cached = tmp_path / "cache" / ("%s-%s" % (PKG, VER)) / HEADER
+    cached.write_bytes(b"/* changed */\n")
+    rc, _, err, _ = run_tool(index, tmp_path, "headers", pinned=True)
+    assert rc == 0, err
+    assert len([l for l in err.splitlines() if "do not verify" in l]) == 1, err
+    assert cached.read_bytes() == HEADER_TEXT
+
+
+def pip_env(tmp_path, wheel):
+    """pip download offline: the wheel given in a find-links folder of its own."""
+    links = tmp_path / "links"
+    links.mkdir(exist_ok=True)
+    (links / FILENAME).write_bytes(wheel)
+    return {"PIP_FIND_LINKS": str(links), "PIP_NO_INDEX": "1"}
+
+
+def test_whole_wheel_verified(index, tmp_path):
+    """No range requests: the wheel pip downloads (into a folder of its own) is the one read, after
+    its digest is checked; not another file of its name and version in the cache's wheels/."""
+    index.mode = "no-ranges"
+    wheels = tmp_path / "cache" / "wheels"
+    wheels.mkdir(parents=True)
+    for decoy in ("nvidia_fake_cu12-1.2.3-0-py3-none-any.whl", "nvidia_fake_cu12-1.2.3-z-py3-none-any.whl"):
+        (wheels / decoy).write_bytes(TAMPERED)
+    rc, out, err, _ = run_tool(index, tmp_path, "headers", pinned=True, env=pip_env(tmp_path, WHEEL))
+    assert rc == 0, err
+    assert "downloading the wheel" in err
+    assert (tmp_path / "cache" / ("%s-%s" % (PKG, VER)) / HEADER).read_bytes() == HEADER_TEXT
+    assert (wheels / FILENAME).read_bytes() == WHEEL
+
+
+def test_tampered_whole_wheel_refused(index, tmp_path):
+    index.mode = "no-ranges"
+    rc, out, err, _ = run_tool(index, tmp_path, "list", "%s==%s" % (PKG, VER), env=pip_env(tmp_path, TAMPERED))
+    assert rc != 0 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    for n in ("%s==%s" % (PKG, VER), FILENAME, sha(WHEEL), sha(TAMPERED)):
+        assert n in last, "%r not in %r" % (n, last)
+    assert str(sha(HEADER_TEXT)) not in out and HEADER not in out  # never opened
+    wheels = tmp_path / "cache" / "wheels"
+    assert published(wheels) == []
+
+
+def test_pin_writes_the_manifest(index, tmp_path):
+    """pin: the wheel downloaded whole (it is small), checked against the index's sha256, and the
+    digests of its include dir, library and dist-info taken from it."""
+    out = tmp_path / "pinned.sha256"
+    rc, _, err, _ = run_tool(index, tmp_path, "pin", pinned=True, env={"CUDALOAD_WHEEL_MANIFEST": str(out)})
+    assert rc == 0, err
+    lines = sorted(l for l in out.read_text().splitlines() if not l.startswith("#"))
+    assert lines == sorted(manifest_of(WHEEL).splitlines())
+
+
+def test_pin_refuses_a_wheel_not_the_index_digest(index, tmp_path):
+    index.body = TAMPERED
+    out = tmp_path / "pinned.sha256"
+    rc, _, err, _ = run_tool(index, tmp_path, "pin", pinned=True, env={"CUDALOAD_WHEEL_MANIFEST": str(out)})
+    assert rc != 0 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert sha(WHEEL) in last and sha(TAMPERED) in last, last
+    assert not out.exists()
