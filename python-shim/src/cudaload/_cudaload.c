@@ -553,20 +553,33 @@ static PyObject *dict_of_fields(const probe_field *fields, const probe_lib *l, s
     return d;
 }
 
+/* The init checks every search call makes: 1 when the search may run, else the raised error. */
+static int search_ready(void) {
+    if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called"), 0;
+    if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
+        return status_error(init_status, init_error), 0;
+    return 1;
+}
+
+/* The one argument of a call about one library, its catalogue name: 1 with *lib and *name set
+ * when the search may run, else 0 with the error raised (ValueError for a name the catalogue
+ * does not have; the init's error). */
+static int lib_arg(PyObject *args, cudaload_lib *lib, const char **name) {
+    if (!PyArg_ParseTuple(args, "s", name)) return 0;
+    if (cudaload_lib_by_name(*name, lib) != CUDALOAD_OK) {
+        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
+        return 0;
+    }
+    return search_ready();
+}
+
 /* _library(name): the catalogue library called name, searched (and loaded, with its
  * dependencies) on first ask, as a dict of the probe's fields. */
 static PyObject *py_library(PyObject *self, PyObject *args) {
     (void)self;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     cudaload_lib lib;
-    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
-        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
-        return NULL;
-    }
-    if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called");
-    if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
-        return status_error(init_status, init_error);
+    if (!lib_arg(args, &lib, &name)) return NULL;
     Py_BEGIN_ALLOW_THREADS
     cudaload_load_library(lib);
     Py_END_ALLOW_THREADS
@@ -606,14 +619,6 @@ static PyObject *py_catalogue(PyObject *self, PyObject *args) {
         Py_XDECREF(d), Py_XDECREF(majors), Py_XDECREF(sonames), Py_XDECREF(dirs), Py_XDECREF(pkgs);
     }
     return rows;
-}
-
-/* The init checks every search call makes: NULL when the search may run, else the raised error. */
-static int search_ready(void) {
-    if (!init_done) return status_error(CUDALOAD_ERROR_NOT_INITIALIZED, "cudaload._cudaload._init was not called"), 0;
-    if (init_status == CUDALOAD_ERROR_INVALID_OPTION || init_status == CUDALOAD_ERROR_INVALID_ARGUMENT)
-        return status_error(init_status, init_error), 0;
-    return 1;
 }
 
 /* _part(name): a toolkit part (nvcc, cudadevrt, libdevice, ...), searched on first ask, as a dict
@@ -738,13 +743,8 @@ done:
 static PyObject *py_preload(PyObject *self, PyObject *args) {
     (void)self;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     cudaload_lib lib;
-    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
-        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
-        return NULL;
-    }
-    if (!search_ready()) return NULL;
+    if (!lib_arg(args, &lib, &name)) return NULL;
     cudaload_preloaded got[64];
     size_t n = 0;
     cudaload_status st;
@@ -773,13 +773,8 @@ static PyObject *py_preload(PyObject *self, PyObject *args) {
 static PyObject *py_find(PyObject *self, PyObject *args) {
     (void)self;
     const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     cudaload_lib lib;
-    if (cudaload_lib_by_name(name, &lib) != CUDALOAD_OK) {
-        PyErr_SetString(PyExc_ValueError, cudaload_last_error());
-        return NULL;
-    }
-    if (!search_ready()) return NULL;
+    if (!lib_arg(args, &lib, &name)) return NULL;
     Py_BEGIN_ALLOW_THREADS
     cudaload_find_library(lib);
     Py_END_ALLOW_THREADS
