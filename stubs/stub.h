@@ -59,22 +59,22 @@ static inline const void *cl_stub_table(cl_stub_lib *lib) {
     return __builtin_expect(t != NULL, 1) ? t : cl_stub_load(lib);
 }
 
-/* The body of a stub returning a value (T: the table type, m: the member). */
-#define CL_STUB(lib, T, m, args, fail_load, fail_absent)                   \
+/* The start of a stub's body: t_, the loaded table, or a return of fail_load (the library could
+ * not be had) or fail_absent (the copy lacks m); both empty in a function returning nothing. */
+#define CL_STUB_GET(lib, T, m, fail_load, fail_absent)                     \
     const T *t_ = (const T *)cl_stub_table(&lib);                          \
     if (__builtin_expect(t_ == NULL, 0)) return fail_load;                 \
     if (__builtin_expect(t_->m == NULL, 0)) {                              \
         cl_stub_absent(&lib, #m);                                          \
         return fail_absent;                                                \
-    }                                                                      \
+    }
+
+/* The body of a stub returning a value (T: the table type, m: the member). */
+#define CL_STUB(lib, T, m, args, fail_load, fail_absent)                   \
+    CL_STUB_GET(lib, T, m, fail_load, fail_absent)                         \
     return t_->m args
 #define CL_STUB_VOID(lib, T, m, args)                                      \
-    const T *t_ = (const T *)cl_stub_table(&lib);                          \
-    if (__builtin_expect(t_ == NULL, 0)) return;                           \
-    if (__builtin_expect(t_->m == NULL, 0)) {                              \
-        cl_stub_absent(&lib, #m);                                          \
-        return;                                                            \
-    }                                                                      \
+    CL_STUB_GET(lib, T, m, , )                                             \
     t_->m args
 
 /* A stub whose function hands back a value through an out-parameter that callers read without
@@ -162,12 +162,7 @@ CL_STUB_HIDDEN void *cl_stub_older_fn(cl_stub_slots *s, size_t i, int *absent);
 /* As CL_STUB, for a row whose core watches one status (tools/gen_api.py: WATCH): watch() runs when
  * a call returns code (cudart's cudaErrorInsufficientDriver). */
 #define CL_STUB_WATCH(lib, T, m, args, fail_load, fail_absent, code, watch) \
-    const T *t_ = (const T *)cl_stub_table(&lib);                          \
-    if (__builtin_expect(t_ == NULL, 0)) return fail_load;                 \
-    if (__builtin_expect(t_->m == NULL, 0)) {                              \
-        cl_stub_absent(&lib, #m);                                          \
-        return fail_absent;                                                \
-    }                                                                      \
+    CL_STUB_GET(lib, T, m, fail_load, fail_absent)                         \
     __typeof__(t_->m args) r_ = t_->m args;                                \
     if (__builtin_expect(r_ == (code), 0)) watch();                        \
     return r_
