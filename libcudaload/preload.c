@@ -108,26 +108,22 @@ static cudaload_status cl_preload_companions(int lib, const char *path, cudaload
 }
 
 /* lib's loaded dependencies (the row's deps, then its opt_deps that were there), depth first,
- * then lib itself and its companions: the order the dynamic loader needs them in. */
+ * then lib itself and its companions: the order the dynamic loader needs them in. A row that is
+ * not loaded (an optional dependency that is not there) is passed over. */
 static cudaload_status cl_preload_closure(int lib, cl_preload_run *run, int depth) {
-    if (run->listed[lib] || depth > (int)CL_CATALOGUE_MAX) return CUDALOAD_OK;
+    const char *path;
+    cudaload_source source;
+    void *h;
+    if (lib < 0 || run->listed[lib] || depth > (int)CL_CATALOGUE_MAX || !cl_preload_copy(lib, &path, &source, &h))
+        return CUDALOAD_OK;
     run->listed[lib] = 1;
     const cl_row *row = cl_row_at((size_t)lib);
     const char *const *lists[2] = {row->deps, row->opt_deps};
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; i < CL_MAX_DEPS && lists[l][i]; i++) {
-            int dep = cl_catalogue_find(lists[l][i]);
-            const char *path;
-            cudaload_source source;
-            void *h;
-            if (dep < 0 || !cl_preload_copy(dep, &path, &source, &h)) continue; /* an optional one not there */
-            cudaload_status st = cl_preload_closure(dep, run, depth + 1);
+            cudaload_status st = cl_preload_closure(cl_catalogue_find(lists[l][i]), run, depth + 1);
             if (st != CUDALOAD_OK) return st;
         }
-    const char *path;
-    cudaload_source source;
-    void *h;
-    if (!cl_preload_copy(lib, &path, &source, &h)) return CUDALOAD_OK;
     (void)cl_plat_make_global(path);
     cl_preload_put(run, row->name, path, source, lib);
     return cl_preload_companions(lib, path, source, run);
