@@ -466,15 +466,7 @@ test_wheel() {
         [ -f "$f" ] || continue
         grep -q '^VERDICT OK' "$f" || { ok=0; echo "$(basename "$f" .txt): $(grep '^VERDICT' "$f")" >> "$out/test-report.txt"; }
     done
-    if [ $ok -eq 1 ]; then echo "OK: probe and tests passed; one libcudart, libcublas and libcublasLt mapped in each process, torch's nvidia wheels' own" >> "$out/test-report.txt"
-    else echo "FAIL" >> "$out/test-report.txt"; fi
-    cat "$out/test-report.txt"
-    [ $ok -eq 1 ] || exit 1
+    test_verdict "$ok" "$out" "probe and tests passed; one libcudart, libcublas and libcublasLt mapped in each process, torch's nvidia wheels' own"
 }
 
-case ${1:-} in
-    fetch) shift; fetch "$@" ;;
-    build) shift; build "$@" ;;
-    test) shift; test_wheel "$@" ;;
-    *) usage ;;
-esac
+run_phase "$@"

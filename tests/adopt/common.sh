@@ -71,3 +71,22 @@ r = E.parse(sys.argv[1]).getroot(); s = r if r.tag == "testsuite" else r.find("t
 t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
 print("%d passed, %d failed, %d errors, %d skipped" % (t - f - e - k, f, e, k))' "$1" 2>/dev/null || echo "no junit.xml"
 }
+
+# test_verdict OK OUT HELD: the end of a test phase: "OK: HELD" (OK is 1) or "FAIL" appended to
+# OUT/test-report.txt, the report printed; exits 1 unless OK.
+test_verdict() {
+    if [ "$1" -eq 1 ]; then echo "OK: $3" >> "$2/test-report.txt"; else echo "FAIL" >> "$2/test-report.txt"; fi
+    cat "$2/test-report.txt"
+    [ "$1" -eq 1 ] || exit 1
+}
+
+# run_phase ARGS...: the script's phase named by its first argument (its fetch, build or
+# test_wheel), with the rest; its usage otherwise.
+run_phase() {
+    case ${1:-} in
+        fetch) shift; fetch "$@" ;;
+        build) shift; build "$@" ;;
+        test) shift; test_wheel "$@" ;;
+        *) usage ;;
+    esac
+}

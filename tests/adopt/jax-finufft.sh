@@ -419,15 +419,7 @@ test_wheel() {
                 || { ok=0; echo "NOT ONE $m, from JAX's nvidia wheels, mapped in $(basename "$l")" >> "$out/test-report.txt"; }
         done
     done
-    if [ $ok -eq 1 ]; then echo "OK: tests passed; one libcudart and one libcufft mapped, JAX's nvidia wheels' own" >> "$out/test-report.txt"
-    else echo "FAIL" >> "$out/test-report.txt"; fi
-    cat "$out/test-report.txt"
-    [ $ok -eq 1 ] || exit 1
+    test_verdict "$ok" "$out" "tests passed; one libcudart and one libcufft mapped, JAX's nvidia wheels' own"
 }
 
-case ${1:-} in
-    fetch) shift; fetch "$@" ;;
-    build) shift; build "$@" ;;
-    test) shift; test_wheel "$@" ;;
-    *) usage ;;
-esac
+run_phase "$@"

@@ -539,18 +539,7 @@ for c in E.parse(sys.argv[1]).getroot().iter("testcase"):
     } > "$out/test-report.txt"
     [ $rc_probe -eq 0 ] && [ -f "$out/junit.xml" ] && [ -z "$unexpected" ] && [ -z "$problems" ] || ok=0
     ls "$out"/maps/pytest-*.txt >/dev/null 2>&1 || ok=0
-    if [ $ok -eq 1 ]; then
-        echo "OK: probe and tests passed (but the known failures); every NVIDIA library mapped once, the toolkit's from torch's nvidia wheels" >> "$out/test-report.txt"
-    else
-        echo "FAIL" >> "$out/test-report.txt"
-    fi
-    cat "$out/test-report.txt"
-    [ $ok -eq 1 ] || exit 1
+    test_verdict "$ok" "$out" "probe and tests passed (but the known failures); every NVIDIA library mapped once, the toolkit's from torch's nvidia wheels"
 }
 
-case ${1:-} in
-    fetch) shift; fetch "$@" ;;
-    build) shift; build "$@" ;;
-    test) shift; test_wheel "$@" ;;
-    *) usage ;;
-esac
+run_phase "$@"

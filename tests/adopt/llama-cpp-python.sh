@@ -717,18 +717,7 @@ test_wheel() {
         grep -q "^MAPPED libcuda 1 " "$l" 2>/dev/null \
             || { ok=0; echo "NOT ONE libcuda mapped in $(basename "$l")" >> "$out/test-report.txt"; }
     done
-    if [ $ok -eq 1 ]; then
-        echo "OK: GPU logits match the CPU's, every layer on CUDA0, tests passed; one libcudart, libcublas, libcublasLt (torch's) and one libcuda mapped" >> "$out/test-report.txt"
-    else
-        echo "FAIL" >> "$out/test-report.txt"
-    fi
-    cat "$out/test-report.txt"
-    [ $ok -eq 1 ] || exit 1
+    test_verdict "$ok" "$out" "GPU logits match the CPU's, every layer on CUDA0, tests passed; one libcudart, libcublas, libcublasLt (torch's) and one libcuda mapped"
 }
 
-case ${1:-} in
-    fetch) shift; fetch "$@" ;;
-    build) shift; build "$@" ;;
-    test) shift; test_wheel "$@" ;;
-    *) usage ;;
-esac
+run_phase "$@"
