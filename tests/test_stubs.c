@@ -191,33 +191,37 @@ static int count_lines(const char *text) {
  * it, and CUDALOAD_QUIET; the library's own error-string call returns that line's text;
  * CUDALOAD_QUIET=1 silences it. With the runtime found and no driver at all, the line names the
  * driver's file and the setting that points at it, and cudaGetErrorString(35) returns it instead
- * of NVIDIA's "insufficient". */
+ * of NVIDIA's "insufficient". stub_blas is a C program, so the sanitizer builds run this too. */
 static void test_failure_says_why_once(void **state) {
     (void)state;
-    if (!have("stub_prog")) TH_SKIP("no stub_prog: built with nvcc");
     char *dir = th_tmpdir();
     char out[8192], err[8192], text[1024], cmd_err[PATH_MAX + 16];
     snprintf(cmd_err, sizeof cmd_err, "%s/err", dir);
-    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_prog' 2>'%s'", build, cmd_err), 0);
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=override '%s/tests/stub_blas' 2>'%s'", build, cmd_err), 0);
     assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
     assert_int_equal(val(out, "count_err"), 303);
-    assert_int_equal(count_lines(err), 1);                     /* once, though four calls failed */
-    assert_true(strncmp(err, "stub_prog: libcudaload: ", 24) == 0);
-    assert_non_null(strstr(err, "libcudart.so.13"));
-    assert_non_null(strstr(err, "pip install 'nvidia-cuda-runtime==13.*'")); /* the catalogue's package, of its major */
-    assert_non_null(strstr(err, "CUDALOAD_QUIET=1"));
+    assert_int_equal(count_lines(err), 2);                     /* once per library, though each failed repeatedly */
+    assert_true(strncmp(err, "stub_blas: libcudaload: ", 24) == 0);
+    const char *runtime_line = strstr(err, "\nstub_blas: libcudaload: cannot load libcudart.so.13");
+    assert_non_null(runtime_line);                             /* cuBLAS's line first: it was called first */
+    assert_non_null(strstr(runtime_line, "pip install 'nvidia-cuda-runtime==13.*'")); /* the catalogue's package, of its major */
+    assert_non_null(strstr(err, "pip install 'nvidia-cublas==13.*'"));
+    assert_non_null(strstr(runtime_line, "CUDALOAD_QUIET=1"));
     text_val(out, "errstr", text, sizeof text);
-    assert_true(strncmp(text, "libcudaload: ", 13) == 0);
+    assert_true(strncmp(text, "libcudaload: cannot load libcudart.so.13", 40) == 0);
     assert_non_null(strstr(err, text));                        /* the error string is the line */
+    text_val(out, "blas_errstr", text, sizeof text);
+    assert_true(strncmp(text, "libcudaload: cannot load libcublas.so.13", 40) == 0);
+    assert_non_null(strstr(err, text));
 
-    assert_int_equal(sh(out, sizeof out, "CUDALOAD_QUIET=1 CUDALOAD_SOURCES=override '%s/tests/stub_prog' 2>'%s'", build, cmd_err), 0);
+    assert_int_equal(sh(out, sizeof out, "CUDALOAD_QUIET=1 CUDALOAD_SOURCES=override '%s/tests/stub_blas' 2>'%s'", build, cmd_err), 0);
     assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
     assert_string_equal(err, "");
     assert_int_equal(val(out, "count_err"), 303);
 
     if (access("/dev/nvidiactl", F_OK) != 0) {
         /* the runtime from CUDA_HOME, and no driver on this machine */
-        assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_prog' 2>'%s'", cuda_home,
+        assert_int_equal(sh(out, sizeof out, "CUDALOAD_SOURCES=cuda_home CUDA_HOME='%s' '%s/tests/stub_blas' 2>'%s'", cuda_home,
                             build, cmd_err), 0);
         assert_int_equal(sh(err, sizeof err, "cat '%s'", cmd_err), 0);
         assert_int_equal(val(out, "count_err"), 35);           /* the runtime's own code */
