@@ -72,7 +72,7 @@ WALK_SRC   := libcudaload/walk.c libcudaload/walk_steps.c libcudaload/walk_file.
 # kernels (the only file that needs KERNEL_DEF), the launch, the cuBLAS fallback
 KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernels_device.c libcudaload/kernels_launch.c \
               libcudaload/cublas_pool.c
-LIB_SRC    := libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
+LIB_SRC    := libcudaload/context.c libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
               libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c $(WALK_SRC) \
               libcudaload/advisor.c libcudaload/cudaload.c libcudaload/preload.c $(KERNELS_SRC) libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
@@ -119,7 +119,7 @@ FIXTURES   := $(abspath $(B)/fixtures)
 CUDALOAD_DEDUPE_STORE ?= $(abspath build)/dedupe
 export CUDALOAD_DEDUPE_STORE
 
-.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
+.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-layers check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
 
@@ -159,6 +159,9 @@ help:
 	@echo "  make check-docs   (part of make check) those tables are current, and every tracked *.md passes"
 	@echo "                    tools/check_docs.py: relative links and #anchors resolve (GitHub's slugs), no"
 	@echo "                    absolute path of a development machine, no process words; FILE:LINE: what, why"
+	@echo "  make check-layers (part of make check) the library's files call down, never up: the context"
+	@echo "                    (context.c) at the bottom, then the walk's steps, the public API, the launch step"
+	@echo "                    (tools/check_layers.py reads the objects' symbols; docs/architecture.md)"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
 	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
@@ -507,6 +510,10 @@ check-docs: $(PROBE)
 	$(PYTHON) tools/gen_catalogue_md.py --check $(PROBE) $(CATALOGUE_DOCS)
 	$(PYTHON) tools/check_docs.py
 
+# check-layers: the library's files call down, never up (tools/check_layers.py, on the objects).
+check-layers: $(LIB_OBJ)
+	$(PYTHON) tools/check_layers.py $(B)/obj
+
 # Every runner appends its totals (and each skip with its reason) to CHECK_SUMMARY
 # (tests/summary.sh); make check empties it first, runs every runner even after one fails, and
 # ends with the table: its exit status is a failure when any runner or step failed. Under
@@ -517,7 +524,7 @@ CHECK_RUNNERS := check-cpu check-sanitize check-tsan check-valgrind check-python
 check: test-deps
 	@tests/summary.sh reset
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
-	$(MAKE) check-docs check-generate
+	$(MAKE) check-docs check-generate check-layers
 	@rc=0; for step in $(CHECK_RUNNERS); do \
 	  $(MAKE) $$step || { st=$$?; rc=1; tests/summary.sh failed $$step $$st; }; done; \
 	  tests/summary.sh table || rc=1; exit $$rc

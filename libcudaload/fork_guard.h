@@ -2,13 +2,25 @@
  * fork_guard.h -- the fork handlers of a mutex that know whether the forking thread holds it.
  *
  * A pthread_atfork prepare handler takes a lock so that the child never starts with it held by
- * a thread the child does not have. A fork from the very thread that holds it (a signal handler,
- * or foreign code run under it: a constructor) must not wait for itself: the prepare handler then
- * leaves the lock alone, and the handlers after fork leave it alone too. Whoever takes the lock
- * marks it in a cl_fork_guard of its own thread (cl_fork_guard_lock, _unlock, _wait); the
- * handlers ask it (cl_fork_guard_prepare, cl_fork_guard_taken).
+ * a thread the child does not have. A fork from the very thread that holds it (a signal handler
+ * that interrupted it, or foreign code run while it holds it) must not wait for itself: the
+ * prepare handler then leaves the lock alone, and the handlers after fork leave it alone too.
+ * Whoever takes the lock marks it in a cl_fork_guard of its own thread (cl_fork_guard_lock,
+ * _unlock, _wait); the handlers ask it (cl_fork_guard_prepare, cl_fork_guard_taken).
  *
- * Used by libcudaload's lock (cudaload.c), the launch step's (kernels_device.c) and the stubs'
+ * What holds: a fork from this thread while it holds the lock (after cl_fork_guard_lock
+ * returned, before cl_fork_guard_unlock was called, outside cl_fork_guard_wait) goes through,
+ * in a signal handler too (tests/test_walk.c: test_fork_from_a_signal_handler_holding_the_lock),
+ * and parent and child each go on holding it. What does not: a signal handler that forks
+ * while its thread is inside one of these three calls, between the mutex's change and the mark
+ * (a few instructions, or the whole cond wait's wake-up), may wait in the prepare handler on
+ * the lock its own thread holds. Closing that window costs two signal-mask system calls per
+ * lock and unlock, on paths taken per call (the cuBLAS handle pool); POSIX leaves a fork from a
+ * signal handler undefined anyway once a fork handler calls pthread_mutex_lock, which is not
+ * async-signal-safe (a signal handler that must start a process: posix_spawn, or _Fork, which
+ * runs no fork handlers).
+ *
+ * Used by libcudaload's lock (context.c), the launch step's (kernels_device.c) and the stubs'
  * (stubs/stub_core.c). Inline functions only: the shared stubs link libcudaload.so, which
  * exports nothing but its API, so a function of its own would not reach them.
  */

@@ -119,11 +119,6 @@ cudaload_status cl_parse_sources(const char *text, unsigned *mask, cl_buf *err);
 /* Reads an environment variable unless the configuration is secure; NULL when unset. */
 const char *cl_config_env(const cl_config *cfg, const char *name);
 
-/* The CUDALOAD_BACKEND of the completed init (a cudaload_backend), -1 when unset or before init. */
-int cl_config_backend(void);
-/* Registers the loader's pthread_atfork handler (once); kernels_device.c registers its own after it,
- * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
-void cl_atfork_init(void);
 
 /* ---- search: roots and candidate directories (search.c) ---- */
 typedef struct cl_root {
@@ -463,7 +458,7 @@ struct cl_companion {
 };
 
 typedef struct cl_context {
-    pthread_mutex_t mu;      /* cudaload.c's fork handler knows whether its thread holds it;
+    pthread_mutex_t mu;      /* context.c's fork handler knows whether its thread holds it;
                                 never held across foreign code (cl_foreign_begin) */
     pthread_cond_t walk_cv;  /* the walk in progress ended */
     int walking;             /* a thread runs init or a load (one at a time; others wait on walk_cv) */
@@ -501,10 +496,14 @@ typedef struct cl_context {
                                 and found nothing ends OUT_OF_MEMORY */
 } cl_context;
 
+/* ---- the context (context.c): the bottom of the library, calling nothing above it ---- */
 extern cl_context cl_ctx;
-/* The context's lock (cudaload.c): every public call that reads or changes the context. */
+/* The context's lock: every call that reads or changes the context. */
 void cl_lock(void);
 void cl_unlock(void);
+/* Registers the loader's pthread_atfork handler (once); kernels_device.c registers its own after it,
+ * so that fork takes the kernels' lock before the loader's (the order the code nests them). */
+void cl_atfork_init(void);
 /* Foreign code run by the walk (dlopen and its constructors, dlclose, dlsym, a version call,
  * cuDriverGetVersion, NVML): called by the walking thread with the lock held; the lock is let go
  * until cl_foreign_end. lib is the library whose code runs (-1: none of the catalogue), call
@@ -512,6 +511,17 @@ void cl_unlock(void);
  * CUDALOAD_ERROR_REENTRANT, and its message names them. */
 void cl_foreign_begin(int lib, const char *call);
 void cl_foreign_end(void);
+/* Who walks (cl_ctx.walking), the lock held. cl_walk_is_mine: 1 when this thread runs the walk
+ * (the caller is foreign code's call back into it), with the library and the call of the foreign
+ * code running now (-1 and NULL between them); cl_walk_wait_others: waits until no thread walks
+ * (the lock let go meanwhile; never called by the walking thread); cl_walk_begin/_end: this
+ * thread's walk (find_only: a find-only one). */
+int cl_walk_is_mine(int *lib, const char **call);
+void cl_walk_wait_others(void);
+void cl_walk_begin(int find_only);
+void cl_walk_end(void);
+/* The CUDALOAD_BACKEND of the completed init (a cudaload_backend), -1 when unset or before init. */
+int cl_config_backend(void);
 
 /* ---- the walk (walk.c): one library, by the one walking thread (cl_ctx.walking) ---- */
 /* Searches lib (dependencies first) and ends its step: status, message, table published (the

@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,49 @@ static void test_fork_in_foreign_code_of_the_walk(void **state) {
     assert_int_equal(r->timed_out, 0);
     assert_int_equal(r->exited, 1);
     assert_int_equal(r->init_status, CUDALOAD_OK);
+    th_result_free(r);
+}
+
+/* A signal handler forks while its thread holds the context's lock and the kernels' lock (after
+ * cl_lock/cl_klock returned, before cl_kunlock/cl_unlock: what fork_guard.h handles). The
+ * prepare handlers must not wait for those locks (a deadlock, killed after the harness's
+ * timeout); parent and child each go on, release them, and take them again. */
+static volatile sig_atomic_t fork_signal_pid = -1; /* fork()'s answer in the handler: 0 in the child */
+static void fork_in_handler(int sig) {
+    (void)sig;
+    fork_signal_pid = fork();
+}
+static void child_fork_from_signal_handler(th_result *r, void *arg) {
+    r->init_status = cudaload_init(arg); /* the loader's fork handlers are registered */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fork_in_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    cl_klock();
+    cl_lock();
+    raise(SIGUSR1); /* delivered before raise returns, on this thread */
+    cl_unlock();
+    cl_kunlock();
+    if (fork_signal_pid == 0) _exit(cudaload_is_initialized() ? 0 : 3); /* the lock taken again */
+    r->user_int[0] = fork_signal_pid > 0 ? th_wait_or_kill((int)fork_signal_pid, 20) : -1;
+    r->user_int[1] = cudaload_is_initialized();
+    cl_klock(); /* the kernels' lock again, in the parent */
+    cl_kunlock();
+}
+
+static void test_fork_from_a_signal_handler_holding_the_lock(void **state) {
+    (void)state;
+    const char *roots[] = {th_fixture("toolkit-cu13-wheel")};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), 0);
+    const char *env[] = {driver_env, NULL};
+    th_result *r = th_result_new();
+    th_run_raw(r, env, child_fork_from_signal_handler, &o);
+    assert_int_equal(r->timed_out, 0);
+    assert_int_equal(r->exited, 1);
+    assert_int_equal(r->init_status, CUDALOAD_OK);
+    assert_int_equal(r->user_int[0], 0); /* the child: exited 0, not hung (TH_WAIT_HUNG) */
+    assert_int_equal(r->user_int[1], 1);
     th_result_free(r);
 }
 
@@ -1444,6 +1488,7 @@ int main(void) {
         cmocka_unit_test(test_loaded_copy_that_fails_stops_the_search),
         cmocka_unit_test(test_loaded_older_major_kept_and_reported),
         cmocka_unit_test(test_fork_in_foreign_code_of_the_walk),
+        cmocka_unit_test(test_fork_from_a_signal_handler_holding_the_lock),
         cmocka_unit_test(test_cublas_after_cudart_failed),
         cmocka_unit_test(test_file_swapped_before_dlopen),
         cmocka_unit_test(test_file_swapped_during_dependencies),
