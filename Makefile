@@ -415,6 +415,13 @@ $(B)/tests/libreenter.so: tests/reenter_lib.c | $(B)/tests
 $(B)/tests/test_walk: $(B)/tests/libreenter.so
 $(B)/tests/test_walk: TEST_LDFLAGS := -rdynamic
 
+# Two copies of a library exporting a symbol of each kind only ld.so can answer (TLS, IFUNC, a
+# unique object, absolute and zero-valued ones: tests/symkinds_lib.c), for test_units' comparison
+# of the in-memory symbol lookup with dlsym; two so that the unique object is defined twice.
+$(B)/tests/libsymkinds_%.so: tests/symkinds_lib.c | $(B)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -shared -fPIC -Wl,-soname,libsymkinds_$*.so -o $@ $<
+$(B)/tests/test_units: $(B)/tests/libsymkinds_a.so $(B)/tests/libsymkinds_b.so
+
 # Two copies of a module embedding libcudaload.a the way a Python extension does (hidden
 # objects, --exclude-libs,ALL), loaded into one process by test_two_embedders.
 $(B)/tests/embedder_%.so: tests/embedder.c $(STATIC) include/cudaload.h | $(B)/tests

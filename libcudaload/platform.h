@@ -101,8 +101,10 @@ typedef struct cl_plat_symtab {
  * cl_plat_sym (always on Windows). Takes no lock of the loader. */
 int cl_plat_symtab_open(void *handle, cl_plat_symtab *st);
 /* The address of name as dlsym would answer for the library's own default-version definition, or
- * NULL when the library does not define it; *ask_loader = 1 when only the loader can answer (an
- * IFUNC, whose resolver it runs). */
+ * NULL when the library does not define it (a symbol of value 0 is no definition to dlsym);
+ * *ask_loader = 1, with NULL, when only the loader can answer, and the caller asks cl_plat_sym: a
+ * TLS symbol (the calling thread's instance), an IFUNC (whose resolver it runs), a unique object
+ * (one per process, maybe another library's), an absolute symbol (the libcs differ on the base). */
 void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_loader);
 /* Closes a handle cl_open_path or cl_open_loaded returned. */
 void cl_plat_close(void *handle);

@@ -467,17 +467,24 @@ void *cl_plat_symtab_find(const cl_plat_symtab *st, const char *name, int *ask_l
     for (;; i++) {
         uint32_t hi = chain[i - symoffset];
         const ElfW(Sym) *sym = &syms[i];
-        /* dlsym's answer: a definition, of the default version (versym's hidden bit clear) */
-        if ((hi | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF && strcmp(st->strtab + sym->st_name, name) == 0 &&
-            (!st->versym || !(st->versym[i] & 0x8000)) &&
-            (ELF64_ST_BIND(sym->st_info) == STB_GLOBAL || ELF64_ST_BIND(sym->st_info) == STB_WEAK)) {
-            if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) { /* its resolver is the loader's to run */
+        /* dlsym's answer: an exported definition, of the default version (versym's hidden bit clear) */
+        unsigned bind = ELF64_ST_BIND(sym->st_info), type = ELF64_ST_TYPE(sym->st_info);
+        int exported = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
+        if ((hi | 1) == (hash | 1) && exported && sym->st_shndx != SHN_UNDEF &&
+            strcmp(st->strtab + sym->st_name, name) == 0 && (!st->versym || !(st->versym[i] & 0x8000))) {
+            /* only the loader knows these addresses, none of them base + st_value: a TLS symbol's is
+             * the calling thread's instance (st_value is an offset in the TLS block), an IFUNC's what
+             * its resolver returns, a unique object's the process's one definition (the first copy
+             * loaded, maybe another library's), an absolute symbol's its value with or without the
+             * load base by the libc (glibc 2.28 on: the value; musl and older glibc add the base) */
+            if (type == STT_TLS || type == STT_GNU_IFUNC || bind == STB_GNU_UNIQUE ||
+                (sym->st_shndx == SHN_ABS && sym->st_value != 0)) {
                 *ask_loader = 1;
                 return NULL;
             }
-            /* an absolute symbol (a version's name) is its value, as ld.so reads it */
-            if (sym->st_shndx == SHN_ABS) return (void *)(uintptr_t)sym->st_value;
-            return (void *)((const char *)st->base + sym->st_value);
+            /* a value of 0 is no definition to dlsym: glibc's and musl's lookups pass over it (a
+             * version's name, absolute 0, is one), so the chain goes on */
+            if (sym->st_value != 0) return (void *)((const char *)st->base + sym->st_value);
         }
         if (hi & 1) return NULL;
     }

@@ -98,7 +98,8 @@ static void *cl_driver_entry(const cl_driver_proc *dp, const cl_symbol *s) {
 /* Where a fill looks names up: the library's own symbol table read in memory, which takes none of
  * the dynamic loader's locks (a table's first ask may come while another thread runs a dlopen's
  * constructors, which hold ld.so's lock: dlsym would wait for them) and costs a hash probe; dlsym
- * where that table cannot be read (Windows, a file without DT_GNU_HASH) or for an IFUNC. An entry
+ * where that table cannot be read (Windows, a file without DT_GNU_HASH) or the address is the
+ * loader's to give (an IFUNC, a TLS symbol, a unique object, an absolute symbol). An entry
  * is the library's own export, so a name it does not define is absent (dlsym would also search
  * its dependencies). */
 typedef struct cl_lookup {

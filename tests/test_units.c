@@ -581,6 +581,58 @@ static void test_symtab_matches_dlsym(void **state) {
     printf("own symbol lookup = dlsym for %zu names in %zu libraries\n", compared, sizeof files / sizeof files[0]);
 }
 
+/* The symbols whose address only ld.so can give (a thread's TLS instance, an IFUNC's resolved
+ * target, the process's one unique object, an absolute value) and the zero-valued ones dlsym
+ * passes over, in two copies of a small library (tests/symkinds_lib.c, built by the Makefile):
+ * the lookup answers as dlsym does, or hands the name to dlsym (ask_loader) as resolve.c's
+ * cl_lookup_sym then does. In the second copy the unique object is the first copy's. */
+static void test_symtab_special_symbols(void **state) {
+    (void)state;
+    const char *build = th_require_build(0);
+    if (!build) fail_msg("CUDALOAD_TEST_BUILD is not set");
+    const char *copies[] = {"libsymkinds_a.so", "libsymkinds_b.so"};
+    void *handles[2];
+    for (size_t c = 0; c < 2; c++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/tests/%s", build, copies[c]);
+        handles[c] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!handles[c]) fail_msg("dlopen %s: %s", path, dlerror());
+    }
+    /* what the comparison rests on: dlsym's own answers for these kinds */
+    assert_ptr_equal(dlsym(handles[1], "symkinds_unique"), dlsym(handles[0], "symkinds_unique"));
+    assert_null(dlsym(handles[1], "symkinds_zero"));
+    int (*ifunc)(void) = (int (*)(void))dlsym(handles[1], "symkinds_ifunc");
+    assert_non_null(ifunc);
+    assert_int_equal(ifunc(), 4);
+    assert_int_equal(*(int *)dlsym(handles[1], "symkinds_tls"), 3);
+
+    const char *names[] = {"symkinds_plain_function", "symkinds_plain_object", "symkinds_tls",
+                           "symkinds_ifunc", "symkinds_unique", "symkinds_absolute",
+                           "symkinds_absolute_zero", "symkinds_zero"};
+    size_t differ = 0;
+    for (size_t c = 0; c < 2; c++) {
+        cl_plat_symtab st;
+        assert_int_equal(cl_plat_symtab_open(handles[c], &st), 1);
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            int ask_loader = -1;
+            void *mine = cl_plat_symtab_find(&st, names[i], &ask_loader);
+            void *answer = ask_loader ? dlsym(handles[c], names[i]) : mine;
+            void *theirs = dlsym(handles[c], names[i]);
+            if (answer != theirs || (ask_loader && mine)) { /* each one told, then the test fails */
+                printf("%s: %s: own lookup %p (ask_loader %d), dlsym %p\n", copies[c], names[i], mine, ask_loader,
+                       theirs);
+                differ++;
+            }
+        }
+        /* an ordinary export is answered without the loader */
+        int ask_loader = -1;
+        assert_non_null(cl_plat_symtab_find(&st, "symkinds_plain_function", &ask_loader));
+        assert_int_equal(ask_loader, 0);
+    }
+    for (size_t c = 0; c < 2; c++) dlclose(handles[c]);
+    if (differ) fail_msg("%zu answers unlike dlsym's", differ);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_names),
@@ -599,6 +651,7 @@ int main(void) {
         cmocka_unit_test(test_info_struct_sizes),
         cmocka_unit_test(test_elf_file_soname),
         cmocka_unit_test(test_symtab_matches_dlsym),
+        cmocka_unit_test(test_symtab_special_symbols),
     };
     return cmocka_run_group_tests_name("units", tests, NULL, NULL);
 }
