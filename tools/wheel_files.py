@@ -54,7 +54,8 @@ The cache: $CUDALOAD_WHEEL_CACHE, else $XDG_CACHE_HOME/cudaload/wheel-files, els
 ~/.cache/cudaload/wheel-files; one directory per pinned wheel (PACKAGE-VERSION), holding the
 wheel's own paths (nvidia/cudnn/include/cudnn.h, ...), complete once its .complete marker is
 there; exports/ holds the export list `since` read from each release (PACKAGE-VERSION-FILE.txt),
-so that a second run reads no wheel it has read.
+so that a second run reads no wheel it has read. Runs at once share it: a directory is put in
+place whole (a temporary one renamed), and where another run put it there first, that one is kept.
 
 Trust: the manifest, tools/api/wheel-files.sha256 ($CUDALOAD_WHEEL_MANIFEST names another: the
 tests'), committed beside the pins, is the root of trust: one line per file taken out of a wheel
@@ -858,12 +859,40 @@ def cached_headers_verify(d, pkg, ver, prefix):
     return None
 
 
+def publish(tmp, d, usable):
+    """tmp (a directory, complete and verified) renamed to d, in one rename. Where d is there
+    already (another run of the tool published it since this one looked, or an old one that does
+    not verify): a d that is usable() is kept (whoever reads it is never left without it) and False
+    returned (tmp is the caller's to remove); another is moved aside in one rename, then removed,
+    and tmp renamed in its place. True where tmp is now d."""
+    for _ in range(3):
+        try:
+            os.rename(tmp, d)
+            return True
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        if usable():
+            return False
+        aside = tempfile.mkdtemp(prefix=".old-%s-" % os.path.basename(d), dir=os.path.dirname(d))
+        try:
+            os.rename(d, os.path.join(aside, "old"))
+        except FileNotFoundError:
+            pass  # another run moved it aside first
+        shutil.rmtree(aside, ignore_errors=True)
+    raise WheelError("%s: another directory there each of 3 times this run put its own in place" % d)
+
+
 def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     """The include dir inc of pkg==ver in cache/PACKAGE-VERSION: taken from the cache where it is
     complete and verifies against the manifest (each file's sha256), else fetched, each file
-    verified, into a temporary directory renamed to its place once all verified."""
+    verified, into a temporary directory renamed to its place once all verified (publish: where
+    another run put it there meanwhile, that one is kept)."""
     d = os.path.join(cache, "%s-%s" % (pkg, ver))
     prefix = inc.rstrip("/") + "/"
+
+    def usable():
+        return os.path.exists(os.path.join(d, ".complete")) and cached_headers_verify(d, pkg, ver, prefix) is None
     if os.path.exists(os.path.join(d, ".complete")):
         bad = cached_headers_verify(d, pkg, ver, prefix)
         if bad is None:
@@ -876,20 +905,20 @@ def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     if not members:
         sys.exit("wheel_files: %s==%s has nothing under %s (tools/api/wheel-libs.txt)" % (pkg, ver, inc))
     verify_set(pkg, ver, [m.filename for m in members], lambda p: p.startswith(prefix))
-    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(d) if os.path.isdir(os.path.dirname(d)) else None)
+    os.makedirs(cache, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tmp-%s-" % os.path.basename(d), dir=cache)
     try:
         extract_verified(z, rf, pkg, ver, members, tmp)
         open(os.path.join(tmp, ".complete"), "w").write("%s==%s %s: %d files\n" % (pkg, ver, inc, len(members)))
-        if os.path.exists(d):
-            shutil.rmtree(d)
-        os.rename(tmp, d)
+        ours = publish(tmp, d, usable)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # gone where renamed
     read = rf.fetched if rf else os.path.getsize(z.filename)
     FETCHED.append(("%s==%s" % (pkg, ver), read))
-    log("%s==%s: %d headers (%s, %s, verified), %s read of the %s wheel, %.1f s" % (
+    log("%s==%s: %d headers (%s, %s, verified), %s read of the %s wheel, %.1f s%s" % (
         pkg, ver, len(members), inc, mb(sum(m.file_size for m in members)), mb(read),
-        mb(rf.size if rf else os.path.getsize(z.filename)), time.time() - t))
+        mb(rf.size if rf else os.path.getsize(z.filename)), time.time() - t,
+        "" if ours else "; another run put them in %s meanwhile: those kept" % d))
     return d
 
 
@@ -1275,9 +1304,10 @@ def write_since(row, pkgs):
             log("%s==%s: %d exports of %s (%s: %.0f kB of the member's %.0f MB read, %.0f kB of the wheel's directory; %.1f s)"
                 % (pkg, ver, len(names), member, way, nbytes / 1e3, z.getinfo(member).compress_size / 1e6, directory / 1e3, time.time() - t))
             os.makedirs(os.path.dirname(kept), exist_ok=True)
-            with open(kept + ".tmp", "w") as f:
+            part = "%s.tmp-%d" % (kept, os.getpid())  # this run's own: another may write the same list
+            with open(part, "w") as f:
                 f.write("# %s %d %s\n" % (way, nbytes, member) + "".join("%s\n" % n for n in sorted(names)))
-            os.rename(kept + ".tmp", kept)
+            os.replace(part, kept)
         for name in names:
             first.setdefault(name, ver)
         read.append(ver)
@@ -1358,9 +1388,10 @@ def write_site(row, d, extra=()):
             os.replace(os.path.join(tmp, *m.filename.split("/")), out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    with open(marker + ".tmp", "w") as f:
+    part = "%s.tmp-%d" % (marker, os.getpid())  # this run's own: another may lay the same tree out
+    with open(part, "w") as f:
         f.write(want)
-    os.replace(marker + ".tmp", marker)
+    os.replace(part, marker)
     log("%s: %s and the dist-info of %s==%s in %s (%.1f MB read, verified)" % (
         row, " ".join(os.path.basename(f) for f in [lib] + list(extra)), pkg, ver, d, (rf.fetched if rf else 0) / 1e6))
 

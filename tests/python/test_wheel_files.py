@@ -11,7 +11,8 @@ line on stderr naming the URL or the file, never a loop or a traceback; the good
 the wheel's bytes. The tool checks what it takes out against a manifest made here
 (CUDALOAD_WHEEL_MANIFEST): a header or a whole wheel not as the manifest says is refused in one
 line naming the file and both digests, nothing published; `pin` writes the manifest and refuses a
-wheel that is not the index's sha256. Plain http of a host pip is not told to trust is refused.
+wheel that is not the index's sha256. Plain http of a host pip is not told to trust is refused;
+two runs at once share the cache.
 
     python -m pytest tests/python/test_wheel_files.py
 
@@ -294,6 +295,30 @@ def run_tool(index, tmp_path, *args, pinned=False, env=None):
         pytest.fail("wheel_files.py %s ran past %d s (a loop or an unbounded wait); stderr: %s" % (
             " ".join(args), RUN_LIMIT, (e.stderr or b"")[-2000:]))
     return r.returncode, r.stdout, r.stderr, time.monotonic() - t
+
+
+def start_tool(index, tmp_path, *args, pinned=False, env=None):
+    """The tool started in a subprocess (finish() gives what run_tool gives)."""
+    cmd, e = tool_cmd(index, tmp_path, args, pinned, env)
+    return subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(p):
+    try:
+        out, err = p.communicate(timeout=RUN_LIMIT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail("wheel_files.py ran past %d s (a loop or an unbounded wait); stderr: %s" % (RUN_LIMIT, err[-2000:]))
+    return p.returncode, out, err
+
+
+def wait_for(what, cond):
+    end = time.monotonic() + RUN_LIMIT
+    while not cond():
+        if time.monotonic() > end:
+            pytest.fail("no %s in %d s" % (what, RUN_LIMIT))
+        time.sleep(0.02)
 
 
 def one_line_error(rc, err, *names):
@@ -772,6 +797,49 @@ def test_releases_from_the_file_names(inproc):
     want = sorted((v for v in VERSIONS if v.split(".")[0] == "1"), key=lambda v: [int(x) for x in v.split(".")])
     assert VER in want
     assert wheel_files.releases(PKG, "1") == want
+
+
+# ---- runs at once ----
+
+def test_two_runs_at_once(index, tmp_path):
+    """Two `headers` runs at once into the same empty cache (each one's range request held until
+    both asked): both succeed, the cache holds the one directory, which verifies (a third run
+    fetches nothing), and no temporary one."""
+    index.mode = "hold"
+    env = {"CUDALOAD_WHEEL_TIMEOUT": "15"}
+    runs = [start_tool(index, tmp_path, "headers", pinned=True, env=env) for _ in range(2)]
+    wait_for("two range requests", lambda: len(index.ranged()) >= 2)
+    index.hold.set()
+    for p in runs:
+        rc, out, err = finish(p)
+        assert rc == 0, err
+        assert out.strip() == str(tmp_path / "cache")
+    assert published(tmp_path / "cache") == ["%s-%s" % (PKG, VER)]
+    n = len(index.requests)
+    rc, _, err, _ = run_tool(index, tmp_path, "headers", pinned=True)
+    assert rc == 0 and err == "" and len(index.requests) == n, err
+
+
+def test_a_run_overtaken_keeps_the_others_headers(index, tmp_path):
+    """A run whose fetch another run overtakes (the other puts the headers in place while this one
+    waits for its range): the other's directory is kept, not replaced (whoever reads it is never
+    left without it), this one's dropped, both succeed."""
+    index.mode = "hold"
+    env = {"CUDALOAD_WHEEL_TIMEOUT": "15"}
+    slow = start_tool(index, tmp_path, "headers", pinned=True, env=env)
+    wait_for("the slow run's range request", lambda: index.ranged())
+    d = tmp_path / "cache" / ("%s-%s" % (PKG, VER))
+    with serving() as fast:
+        rc, _, err, _ = run_tool(fast, tmp_path, "headers", pinned=True, env=env)
+    assert rc == 0, err
+    inode = d.stat().st_ino
+    index.hold.set()
+    rc, out, err = finish(slow)
+    assert rc == 0, err
+    assert d.stat().st_ino == inode, "the other run's directory replaced"
+    assert "another run put them in %s meanwhile: those kept" % d in err, err
+    assert published(tmp_path / "cache") == [d.name]
+    assert (d / HEADER).read_bytes() == HEADER_TEXT
 
 
 # ---- one line, never a traceback: a malformed library ----
