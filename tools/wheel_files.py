@@ -35,7 +35,8 @@ pip is told to read no index (no-index: find-links only), or the file host does 
 requests, the wheel is downloaded whole (`pip download`, into a folder of its own, checked
 against the manifest, then kept in the cache's wheels/) and read from disk; not where a request
 fails or stalls (pip would meet that too). pip reads the same configuration (the tool's
---index-url passed on).
+--index-url passed on), and is given 10 x $CUDALOAD_WHEEL_TIMEOUT in all (20 minutes by
+default), past which it is stopped: an error, never a hang.
 
 The index is the one `pip download` reads: --index-url, else pip's configuration's index-url
 ($PIP_INDEX_URL; else [download], then [global], of pip's files: /etc/xdg/pip/pip.conf,
@@ -810,21 +811,32 @@ def open_wheel(pkg, ver, block=BLOCK, download=True):
             return zipfile.ZipFile(path), None
 
 
+PIP_TIMES = 10  # `pip download` of one wheel is given PIP_TIMES x $CUDALOAD_WHEEL_TIMEOUT in all
+
+
 def pip_download(pkg, ver):
     """The wheel of pkg==ver downloaded whole by `pip download` into a folder of its own (the one
     file pip wrote there, not another wheel of that name), checked against the manifest's sha256
     of the wheel before it is opened, then kept in the cache's wheels/: its path.
 
     pip reads the index as this tool did: its configuration (the environment's PIP_* variables,
-    its files) is the same, and the tool's --index-url is passed on."""
+    its files) is the same, and the tool's --index-url is passed on. It is given PIP_TIMES x
+    $CUDALOAD_WHEEL_TIMEOUT in all (20 minutes by default: cuDNN's 516 MB at 0.4 MB/s), past which
+    it is stopped and that is an error: it can never hang make. Its output goes to stderr (make
+    reads the tool's stdout)."""
     dest = os.path.join(cache_dir(), "wheels")
     os.makedirs(dest, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".pip-", dir=dest)
+    limit = PIP_TIMES * request_timeout()
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--dest", tmp]
     if INDEX_URL_OPTION:
         cmd += ["--index-url", INDEX_URL_OPTION]
     try:
-        r = subprocess.run(cmd + ["%s==%s" % (pkg, ver)])
+        try:
+            r = subprocess.run(cmd + ["%s==%s" % (pkg, ver)], stdout=sys.stderr.fileno(), timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise FetchError("pip download %s==%s: not done in %g s (%d x CUDALOAD_WHEEL_TIMEOUT): stopped" % (
+                pkg, ver, limit, PIP_TIMES)) from None
         if r.returncode != 0:
             sys.exit("wheel_files: pip download %s==%s failed (exit %d)" % (pkg, ver, r.returncode))
         got = [f for f in os.listdir(tmp) if f.endswith(".whl")]

@@ -395,6 +395,19 @@ def test_fallback_to_pip_download(index, tmp_path, mode, how):
     assert ("/files/" + FILENAME, None) in [(p, rng) for p, rng, _ in index.requests]  # pip's GET, the whole wheel
 
 
+def test_pip_download_is_bounded(index, tmp_path):
+    """The `pip download` fallback stalls (the wheel's headers, then nothing; pip's own timeout a
+    minute): stopped at 10 x CUDALOAD_WHEEL_TIMEOUT, one line."""
+    index.mode = "pip-stall"
+    rc, _, err, secs = run_tool(index, tmp_path, "list", "%s==%s" % (PKG, VER),
+                                env={"CUDALOAD_WHEEL_TIMEOUT": "0.5", "PIP_DEFAULT_TIMEOUT": "60"})
+    assert rc == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "wheel_files: list %s==%s: pip download %s==%s: not done in 5 s (10 x CUDALOAD_WHEEL_TIMEOUT): stopped"
+        % (PKG, VER, PKG, VER)), err
+    assert secs < 5 + 5
+
+
 # ---- answers not the range asked ----
 
 def test_index_size_larger_than_the_file(index, tmp_path):
