@@ -855,7 +855,7 @@ def test_a_run_overtaken_keeps_the_others_headers(index, tmp_path):
     assert (d / HEADER).read_bytes() == HEADER_TEXT
 
 
-# ---- one line, never a traceback: a malformed library ----
+# ---- one line, never a traceback: a malformed library, tools/gen_api.py ----
 
 def test_malformed_elf_from_the_command_line(index, tmp_path):
     """`since` meets the library member whose ELF header is malformed: one line naming it."""
@@ -863,3 +863,17 @@ def test_malformed_elf_from_the_command_line(index, tmp_path):
     assert rc == 1 and "Traceback" not in err, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("wheel_files: ") and LIB in last and "e_phentsize" in last, last
+
+
+def test_gen_api_says_a_fetch_error_in_one_line(index, tmp_path):
+    """tools/gen_api.py fetching a wheel's headers from a stalled index: one line, the tool's."""
+    pytest.importorskip("clang.cindex")  # gen_api's own import
+    index.mode = "stall-page"
+    cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import gen_api; "
+           "gen_api.wheel_include(%r, 'fake', %r, %r, 'nvidia/fake/include')" % (
+               str(REPO / "tools"), str(tmp_path / "cache"), PKG, VER)]
+    r = subprocess.run(cmd, env=tool_env(index, tmp_path), capture_output=True, text=True, timeout=RUN_LIMIT)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("gen_api: fake: the headers of %s==%s" % (PKG, VER)), last
+    assert index.simple + "/nvidia-fake-cu12/" in last and "stalled" in last, last
