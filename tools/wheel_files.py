@@ -3,10 +3,12 @@
 (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR, cuDSS, cuFile, nvSHMEM), read from the wheels
 pinned in tools/api/wheel-libs.txt, without downloading them whole.
 
-    tools/wheel_files.py headers [--cache DIR]   fetch the pinned wheels' include dirs into the
+    tools/wheel_files.py headers [--cache DIR] [--error-file FILE]
+                                                 fetch the pinned wheels' include dirs into the
                                                  cache (once), and the older ones the tests use
                                                  (tools/api/wheel-older.txt), and print its
-                                                 directory
+                                                 directory; where it fails, its error line is
+                                                 written to FILE too (make repeats it at the end)
     tools/wheel_files.py exports [ROW...]        read each row's library out of its wheel, and
                                                  write tools/api/<row>-exports.txt (`nm -D`); a
                                                  row whose wheel has no library (NVML's: the
@@ -82,7 +84,8 @@ Errors: a request that fails, an answer that is not the range asked (its Content
 bytes), a stalled server, a plain http URL pip would refuse, or a wheel or library that is not as
 its format says (a zip's directory, an ELF header) ends the run with one line on stderr (exit 1)
 naming the URL or the file and what was wrong, never a traceback; `make`, which runs `headers` as
-it reads the Makefile, then builds the rest and says which stubs were left out.
+it reads the Makefile, then builds the rest and says which stubs were left out, and why, at the
+end of the build.
 $CUDALOAD_WHEEL_TIMEOUT (seconds, default 120) bounds each request as a whole: connecting, the
 answer's headers and its body; past it the request is an error (a stall or a server that trickles).
 """
@@ -1552,6 +1555,9 @@ def main(argv):
     return 0
 
 
+ERROR_FILE = None  # --error-file FILE: where a failure's line is written too (make reads it at its end)
+
+
 def take(argv, name):
     """The value of the option name (name VALUE, or name=VALUE) taken out of argv (changed), else None."""
     for i, a in enumerate(argv):
@@ -1568,15 +1574,29 @@ def take(argv, name):
 def cli(argv):
     """main, its errors (the tool's own: a request, the index, a malformed wheel, a file not as the
     manifest says; a local file, a wheel not as pinned (KeyError: no such member), a malformed zip
-    or ELF that got past parsing()) one line, no traceback. The option of every command taken out
-    first: --index-url URL (the index, before pip's configuration)."""
-    global INDEX_URL_OPTION
+    or ELF that got past parsing()) one line, no traceback. The options of every command taken out
+    first: --index-url URL (the index, before pip's configuration), --error-file FILE (a failure's
+    line written there too; the file removed where the run succeeds)."""
+    global INDEX_URL_OPTION, ERROR_FILE
     argv = list(argv)
     INDEX_URL_OPTION = take(argv, "--index-url")
+    ERROR_FILE = take(argv, "--error-file")
     try:
-        sys.exit(main(argv))
+        if ERROR_FILE and os.path.exists(ERROR_FILE):
+            os.remove(ERROR_FILE)  # a line left by an earlier run is not this one's
+        code = main(argv)
     except ERRORS as e:
-        sys.exit("wheel_files: %s: %s" % (" ".join(argv[1:]), one_line(e)))
+        code = "wheel_files: %s: %s" % (" ".join(argv[1:]), one_line(e))
+    except SystemExit as e:
+        code = e.code
+    if isinstance(code, str) and ERROR_FILE:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(ERROR_FILE)), exist_ok=True)
+            with open(ERROR_FILE, "w") as f:
+                f.write(code + "\n")
+        except OSError as e:
+            log("%s: %s (the error below not written there)" % (ERROR_FILE, why(e)))
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ the wheel's bytes. The tool checks what it takes out against a manifest made her
 (CUDALOAD_WHEEL_MANIFEST): a header or a whole wheel not as the manifest says is refused in one
 line naming the file and both digests, nothing published; `pin` writes the manifest and refuses a
 wheel that is not the index's sha256. Plain http of a host pip is not told to trust is refused;
-two runs at once share the cache.
+two runs at once share the cache; `make` with a stalled index ends in bounded time and says at
+its end which stubs it left out, and why.
 
     python -m pytest tests/python/test_wheel_files.py
 
@@ -855,7 +856,7 @@ def test_a_run_overtaken_keeps_the_others_headers(index, tmp_path):
     assert (d / HEADER).read_bytes() == HEADER_TEXT
 
 
-# ---- one line, never a traceback: a malformed library, tools/gen_api.py ----
+# ---- one line, never a traceback: a malformed library, tools/gen_api.py, make ----
 
 def test_malformed_elf_from_the_command_line(index, tmp_path):
     """`since` meets the library member whose ELF header is malformed: one line naming it."""
@@ -877,3 +878,34 @@ def test_gen_api_says_a_fetch_error_in_one_line(index, tmp_path):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("gen_api: fake: the headers of %s==%s" % (PKG, VER)), last
     assert index.simple + "/nvidia-fake-cu12/" in last and "stalled" in last, last
+
+
+def make_env(index, tmp_path):
+    """tool_env, none of an outer make's variables (a make check running this)."""
+    env = tool_env(index, tmp_path)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "WHEEL_FILES", "WHEEL_FILES_ERROR"):
+        env.pop(k, None)
+    return env
+
+
+def test_make_with_a_stalled_index(index, tmp_path):
+    """make (a dry run of all: nothing built), the index stalled: its `headers` at parse time ends
+    in bounded time, make says which stubs it leaves out as it starts, and again as the last line
+    of all, with the tool's error (the URL); `make help`, which needs no headers, asks nothing."""
+    index.mode = "stall-page"
+    t = time.monotonic()
+    r = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(REPO), "B=%s" % (tmp_path / "build"), "CUDA_HOME=%s" % tmp_path,
+                        "CUDA_INC=%s" % tmp_path, "NVCC=", "PYTHON=%s" % sys.executable, "all"],
+                       env=make_env(index, tmp_path), capture_output=True, text=True, timeout=RUN_LIMIT)
+    secs = time.monotonic() - t
+    assert r.returncode == 0, r.stderr
+    assert secs < TIMEOUT + 8, "%.1f s" % secs
+    lines = r.stdout.strip().splitlines()
+    assert any(l.startswith("cudaload: no headers for the stubs of cudnn") for l in lines[:3]), r.stdout[:2000]
+    last = lines[-1]
+    assert last.startswith("cudaload: the stubs of cudnn ") and " were not built: " in last, last
+    assert index.simple + "/nvidia-cudnn-cu13/" in last and "stalled" in last, last
+    n = len(index.requests)
+    r = subprocess.run(["make", "--no-print-directory", "-C", str(REPO), "B=%s" % (tmp_path / "build"), "help"],
+                       env=make_env(index, tmp_path), capture_output=True, text=True, timeout=RUN_LIMIT)
+    assert r.returncode == 0 and "were not built" not in r.stdout and len(index.requests) == n, r.stderr
