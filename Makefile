@@ -121,7 +121,10 @@ export CUDALOAD_DEDUPE_STORE
 
 .PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-layers check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
+# its recipe runs once the rest is built: where the wheels' headers could not be had, the last
+# line says which stubs were left out and why ($(info): the tool's line is not the shell's to quote)
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
+	$(if $(STUB_LEFT_OUT),$(info cudaload: the stubs of $(STUB_LEFT_OUT) were not built: no headers for them ($(or $(value WHEEL_FILES_ERROR),tools/wheel_files.py headers failed)); make again builds them once tools/wheel_files.py headers succeeds))
 
 help:
 	@echo "libcudaload $(VERSION) -- targets:"
@@ -152,7 +155,9 @@ help:
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
 	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it);"
 	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
-	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB)"
+	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB, from"
+	@echo "                    the index pip is configured with: PIP_INDEX_URL, pip.conf); where they can't"
+	@echo "                    be had, make (all) says at its end which stubs it left out, and why"
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
 	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
@@ -288,20 +293,25 @@ STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fv
 # The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
 # cuDSS, cuFile, nvSHMEM's host library): their stubs and the tests that call them need the headers of the wheels pinned
 # in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
-# reads of the include dirs, about 16 MB). libcudaload itself builds without them. When they can't
-# be had (offline, nothing cached), those stubs are not built, and make says so.
+# reads of the include dirs, about 16 MB, from the index pip is configured with). libcudaload
+# itself builds without them. When they can't be had (offline, the index down, nothing cached),
+# those stubs are not built, and make says so as it starts (after the tool's error) and again at
+# the end of `all`, with the tool's error line (STUB_LEFT_OUT, WHEEL_FILES_ERROR).
 STUB_WHEEL_IDS := $(strip $(foreach s,$(STUB_IDS),$(if $(STUB_WHEEL_$(s)),$(s))))
+STUB_LEFT_OUT :=
 ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
 # asked once: a make this one runs inherits the answer, an empty one included
 ifeq ($(origin WHEEL_FILES),undefined)
-WHEEL_FILES := $(shell $(PYTHON) tools/wheel_files.py headers)
+WHEEL_FILES := $(shell $(PYTHON) tools/wheel_files.py headers --error-file $(B)/wheel-files.error)
+WHEEL_FILES_ERROR := $(if $(WHEEL_FILES),,$(shell cat $(B)/wheel-files.error 2>/dev/null))
 endif
 ifeq ($(WHEEL_FILES),)
 $(info cudaload: no headers for the stubs of $(STUB_WHEEL_IDS) (tools/wheel_files.py headers failed, above): those stubs are not built)
+STUB_LEFT_OUT := $(STUB_WHEEL_IDS)
 STUB_IDS := $(filter-out $(STUB_WHEEL_IDS),$(STUB_IDS))
 STUB_WHEEL_IDS :=
 endif
-export WHEEL_FILES
+export WHEEL_FILES WHEEL_FILES_ERROR
 endif
 # the archives the Python package ships hide their API (HIDDEN_API): not for a library whose
 # header declares its functions default-visible itself (cufile.h's #pragma GCC visibility
