@@ -153,7 +153,8 @@ help:
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md);"
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
-	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it);"
+	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it;"
+	@echo "                    glibc only: where CC targets another C library, musl, those four are archives only);"
 	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
 	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB, from"
 	@echo "                    the index pip is configured with: PIP_INDEX_URL, pip.conf); where they can't"
@@ -320,11 +321,30 @@ ifneq ($(HIDDEN_API),)
 STUB_IDS := $(filter-out $(STUB_NO_HIDDEN),$(STUB_IDS))
 endif
 STUB_UNVERSIONED := $(filter $(STUB_UNVERSIONED),$(STUB_IDS))
-# the shared stubs: every stub. For the libraries whose exports carry no symbol version
-# (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
+# The C library CC targets: glibc, other (musl: CC=musl-gcc, Alpine's gcc), or empty when CC
+# cannot say (then as glibc: CC's own error comes later). The run-time files of STUB_UNVERSIONED's
+# shared stubs need glibc's dynamic loader: musl's ignores symbol versions but skips every symbol
+# whose version is hidden, so a program linked to one of them stops before main ("symbol not
+# found"). For another C library those stubs are archives only (STUB_STATIC_ONLY), which
+# -lcudaload-<lib> then links, and their .so files are refused (docs/stubs.md). CC_LIBC=glibc on
+# make's command line keeps glibc's rules (test_musl's control).
+ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
+CC_LIBC := $(shell printf '\043include <stdio.h>\n\043if defined __GLIBC__ && !defined __UCLIBC__\ncudaload_libc=glibc\n\043else\ncudaload_libc=other\n\043endif\n' \
+             | $(CC) -E -P -x c - 2>/dev/null | sed -n 's/^cudaload_libc=//p')
+endif
+STUB_STATIC_ONLY :=
+ifeq ($(CC_LIBC),other)
+STUB_STATIC_ONLY := $(STUB_UNVERSIONED)
+STUB_STATIC_WHY := $(CC) does not target glibc: $(STUB_STATIC_ONLY) get archives only, no shared stubs (their run-time files hide their exports' symbol version, which only glibc's dynamic loader binds; docs/stubs.md)
+ifneq ($(STUB_STATIC_ONLY),)
+$(info cudaload: $(STUB_STATIC_WHY))
+endif
+endif
+# the shared stubs: every stub but STUB_STATIC_ONLY's. For the libraries whose exports carry no
+# symbol version (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
 # libcudaload-<lib>.so with its version node hidden (tools/hide_versions.py; stubs/stub_unversioned.map
 # puts the node at index 3), two files; for the others .so.0 is a link to .so (docs/stubs.md)
-STUB_SHARED_IDS := $(STUB_IDS)
+STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
 # -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h
 stub_wheel_inc = $(if $(STUB_WHEEL_$(1)),-isystem $(WHEEL_FILES)/$(STUB_WHEEL_$(1)))
 $(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o $(B)/stubs/obj/$(s)_core.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
@@ -362,6 +382,10 @@ stub_map = stubs/$(if $(filter $(1),$(STUB_UNVERSIONED)),stub_unversioned,stub).
 define STUB_RULES
 $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
 	rm -f $$@ && $(AR) rcs $$@ $$^
+ifneq ($(filter $(1),$(STUB_STATIC_ONLY)),)
+$(B)/stubs/libcudaload-$(1).so $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR):
+	@echo "$$@: not built: $(STUB_STATIC_WHY)" >&2; exit 1
+else
 $(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so $(call stub_map,$(1))
 	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now \
 	  -Wl,--version-script=$(call stub_map,$(1)) -Wl,-rpath,'$$$$ORIGIN' -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
@@ -371,6 +395,7 @@ $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so tools/
 else
 $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so
 	ln -sf libcudaload-$(1).so $$@
+endif
 endif
 endef
 $(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
@@ -455,10 +480,13 @@ $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_N
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< -Wl,--no-as-needed \
 	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the shared stubs of the libraries that version none of their exports, linked as a user links
-# them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden)
-$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/$(SO_NAME) | $(B)/tests
+# them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden); where
+# CC does not target glibc (STUB_STATIC_ONLY), the same link takes their archives (test_musl)
+$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_UNVERSIONED:%=$(B)/stubs/libcudaload-%.a) \
+  $(foreach s,$(filter $(STUB_UNVERSIONED),$(STUB_SHARED_IDS)),$(B)/stubs/libcudaload-$(s).so $(B)/stubs/libcudaload-$(s).so.$(SOMAJOR)) \
+  $(B)/stubs/$(SO_NAME) $(B)/libcudaload.so | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_UNVERSIONED),$(call stub_wheel_inc,$(s))) -isystem $(CUDA_INC) -o $@ $< \
-	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -L$(B) -lcudaload $(LIBS) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the hidden version in miniature (tests/stubs/selfcall.c): a library that calls its own export,
 # its stub built as those of STUB_UNVERSIONED are (stubs/stub_unversioned.map, then
 # tools/hide_versions.py for .so.0), and a program linked to the stub
@@ -720,9 +748,11 @@ bench: all bench-bins
 # the CMake package into $(1): the include dir relative to it $(2), the CUDA headers $(3)
 # the pkg-config modules of the stubs into $(1), for prefix $(2) and libdir $(3):
 # cudaload-<lib> (-lcudaload-<lib>) and cudaload-<lib>-static (the archives), each requiring the
-# modules of the stubs its library needs (STUB_REQUIRES_<lib>)
+# modules of the stubs its library needs (STUB_REQUIRES_<lib>); for STUB_STATIC_ONLY (no shared
+# stub where CC does not target glibc) cudaload-<lib> is a copy of cudaload-<lib>-static
 define stub_pc_modules
 	$(foreach s,$(STUB_IDS),$(call stub_pc,$(1),$(2),$(3),$(s),) && $(call stub_pc,$(1),$(2),$(3),$(s),-static) &&) true
+	$(foreach s,$(STUB_STATIC_ONLY),cp $(1)/cudaload-$(s)-static.pc $(1)/cudaload-$(s).pc &&) true  # no shared stub: the archives
 endef
 # one module: $(4) the stub, $(5) "" or -static (the template's suffix and the modules it requires)
 stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(4)|g' \
@@ -732,6 +762,7 @@ define cmake_package
 	install -d $(1)
 	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
+	  echo 'set(cudaload_STUBS_STATIC_ONLY $(STUB_STATIC_ONLY))'; \
 	  echo 'set(cudaload_NVIDIA_LIBS $(NVIDIA_LIBS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_TARGET_$(s) $(STUB_TARGET_$(s)))'; echo 'set(cudaload_STUB_LIB_$(s) $(STUB_LIB_$(s)))'; \

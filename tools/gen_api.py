@@ -72,9 +72,12 @@ FAIL = {
                       "((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_NOT_SUPPORTED})"),
 }
 # Lines a row's stub needs before everything else, where its headers assume more than C11 gives:
-# cufile.h uses glibc's loff_t (_GNU_SOURCE) and struct timespec without including time.h.
+# cufile.h uses glibc's loff_t (_GNU_SOURCE), off_t and struct timespec without including the
+# headers that define them (glibc's stdlib.h brings sys/types.h; musl's does not, and has loff_t
+# in fcntl.h).
 STUB_PRELUDE = {
-    "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */"],
+    "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */",
+               "#include <fcntl.h> /* cufile.h: off_t, and loff_t on musl */"],
 }
 # Lines a C file needs before a row's headers where those headers are written for C++: the parse,
 # the stub, and the table header (in C; a C++ file includes the headers as they are) put them
