@@ -339,6 +339,15 @@ STUB_STATIC_WHY := $(CC) does not target glibc: $(STUB_STATIC_ONLY) get archives
 ifneq ($(STUB_STATIC_ONLY),)
 $(info cudaload: $(STUB_STATIC_WHY))
 endif
+# a stub whose core calls dlvsym (nvSHMEM's: the one definition of a versioned variable) has no
+# build there: musl has no dlvsym. Left out, said once, rather than a compile error
+STUB_NEEDS_DLVSYM := $(filter $(STUB_IDS),$(patsubst stubs/%_core.c,%,$(shell grep -l dlvsym stubs/*_core.c 2>/dev/null)))
+ifneq ($(STUB_NEEDS_DLVSYM),)
+STUB_IDS := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_IDS))
+STUB_WHEEL_IDS := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_WHEEL_IDS))
+STUB_UNVERSIONED := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_UNVERSIONED))
+$(info cudaload: $(CC) does not target glibc: no stub of $(STUB_NEEDS_DLVSYM) (its core calls dlvsym, which only glibc has; docs/stubs.md))
+endif
 endif
 # the shared stubs: every stub but STUB_STATIC_ONLY's. For the libraries whose exports carry no
 # symbol version (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
