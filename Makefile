@@ -77,13 +77,27 @@ LIB_SRC    := libcudaload/context.c libcudaload/status.c libcudaload/catalogue.c
               libcudaload/advisor.c libcudaload/cudaload.c libcudaload/preload.c $(KERNELS_SRC) libcudaload/toolkit.c
 LIB_OBJ    := $(LIB_SRC:libcudaload/%.c=$(B)/obj/%.o)
 
-# ---- bundled kernels: one fatbin, SASS for every arch the toolkit has from sm_75 up plus PTX
-# for the lowest, embedded by libcudaload/fatbin.S. Without nvcc the library still builds and
+# ---- bundled kernels: one fatbin, SASS for every family of GPUs from sm_75 up plus PTX for
+# the newest, embedded by libcudaload/fatbin.S. Without nvcc the library still builds and
 # reports CUDALOAD_ERROR_KERNELS_NOT_BUILT (SAXPY/SGEMM then use cuBLAS).
+# A GPU runs SASS built for a lower minor of its own major (sm_87, 88 and 89 run sm_86's, sm_103
+# sm_100's, sm_121 sm_120's; the gate knows, kernels_device.c), so one SASS per family covers
+# every architecture nvcc has: KERNEL_FAMILIES, each the lowest of its family (sm_86 apart from
+# sm_80: GA10x's SMs are not GA100's), and any architecture of a major none of them is of (a newer
+# toolkit's). With CUDA 13.0: 7 SASS where nvcc lists 12. The PTX is the newest's: with SASS for
+# every family, it serves only a GPU newer than all of them, which the newest PTX serves best (the
+# sm_75 code has no cp.async), in 37 KB less. KERNEL_ARCHS="..." KERNEL_PTX=NN choose others.
 NVCC       ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 ifneq ($(NVCC),)
-KERNEL_ARCHS ?= $(shell $(NVCC) --list-gpu-code 2>/dev/null | sed -n 's/^sm_\([0-9]*\)$$/\1/p' | awk '$$1 >= 75' | sort -n | tr '\n' ' ')
-KERNEL_PTX   ?= $(firstword $(KERNEL_ARCHS))
+KERNEL_FAMILIES := 75 80 86 90 100 110 120
+ifeq ($(origin KERNEL_ARCHS),undefined) # evaluated once (nvcc runs once), unless given
+KERNEL_ARCHS := $(shell $(NVCC) --list-gpu-code 2>/dev/null | sed -n 's/^sm_\([0-9]*\)$$/\1/p' | awk '$$1 >= 75' | sort -n | \
+                  awk -v fam='$(KERNEL_FAMILIES)' 'BEGIN { split(fam, f, " "); for (i in f) F[f[i]] = 1 } \
+                    { a[++n] = $$1 } END { for (i = 1; i <= n; i++) if (a[i] in F) { S[a[i]] = 1; maj[int(a[i] / 10)] = 1 } \
+                      for (i = 1; i <= n; i++) if (!(a[i] in S) && !(int(a[i] / 10) in maj)) { S[a[i]] = 1; maj[int(a[i] / 10)] = 1 } \
+                      for (i = 1; i <= n; i++) if (a[i] in S) printf "%s ", a[i] }')
+endif
+KERNEL_PTX   ?= $(lastword $(KERNEL_ARCHS))
 NVCC_VERSION := $(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p' | awk '{print $$1*1000+$$2*10}')
 # --compress-mode=size (nvcc 12.8 and later) packs the fatbin 25% smaller than the default
 # compression (1.02 MB against 1.36 MB for the 12 SASS architectures of CUDA 13), which keeps

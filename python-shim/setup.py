@@ -13,8 +13,8 @@ Environment:
                          backend/cudaload_backend.py, asks for on a machine without a toolkit)
   CUDALOAD_NVCC          nvcc to use; set it empty to build without the bundled kernels
                          (SAXPY/SGEMM then run on cuBLAS)
-  CUDALOAD_KERNEL_ARCHS  the SASS architectures to build (default: WHEEL_ARCHS below, those
-                         this nvcc has, plus any newer major it has that they do not cover)
+  CUDALOAD_KERNEL_ARCHS  the SASS architectures to build, e.g. "80 90" (default: the Makefile's,
+                         one per family of GPUs this nvcc has; the PTX is the newest's)
   CUDALOAD_SOURCE_DIR    the libcudaload source tree to build from
   CUDALOAD_BUILD_BASE    setuptools' build directory (default: build)
   CUDALOAD_ZIG           0: build with the system's C compiler instead of zig (below)
@@ -53,12 +53,6 @@ LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cm
              "tools/wheel_files.py", "tools/api/wheel-libs.txt", "tools/api/wheel-older.txt",
              "tools/api/wheel-files.sha256"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
-# SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
-# run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the
-# Makefile's default is every arch nvcc has: 7 instead of 12, and the module stays < 1.3 MB. sm_89
-# (Ada) has the FP32 units of sm_86 (Ampere GA10x) and runs its SASS; leaving it out frees
-# about 60 KB of the module for the kernels (docs/python.md).
-WHEEL_ARCHS = [75, 80, 86, 90, 100, 110, 120]
 
 
 def progress(msg):
@@ -145,16 +139,6 @@ def nvcc():
     return shutil.which("nvcc") or pip_cuda13("bin/nvcc")
 
 
-def kernel_archs(nvcc_path):
-    if os.environ.get("CUDALOAD_KERNEL_ARCHS"):
-        return os.environ["CUDALOAD_KERNEL_ARCHS"].split()
-    out = subprocess.run([nvcc_path, "--list-gpu-code"], capture_output=True, text=True, check=True).stdout
-    have = sorted({int(w[3:]) for w in out.split() if w.startswith("sm_") and w[3:].isdigit() and int(w[3:]) >= 75})
-    archs = [a for a in have if a in WHEEL_ARCHS]
-    archs += [a for a in have if a not in archs and not any(b // 10 == a // 10 and b <= a for b in archs)]
-    return [str(a) for a in sorted(archs)]
-
-
 def cuda_include():
     cands = [os.environ.get("CUDA_INC")] if os.environ.get("CUDA_INC") else []
     for var in ("CUDA_HOME", "CUDA_PATH"):
@@ -188,11 +172,10 @@ class BuildExt(build_ext):
                "CUDA_INC=%s" % inc, "CFLAGS=-O2 -ffunction-sections -fdata-sections", "HIDDEN_API=1", "DEVDIR=%s" % devdir, "dev-tree"]
         nv = nvcc()
         cmd.insert(-1, "NVCC=%s" % (nv or ""))
-        if nv:
-            archs = kernel_archs(nv)
-            # PTX of the newest architecture, not the Makefile's lowest: with SASS for every family
-            # from sm_75 up, the PTX serves only GPUs newer than all of them, and the newest PTX has
-            # the faster code for those (cp.async copies) in 37 KB less of the module (docs/python.md)
+        # the kernels' architectures: the Makefile's (one SASS per family, PTX of the newest),
+        # unless CUDALOAD_KERNEL_ARCHS names them
+        archs = os.environ.get("CUDALOAD_KERNEL_ARCHS", "").split()
+        if nv and archs:
             cmd.insert(-1, "KERNEL_ARCHS=%s" % " ".join(archs))
             cmd.insert(-1, "KERNEL_PTX=%s" % archs[-1])
         zig = zig_cc()
@@ -201,7 +184,7 @@ class BuildExt(build_ext):
         t = time.time()
         progress("[1/2] libcudaload from %s: libcudaload.a, the stub archives, and the headers, pkg-config and "
                  "CMake files for extension builders (make dev-tree); kernels: %s; C compiler: %s" % (
-                     root, "nvcc %s for sm_%s" % (nv, ", sm_".join(archs)) if nv else "none (no nvcc: SAXPY/SGEMM on cuBLAS)",
+                     root, "nvcc %s for %s" % (nv, "sm_" + ", sm_".join(archs) if archs else "one SASS per family") if nv else "none (no nvcc: SAXPY/SGEMM on cuBLAS)",
                      "zig, for glibc %s" % ZIG_GLIBC if zig else os.environ.get("CC") or "the system's cc"))
         progress("building libcudaload: %s" % " ".join(cmd))
         subprocess.check_call(cmd)
