@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (REPO, SHIM, SOURCES_NO_SYSTEM, auditwheel_show_and_repair, build_dir, clean_env, install_shim, make_venv,
-                      package_stubs, run_py, sh)
+                      VERSION, package_stubs, run_py, sh)
 
 CUDA_LIB = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
 
@@ -72,12 +72,12 @@ def test_wheel_contents_and_size(shim_wheel):
     want += ["cudaload/lib/libcudaload-%s.a" % s for s in stubs] + ["cudaload/lib/pkgconfig/cudaload-%s.pc" % s for s in stubs]
     assert not [w for w in want if w not in names], [w for w in want if w not in names]
     assert not [n for n in names if n.endswith((".h", ".a")) and not n.startswith(("cudaload/include/", "cudaload/lib/"))]
-    eps = zipfile.ZipFile(shim_wheel).read("cudaload-0.3.0.dist-info/entry_points.txt").decode()
+    eps = zipfile.ZipFile(shim_wheel).read("cudaload-%s.dist-info/entry_points.txt" % VERSION).decode()
     assert re.search(r"^\[cmake\.prefix\]\s+cudaload = cudaload$", eps, re.M), eps
     assert re.search(r"^\[pkg_config\]\s+cudaload = cudaload\.lib\.pkgconfig$", eps, re.M), eps
     if sys.version_info >= (3, 11):
         assert "-cp311-abi3-" in shim_wheel.name, shim_wheel.name
-    meta = zipfile.ZipFile(shim_wheel).read("cudaload-0.3.0.dist-info/METADATA").decode()
+    meta = zipfile.ZipFile(shim_wheel).read("cudaload-%s.dist-info/METADATA" % VERSION).decode()
     extras = re.findall(r"^Requires-Dist: (.*)$", meta, re.M)
     assert 'nvidia-cuda-runtime-cu12; extra == "cu12"' in extras, extras
     assert 'nvidia-cublas-cu12; extra == "cu12"' in extras, extras
@@ -131,10 +131,10 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
         tmp_path], cwd=SHIM, env=env)
     sdists = list(tmp_path.glob("cudaload-*.tar.gz"))
     assert len(sdists) == 1, list(tmp_path.iterdir())
+    top = "cudaload-%s/" % VERSION
     with tarfile.open(sdists[0]) as t:
         names = t.getnames()
         t.extractall(tmp_path / "x")
-    top = "cudaload-0.3.0/"
     for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/_arrays.c",
               "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
@@ -147,7 +147,7 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     assert "probe_report.c" in probe_files and "probe_json.c" in probe_files, probe_files
     for f in probe_files:
         assert top + "libcudaload-src/tools/" + f in names, (f, names)
-    src = tmp_path / "x" / "cudaload-0.3.0"
+    src = tmp_path / "x" / ("cudaload-" + VERSION)
     dist = tmp_path / "dist"
     env = dict(os.environ, CUDALOAD_NVCC="", CUDALOAD_BUILD_BASE=str(tmp_path / "wb"))
     env.pop("CUDALOAD_SOURCE_DIR", None)
