@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libcudaload -- GNU make. `make help` lists the targets.
 #
 # Everything CUDA is dlopen'ed at run time: nothing here links a CUDA library. The CUDA
@@ -155,7 +156,8 @@ help:
 	@echo "                    as wheels of their own from the wheels pinned in tools/api/wheel-libs.txt;"
 	@echo "                    check-generate also runs tools/check_version.py: the version is set in"
 	@echo "                    include/cudaload.h only (this Makefile, pkg-config, CMake and the Python package read"
-	@echo "                    it), and every requirement or output naming it agrees (docs/api.md, Stability and releases)"
+	@echo "                    it), and every requirement or output naming it agrees (docs/api.md, Stability and releases);"
+	@echo "                    and tools/spdx.py: every source file starts with SPDX-License-Identifier: Apache-2.0"
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md);"
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
@@ -381,6 +383,7 @@ generate: py-testenv $(PROBE)
 check-generate: py-testenv $(PROBE)
 	$(GEN_API) --check
 	$(PYTHON) tools/check_version.py
+	$(PYTHON) tools/spdx.py
 
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
@@ -730,7 +733,8 @@ stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERS
 
 define cmake_package
 	install -d $(1)
-	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
+	{ echo '# SPDX-License-Identifier: Apache-2.0'; \
+	  echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
 	  echo 'set(cudaload_NVIDIA_LIBS $(NVIDIA_LIBS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \

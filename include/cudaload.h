@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload.h -- find, open and resolve the CUDA runtime and cuBLAS at run time.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds cudaload._cudaload: libcudaload compiled from its sources and linked in statically.
 
 The library comes from, in order: $CUDALOAD_SOURCE_DIR; the repository this directory sits

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_version.py -- every place that names libcudaload's version agrees with the one place it
 is set: include/cudaload.h's CUDALOAD_VERSION_MAJOR, _MINOR, _PATCH and CUDALOAD_VERSION_STRING.
 

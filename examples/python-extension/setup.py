@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Build saxpy_demo._saxpy with libcudaload from the `cudaload` package (a build requirement).
 
     pip wheel .        # pyproject.toml's build requirements bring setuptools and cudaload

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The catalogue on a GPU machine: every catalogue library in a venv's nvidia/ tree found and loaded
 (with its dependencies) by libcudaload, compared with cuda.pathfinder's choice in the same venv,
 reused when torch loaded it first (one copy in /proc/self/maps), and load times against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared pieces of the python-shim tests (tests/python/test_shim_*.py, test_gpu_shim.py).
 
 Nothing here is autouse: tests/python/test_example_extension.py (another suite) is untouched.

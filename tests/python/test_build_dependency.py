@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cudaload package as a build requirement: what it gives extension builders.
 
 From the installed wheel (pip install --target): get_include(), get_library_dir(),

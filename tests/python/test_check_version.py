@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/check_version.py, the check `make check-generate` runs: on a small tree whose version is
 set in include/cudaload.h it finds each place that names another (a pip requirement, CMake's
 find_package, meson's dependency, the probe's first line and JSON, a wheel's name, the shared

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cudaload wheel and sdist (python-shim/): what is in them and what the extension links.
 
 The wheel is built once per session (conftest.shim_wheel). Checked: no DT_NEEDED on any CUDA

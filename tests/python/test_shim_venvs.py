@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload installed as users install it, beside real nvidia-* wheels from the registry.
 
 Each environment is a real venv (or --target dir, or user site) made under the build dir;

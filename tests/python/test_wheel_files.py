@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/wheel_files.py's remote reads against a loopback index (no network): an HTTP server on
 127.0.0.1 that answers the JSON API the tool asks (CUDALOAD_PYPI_JSON) and serves a small wheel
 built here with zipfile, with range requests as PyPI's file host answers them, or broken in one

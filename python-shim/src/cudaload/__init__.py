@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload: the CUDA runtime and cuBLAS, found at import; SAXPY and SGEMM on any float32 array.
 
 At import the embedded libcudaload (cudaload._cudaload) is initialised with this
