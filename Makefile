@@ -128,7 +128,10 @@ export CUDALOAD_DEDUPE_STORE
 
 .PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-layers check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
+# its recipe runs once the rest is built: where the wheels' headers could not be had, the last
+# line says which stubs were left out and why ($(info): the tool's line is not the shell's to quote)
 all: headers-check $(SO_REAL) $(B)/$(SO_NAME) $(B)/libcudaload.so $(STATIC) $(PC) $(PROBE) stubs
+	$(if $(STUB_LEFT_OUT),$(info cudaload: the stubs of $(STUB_LEFT_OUT) were not built: no headers for them ($(or $(value WHEEL_FILES_ERROR),tools/wheel_files.py headers failed)); make again builds them once tools/wheel_files.py headers succeeds))
 
 help:
 	@echo "libcudaload $(VERSION) -- targets:"
@@ -161,9 +164,12 @@ help:
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md);"
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
-	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it);"
+	@echo "                    (tools/hide_versions.py hides .so.0's exports from all but the programs linked to it;"
+	@echo "                    glibc only: where CC targets another C library, musl, those four are archives only);"
 	@echo "                    $(STUB_WHEEL_IDS) built with their pinned wheels' headers,"
-	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB)"
+	@echo "                    fetched once into a cache (tools/wheel_files.py headers, about 16 MB, from"
+	@echo "                    the index pip is configured with: PIP_INDEX_URL, pip.conf); where they can't"
+	@echo "                    be had, make (all) says at its end which stubs it left out, and why"
 	@echo "  make generate-docs  rewrite the catalogue's tables in docs/catalogue.md, docs/search-order.md and"
 	@echo "                    docs/toolkit.md (the toolkit's parts)"
 	@echo "                    from the rows (make check fails when it is stale: check-docs)"
@@ -299,20 +305,25 @@ STUB_CFLAGS := -std=c11 $(WARN) -Wno-deprecated-declarations $(CFLAGS) -fPIC -fv
 # The libraries that ship as wheels of their own (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR,
 # cuDSS, cuFile, nvSHMEM's host library): their stubs and the tests that call them need the headers of the wheels pinned
 # in tools/api/wheel-libs.txt, fetched once into a cache (tools/wheel_files.py headers: ranged
-# reads of the include dirs, about 16 MB). libcudaload itself builds without them. When they can't
-# be had (offline, nothing cached), those stubs are not built, and make says so.
+# reads of the include dirs, about 16 MB, from the index pip is configured with). libcudaload
+# itself builds without them. When they can't be had (offline, the index down, nothing cached),
+# those stubs are not built, and make says so as it starts (after the tool's error) and again at
+# the end of `all`, with the tool's error line (STUB_LEFT_OUT, WHEEL_FILES_ERROR).
 STUB_WHEEL_IDS := $(strip $(foreach s,$(STUB_IDS),$(if $(STUB_WHEEL_$(s)),$(s))))
+STUB_LEFT_OUT :=
 ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
 # asked once: a make this one runs inherits the answer, an empty one included
 ifeq ($(origin WHEEL_FILES),undefined)
-WHEEL_FILES := $(shell $(PYTHON) tools/wheel_files.py headers)
+WHEEL_FILES := $(shell $(PYTHON) tools/wheel_files.py headers --error-file $(B)/wheel-files.error)
+WHEEL_FILES_ERROR := $(if $(WHEEL_FILES),,$(shell cat $(B)/wheel-files.error 2>/dev/null))
 endif
 ifeq ($(WHEEL_FILES),)
 $(info cudaload: no headers for the stubs of $(STUB_WHEEL_IDS) (tools/wheel_files.py headers failed, above): those stubs are not built)
+STUB_LEFT_OUT := $(STUB_WHEEL_IDS)
 STUB_IDS := $(filter-out $(STUB_WHEEL_IDS),$(STUB_IDS))
 STUB_WHEEL_IDS :=
 endif
-export WHEEL_FILES
+export WHEEL_FILES WHEEL_FILES_ERROR
 endif
 # the archives the Python package ships hide their API (HIDDEN_API): not for a library whose
 # header declares its functions default-visible itself (cufile.h's #pragma GCC visibility
@@ -321,11 +332,39 @@ ifneq ($(HIDDEN_API),)
 STUB_IDS := $(filter-out $(STUB_NO_HIDDEN),$(STUB_IDS))
 endif
 STUB_UNVERSIONED := $(filter $(STUB_UNVERSIONED),$(STUB_IDS))
-# the shared stubs: every stub. For the libraries whose exports carry no symbol version
-# (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
+# The C library CC targets: glibc, other (musl: CC=musl-gcc, Alpine's gcc), or empty when CC
+# cannot say (then as glibc: CC's own error comes later). The run-time files of STUB_UNVERSIONED's
+# shared stubs need glibc's dynamic loader: musl's ignores symbol versions but skips every symbol
+# whose version is hidden, so a program linked to one of them stops before main ("symbol not
+# found"). For another C library those stubs are archives only (STUB_STATIC_ONLY), which
+# -lcudaload-<lib> then links, and their .so files are refused (docs/stubs.md). CC_LIBC=glibc on
+# make's command line keeps glibc's rules (test_musl's control).
+ifneq ($(filter-out help clean uninstall,$(or $(MAKECMDGOALS),all)),)
+CC_LIBC := $(shell printf '\043include <stdio.h>\n\043if defined __GLIBC__ && !defined __UCLIBC__\ncudaload_libc=glibc\n\043else\ncudaload_libc=other\n\043endif\n' \
+             | $(CC) -E -P -x c - 2>/dev/null | sed -n 's/^cudaload_libc=//p')
+endif
+STUB_STATIC_ONLY :=
+ifeq ($(CC_LIBC),other)
+STUB_STATIC_ONLY := $(STUB_UNVERSIONED)
+STUB_STATIC_WHY := $(CC) does not target glibc: $(STUB_STATIC_ONLY) get archives only, no shared stubs (their run-time files hide their exports' symbol version, which only glibc's dynamic loader binds; docs/stubs.md)
+ifneq ($(STUB_STATIC_ONLY),)
+$(info cudaload: $(STUB_STATIC_WHY))
+endif
+# a stub whose core calls dlvsym (nvSHMEM's: the one definition of a versioned variable) has no
+# build there: musl has no dlvsym. Left out, said once, rather than a compile error
+STUB_NEEDS_DLVSYM := $(filter $(STUB_IDS),$(patsubst stubs/%_core.c,%,$(shell grep -l dlvsym stubs/*_core.c 2>/dev/null)))
+ifneq ($(STUB_NEEDS_DLVSYM),)
+STUB_IDS := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_IDS))
+STUB_WHEEL_IDS := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_WHEEL_IDS))
+STUB_UNVERSIONED := $(filter-out $(STUB_NEEDS_DLVSYM),$(STUB_UNVERSIONED))
+$(info cudaload: $(CC) does not target glibc: no stub of $(STUB_NEEDS_DLVSYM) (its core calls dlvsym, which only glibc has; docs/stubs.md))
+endif
+endif
+# the shared stubs: every stub but STUB_STATIC_ONLY's. For the libraries whose exports carry no
+# symbol version (STUB_UNVERSIONED) the run-time file libcudaload-<lib>.so.0 is the link-time file
 # libcudaload-<lib>.so with its version node hidden (tools/hide_versions.py; stubs/stub_unversioned.map
 # puts the node at index 3), two files; for the others .so.0 is a link to .so (docs/stubs.md)
-STUB_SHARED_IDS := $(STUB_IDS)
+STUB_SHARED_IDS := $(filter-out $(STUB_STATIC_ONLY),$(STUB_IDS))
 # -isystem <the wheel's include dir> first: a toolkit's include dir may hold another release's cudnn.h
 stub_wheel_inc = $(if $(STUB_WHEEL_$(1)),-isystem $(WHEEL_FILES)/$(STUB_WHEEL_$(1)))
 $(foreach s,$(STUB_WHEEL_IDS),$(eval $(B)/stubs/obj/$(s).o $(B)/stubs/obj/$(s)_older.o $(B)/stubs/obj/$(s)_core.o: STUB_XINC := $(call stub_wheel_inc,$(s))))
@@ -363,6 +402,10 @@ stub_map = stubs/$(if $(filter $(1),$(STUB_UNVERSIONED)),stub_unversioned,stub).
 define STUB_RULES
 $(B)/stubs/libcudaload-$(1).a: $(call stub_objs,$(1))
 	rm -f $$@ && $(AR) rcs $$@ $$^
+ifneq ($(filter $(1),$(STUB_STATIC_ONLY)),)
+$(B)/stubs/libcudaload-$(1).so $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR):
+	@echo "$$@: not built: $(STUB_STATIC_WHY)" >&2; exit 1
+else
 $(B)/stubs/libcudaload-$(1).so: $(call stub_objs,$(1)) $(B)/libcudaload.so $(call stub_map,$(1))
 	$$(CC) -shared -Wl,-soname,libcudaload-$(1).so.$(SOMAJOR) -Wl,--no-undefined -Wl,-z,now \
 	  -Wl,--version-script=$(call stub_map,$(1)) -Wl,-rpath,'$$$$ORIGIN' -o $$@ $(call stub_objs,$(1)) -L$(B) -lcudaload $(LIBS)
@@ -372,6 +415,7 @@ $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so tools/
 else
 $(B)/stubs/libcudaload-$(1).so.$(SOMAJOR): $(B)/stubs/libcudaload-$(1).so
 	ln -sf libcudaload-$(1).so $$@
+endif
 endif
 endef
 $(foreach s,$(STUB_IDS),$(eval $(call STUB_RULES,$(s))))
@@ -458,10 +502,13 @@ $(B)/tests/stub_all_shared: tests/stubs/stub_all_shared.c $(STUB_SO) $(B)/$(SO_N
 	$(CC) -std=c11 $(WARN) -O1 -g -isystem $(CUDA_INC) -o $@ $< -Wl,--no-as-needed \
 	  $(STUB_SHARED_IDS:%=$(B)/stubs/libcudaload-%.so) $(B)/$(SO_NAME) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the shared stubs of the libraries that version none of their exports, linked as a user links
-# them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden)
-$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_SO) $(B)/stubs/$(SO_NAME) $(B)/$(SO_NAME) | $(B)/tests
+# them (-lcudaload-<lib>: the link-time file), run with their .so.0 (the version hidden); where
+# CC does not target glibc (STUB_STATIC_ONLY), the same link takes their archives (test_musl)
+$(B)/tests/stub_unversioned: tests/stubs/stub_unversioned.c $(STUB_UNVERSIONED:%=$(B)/stubs/libcudaload-%.a) \
+  $(foreach s,$(filter $(STUB_UNVERSIONED),$(STUB_SHARED_IDS)),$(B)/stubs/libcudaload-$(s).so $(B)/stubs/libcudaload-$(s).so.$(SOMAJOR)) \
+  $(B)/stubs/$(SO_NAME) $(B)/libcudaload.so | $(B)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g $(foreach s,$(STUB_UNVERSIONED),$(call stub_wheel_inc,$(s))) -isystem $(CUDA_INC) -o $@ $< \
-	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
+	  -L$(B)/stubs $(STUB_UNVERSIONED:%=-lcudaload-%) -L$(B) -lcudaload $(LIBS) -Wl,-rpath,'$$ORIGIN/../stubs:$$ORIGIN/..'
 # the hidden version in miniature (tests/stubs/selfcall.c): a library that calls its own export,
 # its stub built as those of STUB_UNVERSIONED are (stubs/stub_unversioned.map, then
 # tools/hide_versions.py for .so.0), and a program linked to the stub
@@ -723,9 +770,11 @@ bench: all bench-bins
 # the CMake package into $(1): the include dir relative to it $(2), the CUDA headers $(3)
 # the pkg-config modules of the stubs into $(1), for prefix $(2) and libdir $(3):
 # cudaload-<lib> (-lcudaload-<lib>) and cudaload-<lib>-static (the archives), each requiring the
-# modules of the stubs its library needs (STUB_REQUIRES_<lib>)
+# modules of the stubs its library needs (STUB_REQUIRES_<lib>); for STUB_STATIC_ONLY (no shared
+# stub where CC does not target glibc) cudaload-<lib> is a copy of cudaload-<lib>-static
 define stub_pc_modules
 	$(foreach s,$(STUB_IDS),$(call stub_pc,$(1),$(2),$(3),$(s),) && $(call stub_pc,$(1),$(2),$(3),$(s),-static) &&) true
+	$(foreach s,$(STUB_STATIC_ONLY),cp $(1)/cudaload-$(s)-static.pc $(1)/cudaload-$(s).pc &&) true  # no shared stub: the archives
 endef
 # one module: $(4) the stub, $(5) "" or -static (the template's suffix and the modules it requires)
 stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIB@|$(4)|g' \
@@ -736,6 +785,7 @@ define cmake_package
 	{ echo '# SPDX-License-Identifier: Apache-2.0'; \
 	  echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
+	  echo 'set(cudaload_STUBS_STATIC_ONLY $(STUB_STATIC_ONLY))'; \
 	  echo 'set(cudaload_NVIDIA_LIBS $(NVIDIA_LIBS))'; \
 	  $(foreach s,$(STUB_IDS),echo 'set(cudaload_STUB_ROW_$(s) $(STUB_ROW_$(s)))'; \
 	    echo 'set(cudaload_STUB_TARGET_$(s) $(STUB_TARGET_$(s)))'; echo 'set(cudaload_STUB_LIB_$(s) $(STUB_LIB_$(s)))'; \

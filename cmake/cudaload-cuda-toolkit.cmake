@@ -43,21 +43,34 @@ else()
     endif()
   endmacro()
 
-  # 2. the cudaload Python package of the build's interpreter
+  # A path in a list is escaped (each ';' as '\;': a list would split it there); an element taken
+  # from the list (foreach IN LISTS) comes back as it was.
+  # A path printed by a command is its line as it is (python -m cudaload and cudaload-probe
+  # print it unquoted, on a line of its own): only the newline that ends the line comes off (not
+  # OUTPUT_STRIP_TRAILING_WHITESPACE: a directory name may end in a blank).
+
+  # 2. the cudaload Python package of the build's interpreter: each interpreter once, in order
   set(_cudaload_tk_pythons "")
-  foreach(_cudaload_tk_v IN ITEMS Python_EXECUTABLE Python3_EXECUTABLE)
-    if(DEFINED ${_cudaload_tk_v} AND NOT "${${_cudaload_tk_v}}" STREQUAL "")
-      list(APPEND _cudaload_tk_pythons "${${_cudaload_tk_v}}")
+  foreach(_cudaload_tk_py IN ITEMS "${Python_EXECUTABLE}" "${Python3_EXECUTABLE}" python3)  # python3: on PATH
+    set(_cudaload_tk_new 1)
+    if(_cudaload_tk_py STREQUAL "")
+      set(_cudaload_tk_new 0)
+    endif()
+    foreach(_cudaload_tk_seen IN LISTS _cudaload_tk_pythons)
+      if(_cudaload_tk_seen STREQUAL _cudaload_tk_py)
+        set(_cudaload_tk_new 0)
+      endif()
+    endforeach()
+    if(_cudaload_tk_new)
+      string(REPLACE ";" "\\;" _cudaload_tk_item "${_cudaload_tk_py}")
+      list(APPEND _cudaload_tk_pythons "${_cudaload_tk_item}")
     endif()
   endforeach()
-  list(APPEND _cudaload_tk_pythons python3)  # run by name: execute_process searches PATH
-  list(REMOVE_DUPLICATES _cudaload_tk_pythons)
   foreach(_cudaload_tk_py IN LISTS _cudaload_tk_pythons)
     execute_process(COMMAND "${_cudaload_tk_py}" -m cudaload --cuda-root
                     RESULT_VARIABLE _cudaload_tk_rc OUTPUT_VARIABLE _cudaload_tk_out ERROR_VARIABLE _cudaload_tk_err
-                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-    # python -m cudaload quotes a path as a shell would ('...' around one with blanks)
-    string(REGEX REPLACE "^'(.*)'$" "\\1" _cudaload_tk_out "${_cudaload_tk_out}")
+                    ERROR_STRIP_TRAILING_WHITESPACE)
+    string(REGEX REPLACE "\n$" "" _cudaload_tk_out "${_cudaload_tk_out}")
     if(_cudaload_tk_rc EQUAL 0 AND IS_DIRECTORY "${_cudaload_tk_out}")
       set(_cudaload_tk_root "${_cudaload_tk_out}")
       set(_cudaload_tk_how "${_cudaload_tk_py} -m cudaload --cuda-root")
@@ -70,15 +83,22 @@ else()
   # 3. an installed cudaload-probe, with the wheels of the first of those interpreters that runs
   if(_cudaload_tk_root STREQUAL "")
     set(_cudaload_tk_probe_args "")
+    set(_cudaload_tk_probe_text "")  # the same, as words for the messages
     foreach(_cudaload_tk_py IN LISTS _cudaload_tk_pythons)
       execute_process(COMMAND "${_cudaload_tk_py}" -c
-                      "import os, sys\nfor p in sys.path:\n    if os.path.isabs(p) and os.path.isdir(os.path.join(p, 'nvidia')): print(p)"
-                      RESULT_VARIABLE _cudaload_tk_rc OUTPUT_VARIABLE _cudaload_tk_out ERROR_QUIET
-                      OUTPUT_STRIP_TRAILING_WHITESPACE)
+                      "import os, sys\nfor p in sys.path:\n    if os.path.isabs(p) and '\\n' not in p and os.path.isdir(os.path.join(p, 'nvidia')): print(p)"
+                      RESULT_VARIABLE _cudaload_tk_rc OUTPUT_VARIABLE _cudaload_tk_out ERROR_QUIET)
       if(_cudaload_tk_rc EQUAL 0)
-        string(REPLACE "\n" ";" _cudaload_tk_sites "${_cudaload_tk_out}")
+        # a line a directory: the list of lines, a ';' in one escaped first
+        string(REGEX REPLACE "\n$" "" _cudaload_tk_out "${_cudaload_tk_out}")
+        string(REPLACE ";" "\\;" _cudaload_tk_sites "${_cudaload_tk_out}")
+        string(REPLACE "\n" ";" _cudaload_tk_sites "${_cudaload_tk_sites}")
         foreach(_cudaload_tk_site IN LISTS _cudaload_tk_sites)
-          list(APPEND _cudaload_tk_probe_args --root "${_cudaload_tk_site}")
+          if(NOT _cudaload_tk_site STREQUAL "")
+            string(APPEND _cudaload_tk_probe_text " --root ${_cudaload_tk_site}")
+            string(REPLACE ";" "\\;" _cudaload_tk_site "${_cudaload_tk_site}")
+            list(APPEND _cudaload_tk_probe_args --root "${_cudaload_tk_site}")
+          endif()
         endforeach()
         break()
       endif()
@@ -88,6 +108,7 @@ else()
     foreach(_cudaload_tk_up IN ITEMS ../../../bin ../../../../bin)
       get_filename_component(_cudaload_tk_p "${CMAKE_CURRENT_LIST_DIR}/${_cudaload_tk_up}/cudaload-probe" ABSOLUTE)
       if(EXISTS "${_cudaload_tk_p}")
+        string(REPLACE ";" "\\;" _cudaload_tk_p "${_cudaload_tk_p}")
         list(APPEND _cudaload_tk_probes "${_cudaload_tk_p}")
       endif()
     endforeach()
@@ -95,9 +116,9 @@ else()
     foreach(_cudaload_tk_p IN LISTS _cudaload_tk_probes)
       execute_process(COMMAND "${_cudaload_tk_p}" ${_cudaload_tk_probe_args} --cuda-root
                       RESULT_VARIABLE _cudaload_tk_rc OUTPUT_VARIABLE _cudaload_tk_out ERROR_VARIABLE _cudaload_tk_err
-                      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-      set(_cudaload_tk_cmd "${_cudaload_tk_p}" ${_cudaload_tk_probe_args} --cuda-root)
-      list(JOIN _cudaload_tk_cmd " " _cudaload_tk_cmd)
+                      ERROR_STRIP_TRAILING_WHITESPACE)
+      string(REGEX REPLACE "\n$" "" _cudaload_tk_out "${_cudaload_tk_out}")
+      set(_cudaload_tk_cmd "${_cudaload_tk_p}${_cudaload_tk_probe_text} --cuda-root")
       if(_cudaload_tk_rc EQUAL 0 AND IS_DIRECTORY "${_cudaload_tk_out}")
         set(_cudaload_tk_root "${_cudaload_tk_out}")
         set(_cudaload_tk_how "${_cudaload_tk_cmd}")
@@ -114,7 +135,8 @@ else()
                         "nvidia-cuda-runtime nvidia-cuda-cccl) and cudaload where that python runs, or give the root: "
                         "-DCUDALOAD_CUDA_ROOT=<dir> (docs/toolkit.md)")
   endif()
-  set(CUDALOAD_CUDA_ROOT "${_cudaload_tk_root}" CACHE PATH
+  # STRING, not PATH: CMake turns every '\' of a PATH or FILEPATH cache value into '/'
+  set(CUDALOAD_CUDA_ROOT "${_cudaload_tk_root}" CACHE STRING
       "the CUDA toolkit root of cudaload-cuda-toolkit.cmake (found by ${_cudaload_tk_how})")
   message(STATUS "cudaload: CUDA toolkit root ${_cudaload_tk_root} (${_cudaload_tk_how})")
 endif()
@@ -126,9 +148,13 @@ if(NOT EXISTS "${_cudaload_tk_root}/bin/nvcc")
                       "not a CUDA toolkit root (a tree of links removed since? unset CUDALOAD_CUDA_ROOT, or remove "
                       "it from CMakeCache.txt, to find it again)")
 endif()
+# CMake reads both as lists (the compiler and its arguments; the prefixes to search): the root's
+# ';' escaped, so that each is one element, the path as it is. STRING, not FILEPATH or PATH, for
+# the same reason as above (a '\' turned into '/' would also undo the escape).
+string(REPLACE ";" "\\;" _cudaload_tk_root_item "${_cudaload_tk_root}")
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND "$ENV{CUDACXX}" STREQUAL "")
-  set(CMAKE_CUDA_COMPILER "${_cudaload_tk_root}/bin/nvcc" CACHE FILEPATH "CUDA compiler (cudaload-cuda-toolkit.cmake)")
+  set(CMAKE_CUDA_COMPILER "${_cudaload_tk_root_item}/bin/nvcc" CACHE STRING "CUDA compiler (cudaload-cuda-toolkit.cmake)")
 endif()
 if(NOT DEFINED CUDAToolkit_ROOT AND "$ENV{CUDAToolkit_ROOT}" STREQUAL "")
-  set(CUDAToolkit_ROOT "${_cudaload_tk_root}" CACHE PATH "the CUDA toolkit for find_package(CUDAToolkit) (cudaload-cuda-toolkit.cmake)")
+  set(CUDAToolkit_ROOT "${_cudaload_tk_root_item}" CACHE STRING "the CUDA toolkit for find_package(CUDAToolkit) (cudaload-cuda-toolkit.cmake)")
 endif()

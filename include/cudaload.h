@@ -202,7 +202,9 @@ typedef struct cudaload_options {
                                   root, where nvcc is): parts of one toolkit come from one root */    \
     X(TOOLKIT_MISMATCH, 35)    /* the runtime headers say CUDA value, nvcc is CUDA needed (text: the
                                   header read): one toolkit is one release */                          \
-    X(NOT_IN_ROOT, 36)         /* a part the toolkit needs is not under its root (text: the root) */
+    X(NOT_IN_ROOT, 36)         /* a part the toolkit needs is not under its root (text: the root) */  \
+    X(TREE_INCOMPLETE, 37)     /* a toolkit tree libcudaload made (its marker there) lacks this link, or
+                                  it points elsewhere (text: the target it should have): never reused */
 
 typedef enum cudaload_reason {
 #define CUDALOAD_REASON_ENUM_(name, value) CUDALOAD_REASON_##name = value,
@@ -502,7 +504,8 @@ typedef struct cudaload_toolkit_info {
     int headers_version;          /* the runtime headers' CUDART_VERSION, 0 unknown */
     size_t n_candidates;          /* the check: one per part the toolkit needs, nvcc's profile, the headers */
     const cudaload_candidate *candidates; /* result OK (reason FOUND) or why not: NOT_IN_ROOT,
-                                             OTHER_ROOT (a copy elsewhere), TOOLKIT_MISMATCH */
+                                             OTHER_ROOT (a copy elsewhere), TOOLKIT_MISMATCH;
+                                             TREE_INCOMPLETE for a cached tree not reused */
     const cudaload_candidate_detail *details;
 } cudaload_toolkit_info;
 

@@ -142,6 +142,10 @@ void cl_render_reason(const cudaload_candidate_detail *d, const char *text, cl_b
                       t, d->value / 1000, d->value % 1000 / 10, d->needed / 1000, d->needed % 1000 / 10);
         break;
     case CUDALOAD_REASON_NOT_IN_ROOT: cl_buf_printf(out, "not under the toolkit's root %s", t); break;
+    case CUDALOAD_REASON_TREE_INCOMPLETE:
+        cl_buf_printf(out, "not reused: the toolkit tree libcudaload made lacks this link to %s (or it points "
+                           "elsewhere)", t);
+        break;
     case CUDALOAD_REASON_COUNT_: break;
     }
 }

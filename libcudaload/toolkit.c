@@ -678,39 +678,151 @@ static void cl_tree_prune(const char *base) {
     closedir(d);
 }
 
-/* The plan's tree in the cache: <base>/toolkit-<hash>, made in a temporary directory and renamed
- * in, so that a reader never sees half a tree and two makers agree. */
-static cudaload_status cl_tree_cached(const cl_plan *pl, const char *what, char **root, cl_buf *why) {
+/* Records a candidate of the toolkit's check (a part, nvcc's profile, a header) on the answer,
+ * and for one that fails adds it and its fix to msg. */
+static void cl_tk_record(struct cl_toolkit_answer *a, const char *path, cudaload_source source, cudaload_status result,
+                         cudaload_reason reason, int value, int needed, const char *text, const char *fix, cl_buf *msg) {
+    cl_why w = {0};
+    cl_why_set(&w, reason, 0, value, needed, "%s", text ? text : "");
+    long i = cl_cands_add(&a->cands, &a->details, &a->n_cands, &a->cap_cands, path, source, result, &w);
+    cl_why_free(&w);
+    if (result == CUDALOAD_OK) return;
+    cl_buf_printf(msg, "\n  %s [%s]: %s", path, cudaload_source_name(source), i >= 0 ? a->cands[i].reason : "out of memory");
+    if (fix) cl_buf_printf(msg, "\n    fix: %s", fix);
+}
+
+/* The first of the plan's links that the tree at dir lacks, or that points elsewhere than the
+ * plan says (its index in the plan), or -1 when the tree has every one. A marker says that its
+ * maker finished, not that the directory renamed in was whole: a tree is reused only when this
+ * finds nothing. A path that cannot be made (out of memory) counts as lacking: nothing is reused
+ * on a check that did not happen. */
+static long cl_tree_lacks(const char *dir, const cl_plan *pl) {
+    char target[PATH_MAX];
+    for (size_t i = 0; i < pl->n; i++) {
+        char *at = cl_path_join(dir, pl->links[i].at);
+        ssize_t n = at ? readlink(at, target, sizeof target - 1) : -1;
+        free(at);
+        if (n < 0) return (long)i;
+        target[n] = 0;
+        if (strcmp(target, pl->links[i].target) != 0) return (long)i;
+    }
+    return -1;
+}
+
+/* Records on a that the tree at dir lacks the plan's link i (TREE_INCOMPLETE), with fix for
+ * the message when it is refused (NULL when it is made again). */
+static void cl_tree_record_lack(struct cl_toolkit_answer *a, cudaload_source source, const char *dir, const cl_plan *pl,
+                                long i, const char *fix, cl_buf *msg) {
+    char *at = cl_path_join(dir, pl->links[i].at);
+    cl_tk_record(a, at ? at : dir, source, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_TREE_INCOMPLETE, 0, 0,
+                 pl->links[i].target, fix, msg);
+    free(at);
+}
+
+/* Moves the tree at final out of the way (into a fresh directory of base, by rename: a reader
+ * sees the old tree or none) and removes it there. 0 when final is gone, by this process or by
+ * another that moved it first. */
+static int cl_tree_retire(const char *base, const char *name, const char *final) {
+    char pattern[96];
+    snprintf(pattern, sizeof pattern, ".%s.old.XXXXXX", name);
+    char *aside = cl_path_join(base, pattern);
+    if (!aside || !mkdtemp(aside)) {
+        free(aside);
+        return -1;
+    }
+    /* a directory renamed onto an empty one replaces it */
+    int rc = rename(final, aside);
+    if (rc != 0 && errno == ENOENT) rc = 0; /* another maker moved it first */
+    if (rc != 0) rmdir(aside); /* nothing moved in: the empty directory made for it goes */
+    /* checked again where it lies now: only a tree of this file's is removed; a file someone
+     * put there since the check stays (with the tree, out of the way) */
+    else if (cl_tree_only_ours(aside)) cl_tree_remove(aside);
+    free(aside);
+    return rc;
+}
+
+/* The plan's tree in the cache: <base>/toolkit-<hash>, reused when whole (every link the plan
+ * wants, pointing where it says). Else made in a directory of its own (mkdtemp beside it: no
+ * other maker, in this container or another sharing the cache, ever uses or removes it) and
+ * renamed in, so that a reader never sees half a tree and two makers agree: the second finds
+ * the first's whole tree there and takes it. A tree there that is not whole is moved out and
+ * replaced when it holds nothing but what this file makes, else refused (TREE_INCOMPLETE on a,
+ * either way). */
+static cudaload_status cl_tree_cached(struct cl_toolkit_answer *a, cudaload_source source, const cl_plan *pl,
+                                      const char *what, char **root, cl_buf *why) {
     char *base = cl_cache_base();
     if (!base) {
         cl_buf_printf(why, "no cache directory: set CUDALOAD_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass a directory");
         return CUDALOAD_ERROR_INVALID_ARGUMENT;
     }
-    char name[64], tmpname[96];
+    char name[64], pattern[96];
     snprintf(name, sizeof name, "toolkit-%016llx", (unsigned long long)cl_plan_hash(pl, what));
-    snprintf(tmpname, sizeof tmpname, ".%s.%ld", name, (long)getpid());
-    char *final = cl_path_join(base, name), *tmp = cl_path_join(base, tmpname);
+    snprintf(pattern, sizeof pattern, ".%s.XXXXXX", name);
+    char *final = cl_path_join(base, name), *tmp = cl_path_join(base, pattern);
     char *mark = final ? cl_path_join(final, CL_TREE_MARK) : NULL;
     cudaload_status st = CUDALOAD_OK;
+    int made = 0;      /* tmp holds a tree of this process's, to be renamed in or removed */
+    int recorded = 0;  /* a tree there that is not whole was recorded on a */
     struct stat sb;
     if (!final || !tmp || !mark) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
-    else if (lstat(mark, &sb) == 0) { /* made before: reused */
+    else if (lstat(mark, &sb) == 0 && cl_tree_lacks(final, pl) < 0) { /* made before, whole: reused */
     } else if (cl_mkdirs(base) != 0) {
         cl_buf_printf(why, "cannot make %s: %s", base, strerror(errno));
         st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+    } else if (!mkdtemp(tmp)) {
+        cl_buf_printf(why, "cannot make a directory %s: %s", tmp, strerror(errno));
+        st = CUDALOAD_ERROR_INVALID_ARGUMENT;
     } else {
+        made = 1;
         cl_tree_prune(base);
-        if (cl_tree_only_ours(tmp)) cl_tree_remove(tmp); /* a crashed maker's leftovers of this pid */
-        st = cl_tree_at(tmp, pl, what, why);
-        if (st == CUDALOAD_OK && rename(tmp, final) != 0) {
-            /* another process made it first (rename of a directory onto a non-empty one fails) */
-            if (lstat(mark, &sb) != 0) {
+        /* mkdtemp's mode is 0700; a tree is readable by all, as mkdir(0755) made it before */
+        if (chmod(tmp, 0755) != 0) {
+            cl_buf_printf(why, "cannot chmod %s: %s", tmp, strerror(errno));
+            st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+        } else if (cl_tree_write(tmp, pl, what, why) != 0) {
+            st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+        }
+        /* rename in; when a tree is there already: taken when whole, else replaced (a few times
+         * at most: other makers may be replacing it too) */
+        for (int tries = 0; st == CUDALOAD_OK; tries++) {
+            if (rename(tmp, final) == 0) {
+                made = 0;
+                break;
+            }
+            if (errno != EEXIST && errno != ENOTEMPTY) {
                 cl_buf_printf(why, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
                 st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+                break;
             }
-            cl_tree_remove(tmp);
+            int marked = lstat(mark, &sb) == 0;
+            long lack = marked ? cl_tree_lacks(final, pl) : -1;
+            if (marked && lack < 0) break; /* another maker's whole tree: taken, ours removed below */
+            if (!marked) {
+                cl_buf_printf(why, "%s is not a toolkit tree libcudaload made (no %s): not touched", final, CL_TREE_MARK);
+                st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+            } else if (!cl_tree_only_ours(final)) {
+                cl_buf fix = {0};
+                cl_buf_printf(&fix, "move your files out of %s, or remove it: it is not replaced while it holds them", final);
+                if (!recorded) cl_tree_record_lack(a, source, final, pl, lack, cl_buf_str(&fix), why);
+                cl_buf_free(&fix);
+                cl_buf_printf(why, "\n  %s is a toolkit tree libcudaload made, but incomplete and holding files of "
+                              "someone else's: not touched", final);
+                st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+            } else if (tries == 3) {
+                cl_buf_printf(why, "%s is replaced by other makers as fast as this one replaces it: try again", final);
+                st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+            } else {
+                if (!recorded) cl_tree_record_lack(a, source, final, pl, lack, NULL, why);
+                recorded = 1;
+                if (cl_tree_retire(base, name, final) != 0) {
+                    cl_buf_printf(why, "cannot move the incomplete toolkit tree %s out of the way: %s", final, strerror(errno));
+                    st = CUDALOAD_ERROR_INVALID_ARGUMENT;
+                }
+            }
         }
     }
+    /* a tree of ours not renamed in (another maker's whole one taken, or a failure): removed */
+    if (made && cl_tree_only_ours(tmp)) cl_tree_remove(tmp);
     free(mark);
     free(tmp);
     free(base);
@@ -758,19 +870,6 @@ static char *cl_part_under(size_t p, const char *top, int is_site, int major) {
         }
     }
     return NULL;
-}
-
-/* Records a candidate of the toolkit's check (a part, nvcc's profile, a header) on the answer,
- * and for one that fails adds it and its fix to msg. */
-static void cl_tk_record(struct cl_toolkit_answer *a, const char *path, cudaload_source source, cudaload_status result,
-                         cudaload_reason reason, int value, int needed, const char *text, const char *fix, cl_buf *msg) {
-    cl_why w = {0};
-    cl_why_set(&w, reason, 0, value, needed, "%s", text ? text : "");
-    long i = cl_cands_add(&a->cands, &a->details, &a->n_cands, &a->cap_cands, path, source, result, &w);
-    cl_why_free(&w);
-    if (result == CUDALOAD_OK) return;
-    cl_buf_printf(msg, "\n  %s [%s]: %s", path, cudaload_source_name(source), i >= 0 ? a->cands[i].reason : "out of memory");
-    if (fix) cl_buf_printf(msg, "\n    fix: %s", fix);
 }
 
 /* The toolkit's check and plan. top: nvcc's site-packages or prefix; nvcc (the part's state) its
@@ -920,7 +1019,7 @@ static cudaload_status cl_toolkit_make(struct cl_toolkit_answer *a, const char *
             st = cl_tree_at(dir, &pl, what, &why);
             if (st == CUDALOAD_OK && !(a->root = cl_plat_realpath(dir))) st = CUDALOAD_ERROR_OUT_OF_MEMORY;
         } else {
-            st = cl_tree_cached(&pl, what, &a->root, &why);
+            st = cl_tree_cached(a, ns->source, &pl, what, &a->root, &why);
         }
     }
     if (st != CUDALOAD_OK)

@@ -52,7 +52,8 @@ VENDORED = HERE / "libcudaload-src"
 # The stubs and the CMake/pkg-config templates: the wheel ships them for extension builders
 # (make dev-tree).
 LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cmake", "tools/cuda-pins.txt",
-             "tools/wheel_files.py", "tools/api/wheel-libs.txt"]
+             "tools/wheel_files.py", "tools/api/wheel-libs.txt", "tools/api/wheel-older.txt",
+             "tools/api/wheel-files.sha256"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 # SASS a GPU of the same major and a higher minor also runs (libcudaload knows: sm_87/88/89
 # run sm_86's, sm_103 sm_100's, sm_121 sm_120's), so the wheel needs one per family where the

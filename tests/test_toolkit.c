@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -227,6 +228,7 @@ typedef struct tk_out {
     /* cudaload_get_toolkit_info after the calls: its status, versions and the check's candidates */
     int info_status, info_same_root, info_cuda_version, info_headers_version, n_tk;
     tk_cand tk[TK_CHECKS];
+    char planted[PATH_MAX]; /* the directory the child planted (tk_scene's plant), or "" */
 } tk_out;
 
 typedef struct tk_scene {
@@ -236,6 +238,9 @@ typedef struct tk_scene {
     int toolkit_calls;    /* cudaload_toolkit_root(dir) this many times (0, 1, 2), before the parts */
     const char *dir;
     int parts;            /* every part searched (cudaload_part) and recorded */
+    const char *plant;    /* before the calls: the directory <plant>.<the child's pid> is made, holding a
+                             link bin/nvcc to the real nvcc (another maker's half-made tree of the
+                             child's pid, as a process of another container sharing the cache has it) */
 } tk_scene;
 
 static tk_out *out; /* shared with the children (MAP_SHARED) */
@@ -258,6 +263,16 @@ static void tk_child(th_result *r, void *arg) {
     /* a site without libcudart answers NOT_FOUND, and the parts are searched all the same */
     out->init_status = r->init_status = cudaload_init(&o);
     snprintf(r->error, sizeof r->error, "%s", cudaload_last_error());
+    if (s->plant) {
+        snprintf(out->planted, sizeof out->planted, "%s.%ld", s->plant, (long)getpid());
+        char nvcc[PATH_MAX];
+        snprintf(nvcc, sizeof nvcc, "%s/bin", out->planted);
+        if (mkdir(out->planted, 0755) != 0 || mkdir(nvcc, 0755) != 0) return;
+        char target[PATH_MAX];
+        snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", out->planted);
+        snprintf(target, sizeof target, "%s/bin/nvcc", cuda);
+        if (symlink(target, nvcc) != 0) return;
+    }
     const char *first = NULL;
     for (int i = 0; i < s->toolkit_calls && i < 2; i++) {
         const char *root = NULL;
@@ -721,6 +736,220 @@ static void test_toolkit_root_explicit_dir(void **state) {
     expect_link_to(pth("%s/lib/libcudart.so", dir), real("lib/libcudart.so.13"));
 }
 
+/* ---- 5b. the cached tree: reused only whole, made by one maker at a time ---- */
+
+/* The tree at root has every link of the toolkit's layout, to the real files. */
+static void expect_whole_tree(const char *root) {
+    for (size_t i = 0; i < N_CU13; i++) expect_link_to(pth("%s/%s", root, cu13_files[i].toolkit), real(cu13_files[i].toolkit));
+    expect_link_to(pth("%s/lib/libcudart.so", root), real("lib/libcudart.so.13"));
+    expect_link_to(pth("%s/include/cuda_runtime.h", root), real("include/cuda_runtime.h"));
+    assert_true(exists(pth("%s/.cudaload-toolkit", root)));
+}
+
+/* How many entries dir holds (hidden ones too). */
+static int entries(const char *dir) {
+    const char *ls;
+    if (th_sh(&ls, "ls -A '%s' | wc -l", dir) != 0) fail_msg("cannot list %s", dir);
+    return atoi(ls);
+}
+
+/* A tree in the cache with its marker but a link missing, or pointing elsewhere (a maker whose
+ * temporary directory was emptied under it by another, and renamed in all the same), is not
+ * reused: it is made again, in the same place, and the check says why (TREE_INCOMPLETE). One
+ * that also holds a file of someone else's is refused and left as it is. */
+static void test_toolkit_root_incomplete_tree_not_reused(void **state) {
+    (void)state;
+    need_trees();
+    const char *cache = th_tmpdir();
+    const char *env[] = {pth("CUDALOAD_CACHE_DIR=%s", cache), NULL};
+    tk_scene s = {.roots = {site13}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_OK);
+    const char *root = pth("%s", out->root[0]);
+    expect_whole_tree(root);
+
+    /* a link missing: made again */
+    const char *cicc = pth("%s/nvvm/bin/cicc", root);
+    assert_int_equal(unlink(cicc), 0);
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_OK);
+    assert_string_equal(out->root[0], root);
+    expect_whole_tree(root);
+    expect_tk_cand(cicc, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_TREE_INCOMPLETE, -1, -1);
+    assert_int_equal(entries(cache), 1); /* nothing left beside it: no temporary, no old tree */
+
+    /* a link pointing elsewhere: made again */
+    const char *ptxas = pth("%s/bin/ptxas", root);
+    assert_int_equal(unlink(ptxas), 0);
+    th_symlink(real("bin/nvlink"), ptxas);
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_OK);
+    expect_whole_tree(root);
+    expect_tk_cand(ptxas, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_TREE_INCOMPLETE, -1, -1);
+    assert_int_equal(entries(cache), 1);
+
+    /* whole: reused as it is, with no such candidate */
+    struct stat st1, st2;
+    assert_int_equal(stat(root, &st1), 0);
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_OK);
+    assert_int_equal(stat(root, &st2), 0);
+    assert_true(st1.st_ino == st2.st_ino && st1.st_dev == st2.st_dev);
+    for (int c = 0; c < out->n_tk; c++) assert_int_not_equal(out->tk[c].code, CUDALOAD_REASON_TREE_INCOMPLETE);
+
+    /* a link missing and a file of someone else's: refused, left whole, the reason given */
+    assert_int_equal(unlink(cicc), 0);
+    write_file(pth("%s/notes.txt", root), "mine\n", 0644);
+    const char *before = listing(root);
+    run_scene(&s, env);
+    expect_root(0, CUDALOAD_ERROR_INVALID_ARGUMENT);
+    expect_tk_cand(cicc, CUDALOAD_ERROR_NOT_FOUND, CUDALOAD_REASON_TREE_INCOMPLETE, -1, -1);
+    if (!strstr(out->root_error, cicc) || !strstr(out->root_error, "not touched")) fail_msg("the message:\n%s", out->root_error);
+    assert_string_equal(listing(root), before);
+    assert_int_equal(entries(cache), 1);
+}
+
+/* A half-made tree of another maker (a temporary directory of the cache: here named as a
+ * maker of this very pid would have named it, as a process of another container sharing $HOME
+ * may be) is neither removed nor used; nor is one of another name. */
+static void test_toolkit_root_other_makers_temporary_left_alone(void **state) {
+    (void)state;
+    need_trees();
+    const char *t = th_tmpdir();
+    const char *first = pth("%s/cache-1", t), *cache = pth("%s/cache-2", t);
+    /* the tree's name: a hash of what it holds, the same in every cache */
+    const char *env1[] = {pth("CUDALOAD_CACHE_DIR=%s", first), NULL};
+    tk_scene s = {.roots = {site13}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
+    run_scene(&s, env1);
+    expect_root(0, CUDALOAD_OK);
+    const char *name = strrchr(out->root[0], '/') + 1;
+    name = pth("%s", name);
+    /* others' temporary directories, each with a link */
+    const char *other[] = {pth("%s/.%s.1", cache, name), pth("%s/.%s.aB3xYz", cache, name)};
+    const char *before[2];
+    for (size_t i = 0; i < 2; i++) {
+        th_mkdirs(pth("%s/bin", other[i]));
+        th_symlink(real("bin/nvcc"), pth("%s/bin/nvcc", other[i]));
+        before[i] = listing(other[i]);
+    }
+    const char *env[] = {pth("CUDALOAD_CACHE_DIR=%s", cache), NULL};
+    tk_scene p = s;
+    p.plant = pth("%s/.%s", cache, name);
+    run_scene(&p, env);
+    expect_root(0, CUDALOAD_OK);
+    assert_string_equal(out->root[0], pth("%s/%s", cache, name));
+    expect_whole_tree(out->root[0]);
+    const char *planted = pth("%s", out->planted);
+    assert_true(planted[0] != 0);
+    const char *dirs[] = {planted, other[0], other[1]};
+    for (size_t i = 0; i < 3; i++) {
+        if (!exists(pth("%s/bin/nvcc", dirs[i]))) fail_msg("%s: removed or emptied", dirs[i]);
+        assert_int_equal(entries(dirs[i]), 1);
+        assert_int_equal(entries(pth("%s/bin", dirs[i])), 1);
+        assert_false(exists(pth("%s/.cudaload-toolkit", dirs[i])));
+        if (i > 0) assert_string_equal(listing(dirs[i]), before[i - 1]);
+    }
+    /* the tree, and the three left as they were: this maker's own temporary is gone */
+    assert_int_equal(entries(cache), 4);
+}
+
+/* Two makers at once, each in a PID namespace of its own where it can have one (as root), so
+ * that both have the same pid (1), as processes of two containers sharing $HOME may: both
+ * answer the same tree, whole, and leave nothing else in the cache. A few rounds, each with an
+ * empty cache; both start together (a pipe closed). */
+typedef struct race_out {
+    int status[2];
+    int pid[2];
+    char root[2][PATH_MAX];
+    char error[2][2048];
+} race_out;
+
+static race_out *race;
+
+/* A maker: init, ready (a byte on ready), then cudaload_toolkit_root when go closes. */
+static void race_maker(int i, int ready, int go) {
+    race->pid[i] = (int)getpid();
+    const char *roots[] = {site13};
+    cudaload_options o = th_opts(roots, 1, SRC(CALLER), CUDALOAD_FLAG_FIND_ONLY | CUDALOAD_FLAG_DRIVER_OPTIONAL);
+    cudaload_status st = cudaload_init(&o);
+    char c = 1, buf;
+    if (write(ready, &c, 1) != 1) _exit(3);
+    while (read(go, &buf, 1) < 0 && errno == EINTR) {
+    }
+    const char *root = NULL;
+    if (st == CUDALOAD_OK) st = cudaload_toolkit_root(NULL, &root);
+    race->status[i] = st;
+    snprintf(race->root[i], sizeof race->root[i], "%s", root ? root : "");
+    if (st != CUDALOAD_OK) snprintf(race->error[i], sizeof race->error[i], "%s", cudaload_last_error());
+    fflush(NULL);
+    _exit(0);
+}
+
+static void race_child(th_result *r, void *arg) {
+    (void)arg;
+    int ready[2], go[2];
+    if (pipe(ready) != 0 || pipe(go) != 0) return;
+    pid_t racer[2];
+    for (int i = 0; i < 2; i++) {
+        racer[i] = fork();
+        if (racer[i] < 0) return;
+        if (racer[i] > 0) continue;
+        close(go[1]);
+        close(ready[0]);
+        /* a PID namespace: the next child is its pid 1 (not root: an ordinary child, another pid) */
+        r->user_int[2 + i] = unshare(CLONE_NEWPID) == 0;
+        pid_t maker = fork();
+        if (maker < 0) _exit(2);
+        if (maker == 0) race_maker(i, ready[1], go[0]);
+        int status = 0;
+        while (waitpid(maker, &status, 0) < 0 && errno == EINTR) {
+        }
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 4);
+    }
+    close(go[0]);
+    close(ready[1]);
+    char buf[2];
+    size_t got = 0;
+    while (got < 2) {
+        ssize_t n = read(ready[0], buf + got, 2 - got);
+        if (n <= 0 && errno != EINTR) break;
+        if (n > 0) got += (size_t)n;
+    }
+    close(go[1]); /* both start */
+    for (int i = 0; i < 2; i++) r->user_int[i] = th_wait_or_kill(racer[i], 120);
+}
+
+static void test_toolkit_root_concurrent_makers(void **state) {
+    (void)state;
+    need_trees();
+    if (!race) {
+        race = mmap(NULL, sizeof *race, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        assert_true(race != MAP_FAILED);
+    }
+    for (int round = 0; round < 4; round++) {
+        const char *cache = pth("%s/cache", th_tmpdir());
+        const char *env[] = {pth("CUDALOAD_CACHE_DIR=%s", cache), NULL};
+        memset(race, 0, sizeof *race);
+        race->status[0] = race->status[1] = -1;
+        th_result *r = th_result_new();
+        th_run(r, env, race_child, NULL);
+        int codes[2] = {r->user_int[0], r->user_int[1]}, same_pid_ns = r->user_int[2] && r->user_int[3];
+        th_result_free(r);
+        if (round == 0)
+            print_message("makers' pids %d and %d%s\n", race->pid[0], race->pid[1],
+                          same_pid_ns ? " (each in a PID namespace of its own)" : " (no PID namespace here)");
+        for (int i = 0; i < 2; i++) {
+            if (codes[i] != 0) fail_msg("round %d: maker %d exited %d", round, i, codes[i]);
+            if (race->status[i] != CUDALOAD_OK)
+                fail_msg("round %d: maker %d (pid %d): %s\n%s", round, i, race->pid[i],
+                         cudaload_status_name((cudaload_status)race->status[i]), race->error[i]);
+        }
+        assert_string_equal(race->root[0], race->root[1]);
+        expect_whole_tree(race->root[0]);
+        assert_int_equal(entries(cache), 1); /* the tree alone: neither maker's temporary is left */
+    }
+}
+
 /* ---- 6. toolkit roots refused ---- */
 
 static void test_toolkit_root_part_missing(void **state) {
@@ -1085,6 +1314,9 @@ int main(void) {
         cmocka_unit_test(test_toolkit_root_from_site),
         cmocka_unit_test(test_toolkit_root_stale_trees_pruned),
         cmocka_unit_test(test_toolkit_root_explicit_dir),
+        cmocka_unit_test(test_toolkit_root_incomplete_tree_not_reused),
+        cmocka_unit_test(test_toolkit_root_other_makers_temporary_left_alone),
+        cmocka_unit_test(test_toolkit_root_concurrent_makers),
         cmocka_unit_test(test_toolkit_root_part_missing),
         cmocka_unit_test(test_toolkit_root_headers_of_another_release),
         cmocka_unit_test(test_toolkit_root_prefix),

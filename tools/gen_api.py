@@ -77,9 +77,12 @@ FAIL = {
                       "((CUfileError_t){CU_FILE_INTERNAL_ERROR, CUDA_ERROR_NOT_SUPPORTED})"),
 }
 # Lines a row's stub needs before everything else, where its headers assume more than C11 gives:
-# cufile.h uses glibc's loff_t (_GNU_SOURCE) and struct timespec without including time.h.
+# cufile.h uses glibc's loff_t (_GNU_SOURCE), off_t and struct timespec without including the
+# headers that define them (glibc's stdlib.h brings sys/types.h; musl's does not, and has loff_t
+# in fcntl.h).
 STUB_PRELUDE = {
-    "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */"],
+    "cufile": ["#define _GNU_SOURCE /* cufile.h: loff_t */", "#include <time.h> /* cufile.h: struct timespec */",
+               "#include <fcntl.h> /* cufile.h: off_t, and loff_t on musl */"],
 }
 # Lines a C file needs before a row's headers where those headers are written for C++: the parse,
 # the stub, and the table header (in C; a C++ file includes the headers as they are) put them
@@ -936,6 +939,17 @@ BEGIN = "<!-- api-coverage:begin: %s -->" % GEN
 END = "<!-- api-coverage:end -->"
 
 
+def wheel_include(cache, row, pkg, ver, inc):
+    """The include dir inc of the wheel pkg==ver, fetched into tools/wheel_files.py's cache (once,
+    verified); where it can't be had (the index, the network, a file not as the manifest says, a
+    malformed wheel), gen_api ends with that one line, not a traceback."""
+    try:
+        os.makedirs(cache, exist_ok=True)
+        return os.path.join(wheel_files.fetch_headers(cache, row, pkg, ver, inc), inc)
+    except wheel_files.ERRORS as e:
+        sys.exit("gen_api: %s: the headers of %s==%s (tools/wheel_files.py): %s" % (row, pkg, ver, wheel_files.one_line(e)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("probe")
@@ -955,8 +969,7 @@ def main():
         pin = pins.get(r["name"])
         if pin:
             _, pkg, ver, _, inc = pin
-            os.makedirs(cache, exist_ok=True)
-            incs = [os.path.join(wheel_files.fetch_headers(cache, r["name"], pkg, ver, inc), inc), a.cuda_inc]
+            incs = [wheel_include(cache, r["name"], pkg, ver, inc), a.cuda_inc]
             libs.append(Library(r, incs, a.cuda_lib, cuda12, cuda_version, wheel=(pkg, ver, inc)))
         else:
             libs.append(Library(r, [a.cuda_inc], a.cuda_lib, cuda12, cuda_version))

@@ -4,10 +4,12 @@
 (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR, cuDSS, cuFile, nvSHMEM), read from the wheels
 pinned in tools/api/wheel-libs.txt, without downloading them whole.
 
-    tools/wheel_files.py headers [--cache DIR]   fetch the pinned wheels' include dirs into the
+    tools/wheel_files.py headers [--cache DIR] [--error-file FILE]
+                                                 fetch the pinned wheels' include dirs into the
                                                  cache (once), and the older ones the tests use
                                                  (tools/api/wheel-older.txt), and print its
-                                                 directory
+                                                 directory; where it fails, its error line is
+                                                 written to FILE too (make repeats it at the end)
     tools/wheel_files.py exports [ROW...]        read each row's library out of its wheel, and
                                                  write tools/api/<row>-exports.txt (`nm -D`); a
                                                  row whose wheel has no library (NVML's: the
@@ -27,26 +29,43 @@ pinned in tools/api/wheel-libs.txt, without downloading them whole.
                                                  from: tests/fixtures.sh), once
     tools/wheel_files.py pin [--whole]           write the manifest (below) of the pinned wheels
 
+Every command takes --index-url URL: the index to read, before pip's configuration (below).
+
 A wheel is a zip: its directory sits at the end. Reading that with HTTP range requests, and then
 only the members wanted, costs a few MB where the wheels are 1.5 GB (cuDNN's alone is 516 MB).
-Where the index has no JSON API page of PyPI's form, or does not answer range requests, the
-wheel is downloaded whole (`pip download`, into a folder of its own, checked against the
-manifest, then kept in the cache's wheels/) and read from disk; not
-where a request fails or stalls (pip would meet that too).
+Where the index has no page in the JSON form of the simple API (an index of HTML pages only),
+pip is told to read no index (no-index: find-links only), or the file host does not answer range
+requests, the wheel is downloaded whole (`pip download`, into a folder of its own, checked
+against the manifest, then kept in the cache's wheels/) and read from disk; not where a request
+fails or stalls (pip would meet that too). pip reads the same configuration (the tool's
+--index-url passed on), and is given 10 x $CUDALOAD_WHEEL_TIMEOUT in all (20 minutes by
+default), past which it is stopped: an error, never a hang.
+
+The index is the one `pip download` reads: --index-url, else pip's configuration's index-url
+($PIP_INDEX_URL; else [download], then [global], of pip's files: /etc/xdg/pip/pip.conf,
+/etc/pip.conf, ~/.pip/pip.conf, ~/.config/pip/pip.conf, the interpreter's sys.prefix/pip.conf (a
+venv's), $PIP_CONFIG_FILE, a later file's value winning, in pip's order: pip_config_files()), else
+pip's default, PyPI's. Each project's page is read in the JSON form of the simple API (PEP 691:
+GET INDEX/PROJECT/ with Accept: application/vnd.pypi.simple.v1+json): the files of every release,
+each with its URL (relative to the page where it is relative), its sha256 and its size (where the
+index gives none, the size is read from a range request's answer). Credentials in the index's URL
+(https://user:password@host/...) are sent to its host. pip's cert (its CA bundle) is used for
+https. Plain http is refused, as pip refuses it, unless the host is a loopback one or pip is told
+to trust it ($PIP_TRUSTED_HOST, or trusted-host in pip's files: host or host:port, several
+separated by spaces): one line naming the URL and the setting. extra-index-url is not read.
 
 The cache: $CUDALOAD_WHEEL_CACHE, else $XDG_CACHE_HOME/cudaload/wheel-files, else
 ~/.cache/cudaload/wheel-files; one directory per pinned wheel (PACKAGE-VERSION), holding the
 wheel's own paths (nvidia/cudnn/include/cudnn.h, ...), complete once its .complete marker is
 there; exports/ holds the export list `since` read from each release (PACKAGE-VERSION-FILE.txt),
-so that a second run reads no wheel it has read. The wheel's URL comes from the index's JSON API:
-PyPI's (https://pypi.org/pypi, whose PROJECT/json page is read), or $CUDALOAD_PYPI_JSON (a base
-URL of the same form: a mirror's; tests/python/test_wheel_files.py points it at a loopback server).
+so that a second run reads no wheel it has read. Runs at once share it: a directory is put in
+place whole (a temporary one renamed), and where another run put it there first, that one is kept.
 
 Trust: the manifest, tools/api/wheel-files.sha256 ($CUDALOAD_WHEEL_MANIFEST names another: the
 tests'), committed beside the pins, is the root of trust: one line per file taken out of a wheel
 (`SHA256  PACKAGE==VERSION  PATH`: each pinned wheel's include dir, library, dist-info and the
 members `site` lays out, each older wheel's include dir) and one per wheel (its file name as PATH:
-the sha256 the index's JSON API gives, digests.sha256). The index, its file host, the zip's
+the sha256 the index lists, hashes.sha256). The index, its file host, the zip's
 directory and CRCs are not trusted: every file `headers`, `site` and `exports` take out of a wheel
 is checked against the manifest before it is used or published (the cache, a `site` tree: written
 into a temporary directory first, renamed or moved into place once all verified), a wheel
@@ -63,23 +82,30 @@ pinned), for the names of its exports only: those are not verified; its output,
 tools/api/<row>-since.txt, is committed and reviewed.
 
 Errors: a request that fails, an answer that is not the range asked (its Content-Range, or fewer
-bytes), a stalled server, or a wheel or library that is not as its format says ends the run with
-one line on stderr (exit 1) naming the URL or the file and what was wrong; `make`, which runs
-`headers` as it reads the Makefile, then builds the rest and says which stubs were left out.
+bytes), a stalled server, a plain http URL pip would refuse, or a wheel or library that is not as
+its format says (a zip's directory, an ELF header) ends the run with one line on stderr (exit 1)
+naming the URL or the file and what was wrong, never a traceback; `make`, which runs `headers` as
+it reads the Makefile, then builds the rest and says which stubs were left out, and why, at the
+end of the build.
 $CUDALOAD_WHEEL_TIMEOUT (seconds, default 120) bounds each request as a whole: connecting, the
 answer's headers and its body; past it the request is an error (a stall or a server that trickles).
 """
+import base64
+import configparser
 import contextlib
 import errno
 import functools
 import hashlib
 import http.client
 import io
+import ipaddress
 import json
+import locale
 import os
 import re
 import shutil
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -151,6 +177,157 @@ def cache_dir():
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "cudaload", "wheel-files")
     return os.path.abspath(d)
+
+
+# ---- the index: the one `pip download` reads (pip's configuration) ----
+
+PIP_DEFAULT_INDEX = "https://pypi.org/simple"  # pip's own default, where nothing names another
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # the JSON form of the simple API (PEP 691)
+INDEX_URL_OPTION = None  # --index-url URL of the tool (main): before pip's configuration
+
+
+def pip_config_files():
+    """The configuration files `pip download` reads, in pip's order (a value in a later file wins),
+    as pip lays them out on Linux (pip/_internal/configuration.py): the site-wide ones
+    ($XDG_CONFIG_DIRS, else /etc/xdg: DIR/pip/pip.conf each; then /etc/pip.conf), the user's
+    (~/.pip/pip.conf, then $XDG_CONFIG_HOME, else ~/.config: DIR/pip/pip.conf) unless
+    $PIP_CONFIG_FILE names a file that exists, the interpreter's (sys.prefix/pip.conf: a venv's),
+    then $PIP_CONFIG_FILE. None at all where $PIP_CONFIG_FILE is os.devnull (pip's way to turn
+    them off). Read here rather than by running `pip config list`: that costs a second at each
+    make, needs pip where the ranged reads do not, and still leaves the sections' order to us."""
+    env = os.environ.get("PIP_CONFIG_FILE")
+    if env == os.devnull:
+        return []
+    dirs = (os.environ.get("XDG_CONFIG_DIRS") or "").strip() or "/etc/xdg"
+    files = [os.path.join(d, "pip", "pip.conf") for d in dirs.split(os.pathsep) if d] + ["/etc/pip.conf"]
+    if not (env and os.path.exists(env)):
+        home = os.path.expanduser("~")
+        user = (os.environ.get("XDG_CONFIG_HOME") or "").strip() or os.path.join(home, ".config")
+        files += [os.path.join(home, ".pip", "pip.conf"), os.path.join(user, "pip", "pip.conf")]
+    files.append(os.path.join(sys.prefix, "pip.conf"))
+    if env:
+        files.append(env)
+    return files
+
+
+def pip_name(key):
+    """A setting's name as pip compares them: lower case, '-' for '_', no leading '--'."""
+    key = key.lower().replace("_", "-")
+    return key[2:] if key.startswith("--") else key
+
+
+@functools.lru_cache(maxsize=None)
+def pip_settings():
+    """{name: (value, where it was set)} of the settings `pip download` takes from its
+    configuration, in pip's order of precedence: [global] of the files, then [download] of the
+    files, then the PIP_<NAME> environment variables (each later one wins; an empty value is
+    passed over). [install] is not read: `pip download`, the fallback below, does not read it
+    either. tests/python/test_wheel_files.py checks the index against pip's own reading."""
+    merged = {}  # "section.name" -> (value, file): a later file's wins
+    for path in pip_config_files():
+        if not os.path.isfile(path):
+            continue
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding=locale.getpreferredencoding(False))  # as pip reads it
+        except (configparser.Error, UnicodeDecodeError) as e:
+            raise WheelError("%s (pip's configuration): %s" % (path, why(e))) from None
+        for section in parser.sections():
+            for key, value in parser.items(section):
+                merged["%s.%s" % (section, pip_name(key))] = (value, "%s [%s]" % (path, section))
+    out = {}
+    for section in ("global", "download"):
+        for key, v in merged.items():
+            if key.startswith(section + ".") and v[0]:  # an empty value is dropped, as pip drops it
+                out[key.split(".", 1)[1]] = v
+    for key, value in os.environ.items():
+        if key.startswith("PIP_") and value:
+            out[pip_name(key[4:])] = (value, key)
+    return out
+
+
+def pip_bool(name):
+    """A yes/no setting of pip's (strtobool, as pip parses it): (True or False, where), or None."""
+    v = pip_settings().get(name)
+    if v is None:
+        return None
+    word = v[0].strip().lower()
+    if word in ("y", "yes", "t", "true", "on", "1"):
+        return True, v[1]
+    if word in ("n", "no", "f", "false", "off", "0"):
+        return False, v[1]
+    raise WheelError("%s=%r (%s): not a yes or no, as pip reads it" % (name, v[0], v[1]))
+
+
+class Index:
+    """The index as `pip download` would read it: url (credentials taken out), where it was set,
+    no_index (where pip is told to read none), trusted ([(host, port or None)]: trusted-host),
+    the TLS context (pip's cert setting, else the system's) and the credentials given in the
+    index's URL ({host[:port]: Authorization header})."""
+
+    def __init__(self):
+        s = pip_settings()
+        if INDEX_URL_OPTION:
+            url, self.where = INDEX_URL_OPTION, "--index-url"
+        elif "index-url" in s:
+            url, self.where = s["index-url"][0].strip(), s["index-url"][1]
+        else:
+            url, self.where = PIP_DEFAULT_INDEX, "pip's default"
+        u = urllib.parse.urlsplit(url)
+        self.auth = {}
+        if u.username is not None:  # https://user:password@host/simple, as pip takes it
+            cred = "%s:%s" % (urllib.parse.unquote(u.username), urllib.parse.unquote(u.password or ""))
+            netloc = u.netloc.rsplit("@", 1)[1]
+            self.auth[netloc.lower()] = "Basic " + base64.b64encode(cred.encode()).decode()
+            u = u._replace(netloc=netloc)
+        self.url = urllib.parse.urlunsplit(u)
+        no = pip_bool("no-index")
+        self.no_index = no[1] if no and no[0] else None  # before any index-url, --index-url too, as in pip
+        self.trusted, self.trusted_where = [], s.get("trusted-host", ("", None))[1]
+        for h in s.get("trusted-host", ("",))[0].split():  # host or host:port, space-separated, as pip's
+            t = urllib.parse.urlsplit("//" + h)
+            try:
+                self.trusted.append(((t.hostname or "").lower(), t.port))
+            except ValueError:
+                raise WheelError("trusted-host %r (%s): not host or host:port" % (h, self.trusted_where)) from None
+        cert = s.get("cert")
+        try:
+            # pip's cert: the CA bundle it verifies with instead of its own (a mirror's CA)
+            self.tls = ssl.create_default_context(cafile=cert[0]) if cert and cert[0].strip() else ssl.create_default_context()
+        except (OSError, ssl.SSLError) as e:
+            raise WheelError("cert %s (%s, pip's CA bundle): %s" % (cert[0], cert[1], why(e))) from None
+
+    def secure(self, url):
+        """Whether pip would read url: https, a loopback host (pip takes localhost, 127.0.0.0/8 and
+        ::1 as secure), or a host pip is told to trust (trusted-host: host, or host:port)."""
+        u = urllib.parse.urlsplit(url)
+        if u.scheme == "https":
+            return True
+        host = (u.hostname or "").lower()
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        return loopback or any(h == host and (p is None or p == u.port) for h, p in self.trusted)
+
+    def check(self, url):
+        """url, where pip would read it, else an Insecure error: one line naming it and the setting."""
+        if not self.secure(url):
+            host = urllib.parse.urlsplit(url).netloc
+            raise Insecure("%s: plain %s, and pip is not told to trust %s: refused (trust it as pip does: "
+                           "PIP_TRUSTED_HOST=%s, or trusted-host = %s in pip.conf's [global]; or use https)"
+                           % (url, urllib.parse.urlsplit(url).scheme, host, host, host))
+        return url
+
+
+@functools.lru_cache(maxsize=None)
+def index():
+    return Index()
+
+
+def normalized(pkg):
+    """A project's name as the index's URLs spell it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", pkg).lower()
 
 
 # ---- the manifest: the sha256 of each file taken out of a wheel, and of each wheel ----
@@ -286,8 +463,15 @@ class NoRanges(FetchError):
 
 
 class NoJsonApi(FetchError):
-    """The index has no JSON API page for the project (404), or its page is not PyPI's JSON:
-    open_wheel downloads the wheel whole (pip reads the index its own way)."""
+    """The index has no page of the project in the JSON form of the simple API (PEP 691: an index
+    that serves HTML only, a 404, a 406), or pip is told to read no index (no-index), or the index
+    is not http(s) (a directory), or it asks for credentials the tool has not (pip may have them:
+    netrc, keyring): open_wheel downloads the wheel whole (pip reads the index its own way)."""
+
+
+class Insecure(WheelError):
+    """A URL of plain http whose host pip is not told to trust (trusted-host): refused, as pip
+    refuses it."""
 
 
 class VerifyError(WheelError):
@@ -311,6 +495,16 @@ def why(e):
 # a FormatError naming the file
 PARSE_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, EOFError, IndexError, ValueError, OverflowError,
                 NotImplementedError)
+
+
+# the errors that end a run with one line (cli; tools/gen_api.py): the tool's own, a local file's
+# (OSError), a wheel not as pinned (KeyError: no such member), a malformed zip or ELF
+ERRORS = (WheelError, OSError, KeyError) + PARSE_ERRORS
+
+
+def one_line(e):
+    """One of ERRORS as one line: the tool's own its message, another with its type."""
+    return " ".join(str(e).split()) if isinstance(e, WheelError) else why(e)
 
 
 @contextlib.contextmanager
@@ -340,25 +534,55 @@ def request_timeout():
     return t
 
 
-def http_get(url, rng=None):
-    """GET url; rng (lo, hi) asks for those bytes (a Range header). (status, headers, body): body
-    None where a range was asked and the status is not 206 (the whole file, not read).
+class CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect followed only where pip would read its URL (Index.check: not to plain http of an
+    untrusted host)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        index().check(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+@functools.lru_cache(maxsize=None)
+def opener():
+    """urllib's, with pip's CA bundle (cert) and the redirects checked; proxies from the
+    environment, as urllib and pip take them."""
+    return urllib.request.build_opener(urllib.request.HTTPSHandler(context=index().tls), CheckedRedirects)
+
+
+def request(url, headers=()):
+    """A Request for url (checked: Index.check), with the index's credentials where url is on its
+    host (not carried on to a redirect's host)."""
+    index().check(url)
+    req = urllib.request.Request(url, headers=dict(headers))
+    auth = index().auth.get(urllib.parse.urlsplit(url).netloc.lower())
+    if auth:
+        req.add_unredirected_header("Authorization", auth)
+    return req
+
+
+def http_get(url, rng=None, accept=None):
+    """GET url; rng (lo, hi) asks for those bytes (a Range header); accept: the Accept header.
+    (status, headers, body, the URL answered: after redirects): body None where a range was asked
+    and the status is not 206 (the whole file, not read).
 
     The request is bounded as a whole: it runs in a thread of its own that is given
     request_timeout() seconds for all of it (resolving the name, connecting, the headers, the body
     read in chunks), and one that takes longer is a FetchError; urllib's timeout, which the thread
     uses too, bounds each socket operation only, which a server that trickles bytes never reaches.
-    An HTTP error status, a network error or a body short of its Content-Length is a FetchError."""
+    An HTTP error status, a network error or a body short of its Content-Length is a FetchError;
+    a plain http URL pip would not read (Index.check), an Insecure error."""
     t = request_timeout()
     what = "%s (bytes=%d-%d asked)" % ((url,) + tuple(rng)) if rng else url
+    hdrs = ([("Range", "bytes=%d-%d" % tuple(rng))] if rng else []) + ([("Accept", accept)] if accept else [])
+    req = request(url, hdrs)
     st = {"got": 0}
     stop = threading.Event()  # set when the caller gave up: the thread stops reading
 
     def work():
         try:
-            req = urllib.request.Request(url, headers={"Range": "bytes=%d-%d" % tuple(rng)} if rng else {})
-            with urllib.request.urlopen(req, timeout=t) as r:
-                st["status"], st["headers"] = r.status, r.headers
+            with opener().open(req, timeout=t) as r:
+                st["status"], st["headers"], st["url"] = r.status, r.headers, r.geturl()
                 if rng and r.status != 206:
                     return
                 chunks = []
@@ -391,52 +615,98 @@ def http_get(url, rng=None):
     if e is not None:
         raise e
     if "body" not in st:
-        return st["status"], st["headers"], None
+        return st["status"], st["headers"], None, st["url"]
     n = st["headers"].get("Content-Length")
     if n is not None and n.strip().isdigit() and int(n) != len(st["body"]):
         raise FetchError("%s: the body ended at %d bytes of its Content-Length %s" % (what, len(st["body"]), n))
-    return st["status"], st["headers"], st["body"]
+    return st["status"], st["headers"], st["body"], st["url"]
 
 
 @functools.lru_cache(maxsize=None)
-def project_releases(pkg):
-    """(the URL of pkg's page in the index's JSON API, its releases: version -> files), read once
-    per run (`since` reads every release of one project)."""
-    api = os.environ.get("CUDALOAD_PYPI_JSON", "https://pypi.org/pypi")
-    url = "%s/%s/json" % (api.rstrip("/"), pkg)  # the project's page (mirrors lack the per-release one)
+def project_files(pkg):
+    """(the URL of pkg's page in the index, after redirects; its files: [{filename, url, hashes,
+    size, ...}]): the page in the JSON form of the simple API (PEP 691), read once per run (`since`
+    reads every release of one project). NoJsonApi where there is none such (see there)."""
+    ix = index()
+    if ix.no_index:
+        # pip is told to read no index (find-links only, most likely): pip downloads, as told
+        raise NoJsonApi("pip is told to read no index (no-index, %s)" % ix.no_index)
+    if urllib.parse.urlsplit(ix.url).scheme not in ("http", "https"):
+        # a local directory as the index (file:): no ranges there; pip reads it
+        raise NoJsonApi("%s (index-url, %s): not an http(s) index" % (ix.url, ix.where))
+    url = "%s/%s/" % (ix.url.rstrip("/"), urllib.parse.quote(normalized(pkg)))
     try:
-        _, _, body = http_get(url)
+        _, headers, body, page = http_get(url, accept=SIMPLE_JSON)
     except FetchError as e:
-        if e.status == 404:
-            raise NoJsonApi("%s: 404, no JSON API page for %s" % (url, pkg)) from None
+        if e.status in (404, 406):
+            # no such page in the JSON form (406: Not Acceptable), or the project is not there: pip
+            # reads the index as it does, and says what it finds
+            raise NoJsonApi("%s: HTTP %d, no page in the JSON form of the simple API (PEP 691) for %s" % (
+                url, e.status, pkg), status=e.status) from None
+        if e.status == 401:
+            # credentials the tool has not (only those in the index's URL): pip may have them
+            # (netrc, keyring)
+            raise NoJsonApi("%s: HTTP 401, credentials asked" % url, status=401) from None
         raise
+    ctype = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if ctype != SIMPLE_JSON:
+        # an index that serves the HTML form only (PEP 503): pip reads that
+        raise NoJsonApi("%s: served as %s, not the JSON form of the simple API (%s, PEP 691)" % (
+            page, ctype or "no Content-Type", SIMPLE_JSON))
     try:
-        rel = json.loads(body)["releases"]
-        if not isinstance(rel, dict):
-            raise TypeError("releases is a %s" % type(rel).__name__)
+        doc = json.loads(body)
+        api = str(doc["meta"]["api-version"])
+        if api.split(".")[0] != "1":
+            raise ValueError("api-version %s, not 1.x" % api)
+        files = doc["files"]
+        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
+            raise TypeError("files is not a list of files with a filename")
     except (ValueError, KeyError, TypeError) as e:
-        raise NoJsonApi("%s: not a JSON API page of PyPI's form (%s)" % (url, why(e))) from None
-    return url, rel
+        # a page not of the form PEP 691 gives (another major of the API): pip knows its own way
+        raise NoJsonApi("%s: not a page of the JSON form of the simple API (PEP 691: %s)" % (page, why(e))) from None
+    return page, files
 
 
 def is_linux_x86_64(filename):
     return PLATFORM in filename and "x86_64" in filename
 
 
+def wheel_version(filename):
+    """The version a wheel's file name gives (NAME-VERSION[-BUILD]-PY-ABI-PLATFORM.whl), else None."""
+    parts = filename[:-4].split("-") if filename.endswith(".whl") else []
+    return parts[1] if len(parts) in (5, 6) else None
+
+
+def remote_size(url):
+    """The size of the file at url, from the answer to a range request of its first byte (its
+    Content-Range's total): for an index that gives no size (PEP 700's is optional)."""
+    status, headers, body, _ = http_get(url, (0, 0))
+    if status != 206:
+        raise NoRanges("%s (bytes=0-0 asked, for its size): the server answered %d, not 206 (no range requests)" % (url, status))
+    m = re.fullmatch(r"bytes 0-0/(\d+)", (headers.get("Content-Range") or "").strip())
+    if not m:
+        raise FetchError("%s (bytes=0-0 asked, for its size): a 206 with Content-Range %r" % (url, headers.get("Content-Range")))
+    return int(m.group(1))
+
+
 def wheel_file(pkg, ver):
     """The index's manylinux x86_64 wheel of pkg==ver: {filename, url, size, sha256 (None where
-    the index gives no digests.sha256)}."""
-    url, rel = project_releases(pkg)
+    the index gives no hashes.sha256)}: the one the manifest names where there are several."""
+    page, files = project_files(pkg)
+    # the manifest's file, where there is one (not yet while `pin` writes it)
+    pinned = (manifest_entry(pkg, ver)["wheel"] or ("",))[0] if os.path.exists(manifest_path()) else ""
     try:
-        for f in rel.get(ver, []):
-            name = f["filename"]
-            if name.endswith(".whl") and is_linux_x86_64(name):
-                sha = (f.get("digests") or {}).get("sha256")
-                return {"filename": name, "url": urllib.parse.urljoin(url, f["url"]), "size": int(f["size"]),
-                        "sha256": sha.lower() if isinstance(sha, str) else None}
+        found = [f for f in files if wheel_version(f["filename"]) == ver and is_linux_x86_64(f["filename"])]
+        found.sort(key=lambda f: f["filename"] != pinned)  # the manifest's first, else the index's order
+        for f in found[:1]:
+            sha = (f.get("hashes") or {}).get("sha256")
+            url = urllib.parse.urljoin(page, f["url"])  # relative to the page, as PEP 691 says
+            size = f.get("size")
+            return {"filename": f["filename"], "url": url, "size": int(size) if size is not None else remote_size(url),
+                    "sha256": sha.lower() if isinstance(sha, str) else None}
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise NoJsonApi("%s: %s's files not of PyPI's form (%s)" % (url, ver, why(e))) from None
-    sys.exit("wheel_files: %s==%s has no manylinux x86_64 wheel at %s" % (pkg, ver, url))
+        raise NoJsonApi("%s: %s's files not of the form PEP 691 gives (%s)" % (page, ver, why(e))) from None
+    sys.exit("wheel_files: %s==%s has no manylinux x86_64 wheel at %s" % (pkg, ver, page))
 
 
 def wheel_url(pkg, ver):
@@ -472,7 +742,7 @@ class RangeFile(io.RawIOBase):
         """Bytes lo to hi (inclusive) of the file, exactly: one range request, whose answer must be
         a 206 with the Content-Range asked (of the size the index gave) and that many bytes, else
         a FetchError (NoRanges for a status other than 206)."""
-        status, headers, body = http_get(self.url, (lo, hi))
+        status, headers, body, _ = http_get(self.url, (lo, hi))
         asked = "%s (bytes=%d-%d asked, of %d: the index's size)" % (self.url, lo, hi, self.size)
         if status != 206:
             raise NoRanges("%s: the server answered %d, not 206 (no range requests)" % (asked, status))
@@ -523,34 +793,54 @@ def remote_zip(rf):
 
 def open_wheel(pkg, ver, block=BLOCK, download=True):
     """A zipfile of the pinned wheel: remote (ranges, block bytes at a time) when the index allows,
-    else downloaded (download False: an OSError instead)."""
+    else downloaded (download False: a FetchError instead)."""
     try:
         url, size = wheel_url(pkg, ver)
         rf = RangeFile(url, size, block)
         return remote_zip(rf), rf
     except (NoJsonApi, NoRanges) as e:
-        # the fallback, for an index that works but not as this tool reads it: no JSON API page of
-        # PyPI's form (a mirror), or no range requests: the whole wheel, `pip download` (which
-        # reads the index pip is configured with), kept in the cache. Not for a network or
-        # certificate failure, a timeout, an answer not the range asked (FetchError) or a wheel
-        # that is no zip (FormatError): pip would meet them too, or would download 1.5 GB of
-        # wheels for 15 MB of headers where only this tool's trust store is short
+        # the fallback, for an index that works but not as this tool reads it: no page in the JSON
+        # form of the simple API (an index of HTML pages only), no index at all (pip told to read
+        # find-links only), or no range requests: the whole wheel, `pip download` (which reads the
+        # index pip is configured with), kept in the cache. Not for a network or certificate
+        # failure, a timeout, an answer not the range asked (FetchError), a plain http URL pip
+        # would refuse (Insecure) or a wheel that is no zip (FormatError): pip would meet them too,
+        # or would download 1.5 GB of wheels for 15 MB of headers where only this tool's trust
+        # store is short
         if not download:
             raise FetchError("ranged read failed (%s)" % e) from None
         log("%s==%s: ranged read failed (%s): downloading the wheel" % (pkg, ver, e))
-        return zipfile.ZipFile(pip_download(pkg, ver)), None
+        path = pip_download(pkg, ver)
+        with parsing(path):
+            return zipfile.ZipFile(path), None
+
+
+PIP_TIMES = 10  # `pip download` of one wheel is given PIP_TIMES x $CUDALOAD_WHEEL_TIMEOUT in all
 
 
 def pip_download(pkg, ver):
     """The wheel of pkg==ver downloaded whole by `pip download` into a folder of its own (the one
     file pip wrote there, not another wheel of that name), checked against the manifest's sha256
-    of the wheel before it is opened, then kept in the cache's wheels/: its path."""
+    of the wheel before it is opened, then kept in the cache's wheels/: its path.
+
+    pip reads the index as this tool did: its configuration (the environment's PIP_* variables,
+    its files) is the same, and the tool's --index-url is passed on. It is given PIP_TIMES x
+    $CUDALOAD_WHEEL_TIMEOUT in all (20 minutes by default: cuDNN's 516 MB at 0.4 MB/s), past which
+    it is stopped and that is an error: it can never hang make. Its output goes to stderr (make
+    reads the tool's stdout)."""
     dest = os.path.join(cache_dir(), "wheels")
     os.makedirs(dest, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".pip-", dir=dest)
+    limit = PIP_TIMES * request_timeout()
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--dest", tmp]
+    if INDEX_URL_OPTION:
+        cmd += ["--index-url", INDEX_URL_OPTION]
     try:
-        r = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-                            "--dest", tmp, "%s==%s" % (pkg, ver)])
+        try:
+            r = subprocess.run(cmd + ["%s==%s" % (pkg, ver)], stdout=sys.stderr.fileno(), timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise FetchError("pip download %s==%s: not done in %g s (%d x CUDALOAD_WHEEL_TIMEOUT): stopped" % (
+                pkg, ver, limit, PIP_TIMES)) from None
         if r.returncode != 0:
             sys.exit("wheel_files: pip download %s==%s failed (exit %d)" % (pkg, ver, r.returncode))
         got = [f for f in os.listdir(tmp) if f.endswith(".whl")]
@@ -585,12 +875,40 @@ def cached_headers_verify(d, pkg, ver, prefix):
     return None
 
 
+def publish(tmp, d, usable):
+    """tmp (a directory, complete and verified) renamed to d, in one rename. Where d is there
+    already (another run of the tool published it since this one looked, or an old one that does
+    not verify): a d that is usable() is kept (whoever reads it is never left without it) and False
+    returned (tmp is the caller's to remove); another is moved aside in one rename, then removed,
+    and tmp renamed in its place. True where tmp is now d."""
+    for _ in range(3):
+        try:
+            os.rename(tmp, d)
+            return True
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        if usable():
+            return False
+        aside = tempfile.mkdtemp(prefix=".old-%s-" % os.path.basename(d), dir=os.path.dirname(d))
+        try:
+            os.rename(d, os.path.join(aside, "old"))
+        except FileNotFoundError:
+            pass  # another run moved it aside first
+        shutil.rmtree(aside, ignore_errors=True)
+    raise WheelError("%s: another directory there each of 3 times this run put its own in place" % d)
+
+
 def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     """The include dir inc of pkg==ver in cache/PACKAGE-VERSION: taken from the cache where it is
     complete and verifies against the manifest (each file's sha256), else fetched, each file
-    verified, into a temporary directory renamed to its place once all verified."""
+    verified, into a temporary directory renamed to its place once all verified (publish: where
+    another run put it there meanwhile, that one is kept)."""
     d = os.path.join(cache, "%s-%s" % (pkg, ver))
     prefix = inc.rstrip("/") + "/"
+
+    def usable():
+        return os.path.exists(os.path.join(d, ".complete")) and cached_headers_verify(d, pkg, ver, prefix) is None
     if os.path.exists(os.path.join(d, ".complete")):
         bad = cached_headers_verify(d, pkg, ver, prefix)
         if bad is None:
@@ -603,20 +921,20 @@ def fetch_headers(cache, row, pkg, ver, inc, block=BLOCK, download=True):
     if not members:
         sys.exit("wheel_files: %s==%s has nothing under %s (tools/api/wheel-libs.txt)" % (pkg, ver, inc))
     verify_set(pkg, ver, [m.filename for m in members], lambda p: p.startswith(prefix))
-    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(d) if os.path.isdir(os.path.dirname(d)) else None)
+    os.makedirs(cache, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tmp-%s-" % os.path.basename(d), dir=cache)
     try:
         extract_verified(z, rf, pkg, ver, members, tmp)
         open(os.path.join(tmp, ".complete"), "w").write("%s==%s %s: %d files\n" % (pkg, ver, inc, len(members)))
-        if os.path.exists(d):
-            shutil.rmtree(d)
-        os.rename(tmp, d)
+        ours = publish(tmp, d, usable)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # gone where renamed
     read = rf.fetched if rf else os.path.getsize(z.filename)
     FETCHED.append(("%s==%s" % (pkg, ver), read))
-    log("%s==%s: %d headers (%s, %s, verified), %s read of the %s wheel, %.1f s" % (
+    log("%s==%s: %d headers (%s, %s, verified), %s read of the %s wheel, %.1f s%s" % (
         pkg, ver, len(members), inc, mb(sum(m.file_size for m in members)), mb(read),
-        mb(rf.size if rf else os.path.getsize(z.filename)), time.time() - t))
+        mb(rf.size if rf else os.path.getsize(z.filename)), time.time() - t,
+        "" if ours else "; another run put them in %s meanwhile: those kept" % d))
     return d
 
 
@@ -956,9 +1274,10 @@ def write_exports(row, pkg, ver, lib):
 
 def releases(pkg, major):
     """The releases of pkg of that major with a manylinux x86_64 wheel, oldest first (no .dev)."""
-    _, rel = project_releases(pkg)
-    out = [v for v, files in rel.items() if v.split(".")[0] == major and re.match(r"^[0-9.]+$", v)
-           and any(is_linux_x86_64(f["filename"]) for f in files)]
+    _, files = project_files(pkg)
+    # the index's page lists every release's files: the versions are their wheels' file names'
+    vers = {wheel_version(f["filename"]) for f in files if is_linux_x86_64(f["filename"])}
+    out = [v for v in vers if v and v.split(".")[0] == major and re.match(r"^[0-9.]+$", v)]
     return sorted(out, key=lambda v: [int(x) for x in v.split(".")])
 
 
@@ -1001,9 +1320,10 @@ def write_since(row, pkgs):
             log("%s==%s: %d exports of %s (%s: %.0f kB of the member's %.0f MB read, %.0f kB of the wheel's directory; %.1f s)"
                 % (pkg, ver, len(names), member, way, nbytes / 1e3, z.getinfo(member).compress_size / 1e6, directory / 1e3, time.time() - t))
             os.makedirs(os.path.dirname(kept), exist_ok=True)
-            with open(kept + ".tmp", "w") as f:
+            part = "%s.tmp-%d" % (kept, os.getpid())  # this run's own: another may write the same list
+            with open(part, "w") as f:
                 f.write("# %s %d %s\n" % (way, nbytes, member) + "".join("%s\n" % n for n in sorted(names)))
-            os.rename(kept + ".tmp", kept)
+            os.replace(part, kept)
         for name in names:
             first.setdefault(name, ver)
         read.append(ver)
@@ -1084,9 +1404,10 @@ def write_site(row, d, extra=()):
             os.replace(os.path.join(tmp, *m.filename.split("/")), out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    with open(marker + ".tmp", "w") as f:
+    part = "%s.tmp-%d" % (marker, os.getpid())  # this run's own: another may lay the same tree out
+    with open(part, "w") as f:
         f.write(want)
-    os.replace(marker + ".tmp", marker)
+    os.replace(part, marker)
     log("%s: %s and the dist-info of %s==%s in %s (%.1f MB read, verified)" % (
         row, " ".join(os.path.basename(f) for f in [lib] + list(extra)), pkg, ver, d, (rf.fetched if rf else 0) / 1e6))
 
@@ -1098,13 +1419,13 @@ WHOLE_BELOW = 64 << 20  # a wheel smaller is downloaded whole by `pin` and check
 
 def download_whole(f, path):
     """The wheel f (wheel_file()) downloaded to path, checked against the index's size and sha256
-    (digests.sha256). Each read is bounded by $CUDALOAD_WHEEL_TIMEOUT (not the whole: a wheel is
+    (hashes.sha256). Each read is bounded by $CUDALOAD_WHEEL_TIMEOUT (not the whole: a wheel is
     up to 600 MB)."""
     if not f["sha256"]:
-        raise VerifyError("%s: the index gives no sha256 of it (digests.sha256): not downloaded whole" % f["url"])
+        raise VerifyError("%s: the index gives no sha256 of it (hashes.sha256): not downloaded whole" % f["url"])
     h, n = hashlib.sha256(), 0
     try:
-        with urllib.request.urlopen(f["url"], timeout=request_timeout()) as r, open(path, "wb") as out:
+        with opener().open(request(f["url"]), timeout=request_timeout()) as r, open(path, "wb") as out:
             for c in iter(lambda: r.read(1 << 20), b""):
                 h.update(c)
                 out.write(c)
@@ -1125,7 +1446,7 @@ def pin_wheel(pkg, ver, wanted, whole, tmpdir):
     CRC checked)."""
     f = wheel_file(pkg, ver)
     if not f["sha256"]:
-        raise VerifyError("%s==%s: %s: the index gives no sha256 of the wheel (digests.sha256)" % (pkg, ver, f["url"]))
+        raise VerifyError("%s==%s: %s: the index gives no sha256 of the wheel (hashes.sha256)" % (pkg, ver, f["url"]))
     how = "ranged reads (CRC checked)"
     if whole or f["size"] <= WHOLE_BELOW:
         path = os.path.join(tmpdir, f["filename"])
@@ -1159,7 +1480,7 @@ def write_manifest(whole=False):
         want.setdefault((pkg, ver), []).append(lambda p, inc=inc.rstrip("/") + "/": p.startswith(inc))
     path = manifest_path()
     out = ["# the sha256 of each file tools/wheel_files.py takes out of a pinned wheel (SHA256  PACKAGE==VERSION  PATH),\n",
-           "# and of each wheel (its file name as PATH: the index's digests.sha256). The root of trust of what is\n",
+           "# and of each wheel (its file name as PATH: the sha256 the index lists). The root of trust of what is\n",
            "# fetched: generated by tools/wheel_files.py pin; do not edit (a new manifest is a reviewed change)\n"]
     with tempfile.TemporaryDirectory(prefix=".pin-", dir=os.path.dirname(path)) as tmpdir:
         for (pkg, ver), fs in want.items():
@@ -1204,9 +1525,11 @@ def main(argv):
         write_since(argv[2], argv[3:])
         return 0
     if cmd == "headers":
-        cache = cache_dir()
-        if len(argv) > 3 and argv[2] == "--cache":
-            cache = os.path.abspath(argv[3])
+        cache = take(argv, "--cache")
+        if argv[2:]:
+            print(__doc__, file=sys.stderr)
+            return 2
+        cache = os.path.abspath(cache) if cache else cache_dir()
         os.makedirs(cache, exist_ok=True)
         for row, pkg, ver, lib, inc in pins():
             fetch_headers(cache, row, pkg, ver, inc)
@@ -1218,8 +1541,8 @@ def main(argv):
                 fetch_headers(cache, row, pkg, ver, inc, 1 << 16, download=False)
             except VerifyError:
                 raise
-            except (WheelError, OSError, zipfile.BadZipFile, KeyError) as e:
-                log("%s==%s (tools/api/wheel-older.txt): %s: not fetched, nor the older headers after it" % (pkg, ver, e))
+            except ERRORS as e:
+                log("%s==%s (tools/api/wheel-older.txt): %s: not fetched, nor the older headers after it" % (pkg, ver, one_line(e)))
                 break
         if FETCHED:  # a cached run says nothing
             log("the headers of %d wheel%s fetched into %s: %s read" % (
@@ -1233,14 +1556,48 @@ def main(argv):
     return 0
 
 
+ERROR_FILE = None  # --error-file FILE: where a failure's line is written too (make reads it at its end)
+
+
+def take(argv, name):
+    """The value of the option name (name VALUE, or name=VALUE) taken out of argv (changed), else None."""
+    for i, a in enumerate(argv):
+        if a == name and i + 1 < len(argv):
+            value = argv[i + 1]
+            del argv[i:i + 2]
+            return value
+        if a.startswith(name + "="):
+            del argv[i]
+            return a.split("=", 1)[1]
+    return None
+
+
 def cli(argv):
     """main, its errors (the tool's own: a request, the index, a malformed wheel, a file not as the
-    manifest says; a local file, a wheel not as pinned (KeyError: no such member)) one line, no
-    traceback."""
+    manifest says; a local file, a wheel not as pinned (KeyError: no such member), a malformed zip
+    or ELF that got past parsing()) one line, no traceback. The options of every command taken out
+    first: --index-url URL (the index, before pip's configuration), --error-file FILE (a failure's
+    line written there too; the file removed where the run succeeds)."""
+    global INDEX_URL_OPTION, ERROR_FILE
+    argv = list(argv)
+    INDEX_URL_OPTION = take(argv, "--index-url")
+    ERROR_FILE = take(argv, "--error-file")
     try:
-        sys.exit(main(argv))
-    except (WheelError, OSError, zipfile.BadZipFile, KeyError) as e:
-        sys.exit("wheel_files: %s: %s" % (" ".join(argv[1:]), " ".join(str(e).split())))
+        if ERROR_FILE and os.path.exists(ERROR_FILE):
+            os.remove(ERROR_FILE)  # a line left by an earlier run is not this one's
+        code = main(argv)
+    except ERRORS as e:
+        code = "wheel_files: %s: %s" % (" ".join(argv[1:]), one_line(e))
+    except SystemExit as e:
+        code = e.code
+    if isinstance(code, str) and ERROR_FILE:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(ERROR_FILE)), exist_ok=True)
+            with open(ERROR_FILE, "w") as f:
+                f.write(code + "\n")
+        except OSError as e:
+            log("%s: %s (the error below not written there)" % (ERROR_FILE, why(e)))
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
  * copy libcudaload loaded (stubs/stub.h). */
 #define _GNU_SOURCE /* cufile.h: loff_t */
 #include <time.h> /* cufile.h: struct timespec */
+#include <fcntl.h> /* cufile.h: off_t, and loff_t on musl */
 #include "stub.h"
 
 #include <stddef.h>

@@ -151,7 +151,7 @@ needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' 
 
 if cmake_build "toolkit file only" "$work/cmake-toolkit" -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$toolkit_file"; then
     app=$work/cmake-toolkit/app
-    tk_root=$(sed -n 's/^CUDALOAD_CUDA_ROOT:PATH=//p' "$work/cmake-toolkit/CMakeCache.txt")
+    tk_root=$(sed -n 's/^CUDALOAD_CUDA_ROOT:[A-Z]*=//p' "$work/cmake-toolkit/CMakeCache.txt")
     echo "app NEEDED: $(needed "$app")"
     echo "CMAKE_CUDA_COMPILER: $(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$work/cmake-toolkit/CMakeCache.txt")" \
         "-> $(readlink -f "$tk_root/bin/nvcc")"

@@ -165,7 +165,10 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
               "libcudaload-src/kernels/saxpy.cu", "libcudaload-src/stubs/stub_core.c", "libcudaload-src/stubs/gen/cudart.c",
               "libcudaload-src/cmake/cudaloadConfig.cmake.in", "libcudaload-src/libcudaload/cudaload-stub.pc.in",
-              "backend/cudaload_backend.py", "libcudaload-src/tools/cuda-pins.txt"):
+              "backend/cudaload_backend.py", "libcudaload-src/tools/cuda-pins.txt",
+              # the wheel-only stubs' headers: the pins, the older ones, and the digests they are verified with
+              "libcudaload-src/tools/wheel_files.py", "libcudaload-src/tools/api/wheel-libs.txt",
+              "libcudaload-src/tools/api/wheel-older.txt", "libcudaload-src/tools/api/wheel-files.sha256"):
         assert top + f in names, (f, names)
     # the probe's report, every file of it (gather, diagnose, self-test, render, ...)
     probe_files = sorted(p.name for p in (REPO / "tools").glob("probe_*.[ch]"))
@@ -182,6 +185,8 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     with zipfile.ZipFile(wheel) as z:  # the development tree too, and the license
         assert "cudaload/lib/libcudaload-cudart.a" in z.namelist() and "cudaload/lib/pkgconfig/cudaload.pc" in z.namelist()
         assert_license(z.read("cudaload-%s.dist-info/METADATA" % VERSION).decode(), z, "cudaload-%s.dist-info/" % VERSION)
+        # a wheel-only library's stub: its headers fetched and verified from the sdist's own files
+        assert "cudaload/lib/libcudaload-nccl.a" in z.namelist(), sorted(n for n in z.namelist() if n.endswith(".a"))
     venv = make_venv("venv-bare")
     target = tmp_path / "t"
     install_shim(wheel, target=target)

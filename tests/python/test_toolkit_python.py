@@ -3,18 +3,20 @@
 --parts / --cuda-root / --cmake-toolkit`, on a site-packages laid out as pip's CUDA 13 wheels lay
 it out (nvidia/cu13/bin, nvvm, lib, include) whose files are the real toolkit's (this machine's
 /usr/local/cuda is made of those wheels). Only that site is searched (CUDALOAD_SOURCES without
-cuda_home and system).
+cuda_home and system). cudaload-cuda-toolkit.cmake is run by cmake on a root whose path holds
+every character a shell or CMake reads specially.
 
     python -m pytest tests/python/test_toolkit_python.py
 """
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import SOURCES_NO_SYSTEM, clean_env, nvcc_path, run_py, sh
+from conftest import REPO, SOURCES_NO_SYSTEM, clean_env, nvcc_path, run_py, sh
 
 # where each real file of the toolkit lands in the wheels' layout
 WHEEL_LAYOUT = {
@@ -115,3 +117,93 @@ def test_cuda_root_refused_without_cicc(shim_target, pip_site, tmp_path):
     r = run_py(sys.executable, "import cudaload as c\ntry:\n    c.cuda_root()\nexcept c.LibraryNotFoundError as e:\n"
                "    print(e.status)", env)
     assert r.stdout.strip() == "CUDALOAD_ERROR_NOT_FOUND", r.stdout
+
+
+# a directory name with every character a shell or CMake reads specially: a quote of each kind,
+# blanks, CMake's list separator, a variable's $, an escape, a comment's #
+AWKWARD = "it's a;b \"q\" $HOME #x \\z"
+
+# a project that writes what cudaload-cuda-toolkit.cmake gave it, a file each: the root, and
+# CUDAToolkit_ROOT's and CMAKE_CUDA_COMPILER's elements (CMake reads both as lists)
+CMAKE_PROJECT = """cmake_minimum_required(VERSION 3.18)
+project(awkward NONE)
+file(WRITE "${CMAKE_BINARY_DIR}/root.txt" "${CUDALOAD_CUDA_ROOT}")
+file(WRITE "${CMAKE_BINARY_DIR}/env.txt" "$ENV{CUDALOAD_CUDA_ROOT}")
+list(LENGTH CUDAToolkit_ROOT n)
+list(GET CUDAToolkit_ROOT 0 first)
+file(WRITE "${CMAKE_BINARY_DIR}/toolkit_root.txt" "${n} ${first}")
+list(LENGTH CMAKE_CUDA_COMPILER n)
+list(GET CMAKE_CUDA_COMPILER 0 first)
+file(WRITE "${CMAKE_BINARY_DIR}/compiler.txt" "${n} ${first}")
+"""
+
+
+def cmake_finds(tmp_path, module, python, env):
+    """Configures CMAKE_PROJECT with module as its toolchain file and python as Python_EXECUTABLE;
+    returns (root, environment's root, CUDAToolkit_ROOT, CMAKE_CUDA_COMPILER, cmake's output),
+    the two lists as "<length> <first element>"."""
+    project, build = tmp_path / "project", tmp_path / "build"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(CMAKE_PROJECT)
+    r = sh(["cmake", "-S", project, "-B", build, "-DCMAKE_TOOLCHAIN_FILE=%s" % module,
+            "-DPython_EXECUTABLE=%s" % python], env=env, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [(build / f).read_text() for f in ("root.txt", "env.txt", "toolkit_root.txt", "compiler.txt")] + [r.stdout]
+
+
+def test_cmake_module_takes_an_awkward_root_whole(shim_target, pip_site, tmp_path):
+    """python -m cudaload prints each path as it is, on a line of its own (--cuda-root,
+    --cmake-toolkit, --parts), and cudaload-cuda-toolkit.cmake takes the root whole:
+    CUDALOAD_CUDA_ROOT is the path, and CUDAToolkit_ROOT and CMAKE_CUDA_COMPILER are lists of one
+    element, the path, for a root under a directory named AWKWARD."""
+    if not shutil.which("cmake"):
+        pytest.skip("cmake not found")
+    weird = tmp_path / AWKWARD
+    env = env_for(shim_target, pip_site, CUDALOAD_CACHE_DIR=weird / "cache")
+    r = run_py(sys.executable, "import json, cudaload as c; print(json.dumps(c.cuda_root()))", env)
+    root = json.loads(r.stdout)
+    assert root.startswith(str(weird / "cache") + "/") and os.path.isfile(os.path.join(root, "bin", "nvcc")), root
+    r = sh([sys.executable, "-m", "cudaload", "--cuda-root"], env=env)
+    assert r.stdout == root + "\n", (r.stdout, root)
+    r = sh([sys.executable, "-m", "cudaload", "--cuda-root=%s" % (weird / "mine")], env=env)
+    assert r.stdout == str(weird / "mine") + "\n", r.stdout
+    r = sh([sys.executable, "-m", "cudaload", "--parts=nvcc"], env=env)
+    assert r.stdout == "nvcc %s\n" % (pip_site / "nvidia" / "cu13" / "bin" / "nvcc"), r.stdout
+    module = sh([sys.executable, "-m", "cudaload", "--cmake-toolkit"], env=env).stdout
+    assert module.endswith("/cudaload-cuda-toolkit.cmake\n") and os.path.isfile(module[:-1]), module
+    got_root, got_env, tk_root, compiler, log = cmake_finds(tmp_path, module[:-1], sys.executable, env)
+    assert got_root == root, (got_root, root, log)
+    assert got_env == root, (got_env, root)
+    assert tk_root == "1 " + root, (tk_root, root)
+    assert compiler == "1 %s/bin/nvcc" % root, (compiler, root)
+    assert "-m cudaload --cuda-root)" in log, log  # found by the package, not another way
+
+
+def test_cmake_module_takes_an_awkward_root_from_the_probe(pip_site, tmp_path):
+    """Without the cudaload package, the file's last way: cudaload-probe (found on PATH, in a
+    directory named AWKWARD), given as --root the interpreter's site-packages that hold nvidia/
+    (one named AWKWARD too). The probe prints the root as it is; the file takes it whole."""
+    if not shutil.which("cmake"):
+        pytest.skip("cmake not found")
+    probe = Path(os.environ.get("CUDALOAD_TEST_BUILD") or REPO / "build") / "cudaload-probe"
+    if not probe.is_file():
+        pytest.skip("no cudaload-probe in %s (make all builds it)" % probe.parent)
+    weird = tmp_path / AWKWARD
+    site, bin_dir = weird / "site-packages", weird / "bin"
+    site.mkdir(parents=True)
+    bin_dir.mkdir()
+    os.symlink(pip_site / "nvidia", site / "nvidia")
+    os.symlink(probe, bin_dir / "cudaload-probe")
+    os.symlink(sys.executable, bin_dir / "python3")  # the python3 of PATH: this one, without cudaload
+    env = clean_env(PYTHONPATH=site, CUDALOAD_SOURCES=SOURCES_NO_SYSTEM, CUDALOAD_CACHE_DIR=weird / "cache",
+                    PATH="%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")))
+    r = run_py(sys.executable, "import importlib.util as u; print(u.find_spec('cudaload') is None)", env)
+    assert r.stdout.strip() == "True", "this interpreter has a cudaload package of its own: %s" % sys.executable
+    r = sh([probe, "--root", site, "--cuda-root"], env=env)
+    root = r.stdout[:-1]
+    assert r.stdout.endswith("\n") and root.startswith(str(weird / "cache") + "/"), r.stdout
+    module = REPO / "cmake" / "cudaload-cuda-toolkit.cmake"
+    got_root, got_env, tk_root, compiler, log = cmake_finds(tmp_path, module, sys.executable, env)
+    assert got_root == root and got_env == root, (got_root, got_env, root, log)
+    assert tk_root == "1 " + root and compiler == "1 %s/bin/nvcc" % root, (tk_root, compiler, root)
+    assert "(cudaload-probe --root %s " % site in log, log  # found by the probe

@@ -5,6 +5,7 @@
  * docs/stubs.md). One call into each (test_stubs.c: test_unversioned_shared_stubs). Prints
  * key=value: each call's status as the library's own code, and NCCL's version. Needs no GPU. */
 #define _GNU_SOURCE /* cufile.h: loff_t */
+#include <fcntl.h> /* cufile.h: off_t, and loff_t on musl */
 #include <stdio.h>
 
 #include <cufile.h>

@@ -12,10 +12,12 @@ an unchanged CMake project's CUDA libraries to the stubs: CMAKE_PROJECT_TOP_LEVE
 --cmake-toolkit (the file that points enable_language(CUDA) and FindCUDAToolkit at --cuda-root's
 toolkit), --cuda-root[=DIR] (a CUDA_HOME made of pip's CUDA wheels, or the system toolkit) and
 --parts[=NAME,...] (nvcc, cudadevrt, libdevice, ...: one "name path" line each). They answer in
-the order asked: the flags on one line, each path on a line of its own; exit 0 (1 when
---cuda-root has no toolkit or a part named is missing, with why on stderr; 4 for an unknown stub
-or part name, or an empty value: --parts=, --libs=cudart,, --cuda-root=); the report is not
-made.
+the order asked: the flags on one line (each word quoted for a POSIX shell where it needs it),
+each path on a line of its own, as it is: never quoted, since CMake's execute_process and the
+shell's "$(...)" take the line as it is and would keep a quote in the path (only a path holding
+a newline, which no line can carry, is refused: exit 1); exit 0 (1 when --cuda-root has no
+toolkit or a part named is missing, with why on stderr; 4 for an unknown stub or part name, or an
+empty value: --parts=, --libs=cudart,, --cuda-root=); the report is not made.
 
 python -m cudaload env [NAME...]: prints one line, the LD_LIBRARY_PATH that makes another program
 load the copies this interpreter's search chooses for those libraries and their dependencies
@@ -136,7 +138,27 @@ def _check_values(ap, asked):
             ap.error("%s=%s: an empty name in the list" % (opt, value))
 
 
+class _Unprintable(Exception):
+    """A path with a newline: no line can carry it."""
+
+
+def _path(path):
+    """A path as printed on its line: as it is (CMake's execute_process and the shell's "$(...)"
+    read the line as it is; a quote would stay part of the path)."""
+    if "\n" in path:
+        raise _Unprintable("%r: a path with a newline cannot be printed as a line" % path)
+    return path
+
+
 def _build_flags(ap, asked):
+    try:
+        return _build_lines(ap, asked)
+    except _Unprintable as e:
+        sys.stderr.write("%s: %s\n" % (ap.prog, e))
+        return 1
+
+
+def _build_lines(ap, asked):
     code = 0
     lines = []       # each path on a line of its own; the flags together on one
     flags = None     # the index in lines of the flags' line
@@ -144,14 +166,14 @@ def _build_flags(ap, asked):
         if what in ("cmakedir", "pkgconfigdir", "cmake_stubs", "cmake_toolkit"):
             path = {"cmakedir": cudaload.get_cmake_dir, "pkgconfigdir": cudaload.get_pkgconfig_dir,
                     "cmake_stubs": cudaload.get_cmake_stubs, "cmake_toolkit": cudaload.get_cmake_toolkit}[what]()
-            lines.append([shlex.quote(path)])
+            lines.append([_path(path)])
             continue
         if what == "cuda_root":
             if value and not os.path.isabs(value):
                 sys.stderr.write("%s: --cuda-root %s: give an absolute path\n" % (ap.prog, value))
                 return 4
             try:
-                lines.append([shlex.quote(cudaload.cuda_root(value or None))])
+                lines.append([_path(cudaload.cuda_root(value or None))])
             except cudaload.CudaLoadError as e:
                 sys.stderr.write("%s: %s\n" % (ap.prog, e))
                 code = 1
@@ -168,7 +190,7 @@ def _build_flags(ap, asked):
                     sys.stderr.write("%s: %s\n" % (ap.prog, e))
                     return 4
                 if p["path"]:
-                    lines.append([p["name"], shlex.quote(p["path"])])
+                    lines.append([p["name"], _path(p["path"])])
                 else:
                     lines.append([p["name"], "not found: pip install " + (" or ".join(p["pip_packages"]) or "(none: a full CUDA toolkit has it)")])
                     code = 1 if value else code
