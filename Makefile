@@ -1,9 +1,16 @@
+# SPDX-License-Identifier: Apache-2.0
 # libcudaload -- GNU make. `make help` lists the targets.
 #
 # Everything CUDA is dlopen'ed at run time: nothing here links a CUDA library. The CUDA
 # headers are needed at build time only, for the real prototypes of the function tables.
 
-VERSION    := 0.3.0
+# The version is set in one place, include/cudaload.h (CUDALOAD_VERSION_MAJOR, _MINOR, _PATCH and
+# CUDALOAD_VERSION_STRING); read here, checked to agree (tools/check_version.py checks the rest).
+cl_version_def = $(shell sed -n 's/^[#]define CUDALOAD_VERSION_$(1) //p' include/cudaload.h)
+VERSION    := $(patsubst "%",%,$(call cl_version_def,STRING))
+ifneq ($(VERSION),$(call cl_version_def,MAJOR).$(call cl_version_def,MINOR).$(call cl_version_def,PATCH))
+$(error include/cudaload.h: CUDALOAD_VERSION_STRING "$(VERSION)" is not CUDALOAD_VERSION_MAJOR.MINOR.PATCH ($(call cl_version_def,MAJOR).$(call cl_version_def,MINOR).$(call cl_version_def,PATCH)))
+endif
 SOMAJOR    := 0
 CC         ?= cc
 PREFIX     ?= /usr/local
@@ -163,7 +170,11 @@ help:
 	@echo "                    libraries' exports (tools/gen_api.py, libclang): include/cudaload_<lib>.h,"
 	@echo "                    libcudaload/api_*.inc, stubs/gen/, docs/api-coverage.md; make check fails"
 	@echo "                    when they are stale against CUDA_HOME (check-generate); the libraries that ship"
-	@echo "                    as wheels of their own from the wheels pinned in tools/api/wheel-libs.txt"
+	@echo "                    as wheels of their own from the wheels pinned in tools/api/wheel-libs.txt;"
+	@echo "                    check-generate also runs tools/check_version.py: the version is set in"
+	@echo "                    include/cudaload.h only (this Makefile, pkg-config, CMake and the Python package read"
+	@echo "                    it), and every requirement or output naming it agrees (docs/api.md, Stability and releases);"
+	@echo "                    and tools/spdx.py: every source file starts with SPDX-License-Identifier: Apache-2.0"
 	@echo "  make stubs        the link-compatible stubs: $(B)/stubs/libcudaload-<lib>.a and .so for"
 	@echo "                    $(STUB_IDS) (docs/stubs.md);"
 	@echo "                    $(STUB_UNVERSIONED): .so to link and .so.0 to run, two files"
@@ -429,6 +440,8 @@ generate: py-testenv $(PROBE)
 	$(GEN_API)
 check-generate: py-testenv $(PROBE)
 	$(GEN_API) --check
+	$(PYTHON) tools/check_version.py
+	$(PYTHON) tools/spdx.py
 
 # The probe embeds the static library: one self-contained binary.
 # The report (tools/probe_*.c: gather, self-test, diagnose, render, the field list) is shared with
@@ -783,7 +796,8 @@ stub_pc = sed -e 's|@PREFIX@|$(2)|' -e 's|@LIBDIR@|$(3)|' -e 's|@VERSION@|$(VERS
 
 define cmake_package
 	install -d $(1)
-	{ echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
+	{ echo '# SPDX-License-Identifier: Apache-2.0'; \
+	  echo '# cudaloadStubs.cmake -- the stubs and their link graph, from stubs/gen/stubs.mk (the catalogue): do not edit'; \
 	  echo 'set(cudaload_STUBS $(STUB_IDS))'; echo 'set(cudaload_STUBS_UNVERSIONED $(STUB_UNVERSIONED))'; \
 	  echo 'set(cudaload_STUBS_STATIC_ONLY $(STUB_STATIC_ONLY))'; \
 	  echo 'set(cudaload_NVIDIA_LIBS $(NVIDIA_LIBS))'; \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_call.c -- per-call cost of a CUDA call made through a libcudaload table, against
  * the same call linked directly (ns per call, and the ratio).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_clock.h -- the clock and the sort order the C benchmarks of bench/ time with
  * (bench_call.c, bench_launch.c, bench_hotpath.c): host nanoseconds on CLOCK_MONOTONIC, and
  * doubles in ascending order for qsort (medians). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_hotpath.c -- libcudaload's own host cost per small call, without a GPU: on the fake
  * driver (tests/fake/fake_cuda.c, whose cuLaunchKernel does nothing but count), the time of

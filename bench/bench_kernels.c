@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_kernels.c -- the bundled SAXPY and SGEMM against cuBLAS called through
  * libcudaload's own table, in the same process and run (make bench; bench/run-kernels.sh

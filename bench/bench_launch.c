@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_launch.c -- host cost of a small call (the launch cost of docs/performance.md): cudaload_saxpy(n = 1)
  * and cudaload_sgemm(16^3) against a raw cuLaunchKernel of the very same kernel (the module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // bench_stubs.cu -- per-call host cost of ordinary CUDA code linked to libcudaload's stubs
 // against the same code linked directly to libcudart/libcublas (bench/run-stubs.sh).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_wheel_stubs.c -- per-call cost of the stubs of the libraries that ship as wheels of their
  * own, against linking the libraries themselves (tests/gpu/wheel-libs-run.sh builds it twice:
  * with libcudaload-<lib>.a, and with -lcudnn -lnccl -lnvidia-ml -lcupti -lcusparseLt).

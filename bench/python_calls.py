@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-call host time of cudaload.saxpy and cudaload.sgemm against torch's own, on small CUDA tensors.
 
     python bench/python_calls.py [--reps R] [--calls N] [--out FILE]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run-kernels.sh [--out FILE] -- bundled SAXPY/SGEMM against cuBLAS through
 # libcudaload's table (build/bench/bench_kernels), then torch, ours and cuBLAS in one torch
 # process on the same tensors (bench/torch_kernels.py, build/libcudaload.so via ctypes);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run-stubs.sh -- per-call cost through the stubs against direct linking (make bench).
 #
 # bench_stubs (-cudart none + libcudaload's stubs) and bench_stubs_direct (-lcudart -lcublas)

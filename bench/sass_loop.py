@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """sass_loop.py -- a developer tool, not part of the library: a static look at a GEMM kernel's
 main loop in SASS, the loop (a backward branch) with the most FFMAs: its instructions, how
 many are FFMAs, and the stall cycles the compiler encoded in their control bits (Volta and

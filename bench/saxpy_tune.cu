@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // saxpy_tune.cu -- a developer tool, not part of the library: times SAXPY variants (float4s
 // per thread, threads per block, cache hints, grid-stride) and the D2D copy at n = 2^28 on
 // the GPU at hand, on random data, the whole sweep twice (the spread is the noise): first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // sgemm_split_tune.cu -- a developer tool, not part of the library: times every shipped tile
 // of kernels/sgemm.cu (its NN entry points) at 1, 2, 3, 4 and 8 slices of split k, with the
 // split-k reduction, against cuBLAS (linked directly: this tool only) on products of few tiles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // sgemm_tune.cu -- a developer tool, not part of the library: times tile configurations of
 // kernels/sgemm.cu against cuBLAS (linked directly: this tool only) on the GPU at hand, every
 // SGEMM shape class (the rows of bench/sgemm_shapes.txt, listed in main()) in one process, contenders

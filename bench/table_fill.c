@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * table_fill.c -- a developer tool, not part of the library: what filling the driver's and
  * cudart's complete tables costs at init, apart from loading the files. Times dlopen of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch_kernels.py -- torch, libcudaload's bundled kernels and cuBLAS in ONE process, on the
 same tensors, alternating run by run (bench/run-kernels.sh).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cudaload-check-needed.cmake -- the switch's post-link check (cudaload-cuda-stubs.cmake adds it
 # to every executable, shared library and module of a switched project as a POST_BUILD step):
 # reads the file's DT_NEEDED and, where an NVIDIA library is still there, names it, the link

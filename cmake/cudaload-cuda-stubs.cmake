@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cudaload-cuda-stubs.cmake -- an unchanged CMake project's CUDA libraries switched to
 # libcudaload's stubs, by one configure option (docs/stubs.md, "Switching a project"):
 #

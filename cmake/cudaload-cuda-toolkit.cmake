@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cudaload-cuda-toolkit.cmake -- an unchanged CMake project's CUDA language and
 # find_package(CUDAToolkit) pointed at a CUDA toolkit root libcudaload answers: pip's CUDA
 # wheels (nvidia-cuda-nvcc, nvidia-nvvm, nvidia-cuda-runtime, ...) as a tree of links, when

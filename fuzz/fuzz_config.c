@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_config.c -- libFuzzer target: the option and environment parsing (config.c) and
  * the root and candidate-directory builder (search.c). The input is split at NUL bytes
  * into values for CUDALOAD_PATH, CUDALOAD_SOURCES, CUDALOAD_CUDA_MAJOR,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_elf.c -- libFuzzer target: the ELF header check that runs on every candidate file
  * before dlopen (open.c). Input: 8 bytes of claimed file size, then the header bytes. */
 #define _GNU_SOURCE

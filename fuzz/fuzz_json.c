@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_json.c -- libFuzzer target: the probe's JSON string escaping (tools/probe_json.c)
  * with hostile paths. The output must be one JSON string literal: quoted, no raw control
  * byte, no unescaped quote, and valid UTF-8 throughout. */

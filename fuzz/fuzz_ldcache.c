@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_ldcache.c -- libFuzzer target: the /etc/ld.so.cache reader of find-only mode
  * (search.c). The input is the cache image; the looked-up name comes from its first byte. */
 #define _GNU_SOURCE

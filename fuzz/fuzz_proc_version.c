@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_proc_version.c -- libFuzzer target: the /proc/driver/nvidia/version parser (gate.c). */
 #define _GNU_SOURCE
 #include <stdint.h>

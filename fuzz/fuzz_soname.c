@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_soname.c -- libFuzzer target: cl_elf_file_soname (open.c), which reads DT_SONAME from
  * an exact file named by CUDALOAD_*_PATH without loading it: program headers, the dynamic
  * section and the string table, all at offsets the file itself gives. Input: the whole file,

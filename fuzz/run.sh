@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fuzz/run.sh BINDIR SECONDS TARGET... -- run each libFuzzer target for SECONDS from its
 # seeds (fuzz/seeds/<target>) plus real files of this machine, keeping a corpus in
 # BINDIR/corpus_<target>. Prints each target's execution count; exits non-zero on a crash.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload.h -- find, open and resolve the CUDA runtime and cuBLAS at run time.
  *
@@ -36,10 +37,14 @@ extern "C" {
 #define CUDALOAD_API
 #endif
 
+/* The version of these headers, and the one place libcudaload's version is set: the Makefile (the
+ * shared library's file name, pkg-config, the CMake package) and the Python package read it from
+ * here, and the build fails when the string and the numbers disagree (docs/api.md, "Stability and
+ * releases"). cudaload_version_string() gives the version of the library running. */
 #define CUDALOAD_VERSION_MAJOR 0
-#define CUDALOAD_VERSION_MINOR 3
+#define CUDALOAD_VERSION_MINOR 4
 #define CUDALOAD_VERSION_PATCH 0
-#define CUDALOAD_VERSION_STRING "0.3.0"
+#define CUDALOAD_VERSION_STRING "0.4.0"
 
 /* Status codes. Stable numbers: they are part of the ABI. */
 typedef enum cudaload_status {
@@ -311,7 +316,8 @@ typedef struct cudaload_catalogue_info {
 
 /* ---- version and errors ---------------------------------------------------------------- */
 
-/** Returns the library's version string, e.g. "0.3.0" (never NULL). */
+/** Returns the library's version string, "MAJOR.MINOR.PATCH" (never NULL): the CUDALOAD_VERSION_STRING
+ *  it was built with. */
 CUDALOAD_API const char *cudaload_version_string(void);
 
 /** Returns the status's name, e.g. "CUDALOAD_ERROR_NOT_FOUND" (never NULL; unknown values give

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload_stubs.h -- what the stubs (libcudaload-<lib>.a / .so, docs/stubs.md) add besides the
  * CUDA libraries' own functions. Needs no CUDA header.

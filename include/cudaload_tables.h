@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload_tables.h -- typed function tables for the CUDA driver, runtime and cuBLAS.
  *

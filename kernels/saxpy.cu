@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // saxpy.cu -- y = a*x + y in FP32, bundled into libcudaload's fatbin.
 //
 // A streaming kernel: 12 bytes move per element (read x, read y, write y), so the only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // sgemm.cu -- C = alpha * op(A) * op(B) + beta * C in FP32 (FFMA, no tensor cores), BLAS
 // column-major semantics, bundled into libcudaload's fatbin.
 //

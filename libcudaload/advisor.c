@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * advisor.c -- the one place where reasons become text and failures become fixes.
  *

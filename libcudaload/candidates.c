@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * candidates.c -- the candidate records: every file a library's walk (and a toolkit part's
  * search, toolkit.c) weighed, with its result and its reason (a code and its parameters,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * catalogue.c -- the one list of libraries libcudaload knows. Every other part (the walk,
  * the exact-file variables, advice, the probe's listing, the include-directory finder, the

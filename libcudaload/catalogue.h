@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * catalogue.h -- step 0 of the walk: what libcudaload knows about each NVIDIA library.
  *

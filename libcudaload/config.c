@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.c -- merge cudaload_options with the CUDALOAD_* environment into one cl_config.
  *

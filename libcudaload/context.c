@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * context.c -- the context (cl_ctx), its lock, the fork handlers, the bracket around foreign
  * code, and who walks: the bottom of the library. Every other file reads and changes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cublas_pool.c -- the cuBLAS fallback of SAXPY and SGEMM: cuBLAS loaded on first use, the
  * call's device made current for it, and a pool of idle handles per device (a handle's stream

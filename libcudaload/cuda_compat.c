@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuda_compat.c -- forward compatibility: a cuda-compat libcuda (the driver's user-mode part of
  * a newer branch, for an older kernel module) in place of the system's driver, where that driver

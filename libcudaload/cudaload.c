@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload.c -- the public API: init, the lazy loads, and the getters.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * driver_like.c -- the walk of a driver-like row (the driver, libcuda.so.1, and NVML): the
  * system only. A copy already in the process, else the exact file (CUDALOAD_DRIVER_PATH,

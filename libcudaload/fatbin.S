@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fatbin.S -- embeds the kernels' fatbin (built by nvcc from the kernels/ sources) in the library,
  * so there is no separate file to find at run time. Symbols are hidden: only libcudaload's
  * own code (kernels_device.c) sees them. CL_FATBIN_PATH is set by the Makefile. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fatbin_windows.S -- fatbin.S for the Windows build (mingw-w64, PE/COFF): the same fatbin, built
  * by nvcc from the kernels/ sources, embedded in a read-only data section. COFF has no .hidden nor
  * GNU-stack note: the symbols stay internal because libcudaload.a exports nothing by .def file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fork_guard.h -- the fork handlers of a mutex that know whether the forking thread holds it.
  *

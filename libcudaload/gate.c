@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gate.c -- step 4 of the walk: what the driver can run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h -- shared state and the interfaces between the steps of the walk
  *

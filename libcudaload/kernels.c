@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernels.c -- step 5 of the walk: launch. The public calls: cudaload_saxpy and cudaload_sgemm
  * (their arguments checked, the device their operands are on, the backend chosen, then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernels_device.c -- the bundled kernels on one device: gated, loaded into its primary context
  * once, on first use, and what they were built with (kernels_build.h, the fatbin fatbin.S

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernels_launch.c -- where and how a bundled kernel is launched: the device a call runs on
  * (the one that owns its pointers, else the runtime's current one), dev's primary context made

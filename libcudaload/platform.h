@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * platform.h -- the few calls that differ between operating systems, one file per OS:
  * platform_posix.c (Linux: dlopen, ELF) and platform_windows.c (LoadLibraryExW, PE). The walk,

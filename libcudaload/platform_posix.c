@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * platform_posix.c -- the platform layer on Linux (platform.h): step 2 of the walk, turn a
  * candidate file into a dlopen handle or into a precise reason why not, and the few other calls

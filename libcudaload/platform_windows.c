@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * platform_windows.c -- the platform layer on Windows (platform.h), built with mingw-w64.
  *

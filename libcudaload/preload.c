@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * preload.c -- for code that cannot be relinked: a prebuilt extension whose DT_NEEDED names
  * libcublas.so.13 with no RPATH into the nvidia directories. The dynamic loader matches a

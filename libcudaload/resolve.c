@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * resolve.c -- step 3 of the walk: fill a library's typed table from its dlopen handle.
  *

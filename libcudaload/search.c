@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * search.c -- step 1 of the walk: the ordered list of roots and, within a root, the
  * directories that may hold a library of a given major. Nothing here opens a library.

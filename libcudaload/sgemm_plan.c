@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sgemm_plan.c -- how cudaload_sgemm runs a product on the bundled kernels: the tile, split k,
  * the launches. A pure function of the shape, the operands' alignment and the device's SM count

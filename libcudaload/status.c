@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c -- status names and texts, the per-thread error message, the debug trace and
  * the small string helpers every step uses.

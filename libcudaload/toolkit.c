@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * toolkit.c -- the toolkit's parts that are not shared libraries (programs, static archives,
  * bitcode: catalogue.c's cl_parts) and a toolkit root for build tools made of them.

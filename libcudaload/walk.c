@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk.c -- the walk for one catalogue library, the same for every row, as one data path:
  *

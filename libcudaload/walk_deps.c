@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk_deps.c -- a candidate's dependencies (the row's deps, then its opt_deps), taken before
  * the candidate itself is loaded, from the same root: the same directory first, then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk_file.c -- one candidate file of the walk: open -> resolve -> gate.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk_majors.c -- which CUDA major a candidate belongs to, before it is loaded: from its
  * DT_SONAME or name when only one flavor of the row has it, from the flavor's own wheel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk_steps.c -- the places the walk looks, in its order (walk.c: cl_search):
  *

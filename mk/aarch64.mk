@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mk/aarch64.mk -- the aarch64 Linux build (a cross compiler) and its tests under qemu-user
 # (docs/platforms.md). Included by the Makefile.
 #

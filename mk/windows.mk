@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mk/windows.mk -- the Windows build (mingw-w64) and its tests under wine (docs/platforms.md).
 # Included by the Makefile.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds cudaload._cudaload: libcudaload compiled from its sources and linked in statically.
 
 The library comes from, in order: $CUDALOAD_SOURCE_DIR; the repository this directory sits
@@ -31,6 +32,7 @@ installing. Without ziglang the system compiler is used and the wheel needs its 
 """
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -69,6 +71,19 @@ def library_root():
     sys.exit("cudaload: the libcudaload sources were not found (looked in: %s). Build from a checkout of the "
              "repository (pip install ./python-shim) or from its sdist, or set CUDALOAD_SOURCE_DIR."
              % ", ".join(map(str, cands)))
+
+
+def library_version(root):
+    """The package's version: libcudaload's, from include/cudaload.h's CUDALOAD_VERSION_MAJOR,
+    _MINOR and _PATCH, the one place it is set (pyproject.toml: dynamic); CUDALOAD_VERSION_STRING
+    must agree (the Makefile checks the same)."""
+    text = (root / "include" / "cudaload.h").read_text()
+    parts = [re.search(r"^#define CUDALOAD_VERSION_%s (\d+)$" % p, text, re.M) for p in ("MAJOR", "MINOR", "PATCH")]
+    string = re.search(r'^#define CUDALOAD_VERSION_STRING "([^"]*)"$', text, re.M)
+    if not all(parts) or not string or string.group(1) != ".".join(m.group(1) for m in parts):
+        sys.exit("cudaload: %s: CUDALOAD_VERSION_MAJOR, _MINOR, _PATCH and CUDALOAD_VERSION_STRING are missing or "
+                 "disagree" % (root / "include" / "cudaload.h"))
+    return string.group(1)
 
 
 def probe_files(root, suffix):
@@ -251,6 +266,7 @@ ext = Extension(
 
 build_base = os.environ.get("CUDALOAD_BUILD_BASE")
 setup(
+    version=library_version(library_root()),
     ext_modules=[ext],
     cmdclass={"build_ext": BuildExt, "sdist": SDist},
     options={**({"bdist_wheel": {"py_limited_api": "cp311"}} if LIMITED_API else {}),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudart_core.c -- the hand-written part of the cudart stub: nvcc's registration and launch
  * entry points (declared for C++ only, in crt/host_runtime.h and crt/device_functions.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nvshmemhost_core.c -- the hand-written part of nvSHMEM's host stub: what nvSHMEM's static
  * device library takes from the host library besides the functions stubs/gen/nvshmemhost.c

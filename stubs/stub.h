@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stub.h -- what the generated stubs (stubs/gen/<lib>.c) are made of.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stub_core.c -- the hand-written core shared by every stub: the first-call load, and the
  * reasons recorded for cudaload_last_error().

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/dedupe.py DIR... -- hard-link the large files of test environments to one copy each.
    tests/dedupe.py --prune -- drop the store's files no tree links any more.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/deps.sh -- make sure what the CPU tests need is installed (run by `make check`).
 # Needs: cmocka (Debian's libcmocka-dev), pkg-config and binutils (the install test), and a python3 that can make venvs (the fixtures
 # install real nvidia wheels from PyPI into venvs), valgrind (make check-valgrind). The

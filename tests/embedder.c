@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * embedder.c -- a stand-in for a Python extension module that embeds libcudaload.a, built
  * twice by the Makefile (build/tests/embedder_a.so, embedder_b.so) the way such a module is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * emu_runner.h -- what the two emulated test runners share (tests/aarch64/test_aarch64.c under
  * qemu, tests/windows/test_windows.c under wine): neither target has cmocka, so each is a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * failalloc.c -- fails the Nth allocation made by the code linked with it, for the
  * allocation-failure tests (test_alloc_faults.c; docs/reliability.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* failalloc.h -- the allocation-failure injector of the tests (failalloc.c). */
 #ifndef CUDALOAD_TEST_FAILALLOC_H
 #define CUDALOAD_TEST_FAILALLOC_H

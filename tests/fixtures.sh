@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fixtures.sh DIR -- build the real-file trees the CPU tests search (idempotent).
 #
 #   DIR/toolkit-cu13-wheel/nvidia/cu13/lib   the toolkit's libcudart.so.13 (copied) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness.c -- see harness.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* environ, mkdtemp, setenv, strdup with -std=c11 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reenter_lib.c -- a shared library whose constructor is foreign code that calls back into
  * libcudaload: it calls the test program's th_foreign_hook("constructor") (test_walk exports its

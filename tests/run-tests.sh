@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs each cmocka test binary given, in order, and ends with one summary line that CI
 # reads, summed over all binaries from cmocka's own reports:
 #   "tests: N passed, N failed, N skipped"

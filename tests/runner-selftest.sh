@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/runner-selftest.sh -- the runners' own rules, on programs that print what cmocka prints
 # (run by make check-cpu as the runner "runner-selftest"; a second, no GPU or fixtures needed):
 #   a skip without a reason fails tests/run-tests.sh, on any machine, and so does one cmocka

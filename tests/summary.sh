@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/summary.sh -- the totals of make check's runners, their skipped tests, and the one table
 # make check ends with.
 #
@@ -139,7 +140,7 @@ table)
     exit $status
     ;;
 *)
-    sed -n '2,/^set -u/p' "$0" | sed '$d' >&2
+    sed -n '3,/^set -u/p' "$0" | sed '$d' >&2
     exit 2
     ;;
 esac

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * symkinds_lib.c -- a small shared library exporting one symbol of each kind whose address
  * only the dynamic loader can give, or which dlsym does not answer at all, for test_units'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_adopt.c -- switching an unchanged CUDA project to the stubs, as docs/stubs.md says:
  * every block of docs/stubs.md marked `<!-- recipe: NAME -->` is run as written (bash -e) in a

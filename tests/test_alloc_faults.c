@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_alloc_faults.c -- every allocation libcudaload makes may fail: with the Nth one failed
  * (tests/failalloc.c, linked with --wrap so that only the allocations of libcudaload, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_catalogue.c -- the catalogue's rows against the real files, and the one walk for the
  * libraries beyond cudart and cuBLAS: cuFFT, cuRAND, cuSOLVER (with its dependencies from its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fake_driver.c -- the contract of the one fake (tests/fake/fake_cuda.c, a libcuda.so.1
  * that reports a chosen CUDA version and device count), checked on the built files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_faults.c -- the rows of the fault matrix (docs/reliability.md) that no other test file
  * covered: CUDALOAD_* variables holding garbage, relative paths, empty elements, paths longer

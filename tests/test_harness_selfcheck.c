@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_harness_selfcheck.c -- tests of the test harness itself (tests/harness.c), with child
  * functions that do not use libcudaload: the environment a scenario child sees, exit codes,

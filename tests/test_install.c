@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_install.c -- what a user of the installed library gets: `make install` into a
  * prefix, examples/c/hello built through pkg-config (shared and embedded), run against a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels.c -- the CPU side of the bundled kernels: the gate (which driver and GPU
  * can run the embedded fatbin, and the named status when not), argument checks of

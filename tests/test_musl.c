@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_musl.c -- the stubs of the libraries that version none of their exports (NCCL, NVML,
  * cuFile, cuSPARSELt) in a build for musl, the C library of Alpine: `make CC=musl-gcc`, made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_probe.c -- cudaload-probe as a user runs it: a separate process with a crafted
  * environment, over real CUDA files (wheel trees, the real cu12 wheels, conda, CUDA_HOME,

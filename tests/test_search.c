@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_search.c -- the walk end to end, on real CUDA library files: the toolkit's
  * libcudart/libcublas arranged as a CUDA 13 wheel tree, a conda prefix and a CUDA_HOME;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_stubs.c -- the link-compatible stubs (stubs/, docs/stubs.md) with real programs and the
  * real toolkit libraries: no CUDA DT_NEEDED; the toolkit's runtime found through CUDA_HOME;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_toolkit.c -- the toolkit's parts (cudaload_part: programs, static archives, bitcode) and
  * cudaload_toolkit_root(), on real files: the CUDA 13 toolkit of this machine ($CUDA_HOME, else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_two_embedders.c -- two modules that each embed libcudaload.a (tests/embedder.c, built
  * twice) share one process, as two Python extensions built against different libcudaload

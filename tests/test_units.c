@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_units.c -- the pure parts of each step, called directly (the static library's
  * hidden functions link fine into a test): option parsing, the ELF check, the driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_walk.c -- guarantees of the one walk that the catalogue redesign added or fixed, each on
  * real files (the toolkit's, the pip wheels' in the fixture venvs) and the fake driver:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/valgrind-probe.sh -- cudaload-probe under valgrind, for `make check-valgrind`.
 #
 # test_probe runs the probe ~60 times; under valgrind each run costs ~30 s of CPU (it loads

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the Markdown a user reads in a clone (README.md, docs/, examples/, python-shim/,
 every tracked *.md) for what would mislead or strand them:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_layers.py -- the library's files call down, never up: checked on the objects.
 
     tools/check_layers.py OBJDIR      OBJDIR: the library's objects (build/obj)

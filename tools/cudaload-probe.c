@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cudaload-probe -- tell a user exactly which CUDA libraries libcudaload searched, found,
  * took or skipped and why, whether the driver and the GPU really run, and how to build

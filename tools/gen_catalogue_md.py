@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the catalogue's tables into the docs, between markers, from the rows themselves
 (`cudaload-probe --catalogue` for the libraries, `cudaload-probe --parts --json` for the
 toolkit's programs, archives and bitcode), so the docs list every row and cannot drift from the

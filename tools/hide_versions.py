@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """hide_versions.py -- make one symbol version of a shared library hidden (non-default).
 
     tools/hide_versions.py [--version NAME] IN OUT

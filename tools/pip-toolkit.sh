@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/pip-toolkit.sh OUTDIR -- a CUDA toolkit made of pip's CUDA wheels, for building
 # libcudaload on a machine without one. Prints the toolkit root (usable as CUDA_HOME) on
 # stdout, and nothing else there; what it does goes to stderr.

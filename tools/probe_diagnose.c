@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_diagnose.c -- what is wrong (one problem line each), what to watch (warnings) and what
  * fixes it (fixes), worded once, here, from what was gathered; the exit code.

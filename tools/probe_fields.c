@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_fields.c -- the one list of a library's fields (probe_fields.h): for each, its JSON
  * key, its value, and how the text report shows it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_fields.h -- the one list of a library's fields in the probe's report.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_gather.c -- the report's first step: what libcudaload found (every library's info, the
  * roots, the kernels, the devices), the build flags and NVRTC beside the runtime, and the

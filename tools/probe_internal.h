@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_internal.h -- what the parts of the probe's report share (not an interface of the
  * probe or of the Python package: those use probe_report.h). The report is built in steps,

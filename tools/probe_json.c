@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* probe_json.c -- see probe_json.h. */
 #include "probe_json.h"
 

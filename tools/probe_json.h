@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_json.h -- a small streaming JSON writer for cudaload-probe.
  *

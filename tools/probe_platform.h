@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_platform.h -- the probe's few calls that differ between operating systems
  * (probe_platform.c): a canonical path, whether a file exists, who else may write a file, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_platform_posix.c -- probe_platform.h on Linux and other POSIX systems. Small on purpose:
  * the probe reads everything else through libcudaload's public API. Windows: probe_platform_windows.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_platform_windows.c -- probe_platform.h on Windows (mingw-w64). Small on purpose: the probe
  * reads everything else through libcudaload's public API. POSIX: probe_platform_posix.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_render.c -- the report's writers: the text report (80 columns, escaped for a terminal,
  * colour when asked) and the JSON report (docs/probe.md), to any FILE *.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_report.c -- the probe's report (probe_report.h): gathered (probe_gather.c), the
  * self-test (probe_selftest.c), the diagnosis (probe_diagnose.c), then written as text or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_report.h -- the probe's report: gathered once after cudaload_init(), written as text
  * or as JSON (schema: docs/probe.md). Shared by cudaload-probe (tools/cudaload-probe.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * probe_selftest.c -- the self-test: SAXPY on 2^24 floats and SGEMM 1024^3 on the GPU, through
  * cudaload_saxpy / cudaload_sgemm, against a CPU reference in float64, timed with CUDA events.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """scan_cuda12.py -- the first CUDA 12 release that exports each function of the CUDA 12
 libraries, read from NVIDIA's CUDA 12 pip wheels on PyPI; writes tools/api/cuda12-exports.txt.
 

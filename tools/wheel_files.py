@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """wheel_files.py -- the headers and export lists of the libraries that ship as wheels of their own
 (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR, cuDSS, cuFile, nvSHMEM), read from the wheels
 pinned in tools/api/wheel-libs.txt, without downloading them whole.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hello.c -- the smallest program that embeds libcudaload: find the CUDA runtime (and,
  * on first use, cuBLAS) wherever pip, conda or the system put it, and say where it came

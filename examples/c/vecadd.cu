@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // vecadd.cu -- a plain CUDA program, written as for -lcudart -lcublas: a kernel launched with
 // <<<>>>, cudaMalloc/cudaMemcpy, and cuBLAS. `make vecadd` builds it unchanged against
 // libcudaload's stubs (nvcc -cudart none): no CUDA library in DT_NEEDED; the runtime and cuBLAS

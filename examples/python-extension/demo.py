@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python demo.py -- where saxpy_demo's libcudaload found CUDA, then one SAXPY on the GPU.
 
 Exit status: 0 when the SAXPY ran and its result is right, 1 when it is wrong, 2 when CUDA

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Build saxpy_demo._saxpy with libcudaload from the `cudaload` package (a build requirement).
 
     pip wheel .        # pyproject.toml's build requirements bring setuptools and cudaload
@@ -42,7 +43,7 @@ CUDALOAD_LIB = cudaload.get_library_dir()
 ARCHIVES = [os.path.join(CUDALOAD_LIB, a) for a in ("libcudaload-cufft.a", "libcudaload-cudart.a", "libcudaload.a")]
 missing = [a for a in ARCHIVES if not os.path.isfile(a)]
 if missing:
-    raise SystemExit(f"saxpy_demo: {', '.join(missing)} missing: this needs cudaload >= 0.3 (its wheel carries them)")
+    raise SystemExit(f"saxpy_demo: {', '.join(missing)} missing: this needs cudaload >= 0.4 (its wheel carries them)")
 
 
 def without_rpath(argv):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Prints what each library answered, as key=value lines; exits 0 when the GPU ran everything
 // right, 2 when there is no driver (the libraries loaded, the runtime said so), 1 otherwise.
 #include <cstdio>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A kernel and the runtime, nothing else; its project chose nvcc's shared runtime.
 #include <cstdio>
 __global__ void fill(int *p) { p[threadIdx.x] = (int)threadIdx.x; }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <cuda_runtime.h>
 __device__ float twice(float x);
 __global__ void scale(float *y, int n) {

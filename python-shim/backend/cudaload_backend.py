@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cudaload package's build backend: setuptools' (setuptools.build_meta), plus the CUDA
 wheels the build needs when the machine has no CUDA toolkit, asked for only then.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/aarch64/run.sh -- `make check-aarch64`: the aarch64 build's loader tests under qemu-user.
 #
 # Gets NVIDIA's real manylinux aarch64 wheels (pip download, kept in ARM_WHEELS, default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_aarch64.c -- the loader tests of the aarch64 build, run under qemu-user by
  * tests/aarch64/run.sh (`make check-aarch64`), against NVIDIA's real manylinux aarch64 wheels

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/adopt/bitsandbytes.sh: build bitsandbytes 0.50.1's CUDA library from its source at the
 # release tag, unchanged, on a machine with no network and no GPU, with or without libcudaload's
 # CMake stubs switch, and test it with torch's CUDA on a GPU machine.
@@ -99,7 +100,7 @@ PYTHON=${PYTHON:-python3}
 
 say() { printf 'bitsandbytes: %s\n' "$*"; }
 die() { printf 'bitsandbytes: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
 fetch() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/adopt/common.sh -- sourced by the tests/adopt/<project>.sh scripts.
 #
 # build_verdict OUT SWITCH: the end of a build phase's OUT/report.txt, from BAD (the problems

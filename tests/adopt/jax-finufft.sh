@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/adopt/jax-finufft.sh: build jax-finufft 1.3.1's GPU wheel from its PyPI sdist, unchanged,
 # on a machine with no network, with or without libcudaload's CMake stubs switch, and test it.
 #
@@ -55,7 +56,7 @@ PYTHON=${PYTHON:-python3}
 
 say() { printf 'jax-finufft: %s\n' "$*"; }
 die() { printf 'jax-finufft: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
 # The CPM.cmake stand-in. finufft's setupCPM.cmake includes

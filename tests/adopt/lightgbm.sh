@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/adopt/lightgbm.sh: build LightGBM 4.7.0's CUDA library (the Python package's wheel) from
 # its PyPI sdist, unchanged, on a machine with no network, with or without libcudaload's CMake
 # stubs switch, and run LightGBM's own Python tests on a GPU beside torch's CUDA.
@@ -129,7 +130,7 @@ LGB_KNOWN_WHY="fail the same without the switch: LightGBM's CUDA learner and for
 
 say() { printf 'lightgbm: %s\n' "$*"; }
 die() { printf 'lightgbm: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
 # The tag's files that must equal the sdist's: "tag-path sdist-path" pairs.

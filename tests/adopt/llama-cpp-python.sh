@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/adopt/llama-cpp-python.sh: build llama-cpp-python 0.3.36's CUDA wheel from its PyPI sdist,
 # unchanged, on a machine with no network, with or without libcudaload's CMake stubs switch, and
 # test it on a GPU beside torch's CUDA.
@@ -96,7 +97,7 @@ PYTHON=${PYTHON:-python3}
 
 say() { printf 'llama-cpp-python: %s\n' "$*"; }
 die() { printf 'llama-cpp-python: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 
 # ---------------------------------------------------------------------------------------------
 # TRIM: what fetch removes from the sdist (paths relative to its top directory), and why. Only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* consumer.c -- the smallest user of libcudaload's API, built by tests/cmake/CMakeLists.txt.
  * Prints key=value: the version and the runtime's status and version. */
 #include <stdio.h>

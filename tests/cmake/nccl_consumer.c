@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl_consumer.c -- code written for -lnccl, linked to cudaload::stub_nccl_shared instead
  * (tests/cmake/CMakeLists.txt): NCCL's shared stub, whose run-time file hides its exports from
  * all but the programs linked to it (docs/stubs.md). Prints key=value. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_consumer.c -- code written for -lcudart, linked to cudaload::stub_cudart instead
  * (tests/cmake/CMakeLists.txt). Prints key=value. */
 #include <stdio.h>

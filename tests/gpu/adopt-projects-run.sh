@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/adopt-projects-run.sh OUTDIR [NAME...] -- third-party projects built from their
 # published sources, unchanged, with the CMake switch, tested on a GPU machine beside torch:
 #   llama-cpp-python  tests/adopt/llama-cpp-python.sh (its PyPI sdist, GGML_CUDA=on)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/adopt-run.sh OUTDIR -- unchanged projects switched to the stubs, on a GPU machine:
 #   build: make all and test_adopt (cmocka from .devdeps/ when there), and an install of
 #     libcudaload into build/adopt-prefix;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/gpu/all_stubs.py MODULE [--torch] -- every shared stub in one process, on the GPU.
 
 Loads MODULE (tests/gpu/all_stubs_module.c, linked with every shared stub and libcudaload.so.0)

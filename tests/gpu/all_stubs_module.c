@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * all_stubs_module.c -- a module linked with every shared stub at once (libcudaload-cuda,
  * -cudart, -cublas, -cublasLt, -cufft, -curand, -cusolver, -cusparse, -nvrtc, -nvjitlink and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The catalogue on the H100 (device tool): run from the repo root with build/ carried.
 #   tests/gpu/catalogue-run.sh OUTDIR
 # Uses /opt/torch/.venv (torch, cuda-pathfinder and the cu13 wheels). Logs in OUTDIR.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The catalogue on a GPU machine: every catalogue library in a venv's nvidia/ tree found and loaded
 (with its dependencies) by libcudaload, compared with cuda.pathfinder's choice in the same venv,
 reused when torch loaded it first (one copy in /proc/self/maps), and load times against
@@ -5,12 +6,12 @@ pathfinder in fresh processes.
 
     python tests/gpu/catalogue_h100.py BUILD_DIR OUT_DIR      (the venv's python, e.g. /opt/torch/.venv)
 
-BUILD_DIR holds libcudaload.so.0.3.0 (make all); times are medians of 3 fresh processes. Writes OUT_DIR/catalogue.json and prints a summary.
+BUILD_DIR holds libcudaload.so.0 (make all); times are medians of 3 fresh processes. Writes OUT_DIR/catalogue.json and prints a summary.
 """
 import ctypes, json, os, statistics, subprocess, sys, time
 
 BUILD, OUT = sys.argv[1], sys.argv[2]
-LIB = os.path.join(BUILD, "libcudaload.so.0.3.0")
+LIB = os.path.join(BUILD, "libcudaload.so.0")
 
 
 class Info(ctypes.Structure):

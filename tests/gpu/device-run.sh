@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/device-run.sh OUTDIR -- everything that needs the GPU machine, in one go:
 # build, `make check-gpu`, the probe (wheels vs system), `make bench`, and the kernels'
 # resource report. Used on the H100 machine (driver 580, torch venv in /opt/torch/.venv);

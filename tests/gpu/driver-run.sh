@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/driver-run.sh OUTDIR RT_TREE -- the driver facts on the GPU machine (logs
 # committed under docs/gpu-run/driver/). RT_TREE: a directory holding only libcudart.so.13 of a
 # newer minor than the driver runs (the nvidia-cuda-runtime 13.5 wheel's; carried to the machine,

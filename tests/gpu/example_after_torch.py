@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/python-extension (saxpy_demo, its kernel and cuFFT call linked through libcudaload's
 stubs) imported after torch, in one process on a GPU (tests/gpu/stubs-run.sh):
 

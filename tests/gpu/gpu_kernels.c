@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_kernels.c -- `make check-gpu`: cudaload_saxpy and cudaload_sgemm on a real GPU,
  * through both backends (the bundled kernels and cuBLAS), against a float64 CPU reference.

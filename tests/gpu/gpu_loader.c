@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_loader.c -- `make check-gpu`: the loader against a real driver and GPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_multi.c -- `make check-gpu` on a machine with two or more GPUs: cudaload_saxpy and
  * cudaload_sgemm run on the device that owns the pointers, whatever device is current, on both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/multigpu-run.sh OUTDIR -- libcudaload on a machine with two or more GPUs, in one go
 # (logs committed under docs/gpu-run/multigpu/):
 #   env:        nvidia-smi -L and topo, the torch that will be used;

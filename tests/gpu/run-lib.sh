@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run-lib.sh -- sourced by the GPU run scripts (adopt-run.sh, stubs-run.sh), from the
 # repository's root, with $out set to the output directory:
 #   PY       the torch venv's python (PYTHON, /opt/torch/.venv/bin/python3, else python3)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/samples.sh -- real third-party CUDA programs on libcudaload's stubs: NVIDIA's
 # cuda-samples, unchanged. Their code is never committed.
 #

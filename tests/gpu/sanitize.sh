@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU kernel tests (gpu_kernels, and gpu_multi, which skips without two GPUs) under
 # compute-sanitizer memcheck (smaller cases: CUDALOAD_TEST_QUICK), failed driver calls reported
 # except in the one test whose first launches are refused by design.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/says-why-run.sh OUTDIR -- on a GPU machine, from the repo root:
 #   py/, py.txt      cudaload.preload() beside torch (tests/python/test_gpu_preload.py, through
 #                    tests/python/device-run.sh with the interpreter that has torch)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every shared stub (build/stubs/libcudaload-<lib>.so.0) and libcudaload.so.0 loaded into
 python with RTLD_GLOBAL, as a program linked to them has them, BEFORE torch; then torch's own
 cuBLAS and cuBLASLt work run (a matmul, and linear with a bias, cuBLASLt's epilogue), and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/stubs-run.sh OUTDIR -- the stubs on a GPU machine (docs/stubs.md), in one go:
 #   build: make all (the stubs), the stub test programs, the stub benchmarks, an install of
 #     libcudaload and examples/c/vecadd through it;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/toolkit-run.sh OUTDIR -- the toolkit's parts and the kernels built from pip's CUDA
 # wheels, on a GPU machine (which has no network: the fatbin is built elsewhere and carried):
 #   check-gpu-system: make check-gpu with the fatbin this machine's /usr/local/cuda builds;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/wheel-libs-run.sh OUTDIR -- the stubs of the libraries that ship as wheels of their own,
 # on a GPU machine, with the torch venv's cuDNN, NCCL, CUPTI, cuSPARSELt and nvSHMEM and the
 # driver's NVML:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wheel_libs.c -- the libraries that ship as wheels of their own, on a GPU, through their stubs
  * (tests/gpu/wheel-libs-run.sh): a program written against cudnn.h, nccl.h, nvml.h, cupti.h,
  * cusparseLt.h and nvshmem_host.h, linked with libcudaload-<lib> and the cudart stub instead of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/oldglibc/run.sh BUILD_DIR PYTHON -- what this project builds runs on an older glibc.
 #
 # A root of Debian bullseye (glibc 2.31, Python 3.9), made with debootstrap from Debian's own

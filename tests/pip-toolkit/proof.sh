@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/pip-toolkit/proof.sh [WORKDIR] -- libcudaload, and a CMake CUDA project, built on a
 # machine with no CUDA toolkit: pip's CUDA wheels instead (make check-pip-toolkit).
 #

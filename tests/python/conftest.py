@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared pieces of the python-shim tests (tests/python/test_shim_*.py, test_gpu_shim.py).
 
 Nothing here is autouse: tests/python/test_example_extension.py (another suite) is untouched.
@@ -25,6 +26,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHIM = REPO / "python-shim"
+# libcudaload's version, from the one place it is set (include/cudaload.h; tools/check_version.py),
+# and its release series (X.Y: what find_package and the templates' requirements name)
+VERSION = re.search(r'^#define CUDALOAD_VERSION_STRING "([^"]+)"', (REPO / "include" / "cudaload.h").read_text(),
+                    re.M).group(1)
+SERIES = ".".join(VERSION.split(".")[:2])
 # every source but system and cuda_home: /usr/local/cuda is in ld.so.cache on the dev machine
 SOURCES_NO_SYSTEM = "override,caller,self,venv,conda"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/python/device-run.sh LOGDIR -- the python-shim GPU tests on the GPU machine, offline.
 #
 # Builds and installs the cudaload package from python-shim/ with the interpreter that has

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cudaload package as a build requirement: what it gives extension builders.
 
 From the installed wheel (pip install --target): get_include(), get_library_dir(),
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, clean_env, make_venv, package_stubs, run_py, sh
+from conftest import REPO, SERIES, VERSION, clean_env, make_venv, package_stubs, run_py, sh
 
 STUBS = package_stubs()
 
@@ -98,7 +99,7 @@ def test_flags_build_a_program_that_runs(shim_target, tmp_path):
     site = next((venv / "lib").glob("python3*/site-packages"))
     r = sh([tmp_path / "prog"], env=clean_env(VIRTUAL_ENV=str(venv), CUDALOAD_SOURCES="venv"))
     version, err, rt, path = r.stdout.split()
-    assert version == "0.3.0" and err == "0" and int(rt) // 1000 == 13, r.stdout
+    assert version == VERSION and err == "0" and int(rt) // 1000 == 13, r.stdout
     assert Path(path).resolve() == (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").resolve(), r.stdout
 
 
@@ -118,17 +119,17 @@ def test_pkg_config_and_cmake_resolve(shim_target, tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(textwrap.dedent("""
         cmake_minimum_required(VERSION 3.16)
         project(probe C)
-        find_package(cudaload 0.3 CONFIG REQUIRED)
+        find_package(cudaload @SERIES@ CONFIG REQUIRED)
         get_target_property(loc cudaload::stub_cufft IMPORTED_LOCATION)
         get_target_property(inc cudaload::static INTERFACE_INCLUDE_DIRECTORIES)
         message(STATUS "RESULT ${loc} ${inc} ${cudaload_VERSION} shared=$<BOOL:0>")
         if(TARGET cudaload::cudaload)
           message(FATAL_ERROR "the package's tree has no shared library: cudaload::cudaload must not exist")
         endif()
-    """))
+    """).replace("@SERIES@", SERIES))
     r = sh([cm, "-S", tmp_path, "-B", tmp_path / "b", "-DCMAKE_PREFIX_PATH=%s" % cmake.parent.parent.parent])
     m = re.search(r"RESULT (\S+) (\S+) (\S+)", r.stdout)
-    assert m and Path(m.group(1)) == lib / "libcudaload-cufft.a" and m.group(3) == "0.3.0", r.stdout
+    assert m and Path(m.group(1)) == lib / "libcudaload-cufft.a" and m.group(3) == VERSION, r.stdout
     assert Path(m.group(2)).resolve() == (lib.parent / "include").resolve(), r.stdout
 
 

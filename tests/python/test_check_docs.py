@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/check_docs.py, the checker behind `make check-docs`: on a small tree of Markdown it
 finds a broken link, a broken anchor, a link out of the repository, a machine path and a process
 word, each at its file and line, and passes the same tree once they are fixed. GitHub's slugs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/check_layers.py, the checker behind `make check-layers`: the library's objects as built
 pass; an object of the walk that uses the public API (a planted gate.o calling cudaload_init) is
 a call up, named with both objects and layers; an object no layer lists is named too.

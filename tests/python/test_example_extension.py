@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/python-extension (saxpy_demo): a third-party C extension that embeds libcudaload.
 
 The whole path a packager takes, for real: build the cudaload wheel (python-shim/); build the

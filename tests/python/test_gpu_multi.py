@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload on two GPUs: torch and cupy arrays on device 1 worked on in place, on their own
 device and stream, whatever device is current; operands on two devices refused. Skipped, with
 the reason, without two GPUs (CUDA_VISIBLE_DEVICES=1 leaves one).

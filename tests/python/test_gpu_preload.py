@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload.preload() on a GPU, beside torch: a prebuilt-style extension (DT_NEEDED libcublas.so.13
 and libcudart.so.13, no RPATH) does real work (an SGEMM through cuBLAS, checked against the
 host) after preload, whether preload comes before torch or after it, and the process maps one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload on a GPU: host buffers, torch and cupy arrays, streams, both backends, odd sizes,
 and sharing one libcudart/libcublas with torch. Skipped, with the reason, without a GPU.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m cudaload as a command line: --help lists the exit codes (the probe's: 0 to 4), an
 empty value is a usage error (exit 4) rather than the option's default, and nothing it says
 points to cudaload-probe, a program the pip install does not provide (the package's own

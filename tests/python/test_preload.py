@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload.preload() and `python -m cudaload env`, for code that cannot be relinked: a
 prebuilt-style extension (DT_NEEDED libcublas.so.13, no RPATH or RUNPATH) imports after preload
 and not before, binds to the copies preload chose (one copy of each library in the process), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload's argument checking, in this process: every wrong operand is a TypeError or a
 ValueError that gives the reason, found before any CUDA call (so these run without a GPU).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cudaload wheel and sdist (python-shim/): what is in them and what the extension links.
 
 The wheel is built once per session (conftest.shim_wheel). Checked: no DT_NEEDED on any CUDA
@@ -5,7 +6,9 @@ library (nothing but libc and the loader), no RPATH/RUNPATH, only PyInit__cudalo
 (libcudaload's symbols hidden), the bundled kernels embedded when nvcc was there, abi3 on
 Python >= 3.11, < 1.3 MB; `auditwheel show` gives a manylinux tag and `auditwheel repair`
 succeeds with no --exclude and grafts nothing; the sdist carries the library sources and a
-wheel built from it (outside the repository, no nvcc) imports and reports.
+wheel built from it (outside the repository, no nvcc) imports and reports. The sdist, the wheel
+and the one built from the sdist carry LICENSE and name it, with the SPDX expression, in their
+metadata (PEP 639), and their version is include/cudaload.h's.
 """
 import json
 import os
@@ -20,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (REPO, SHIM, SOURCES_NO_SYSTEM, auditwheel_show_and_repair, build_dir, clean_env, install_shim, make_venv,
-                      package_stubs, run_py, sh)
+                      VERSION, package_stubs, run_py, sh)
 
 CUDA_LIB = re.compile(r"\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnvJitLink|libcudaload)[.\]]")
 
@@ -40,6 +43,22 @@ def nvcc_available():
     if "CUDALOAD_NVCC" in os.environ:
         return bool(os.environ["CUDALOAD_NVCC"])
     return os.access(os.path.join(home, "bin", "nvcc"), os.X_OK) or shutil.which("nvcc") is not None
+
+
+def assert_license(meta, archive, where):
+    """The license as PEP 639 has it: the SPDX expression and the file named in the metadata (an
+    sdist's PKG-INFO, a wheel's METADATA), and the repository's LICENSE, whole, in the archive
+    (the sdist's top, the wheel's .dist-info/licenses/; older setuptools: .dist-info/)."""
+    assert re.search(r"^Metadata-Version: 2\.[4-9]$", meta, re.M), meta[:1500]
+    assert re.search(r"^License-Expression: Apache-2\.0$", meta, re.M), meta[:1500]
+    assert re.search(r"^License-File: LICENSE$", meta, re.M), meta[:1500]
+    assert not re.search(r"^(License:|Classifier: License ::)", meta, re.M), "a second license statement: " + meta[:1500]
+    assert re.search(r"^Version: %s$" % re.escape(VERSION), meta, re.M), meta[:1500]
+    names = archive.getnames() if isinstance(archive, tarfile.TarFile) else archive.namelist()
+    found = [n for n in names if n in (where + "LICENSE", where + "licenses/LICENSE")]
+    assert len(found) == 1, (where, [n for n in names if "LICENSE" in n])
+    data = (archive.extractfile(found[0]) if isinstance(archive, tarfile.TarFile) else archive.open(found[0])).read()
+    assert data == (REPO / "LICENSE").read_bytes(), "%s is not the repository's LICENSE" % found[0]
 
 
 def test_wheel_contents_and_size(shim_wheel):
@@ -72,12 +91,13 @@ def test_wheel_contents_and_size(shim_wheel):
     want += ["cudaload/lib/libcudaload-%s.a" % s for s in stubs] + ["cudaload/lib/pkgconfig/cudaload-%s.pc" % s for s in stubs]
     assert not [w for w in want if w not in names], [w for w in want if w not in names]
     assert not [n for n in names if n.endswith((".h", ".a")) and not n.startswith(("cudaload/include/", "cudaload/lib/"))]
-    eps = zipfile.ZipFile(shim_wheel).read("cudaload-0.3.0.dist-info/entry_points.txt").decode()
+    eps = zipfile.ZipFile(shim_wheel).read("cudaload-%s.dist-info/entry_points.txt" % VERSION).decode()
     assert re.search(r"^\[cmake\.prefix\]\s+cudaload = cudaload$", eps, re.M), eps
     assert re.search(r"^\[pkg_config\]\s+cudaload = cudaload\.lib\.pkgconfig$", eps, re.M), eps
     if sys.version_info >= (3, 11):
         assert "-cp311-abi3-" in shim_wheel.name, shim_wheel.name
-    meta = zipfile.ZipFile(shim_wheel).read("cudaload-0.3.0.dist-info/METADATA").decode()
+    meta = zipfile.ZipFile(shim_wheel).read("cudaload-%s.dist-info/METADATA" % VERSION).decode()
+    assert_license(meta, zipfile.ZipFile(shim_wheel), "cudaload-%s.dist-info/" % VERSION)
     extras = re.findall(r"^Requires-Dist: (.*)$", meta, re.M)
     assert 'nvidia-cuda-runtime-cu12; extra == "cu12"' in extras, extras
     assert 'nvidia-cublas-cu12; extra == "cu12"' in extras, extras
@@ -124,17 +144,22 @@ def test_auditwheel_show_and_repair(shim_wheel, tmp_path):
 
 def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     """python -m build --sdist equivalent (setup.py sdist through pip's backend): the sdist has
-    libcudaload-src/ (Makefile, include, libcudaload, kernels, stubs, cmake, tools/probe_*), and a wheel
-    built from the unpacked sdist, away from the repository and without nvcc, works."""
+    libcudaload-src/ (Makefile, include, libcudaload, kernels, stubs, cmake, tools/probe_*) and LICENSE
+    (its metadata names it, Apache-2.0), and a wheel built from the unpacked sdist, away from the
+    repository and without nvcc, works and carries the license too."""
     env = dict(os.environ, CUDALOAD_BUILD_BASE=str(tmp_path / "sb"))
     sh([sys.executable, "-c", "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))",
         tmp_path], cwd=SHIM, env=env)
     sdists = list(tmp_path.glob("cudaload-*.tar.gz"))
     assert len(sdists) == 1, list(tmp_path.iterdir())
+    top = "cudaload-%s/" % VERSION
     with tarfile.open(sdists[0]) as t:
         names = t.getnames()
+        # the license: PKG-INFO's expression and file, LICENSE at the top (python-shim/LICENSE is a
+        # link to the repository's: the sdist carries the file itself)
+        assert_license(t.extractfile(top + "PKG-INFO").read().decode(), t, top)
+        assert t.getmember(top + "LICENSE").isfile()
         t.extractall(tmp_path / "x")
-    top = "cudaload-0.3.0/"
     for f in ("pyproject.toml", "setup.py", "src/cudaload/_cudaload.c", "src/cudaload/_arrays.c",
               "src/cudaload/_arrays.h", "src/cudaload/__init__.py",
               "libcudaload-src/Makefile", "libcudaload-src/libcudaload/cudaload.c", "libcudaload-src/include/cudaload.h",
@@ -150,15 +175,16 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
     assert "probe_report.c" in probe_files and "probe_json.c" in probe_files, probe_files
     for f in probe_files:
         assert top + "libcudaload-src/tools/" + f in names, (f, names)
-    src = tmp_path / "x" / "cudaload-0.3.0"
+    src = tmp_path / "x" / ("cudaload-" + VERSION)
     dist = tmp_path / "dist"
     env = dict(os.environ, CUDALOAD_NVCC="", CUDALOAD_BUILD_BASE=str(tmp_path / "wb"))
     env.pop("CUDALOAD_SOURCE_DIR", None)
     sh([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
         "-w", dist, src], env=env, cwd=tmp_path)
     wheel = next(dist.glob("cudaload-*.whl"))
-    with zipfile.ZipFile(wheel) as z:  # the development tree too
+    with zipfile.ZipFile(wheel) as z:  # the development tree too, and the license
         assert "cudaload/lib/libcudaload-cudart.a" in z.namelist() and "cudaload/lib/pkgconfig/cudaload.pc" in z.namelist()
+        assert_license(z.read("cudaload-%s.dist-info/METADATA" % VERSION).decode(), z, "cudaload-%s.dist-info/" % VERSION)
         # a wheel-only library's stub: its headers fetched and verified from the sdist's own files
         assert "cudaload/lib/libcudaload-nccl.a" in z.namelist(), sorted(n for n in z.namelist() if n.endswith(".a"))
     venv = make_venv("venv-bare")

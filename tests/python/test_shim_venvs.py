@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload installed as users install it, beside real nvidia-* wheels from the registry.
 
 Each environment is a real venv (or --target dir, or user site) made under the build dir;
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (SHIM, SOURCES_NO_SYSTEM, build_dir, clean_env, dedupe, driver_present, install_cuda_wheels,
+from conftest import (SHIM, SOURCES_NO_SYSTEM, VERSION, build_dir, clean_env, dedupe, driver_present, install_cuda_wheels,
                       install_shim, make_venv, pip, run_py, site_packages, sh, wheel_cache)
 
 REPORT = textwrap.dedent(r"""
@@ -175,7 +176,7 @@ def test_python_m_cudaload(venv_bare, venv_cu13):
     env = clean_env(CUDALOAD_SOURCES=SOURCES_NO_SYSTEM)
     bare = sh([venv_bare / "bin" / "python", "-m", "cudaload"], env=env, check=False, cwd=build_dir())
     assert bare.returncode == 1, bare.stdout + bare.stderr
-    assert "libcudaload 0.3.0: python -m cudaload" in bare.stdout and "\nResult: a required library is missing" in bare.stdout
+    assert "libcudaload %s: python -m cudaload" % VERSION in bare.stdout and "\nResult: a required library is missing" in bare.stdout
     # commands a Python user has: this interpreter's pip, python -m cudaload; never cudaload-probe
     flat = " ".join(bare.stdout.split())
     assert "fix: %s -m pip install" % (venv_bare / "bin" / "python") in flat, bare.stdout

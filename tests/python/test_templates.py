@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The extension templates: examples/python-cmake (scikit-build-core, find_package(cudaload
 CONFIG)) and examples/python-meson (meson-python, dependency('cudaload')), with
 examples/python-extension (setuptools; its own suite: test_example_extension.py).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The toolkit from Python: cudaload.part(), cudaload.cuda_root() and `python -m cudaload
 --parts / --cuda-root / --cmake-toolkit`, on a site-packages laid out as pip's CUDA 13 wheels lay
 it out (nvidia/cu13/bin, nvvm, lib, include) whose files are the real toolkit's (this machine's

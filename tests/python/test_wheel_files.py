@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/wheel_files.py's remote reads against a loopback index (no network): an HTTP server on
 127.0.0.1 that answers the simple API's project pages in their JSON form (PEP 691, the index named
 by PIP_INDEX_URL, a pip.conf or --index-url) and serves a small wheel built here with zipfile,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outparams.h -- what stub_outparams.c and stub_outparams_wheels.c check an out-parameter with:
  * STR(name, call) hands the call a const char * that starts as garbage (POISON) in s; BUF(name,
  * len, call) a 512-byte buffer of 'X' in buf, len of it given to the call. Each prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* preload_module.c -- an extension built the way torch and JAX build theirs: DT_NEEDED
  * libcudart.so.13, no RPATH. It loads only where something put a libcudart.so.13 in the
  * process first (libcudaload, in test_stubs.c: "preload" mode, docs/stubs.md). */

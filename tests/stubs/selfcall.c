@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* selfcall.c -- the hidden version of the stubs of the libraries that version none of their
  * exports (NCCL, NVML, cuFile, cuSPARSELt; docs/stubs.md), in miniature (test_stubs.c:
  * test_hidden_version_binding). Built three ways (Makefile):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_all_shared.c -- a program linked with every shared stub (build/stubs/libcudaload-<lib>.so.0)
  * and libcudaload.so.0 together (test_stubs.c: test_all_shared_stubs_together). The libraries
  * come from the environment's search (CUDALOAD_SOURCES=cuda_home, the toolkit).

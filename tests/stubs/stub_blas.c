@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_blas.c -- a plain C program calling cuBLAS and the runtime with the real headers,
  * linked to libcudaload's stubs instead of -lcublas -lcudart (test_stubs.c). Prints key=value;
  * errstr= and blas_errstr= last, each the text of an error-string call (cudaGetErrorString of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_module.c -- a module (like a Python extension) with the cudart stub and libcudaload
  * embedded, their symbols kept local (-Wl,--exclude-libs,ALL). Built twice; test_stubs.c loads
  * both, after the real libcudart, into one process. */

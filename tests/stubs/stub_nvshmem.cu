@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_nvshmem.cu -- an nvSHMEM program as nvSHMEM's docs build it (nvcc -rdc=true, its static
  * libnvshmem_device.a), linked with the host library's stub instead of libnvshmem_host.so.3:
  * nvshmemx_init_attr is inline in the headers and goes through the archive's nvshmemi_init_thread,

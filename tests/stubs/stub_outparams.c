@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_outparams.c -- every stub function that hands back a string or a name buffer through an
  * out-parameter, called when its library cannot be had (test_stubs.c:
  * test_out_parameters_filled_on_failure; run with CUDALOAD_SOURCES=override and no override).

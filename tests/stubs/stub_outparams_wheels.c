@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_outparams_wheels.c -- stub_outparams.c for the libraries that ship as wheels of their own
  * (built with the pinned wheels' headers): every stub function of theirs that hands back a string
  * or a name buffer through an out-parameter, called when its library cannot be had (run with

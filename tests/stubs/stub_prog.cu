@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // stub_prog.cu -- an ordinary CUDA program (a kernel launched with <<<>>>, cudaMalloc), built by
 // nvcc with -cudart none and linked to libcudaload's stubs (test_stubs.c). Its kernel is
 // registered by nvcc's static constructor before main. With STUB_ROOT set, main first calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_reenter.c -- a stub called back, on the same thread, from foreign code that its own first
  * load runs (test_stubs.c: test_reentered_stub_fails_fast). The cuBLASLt stub's archive runs
  * cl_stub_cublaslt_loaded once the library is loaded, under the stubs' lock, as the cudart stub

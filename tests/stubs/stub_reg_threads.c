@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_reg_threads.c -- nvcc's registration entry points of the cudart stub called from many
  * threads while another thread's first call loads the runtime and replays what was kept
  * (test_stubs.c: test_registrations_race_the_replay; under ASan and TSan by make check-sanitize

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_threads.c -- first calls into several stubs from many threads at once, then fork while
  * threads call (test_stubs.c; built plain and with ASan/TSan by make check). The libraries come
  * from the environment's search (CUDALOAD_SOURCES=cuda_home, the toolkit).

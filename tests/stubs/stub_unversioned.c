@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_unversioned.c -- a program linked with the shared stubs of the libraries that version
  * none of their exports (-lcudaload-nccl -lcudaload-nvml -lcudaload-cusparselt -lcudaload-cufile:
  * their link-time files; at run time the .so.0 files, whose exports are in a hidden version;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stub_wheels.c -- a program written against the libraries that ship as wheels of their own
  * (cuDNN, NCCL, NVML, CUPTI, cuSPARSELt, cuTENSOR, cuDSS, cuFile, nvSHMEM), linked with their stubs, not
  * with them: one call into each. Prints key=value lines (test_stubs.c reads them): each call's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_dep_cudart.c -- a cudart64_12.dll that imports cl_sibling.dll (fake_sibling.c), which lies in
  * its directory only: it loads only when dependencies come from the DLL's own directory
  * (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR). Its version is the sibling's answer; the other symbols

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/windows/run.sh -- `make check-windows`: the Windows loader tests under wine.
 #
 # Gets the real win_amd64 wheels (pip download, kept in WIN_WHEELS, default

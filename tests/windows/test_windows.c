@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_windows.c -- the Windows loader tests, run under wine by tests/windows/run.sh
  * (`make check-windows`), against the real win_amd64 wheels' DLLs and the fake nvcuda.dll built

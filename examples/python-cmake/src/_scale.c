@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* _scale.c -- the module scale_cmake._scale.
  *
  *   runtime_version() -> int      the CUDA runtime's version (13020 for 13.2): libcudaload loads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernels.cu -- a kernel launched with <<<>>> and two runtime calls, written as for -lcudart.
 // Compiled without a runtime (CMAKE_CUDA_RUNTIME_LIBRARY None): libcudaload's cudart stub
 // defines cudaRuntimeGetVersion, cudaLaunchKernel and nvcc's registration entry points, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.h -- the CUDA part of scale_cmake (kernels.cu), callable from C. */
 #ifndef SCALE_CMAKE_KERNELS_H
 #define SCALE_CMAKE_KERNELS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // _kernels.cu -- saxpy_demo's CUDA code, written as for -lcudart -lcufft: a kernel launched
 // with <<<>>> and a cuFFT plan. setup.py compiles it with nvcc -cudart none and links it with
 // libcudaload's stubs (libcudaload-cufft.a, libcudaload-cudart.a) and libcudaload.a: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* _kernels.h -- the CUDA part of saxpy_demo (_kernels.cu, compiled by nvcc -cudart none): a
  * kernel launched with <<<>>> and a cuFFT round trip, calling the CUDA runtime and cuFFT as any
  * CUDA code does. They link against libcudaload's stubs (setup.py), not libcudart/libcufft. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _saxpy.c -- a third-party Python extension module that embeds libcudaload (libcudaload.a
  * from the cudaload package, a build requirement: see setup.py).

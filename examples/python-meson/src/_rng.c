@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* _rng.c -- the module rng_meson._rng.
  *
  *   curand_version() -> int         cuRAND's version (10401 for 10.4.1): libcudaload loads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernels.cu -- cuRAND's host API and a kernel launched with <<<>>>, written as for
 // -lcurand -lcudart. Linked with libcudaload's stubs instead (meson.build): they forward each
 // call to the libcurand and libcudart libcudaload finds at run time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.h -- the CUDA part of rng_meson (kernels.cu), callable from C. */
 #ifndef RNG_MESON_KERNELS_H
 #define RNG_MESON_KERNELS_H

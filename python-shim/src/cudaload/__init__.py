@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cudaload: the CUDA runtime and cuBLAS, found at import; SAXPY and SGEMM on any float32 array.
 
 At import the embedded libcudaload (cudaload._cudaload) is initialised with this
@@ -28,7 +29,8 @@ import sys as _sys
 
 from . import _cudaload
 
-__version__ = "0.3.0"
+# the embedded libcudaload's version (include/cudaload.h), which setup.py also gives the package's metadata
+__version__ = _cudaload.LIBCUDALOAD_VERSION
 __all__ = ["probe", "report", "library", "catalogue", "preload", "saxpy", "sgemm", "set_backend", "last_backend",
            "search_roots",
            "get_include", "get_library_dir", "get_cmake_dir", "get_cmake_stubs", "get_cmake_toolkit", "get_pkgconfig_dir",

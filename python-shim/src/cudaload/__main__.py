@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python -m cudaload [--json] [--no-selftest]: the probe's report (docs/probe.md, from the
 probe's own C code), with this interpreter's package directories as the search roots. Exit
 code: the probe's (EXIT_CODES below, also in --help). Its messages and fix lines name this

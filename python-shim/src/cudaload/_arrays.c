@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _arrays.c -- the array side of the cudaload extension: what _cudaload.c's SAXPY and SGEMM
  * take as operands (interface: _arrays.h).

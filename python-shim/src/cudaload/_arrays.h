@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _arrays.h -- the array side of the cudaload extension (_arrays.c): an operand described
  * from a torch, cupy or numpy array (__cuda_array_interface__, the buffer protocol, DLPack),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _cudaload.c -- the extension of the `cudaload` Python package: libcudaload embedded
  * (linked statically, its symbols hidden: the module exports PyInit__cudaload only).

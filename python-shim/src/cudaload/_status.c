@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _status.c -- StatusError, the cudaload extension's exception for libcudaload's statuses and
  * the CUDA runtime's failures (interface: _status.h). Module state, made once at import.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * _status.h -- the cudaload extension's exception for what libcudaload and the CUDA runtime
  * report: StatusError(status, detail, library), made at import (_status.c). Raised by the module

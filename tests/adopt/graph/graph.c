@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuSOLVER, cuBLAS and cuSPARSE, each asked its version (no GPU needed): key=value lines. */
 #include <stdio.h>
 #include <cublas_v2.h>

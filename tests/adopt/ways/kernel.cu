@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernel.cu -- a kernel launch and the runtime's version through whatever runtime the target
 // links (tests/adopt/ways/runtimes): kernel=<cudaError_t of the launch>, cudart=<status>/<version>.
 #include <cstdio>

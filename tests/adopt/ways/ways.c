@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ways.c -- one NVIDIA library's call, chosen by WAY_<LIB>: the library's own answer, printed
  * as <lib>=<status>/<version> (tests/adopt/ways: one executable for each way of linking it). */
 #include <stdio.h>

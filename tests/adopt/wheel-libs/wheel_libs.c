@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wheel_libs.c -- one call into CUPTI, cuDNN and NCCL (test_adopt.c); prints their answers. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A kernel, a cuBLAS call and the runtime: what a CUDA project's build needs from a toolkit
 // (nvcc, cicc, ptxas, fatbinary, the headers, libcudart, libcublas). Without a GPU it reports
 // the runtime's answer and exits 0: the point is that it builds, links and starts.

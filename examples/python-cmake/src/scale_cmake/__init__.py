@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """scale_cmake: a CUDA kernel in a C extension built with scikit-build-core, against libcudaload.
 
     >>> import torch, scale_cmake

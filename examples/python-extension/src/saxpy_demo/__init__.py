@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """saxpy_demo: a C extension that embeds libcudaload and finds CUDA wherever pip put it.
 
     >>> import array, saxpy_demo

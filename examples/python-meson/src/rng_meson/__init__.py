@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rng_meson: cuRAND and a CUDA kernel in a C extension built with meson-python, against libcudaload.
 
     >>> import torch, rng_meson

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include <cufft.h>
 __global__ void touch(float *p) { p[threadIdx.x] = 0.0f; }
 // a cuFFT plan and a kernel: the status of the first that fails, as an int
