@@ -3,7 +3,7 @@ planted in a copy of the library's sources are each named (a member moved in a p
 function removed, an enumerator's value changed, a member appended to a struct without a size
 field, an export no header declares, a declaration nothing exports), while the changes
 abi/suppressions.abignore allows pass (a member appended to an info struct with a size field,
-a status appended before its count, a new function); a stub built with an export its library
+a status appended before its count, a new function), and so do CUDA's own types changed; a stub built with an export its library
 lacks, NVIDIA's version on one export and a function missing is named on each, and the same
 stub made faithfully passes.
 
@@ -42,8 +42,9 @@ def sub(text, old, new):
     return text.replace(old, new, 1)
 
 
-def planted_library(tmp_path, plant):
-    """libcudaload.so.0 built from a copy of the sources that plant(tree) changed."""
+def planted_library(tmp_path, plant, cuda_plant=None):
+    """libcudaload.so.0 built from a copy of the sources that plant(tree) changed; with
+    cuda_plant, against a copy of the CUDA headers whose cuda.h it changed."""
     need_tools()
     cuda_inc = os.environ.get("CUDA_INC") or os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
     if not os.path.isfile(os.path.join(cuda_inc, "cuda.h")):
@@ -55,6 +56,15 @@ def planted_library(tmp_path, plant):
     (tree / "stubs" / "gen").mkdir(parents=True)
     shutil.copy2(REPO / "stubs" / "gen" / "stubs.mk", tree / "stubs" / "gen" / "stubs.mk")
     plant(tree)
+    if cuda_plant:
+        inc = tmp_path / "cuda-include"
+        inc.mkdir()
+        for e in os.listdir(cuda_inc):
+            if e != "cuda.h":
+                os.symlink(os.path.join(cuda_inc, e), inc / e)
+        shutil.copy(os.path.join(cuda_inc, "cuda.h"), inc / "cuda.h")
+        cuda_plant(inc / "cuda.h")
+        cuda_inc = str(inc)
     # a make of its own: not the jobserver of the make that runs pytest
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     r = subprocess.run(["make", "-C", str(tree), "-j2", "B=build", "NVCC=", "WHEEL_FILES=", "CUDA_INC=" + cuda_inc,
@@ -142,6 +152,13 @@ def test_planted_breaks_are_each_named(tmp_path):
 
 
 def test_compatible_changes_pass(tmp_path):
+    """The changes abi/suppressions.abignore allows, and CUDA's own types changed (NVIDIA's ABI,
+    not libcudaload's: a CUresult value and a member of CUDA_MEMCPY3D, which table entries
+    take; abidiff's leaf report, which names the changes, does not leave those out by itself)."""
+    def cuda_plant(h):
+        edit(h, ("CUDA_ERROR_INVALID_VALUE                  = 1,", "CUDA_ERROR_INVALID_VALUE = 1001,"),
+             ("typedef struct CUDA_MEMCPY3D_st {", "typedef struct CUDA_MEMCPY3D_st { int planted;"))
+
     def plant(tree):
         edit(tree / "include" / "cudaload.h",
              ("    size_t n_min_versions;\n} cudaload_options;", "    size_t n_min_versions;\n    int planted;\n} cudaload_options;"),
@@ -150,7 +167,7 @@ def test_compatible_changes_pass(tmp_path):
               "CUDALOAD_API int cudaload_is_initialized(void);\nCUDALOAD_API int cudaload_planted(void);"))
         c = tree / "libcudaload" / "cudaload.c"
         c.write_text(c.read_text() + "\nint cudaload_planted(void) { return 0; }\n")
-    tree = planted_library(tmp_path, plant)
+    tree = planted_library(tmp_path, plant, cuda_plant)
     r = check_library(tree)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "its 60 exports are the 60 functions" in r.stdout
