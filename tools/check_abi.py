@@ -7,8 +7,8 @@
            enumerator's value, a size) fails, bar the compatible changes that
            abi/suppressions.abignore names, each with its reason. Only the types of the public
            headers (include/) and of libcudaload/api_layouts.inc (the wheel libraries' tables
-           as libcudaload holds them) count; the CUDA headers' types are NVIDIA's ABI
-           (--headers-dir). Functions added are not reported (the next check sees them).
+           as libcudaload holds them) count; the CUDA headers' types are NVIDIA's ABI (left out
+           by the suppressions too). Functions added are not reported (the next check sees them).
   exports  libcudaload.so.0's exports (nm -D) against the functions the public headers
            (include/cudaload*.h, all installed) declare CUDALOAD_API: every export declared,
            every declaration exported. A cudaload_* function a public header declares without
@@ -61,8 +61,8 @@ EM_X86_64 = 62
 # abidw's options for the baseline. Not --drop-private-types: libabigail 2.2 then drops from a
 # function type each parameter whose type is private (a CUDA header's), and the baseline no
 # longer compares equal even to the library it was written from. --short-locs: file names
-# only, no machine's paths; the headers are told apart by name (abidiff's --headers-dir does
-# the same). The compilation directory is taken out too (a machine's path, unused by abidiff).
+# only, no machine's paths (the suppressions tell the headers by name). The compilation
+# directory is taken out too (a machine's path, unused by abidiff).
 ABIDW = ["abidw", "--no-corpus-path", "--short-locs", "--exported-interfaces-only"]
 
 # A stub's export that its library does not export, known and why. Only where the library's
@@ -206,9 +206,7 @@ def declarations(include_dir):
 
 def abidiff_cmd(args, so, leaf=False):
     return ["abidiff", "--no-added-syms"] + (["--leaf-changes-only", "--impacted-interfaces"] if leaf else []) + [
-        "--suppressions", args.suppressions,
-        "--headers-dir1", args.include, "--headers-dir2", args.include,
-        "--hf1", args.layouts, "--hf2", args.layouts, args.baseline, so]
+        "--suppressions", args.suppressions, args.baseline, so]
 
 
 def fn_name(decl):
@@ -260,8 +258,11 @@ def abidiff_findings(report, public=None):
     out = []
     for it in items:
         s = it["what"]
-        if it["details"]:
-            s += ": " + "; ".join(it["details"])
+        details = [d.rstrip(":") for d in it["details"]]
+        if len(details) > 8:  # a table's members, each moved: the first ones say it
+            details = details[:8] + ["... (%d more)" % (len(details) - 8)]
+        if details:
+            s += ": " + "; ".join(details)
         if it["users"]:
             s += " (used by %s)" % ", ".join(it["users"])
         out.append(s)
@@ -275,8 +276,8 @@ def check_lib(args, so, found):
     if not os.path.isfile(args.baseline):
         found.add("%s missing: make abi-baseline writes it from the build" % rel(args.baseline))
         return
-    # The verdict is abidiff's full report's. The baseline's public headers are told by name:
-    # the tree's (include/, api_layouts.inc).
+    # The verdict is abidiff's full report's; the suppressions leave out the types that neither
+    # the public headers nor api_layouts.inc define (the CUDA headers').
     r = run(abidiff_cmd(args, so), check=False)
     # 1: abidiff's error, 2: its usage. Anything on stderr too: an XML reader's complaint comes
     # with exit 0 and nothing compared.
@@ -287,8 +288,8 @@ def check_lib(args, so, found):
               % (rel(so), rel(args.baseline), rel(args.suppressions)))
         return
     # One line per change from the leaf report, which names each changed type once. libabigail
-    # 2.2's leaf report does not apply --headers-dir to every type (a CUDA header's enum shows):
-    # a type outside the public headers is left out here as the full report leaves it out.
+    # 2.2's leaf report does not apply every suppression (a CUDA header's enum shows): a type
+    # outside the public headers is left out here as the full report leaves it out.
     public = {h for h in os.listdir(args.include) if h.endswith(".h")} | {os.path.basename(args.layouts)}
     leaf = run(abidiff_cmd(args, so, leaf=True), check=False)
     lines = abidiff_findings(leaf.stdout, public)
@@ -561,7 +562,8 @@ def main(argv):
     ap.add_argument("--build", default=os.path.join(TOP, "build"), help="the build directory (make's B)")
     ap.add_argument("--so", help="the library (default BUILD/libcudaload.so.0)")
     ap.add_argument("--include", default=os.path.join(TOP, "include"), help="its public headers")
-    ap.add_argument("--layouts", default=os.path.join(TOP, LAYOUTS), help="the wheel tables' layouts (libcudaload/api_layouts.inc)")
+    ap.add_argument("--layouts", default=os.path.join(TOP, LAYOUTS),
+                    help="the wheel tables' layouts (libcudaload/api_layouts.inc; its name, for the findings)")
     ap.add_argument("--baseline", default=os.path.join(TOP, BASELINE))
     ap.add_argument("--suppressions", default=os.path.join(TOP, SUPPRESSIONS))
     ap.add_argument("--stubs", help="the stubs' directory (default BUILD/stubs)")

@@ -1,7 +1,8 @@
 """tools/check_abi.py, the checker behind `make check-abi`: the build as it is passes; breaks
 planted in a copy of the library's sources are each named (a member moved in a public struct, a
 function removed, an enumerator's value changed, a member appended to a struct without a size
-field, an export no header declares, a declaration nothing exports), while the changes
+field, a parameter's type changed, an entry gone from a wheel library's table as libcudaload
+holds it, an export no header declares, a declaration nothing exports), while the changes
 abi/suppressions.abignore allows pass (a member appended to an info struct with a size field,
 a status appended before its count, a new function), and so do CUDA's own types changed; a stub built with an export its library
 lacks, NVIDIA's version on one export and a function missing is named on each, and the same
@@ -129,6 +130,13 @@ def test_planted_breaks_are_each_named(tmp_path):
                 text = p.read_text()
                 if "cudaload_is_initialized" in text:
                     p.write_text(text.replace("cudaload_is_initialized", "cudaload_is_initialised"))
+        # a parameter's type changed
+        for p in (tree / "include" / "cudaload.h", tree / "libcudaload" / "cudaload.c"):
+            edit(p, ("cudaload_failure_line(cudaload_lib lib, char *buf, size_t n)",
+                     "cudaload_failure_line(cudaload_lib lib, char *buf, unsigned n)"))
+        # a wheel library's table as libcudaload holds it (api_layouts.inc): an entry gone
+        edit(tree / "libcudaload" / "api_layouts.inc",
+             ("    X(cudssConfigDestroy, cudssConfigDestroy, 10000, void, (void)) \\\n", ""))
         # an export no public header declares
         c = tree / "libcudaload" / "cudaload.c"
         c.write_text(c.read_text() + "\nCUDALOAD_API int cudaload_planted_undeclared(void);\n"
@@ -142,6 +150,8 @@ def test_planted_breaks_are_each_named(tmp_path):
         "moved": r"struct cudaload_root changed: 'cudaload_source source' offset changed from 64 to 96",
         "enumerator": r"enum cudaload_backend changed: 'cudaload_backend::CUDALOAD_BACKEND_CUBLAS' from value '2' to '3'",
         "appended": r"struct cudaload_candidate changed: type size changed from \d+ to \d+.*'int planted'",
+        "parameter": r"function cudaload_failure_line changed .*: parameter 3 of type 'typedef size_t' changed",
+        "table": r"struct cudaload_cudss_table changed: type size changed .*cudssConfigDestroy",
         "undeclared": r"cudaload_planted_undeclared: exported by libcudaload\.so\.0\S*, declared CUDALOAD_API by no public header",
         "unexported": r"cudaload_planted_unexported: declared CUDALOAD_API by include/cudaload\.h, not exported",
     }
