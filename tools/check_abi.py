@@ -9,7 +9,7 @@
            headers (include/) and of libcudaload/api_layouts.inc (the wheel libraries' tables
            as libcudaload holds them) count; the CUDA headers' types are NVIDIA's ABI (left out
            by the suppressions too). Functions added are not reported (the next check sees them).
-  exports  libcudaload.so.0's exports (nm -D) against the functions the public headers
+  exports  libcudaload.so.0's exports (readelf --dyn-syms) against the functions the public headers
            (include/cudaload*.h, all installed) declare CUDALOAD_API: every export declared,
            every declaration exported. A cudaload_* function a public header declares without
            CUDALOAD_API is hidden, unless include/cudaload_stubs.h declares it (a stub's).
@@ -473,7 +473,7 @@ def check_stubs(args, found):
             for n in sorted(diff):
                 found.add("libcudaload-%s.a: %s: %s" % (sid, n, "visible in the archive, not exported by the shared stub"
                                                        if n not in stub else "exported by the shared stub, not in the archive"))
-        for (k, n), why in sorted(KNOWN_EXTRA.items()):
+        for k, n in sorted(KNOWN_EXTRA):
             if k == sid and n not in stub:
                 found.add("%s: %s: KNOWN_EXTRA (tools/check_abi.py) names it, the stub does not export it" % (name, n))
         nvidia = ", ".join("`%s`" % v for v in versions) or "none"
