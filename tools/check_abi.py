@@ -553,8 +553,8 @@ def write_baseline(args, so):
     os.makedirs(os.path.dirname(args.baseline), exist_ok=True)
     with open(args.baseline, "w") as f:
         f.write(out)
-    print("check-abi: %s written from %s: review its change (git diff --stat; make check-abi's abidiff "
-          "against the previous one)" % (rel(args.baseline), rel(so)))
+    print("check-abi: %s written from %s: commit it with the change that make check-abi reported "
+          "before (docs/api.md, Checking the ABI)" % (rel(args.baseline), rel(so)))
 
 
 def main(argv):
