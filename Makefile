@@ -140,7 +140,7 @@ FIXTURES   := $(abspath $(B)/fixtures)
 CUDALOAD_DEDUPE_STORE ?= $(abspath build)/dedupe
 export CUDALOAD_DEDUPE_STORE
 
-.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-layers check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
+.PHONY: check-pip-toolkit check-cpu windows check-windows aarch64 check-aarch64 check-oldglibc dev-tree stubs generate check-generate py-testenv generate-docs check-docs check-layers check-abi abi-baseline abi-docs check-python check-sanitize check-tsan check-valgrind fuzz test-deps all check check-gpu bench bench-bins bench-hotpath install uninstall clean help headers-check
 
 # its recipe runs once the rest is built: where the wheels' headers could not be had, the last
 # line says which stubs were left out and why ($(info): the tool's line is not the shell's to quote)
@@ -193,8 +193,15 @@ help:
 	@echo "  make check-layers (part of make check) the library's files call down, never up: the context"
 	@echo "                    (context.c) at the bottom, then the walk's steps, the public API, the launch step"
 	@echo "                    (tools/check_layers.py reads the objects' symbols; docs/architecture.md)"
+	@echo "  make check-abi    (part of make check) libcudaload.so.0 against the baseline abi/libcudaload.so.0.abi"
+	@echo "                    (libabigail's abidiff; abi/suppressions.abignore), its exports against the public"
+	@echo "                    headers' CUDALOAD_API declarations, every shared stub against the library it stands"
+	@echo "                    for (tools/check_abi.py; docs/api.md, Checking the ABI); needs abigail-tools"
+	@echo "  make abi-baseline rewrite abi/libcudaload.so.0.abi from this build: an ABI change made on purpose"
+	@echo "                    (review make check-abi's report first: docs/api.md)"
+	@echo "  make abi-docs     rewrite docs/stubs.md's table of the stubs' versions (check-abi's own output)"
 	@echo "  make test-deps    what the CPU tests need (tests/deps.sh: cmocka, pkg-config, binutils,"
-	@echo "                    python3-venv, valgrind): installed when missing (as root on Debian), else named"
+	@echo "                    python3-venv, valgrind, abigail-tools): installed when missing (as root on Debian), else named"
 	@echo "  make check-python the Python package (python-shim/): its wheel (no CUDA DT_NEEDED, auditwheel,"
 	@echo "                    module < 1.3 MB), sdist, venvs with the nvidia-* wheels from PyPI, the API's checks;"
 	@echo "                    the package as a build requirement, and the three extension templates"
@@ -595,6 +602,20 @@ check-docs: $(PROBE)
 check-layers: $(LIB_OBJ)
 	$(PYTHON) tools/check_layers.py $(B)/obj
 
+# check-abi: libcudaload.so.0's ABI against the committed baseline abi/libcudaload.so.0.abi
+# (abidiff, with abi/suppressions.abignore), its exports against the CUDALOAD_API declarations of
+# the public headers, and every shared stub against the library it stands for: the toolkit's
+# file, or the pinned wheel's export list and the fixtures' library (tools/check_abi.py; docs/api.md,
+# "Checking the ABI"). abi-baseline rewrites the baseline from this build (an ABI change made on
+# purpose); abi-docs the table in docs/stubs.md that check-abi checks.
+ABI_CHECK = $(PYTHON) tools/check_abi.py --build $(B) --cuda-lib $(CUDA_HOME)/lib64 --fixtures $(FIXTURES)
+check-abi: $(B)/$(SO_NAME) stubs $(PROBE)
+	$(ABI_CHECK)
+abi-baseline: $(B)/$(SO_NAME)
+	$(ABI_CHECK) --write-baseline
+abi-docs: $(B)/$(SO_NAME) stubs $(PROBE)
+	$(ABI_CHECK) --only stubs --write-docs
+
 # Every runner appends its totals (and each skip with its reason) to CHECK_SUMMARY
 # (tests/summary.sh); make check empties it first, runs every runner even after one fails, and
 # ends with the table: its exit status is a failure when any runner or step failed. Under
@@ -605,7 +626,7 @@ CHECK_RUNNERS := check-cpu check-sanitize check-tsan check-valgrind check-python
 check: test-deps
 	@tests/summary.sh reset
 	$(MAKE) all $(TEST_BIN) $(FAKE_DRV)
-	$(MAKE) check-docs check-generate check-layers
+	$(MAKE) check-docs check-generate check-layers check-abi
 	@rc=0; for step in $(CHECK_RUNNERS); do \
 	  $(MAKE) $$step || { st=$$?; rc=1; tests/summary.sh failed $$step $$st; }; done; \
 	  tests/summary.sh table || rc=1; exit $$rc

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/deps.sh -- make sure what the CPU tests need is installed (run by `make check`).
 # Needs: cmocka (Debian's libcmocka-dev), pkg-config and binutils (the install test), and a python3 that can make venvs (the fixtures
-# install real nvidia wheels from PyPI into venvs), valgrind (make check-valgrind). The
+# install real nvidia wheels from PyPI into venvs), valgrind (make check-valgrind), libabigail's
+# abidw and abidiff (abigail-tools: make check-abi). The
 # sanitizer builds use gcc's own runtimes (libasan, libubsan, libtsan: gcc's dependencies).
 # Installs what is missing when run as root on Debian/Ubuntu; otherwise says what to install.
 #
@@ -32,6 +33,7 @@ else
     command -v readelf >/dev/null || need+=(binutils)
     "$python" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
     command -v valgrind >/dev/null || need+=(valgrind)
+    command -v abidiff >/dev/null && command -v abidw >/dev/null || need+=(abigail-tools)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
