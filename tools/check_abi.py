@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_abi.py -- the ABI libcudaload and its stubs export, checked (`make check-abi`, part of
 `make check`; docs/api.md, "Checking the ABI").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/check_abi.py, the checker behind `make check-abi`: the build as it is passes; breaks
 planted in a copy of the library's sources are each named (a member moved in a public struct, a
 function removed, an enumerator's value changed, a member appended to a struct without a size
