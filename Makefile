@@ -759,7 +759,8 @@ fuzz: $(FUZZ_BIN)
 
 
 bench-bins: $(B)/bench/bench_init $(B)/bench/bench_call $(B)/bench/bench_call_direct $(B)/bench/bench_kernels \
-            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct $(B)/bench/bench_launch $(B)/bench/bench_hotpath)
+            $(if $(NVCC),$(B)/bench/bench_stubs $(B)/bench/bench_stubs_direct $(B)/bench/bench_launch $(B)/bench/bench_hotpath \
+              $(B)/bench/bench_first_call)
 
 # Ordinary CUDA code through the stubs, and the same code linked directly (bench/run-stubs.sh).
 $(B)/bench/bench_stubs: bench/bench_stubs.cu $(STUB_A) $(STATIC) | $(B)/bench
@@ -774,6 +775,9 @@ $(B)/bench/bench_kernels: bench/bench_kernels.c $(STATIC) | $(B)/bench
 
 # host cost of a small call against a raw cuLaunchKernel of the same kernel (needs the fatbin)
 $(B)/bench/bench_launch: bench/bench_launch.c bench/bench_clock.h $(STATIC) | $(B)/bench
+	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
+# the first kernel call of a process (the kernels' preparation on the device) against the second
+$(B)/bench/bench_first_call: bench/bench_first_call.c bench/bench_clock.h $(STATIC) | $(B)/bench
 	$(CC) -std=c11 $(WARN) -O2 -D_GNU_SOURCE -Iinclude -isystem $(CUDA_INC) -o $@ $< $(STATIC) $(LIBS)
 # the same without a GPU: libcudaload's own part of it, on the fake driver (needs the fatbin)
 $(B)/bench/bench_hotpath: bench/bench_hotpath.c bench/bench_clock.h $(STATIC) | $(B)/bench
