@@ -123,7 +123,7 @@ endif
 API_HEADERS := $(filter-out include/cudaload_tables.h,$(wildcard include/cudaload_*.h))
 HEADERS    := include/cudaload.h include/cudaload_tables.h $(API_HEADERS) libcudaload/internal.h libcudaload/catalogue.h \
               libcudaload/fork_guard.h \
-              libcudaload/api_rows.inc libcudaload/api_symbols.inc
+              libcudaload/api_rows.inc libcudaload/api_symbols.inc libcudaload/api_layouts.inc
 
 SO_REAL    := $(B)/libcudaload.so.$(VERSION)
 SO_NAME    := libcudaload.so.$(SOMAJOR)
