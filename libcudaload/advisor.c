@@ -240,13 +240,16 @@ static size_t cl_advise(int lib, cudaload_fix *fix) {
     return n;
 }
 
+/* out->size: any size from the struct's first version up, as the other info structs take it, so
+ * that members appended later leave a program built before them working: what its size covers
+ * is written, the rest of a larger size zeroed. */
 size_t cudaload_fix_at(cudaload_lib lib, size_t i, cudaload_fix *out) {
-    if ((size_t)lib >= cl_catalogue_count() || !out || out->size < sizeof(cudaload_fix)) return 0;
+    if ((size_t)lib >= cl_catalogue_count() || !out || out->size < CL_FIX_SIZE_V1) return 0;
     cudaload_fix fix[CL_MAX_FIXES];
     cl_lock();
     size_t n = cl_advise((int)lib, fix);
     cl_unlock();
-    if (i < n) *out = fix[i];
+    if (i < n) cl_info_copy_out(out, out->size, &fix[i], sizeof fix[i]);
     return n;
 }
 

@@ -71,6 +71,7 @@ void cl_oom(void);
 #define CL_LIBRARY_INFO_SIZE_V1 offsetof(cudaload_library_info, details)
 #define CL_CATALOGUE_INFO_SIZE_V1 offsetof(cudaload_catalogue_info, version_style) /* 0.2 as first landed */
 #define CL_KERNELS_INFO_SIZE_V1 sizeof(cudaload_kernels_info)
+#define CL_FIX_SIZE_V1 (offsetof(cudaload_fix, setting) + sizeof(const char *)) /* 0.3's: through setting */
 /* Copies the filled struct full (of full_size bytes) into out, whose caller-set size is
  * out_size: the common prefix; bytes past full_size up to out_size (a newer caller's fields)
  * are zeroed; out's size field keeps the caller's value. */

@@ -1000,7 +1000,7 @@ static void child_fixes(th_result *r, void *arg) {
     cudaload_fix f = {.size = sizeof f};
     size_t n = cudaload_fix_at(CUDALOAD_LIB_CUDART, 0, &f);
     r->user_int[0] = (int)n;
-    for (size_t i = 0; i < n && i < 5; i++) {
+    for (size_t i = 0; i < n && i < 2; i++) { /* user_int[1..6]; [8..13] below */
         cudaload_fix_at(CUDALOAD_LIB_CUDART, i, &f);
         r->user_int[1 + 3 * i] = f.kind;
         r->user_int[2 + 3 * i] = f.major;
@@ -1008,6 +1008,24 @@ static void child_fixes(th_result *r, void *arg) {
         size_t l = strlen(r->user);
         snprintf(r->user + l, sizeof r->user - l, "%s\n", f.packages ? f.packages : "");
     }
+    /* a caller built with a larger cudaload_fix (members appended later): this version's fields,
+     * zeros after them, its size kept; one smaller than the first version's: 0 fixes, untouched */
+    struct {
+        cudaload_fix f;
+        unsigned char newer[16];
+    } big;
+    memset(&big, 0xA5, sizeof big);
+    big.f.size = sizeof big;
+    r->user_int[8] = (int)cudaload_fix_at(CUDALOAD_LIB_CUDART, 0, &big.f);
+    r->user_int[9] = big.f.size == sizeof big;
+    r->user_int[10] = 1;
+    for (size_t i = 0; i < sizeof big.newer; i++) r->user_int[10] &= big.newer[i] == 0;
+    r->user_int[11] = big.f.kind;
+    cudaload_fix small;
+    memset(&small, 0xA5, sizeof small);
+    small.size = offsetof(cudaload_fix, setting) + sizeof small.setting - 1; /* the first version: through setting */
+    r->user_int[12] = (int)cudaload_fix_at(CUDALOAD_LIB_CUDART, 0, &small);
+    r->user_int[13] = small.kind == (cudaload_fix_kind)0xA5A5A5A5;
 }
 
 /* The DRIVER_TOO_OLD fix fits the driver: a CUDA 12 driver with only CUDA 13 files gets the CUDA
@@ -1027,6 +1045,12 @@ static void test_driver_too_old_fix_for_cuda12_driver(void **state) {
     assert_int_equal(r->user_int[4], CUDALOAD_FIX_UPGRADE_DRIVER);
     assert_int_equal(r->user_int[5], 13);
     assert_int_equal(r->user_int[6], 580);
+    assert_int_equal(r->user_int[8], 2); /* a larger struct: the same fixes */
+    assert_int_equal(r->user_int[9], 1);
+    assert_int_equal(r->user_int[10], 1);
+    assert_int_equal(r->user_int[11], CUDALOAD_FIX_PIP_INSTALL);
+    assert_int_equal(r->user_int[12], 0); /* smaller than the first version's: none, untouched */
+    assert_int_equal(r->user_int[13], 1);
     expect_code(r, CUDALOAD_LIB_CUDART, "libcudart.so.13", CUDALOAD_ERROR_DRIVER_TOO_OLD, CUDALOAD_REASON_DRIVER_TOO_OLD);
     th_result_free(r);
 }
