@@ -186,6 +186,12 @@ fi
 # ---- e. the cudaload sdist, built by pip with no toolkit: its backend asks for the pinned wheels ----
 dist=$work/dist
 mkdir -p "$dist"
+# the backend is called here directly, not by a frontend that installs pyproject.toml's
+# build-system requires: the venv gets the setuptools they name (77 or newer, for the license's
+# PEP 639 metadata; a venv comes with an older one), the wheel cache first, then the registry
+PIP_FIND_LINKS="$wheels ${PIP_FIND_LINKS:-}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    "$venv/bin/python" -m pip install --quiet "$(sed -n 's/^requires = \[\("setuptools[^"]*"\).*/\1/p' python-shim/pyproject.toml | tr -d '"')" \
+    > "$work/setuptools.log" 2>&1 || fail "the sdist's setuptools into $venv (log: $work/setuptools.log)"
 if (cd python-shim && python3 -c "import sys; from setuptools import build_meta as b; b.build_sdist(sys.argv[1])" "$dist") \
     > "$work/sdist.log" 2>&1; then
     sdist=$(ls "$dist"/cudaload-*.tar.gz)
