@@ -77,8 +77,8 @@ WALK_SRC   := libcudaload/walk.c libcudaload/walk_steps.c libcudaload/walk_file.
               libcudaload/walk_majors.c libcudaload/candidates.c libcudaload/driver_like.c libcudaload/cuda_compat.c
 # the launch step (kernels.c: the public calls) and its parts: the SGEMM plan, the device's
 # kernels (the only file that needs KERNEL_DEF), the launch, the cuBLAS fallback
-KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernels_device.c libcudaload/kernels_launch.c \
-              libcudaload/cublas_pool.c
+KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernels_device.c libcudaload/kernels_image.c \
+              libcudaload/kernels_launch.c libcudaload/cublas_pool.c
 LIB_SRC    := libcudaload/context.c libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \
               libcudaload/platform_posix.c libcudaload/resolve.c libcudaload/gate.c $(WALK_SRC) \
               libcudaload/advisor.c libcudaload/cudaload.c libcudaload/preload.c $(KERNELS_SRC) libcudaload/toolkit.c
@@ -279,7 +279,7 @@ headers-check:
 $(B)/obj/%.o: libcudaload/%.c $(HEADERS) | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/obj/kernels_device.o: libcudaload/kernels_device.c $(HEADERS) $(if $(NVCC),$(KERNELS_B)/kernels_build.h) | $(B)/obj
+$(B)/obj/kernels_device.o $(B)/obj/kernels_image.o: $(B)/obj/%.o: libcudaload/%.c $(HEADERS) $(if $(NVCC),$(KERNELS_B)/kernels_build.h) | $(B)/obj
 	$(CC) $(ALL_CFLAGS) $(KERNEL_DEF) -c -o $@ $<
 
 ifneq ($(NVCC),)
@@ -296,6 +296,18 @@ $(KERNELS_B)/kernels_build.h: Makefile | $(KERNELS_B)
 # package builds with) cannot return an object holding an earlier fatbin of the same path.
 $(B)/obj/fatbin.o: libcudaload/fatbin.S $(FATBIN) | $(B)/obj
 	$(CC) -c -DCL_FATBIN_PATH='"$(FATBIN)"' -DCL_FATBIN_SUM=$$(cksum < $(FATBIN) | cut -d' ' -f1) -o $@ $<
+
+# The Python package's module reads the kernels from the archive it carries for extension
+# builders (libcudaload/kernels_image.c), so the wheel holds them once: this object, linked before
+# libcudaload.a, expects the fatbin of this build in KERNELS_IMAGE_FILE (relative to the module's
+# directory; the package's layout, make dev-tree's DEVDIR/lib), by size and checksum
+# (tools/image_sum.c). A build tool: compiled by $(CC), run here (no cross build makes the module).
+KERNELS_IMAGE_FILE ?= lib/libcudaload.a
+$(B)/image_sum: tools/image_sum.c libcudaload/image_sum.h | $(B)
+	$(CC) -std=c11 $(WARN) -O2 -Ilibcudaload -o $@ $<
+
+$(B)/obj/kernels_image_file.o: libcudaload/kernels_image.c libcudaload/image_sum.h $(HEADERS) $(FATBIN) $(B)/image_sum | $(B)/obj
+	$(CC) $(ALL_CFLAGS) -DCL_KERNELS_IMAGE_FILE='"$(KERNELS_IMAGE_FILE)"' $$($(B)/image_sum $(FATBIN)) -c -o $@ $<
 endif
 
 $(SO_REAL): $(LIB_OBJ) libcudaload/cudaload.map

@@ -70,7 +70,10 @@ typedef enum cudaload_status {
     CUDALOAD_ERROR_REENTRANT = 18,        /* called from foreign code that a load by this same thread is
                                              running (a library's constructor or version call): refused
                                              at once instead of waiting on itself */
-    CUDALOAD_STATUS_COUNT_ = 19
+    CUDALOAD_ERROR_KERNELS_FILE = 19,     /* since 0.5: the bundled kernels are read from a file (the
+                                             Python package's module: its lib/libcudaload.a), which is
+                                             missing, unreadable or of another build */
+    CUDALOAD_STATUS_COUNT_ = 20
 } cudaload_status;
 
 /* A library of the catalogue (docs/catalogue.md), by id. The ids of the catalogue's first four
@@ -644,7 +647,7 @@ typedef struct cudaload_kernels_info {
     const char *sass_archs;   /* e.g. "75,80,86,89,90,100,120"; "" if not built */
     int ptx_arch;             /* the PTX embedded (the build's KERNEL_PTX: by default the lowest
                                  arch, e.g. 75; the python wheel's is its newest), 0 if none */
-    size_t fatbin_bytes;      /* size of the embedded fatbin */
+    size_t fatbin_bytes;      /* size of the fatbin (embedded, or in image_file) */
     /* per device (filled when device >= 0 and a driver is loaded): */
     int device;
     int cc_major, cc_minor;   /* compute capability of that device */
@@ -654,6 +657,11 @@ typedef struct cudaload_kernels_info {
                                  with the text in cudaload_last_error() */
     cudaload_backend last_backend; /* the backend the last call on this thread used */
     int last_device;          /* (0.3) the device the last call on this thread ran on; -1 if none */
+    /* since 0.5 */
+    const char *image_file;   /* NULL: the fatbin is embedded. Else the file it is read
+                                 from at the first launch, relative to the directory of the
+                                 library's own file: "lib/libcudaload.a" in the Python package's
+                                 module, which shares the archive's copy */
 } cudaload_kernels_info;
 
 /** Sets the backend for later SAXPY/SGEMM calls of the whole process (default AUTO; the

@@ -669,6 +669,15 @@ void cl_kernels_build_info(cudaload_kernels_info *info);
 cudaload_status cl_device_ready(int dev);
 const char *cl_cu_name(const cudaload_driver_table *d, CUresult r);
 
+/* kernels_image.c: the bundled kernels' fatbin, its size (0 when there are none), the file it is
+ * read from (relative to the library's directory; NULL: embedded), and the fatbin for
+ * cuModuleLoadData: embedded, or read from its file and checked (the Python package's module);
+ * release it after the load. OK, or KERNELS_NOT_BUILT, KERNELS_FILE or OUT_OF_MEMORY with why. */
+size_t cl_kernels_image_bytes(void);
+const char *cl_kernels_image_file(void);
+cudaload_status cl_kernels_image_get(const void **image, cl_buf *why);
+void cl_kernels_image_release(const void *image);
+
 /* kernels_launch.c: the device a call of fn runs on (the one owning its n pointers, named for the
  * message; else the runtime's current one); dev's primary context made current where another is
  * (*pushed: cl_ctx_leave pops it); kernel `which` launched on dev, in its context (cl_launch_in),

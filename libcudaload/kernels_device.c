@@ -26,8 +26,6 @@
 
 #ifndef CL_NO_KERNELS
 #include "kernels_build.h" /* generated: toolkit version, SASS list, PTX arch */
-extern const unsigned char cl_fatbin_start[];
-extern const unsigned char cl_fatbin_end[];
 #define CL_KERNELS_BUILT 1
 #else
 #define CL_KERNELS_BUILT 0
@@ -43,9 +41,8 @@ void cl_kernels_build_info(cudaload_kernels_info *info) {
     info->toolkit_version = CL_KERNELS_TOOLKIT_VERSION;
     info->sass_archs = CL_KERNELS_SASS_ARCHS;
     info->ptx_arch = CL_KERNELS_PTX_ARCH;
-#ifndef CL_NO_KERNELS
-    info->fatbin_bytes = (size_t)(cl_fatbin_end - cl_fatbin_start);
-#endif
+    info->fatbin_bytes = cl_kernels_image_bytes();
+    info->image_file = cl_kernels_image_file();
 }
 
 /* The kernels' names in the fatbin, by CL_K_* (a transpose case a tile is not built for: NULL). */
@@ -218,6 +215,13 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
                             "cuModuleLoadData, cuLaunchKernel, ...)");
         goto out;
     }
+    /* the fatbin: embedded, or read from its file (kernels_image.c), before the context is retained */
+    const void *image;
+    k->status = cl_kernels_image_get(&image, &why);
+    if (k->status != CUDALOAD_OK) {
+        permanent = k->status != CUDALOAD_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
     const char *step = "retaining the primary context";
     r = d->cuDevicePrimaryCtxRetain(&k->ctx, cu);
     if (r != CUDA_SUCCESS) {
@@ -228,7 +232,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
         /* pushed: the module goes into the primary context, then the context is popped */
         int loaded = 0;
         step = "loading the bundled kernels";
-        r = d->cuModuleLoadData(&k->module, cl_fatbin_start);
+        r = d->cuModuleLoadData(&k->module, image);
         if (r == CUDA_SUCCESS) loaded = 1;
         for (int i = 0; r == CUDA_SUCCESS && i < CL_K_COUNT; i++)
             if (cl_kernel_names[i]) r = d->cuModuleGetFunction(&k->fn[i], k->module, cl_kernel_names[i]);
@@ -236,6 +240,7 @@ static int cl_device_prepare(int dev, cl_device_kernels *k) {
         CUcontext popped;
         d->cuCtxPopCurrent(&popped); /* follows the successful push above, and only it */
     }
+    cl_kernels_image_release(image); /* the driver keeps its own copy of a loaded module */
     if (r != CUDA_SUCCESS) {
         /* nothing of the device is kept: the retained context is released (a retry retains it again) */
         if (k->ctx) d->cuDevicePrimaryCtxRelease(cu);

@@ -35,6 +35,7 @@ static const struct {
     [CUDALOAD_ERROR_BELOW_FLOOR] = {"CUDALOAD_ERROR_BELOW_FLOOR", "only versions below the minimum asked for were found"},
     [CUDALOAD_ERROR_DEVICE_MISMATCH] = {"CUDALOAD_ERROR_DEVICE_MISMATCH", "the operands of a call are on different devices"},
     [CUDALOAD_ERROR_REENTRANT] = {"CUDALOAD_ERROR_REENTRANT", "called back from a library this thread is loading"},
+    [CUDALOAD_ERROR_KERNELS_FILE] = {"CUDALOAD_ERROR_KERNELS_FILE", "the file the bundled kernels are read from is missing, unreadable or of another build"},
 };
 
 const char *cudaload_status_name(cudaload_status status) {

@@ -40,7 +40,7 @@ $(WB)/obj $(WB)/tests:
 $(WB)/obj/%.o: libcudaload/%.c $(HEADERS) libcudaload/platform.h mk/windows.mk | $(WB)/obj
 	$(MINGW_CC) $(WIN_CFLAGS) -c -o $@ $<
 
-$(WB)/obj/kernels_device.o: libcudaload/kernels_device.c $(HEADERS) $(if $(NVCC),$(B)/kernels/kernels_build.h) mk/windows.mk | $(WB)/obj
+$(WB)/obj/kernels_device.o $(WB)/obj/kernels_image.o: $(WB)/obj/%.o: libcudaload/%.c $(HEADERS) $(if $(NVCC),$(B)/kernels/kernels_build.h) mk/windows.mk | $(WB)/obj
 	$(MINGW_CC) $(WIN_CFLAGS) $(KERNEL_DEF) -c -o $@ $<
 
 $(WB)/obj/fatbin_windows.o: libcudaload/fatbin_windows.S $(FATBIN) | $(WB)/obj

@@ -187,6 +187,14 @@ class BuildExt(build_ext):
                "CUDA_INC=%s" % inc, "CFLAGS=-O2 -ffunction-sections -fdata-sections", "HIDDEN_API=1", "DEVDIR=%s" % devdir, "dev-tree"]
         nv = nvcc()
         cmd.insert(-1, "NVCC=%s" % (nv or ""))
+        # The kernels once in the wheel: the module reads them at run time from the dev tree's
+        # libcudaload.a beside it (lib/libcudaload.a: make's kernels_image_file.o, linked before
+        # the archive, checks it is this build's), where a static link needs them anyway. A build
+        # whose module does not land beside that tree (an in-place build) embeds them instead.
+        kernels_file = bool(nv) and Path(self.get_ext_fullpath(ext.name)).resolve().parent == devdir
+        image_obj = libdir / "obj" / "kernels_image_file.o"
+        if kernels_file:
+            cmd.append(str(image_obj))
         # the kernels' architectures: the Makefile's (one SASS per family, PTX of the newest),
         # unless CUDALOAD_KERNEL_ARCHS names them
         archs = os.environ.get("CUDALOAD_KERNEL_ARCHS", "").split()
@@ -209,11 +217,11 @@ class BuildExt(build_ext):
         ext.sources = list(ext.sources) + [str(f) for f in probe_files(root, ".c") if f.name != "probe_platform_windows.c"]
         ext.include_dirs = [str(root / "include"), str(root / "tools")] + list(ext.include_dirs)
         ext.extra_compile_args = list(ext.extra_compile_args) + ["-isystem", inc]
-        ext.extra_objects = [str(libdir / "libcudaload.a")]
+        ext.extra_objects = ([str(image_obj)] if kernels_file else []) + [str(libdir / "libcudaload.a")]
         # build_ext skips an extension newer than its sources and depends: the archive (which
         # make just rebuilt when the library or the kernels changed) must count, or a build
         # dir that is kept (CUDALOAD_BUILD_BASE) would ship the previous kernels
-        ext.depends = list(ext.depends) + [str(libdir / "libcudaload.a")] + [str(f) for f in probe_files(root, ".h")]
+        ext.depends = list(ext.depends) + ext.extra_objects + [str(f) for f in probe_files(root, ".h")]
         # no RUNPATH: some Pythons' LDSHARED carries -Wl,-rpath to their own lib dir
         self.compiler.linker_so = [a for a in self.compiler.linker_so if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
         if zig:  # the module compiled and linked by zig too, the interpreter's flags kept

@@ -242,7 +242,7 @@ static void child_launch_api(th_result *r, void *arg) {
     u[LA_RETAIN1] = SYM(h, cuDevicePrimaryCtxRetain)(&ctx, 0); /* FAKE_CUDA_RETAIN_ERROR=2, _COUNT=1 */
     u[LA_RETAIN2] = SYM(h, cuDevicePrimaryCtxRetain)(&ctx, 0);
     CUmodule mod = NULL;
-    static const unsigned char image[16] = {1};
+    static const unsigned char image[16] = {0x50, 0xed, 0x55, 0xba, 1}; /* a fatbin's header (the fake checks it) */
     u[LA_LOAD_NOCTX] = SYM(h, cuModuleLoadData)(&mod, image);
     u[LA_PUSH] = SYM(h, cuCtxPushCurrent)(ctx);
     SYM(h, cuCtxGetCurrent)(&cur);

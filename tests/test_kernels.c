@@ -88,6 +88,7 @@ static void test_fatbin_embedded(void **state) {
     assert_int_equal(info.ptx_arch, atoi(last ? last + 1 : info.sass_archs));
     assert_true(info.fatbin_bytes > 10000);
     assert_true(info.fatbin_bytes < 1100 * 1000); /* one SASS per family: 1.0 MB with CUDA 13.0 */
+    assert_null(info.image_file);                  /* embedded (the Python package's module reads a file) */
     /* every architecture the toolkit's nvcc lists from sm_75 runs SASS of the fatbin, none JIT */
     const char *list = NULL;
     if (th_sh(&list, "'%s/bin/nvcc' --list-gpu-code 2>/dev/null", th_cuda_home()) == 0 && list) {
@@ -793,6 +794,7 @@ static void test_build_without_kernels(void **state) {
     }
     assert_int_equal(info.toolkit_version, 0);
     assert_int_equal(info.fatbin_bytes, 0);
+    assert_null(info.image_file);
     const char *roots[] = {th_fixture("toolkit-cu13-wheel"), NULL};
     const char *h100[] = {driver_env, "FAKE_CUDA_CC=90", NULL};
     th_result *r = th_result_new();

@@ -30,7 +30,7 @@ LAYERS = [
     ("loader", ["catalogue", "config", "search", "candidates", "resolve", "gate", "walk", "walk_steps",
                 "walk_majors", "walk_file", "walk_deps", "driver_like", "cuda_compat", "advisor", "toolkit"]),
     ("api", ["cudaload", "preload"]),
-    ("launch", ["kernels", "sgemm_plan", "kernels_device", "kernels_launch", "cublas_pool", "fatbin", "fatbin_windows"]),
+    ("launch", ["kernels", "sgemm_plan", "kernels_device", "kernels_image", "kernels_image_file", "kernels_launch", "cublas_pool", "fatbin", "fatbin_windows"]),
 ]
 LAYER_OF = {obj: (i, name) for i, (name, objs) in enumerate(LAYERS) for obj in objs}
 

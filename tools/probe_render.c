@@ -377,9 +377,11 @@ static void text_report(FILE *o, const probe *p, int code) {
         size_t an = 0;
         for (const char *a = p->kinfo.sass_archs; a && *a && an + 4 < sizeof archs; a++)
             an += (size_t)snprintf(archs + an, sizeof archs - an, *a == ',' ? ", " : "%c", *a);
-        snprintf(buf, sizeof buf, "built by CUDA %d.%d, %zu KiB embedded: SASS for sm_%s; PTX compute_%d",
+        char where[160] = "embedded";
+        if (p->kinfo.image_file) snprintf(where, sizeof where, "in %s beside the library", p->kinfo.image_file);
+        snprintf(buf, sizeof buf, "built by CUDA %d.%d, %zu KiB %s: SASS for sm_%s; PTX compute_%d",
                  p->kinfo.toolkit_version / 1000, p->kinfo.toolkit_version % 1000 / 10, p->kinfo.fatbin_bytes / 1024,
-                 archs, p->kinfo.ptx_arch);
+                 where, archs, p->kinfo.ptx_arch);
         wrap(o, "  ", 4, buf);
     } else {
         wrap(o, "  ", 4, "not built (libcudaload was built without nvcc): SAXPY/SGEMM use cuBLAS");
@@ -571,6 +573,7 @@ static void json_report(FILE *out, const probe *p, int code) {
     pj_end_array(&w);
     pj_key(&w, "ptx"), p->kinfo.ptx_arch ? pj_int(&w, p->kinfo.ptx_arch) : pj_null(&w);
     pj_key(&w, "fatbin_bytes"), pj_int(&w, (long long)p->kinfo.fatbin_bytes);
+    pj_key(&w, "image_file"), pj_string(&w, p->kinfo.image_file);
     pj_end_object(&w);
     pj_key(&w, "environment"), pj_begin_object(&w);
     for (int i = 0; i < p->n_env; i++) pj_key(&w, p->env[i]), pj_string(&w, getenv(p->env[i]));

@@ -47,7 +47,8 @@
  * symbols the bundled kernels need (cuDevicePrimaryCtxRetain/Release, cuCtxPushCurrent,
  * cuCtxPopCurrent, cuCtxGetCurrent, cuModuleLoadData, cuModuleUnload, cuModuleGetFunction,
  * cuLaunchKernel), which do no device work: a context is a per-device token, a module and
- * its functions are tokens of the device whose context was current at the load, a launch only
+ * its functions are tokens of the device whose context was current at the load (an image without a
+ * fatbin's header, magic 0xBA55ED50 and version 1, is refused: CUDA_ERROR_INVALID_IMAGE), a launch only
  * checks that a context is current (CUDA_ERROR_INVALID_CONTEXT) and that it is the function's
  * (CUDA_ERROR_INVALID_HANDLE, as the real driver refuses a function of another context). Each thread has a
  * context stack as in the real driver (push, pop, get current); a pop on an empty stack
@@ -438,6 +439,10 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
     if (!ctx_depth) return CUDA_ERROR_INVALID_CONTEXT;
     CUresult st = forced("FAKE_CUDA_MODULE_LOAD_ERROR", "FAKE_CUDA_MODULE_LOAD_ERROR_COUNT", &module_load_calls);
     if (st != CUDA_SUCCESS) return st;
+    /* a fatbin, as the real driver checks first: its header's magic and version 1 (anything
+     * else, such as bytes read from the wrong place of a file, is refused as the driver does) */
+    const unsigned char *h = image;
+    if (h[0] != 0x50 || h[1] != 0xed || h[2] != 0x55 || h[3] != 0xba || h[4] != 1 || h[5] != 0) return CUDA_ERROR_INVALID_IMAGE;
     atomic_fetch_add(&stats[S_MODULE_LOAD], 1);
     *module = (CUmodule)(void *)&module_token[current_device()];
     return CUDA_SUCCESS;

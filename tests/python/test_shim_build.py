@@ -3,8 +3,9 @@
 
 The wheel is built once per session (conftest.shim_wheel). Checked: no DT_NEEDED on any CUDA
 library (nothing but libc and the loader), no RPATH/RUNPATH, only PyInit__cudaload exported
-(libcudaload's symbols hidden), the bundled kernels embedded when nvcc was there, abi3 on
-Python >= 3.11, < 1.3 MB; `auditwheel show` gives a manylinux tag and `auditwheel repair`
+(libcudaload's symbols hidden), the bundled kernels there when nvcc was (read from the archive the wheel carries for
+extension builders, which the module checks: missing or another build's refused, never loaded),
+abi3 on Python >= 3.11, the module < 1 MB and the wheel < 2.5 MB compressed; `auditwheel show` gives a manylinux tag and `auditwheel repair`
 succeeds with no --exclude and grafts nothing; the sdist carries the library sources and a
 wheel built from it (outside the repository, no nvcc) imports and reports. The sdist, the wheel
 and the one built from the sdist carry LICENSE and name it, with the SPDX expression, in their
@@ -62,23 +63,19 @@ def assert_license(meta, archive, where):
 
 
 def test_wheel_contents_and_size(shim_wheel):
-    """The module < 1.3 MB; the whole wheel < 3.25 MB: it also carries, for extension builders, the
-    headers, libcudaload.a (with its own copy of the kernels' fatbin: a static link cannot share
-    the module's) and the stub archives, debug info stripped (2,258,431 bytes with the toolkit's
-    ten; 2,508,379 with the seven of the libraries that ship as wheels of their own; 2,682,443 with
-    nvSHMEM's too: its archive is 105 KB compressed; 3,061,299 with the two SGEMM kernels that
-    brought TN and TT above cuBLAS, twice: in the module and in libcudaload.a)."""
+    """The module < 1 MB and the whole wheel < 2.5 MB, compressed. The wheel carries, for extension
+    builders, the headers, libcudaload.a and the stub archives, debug info stripped; the kernels'
+    fatbin once, in libcudaload.a, where a static link needs it and from where the module reads it
+    (2,102,139 bytes with CUDA 13.0; 3,061,299 when the module embedded a copy of its own)."""
     size = shim_wheel.stat().st_size
-    assert size < 3_250_000, "the wheel is %d bytes: the limit is 3.25 MB" % size
+    assert size < 2_500_000, "the wheel is %d bytes: the limit is 2.5 MB" % size
     with zipfile.ZipFile(shim_wheel) as z:
         infos = z.infolist()
     names = [i.filename for i in infos]
     module = [i for i in infos if re.match(r"cudaload/_cudaload\..*so$", i.filename)]
-    # 975,234 bytes with the toolkit's ten tables; 1,013,736 with the eight of the libraries that
-    # ship as wheels of their own (their descriptors: about 1,100 names); 1,040,824 with nvSHMEM's
-    # 1,495 more; 1,227,773 with the 256 x 128 TN and 128 x 128 TT kernels of copies along k (each
-    # about 90 KB across the 7 architectures)
-    assert len(module) == 1 and module[0].compress_size < 1_300_000, [(i.filename, i.compress_size) for i in module]
+    # 225,529 bytes with the 19 libraries' tables and the kernels in libcudaload.a (1,227,773
+    # when it embedded them: the fatbin is 1.0 MB, compressed by nvcc already)
+    assert len(module) == 1 and module[0].compress_size < 1_000_000, [(i.filename, i.compress_size) for i in module]
     assert "cudaload/__init__.py" in names and "cudaload/__main__.py" in names, names
     assert not [n for n in names if n.endswith((".c", ".o"))], names
     stubs = package_stubs()
@@ -119,22 +116,93 @@ def test_extension_links_no_cuda_and_exports_only_pyinit(extension):
 
 
 def test_kernels_embedded_when_nvcc(shim_target):
-    """With nvcc the kernels are in the module, one SASS per family (setup.py's WHEEL_ARCHS),
-    not the Makefile's every arch, and PTX of the newest; without nvcc there are none. The
-    fatbin's bound is a check of its own; what holds the module under 1.3 MB compressed is
-    test_wheel_contents_and_size."""
+    """With nvcc the kernels are there, one SASS per family (the Makefile's KERNEL_FAMILIES), not
+    every architecture nvcc lists, and PTX of the newest: in the package's lib/libcudaload.a, which
+    the module reads them from (its image_file), holding no copy of its own; without nvcc there are
+    none. What holds the module and the wheel under their limits is test_wheel_contents_and_size."""
     venv = make_venv("venv-bare")
     r = run_py(venv / "bin" / "python", "import json, cudaload; k = cudaload.probe()['kernels']; "
-               "print(json.dumps([cudaload.KERNELS_BUILT, k['built'], k['sass'], k['ptx'], k['fatbin_bytes']]))",
+               "print(json.dumps([cudaload.KERNELS_BUILT, k['built'], k['sass'], k['ptx'], k['fatbin_bytes'], k['image_file']]))",
                clean_env(PYTHONPATH=shim_target, CUDALOAD_SOURCES=SOURCES_NO_SYSTEM))
-    flag, built, sass, ptx, size = json.loads(r.stdout)
+    flag, built, sass, ptx, size, image_file = json.loads(r.stdout)
     assert flag == built == nvcc_available(), r.stdout
+    sections = sh(["readelf", "-S", "-W", str(next((shim_target / "cudaload").glob("_cudaload.*so")))]).stdout
+    assert "cudaload_fatbin" not in sections, sections
     if built:
         assert 90 in sass and sass == sorted(sass) and ptx == sass[-1], (sass, ptx)
         assert not [a for a in sass if a in (87, 88, 89, 103, 121)], "covered by a lower SASS of the family: %s" % sass
-        # 1,008,680 bytes for the 7 architectures and PTX (the bound was 860,000 before the
-        # 256 x 128 TN and 16-deep TT SGEMM kernels)
+        # 1,008,680 bytes for the 7 architectures and PTX
         assert 0 < size < 1_100_000, size
+        assert image_file == "lib/libcudaload.a", image_file
+        archive = sh(["readelf", "-S", "-W", str(shim_target / "cudaload" / "lib" / "libcudaload.a")]).stdout
+        assert ".rodata.cudaload_fatbin" in archive, archive
+    else:
+        assert image_file is None, image_file
+
+
+def fake_launch_driver():
+    b = os.environ.get("CUDALOAD_TEST_BUILD")
+    fake = Path(b) / "fake" / "launch" / "libcuda.so.1" if b else None
+    if not fake or not fake.exists():
+        pytest.skip("the fake libcuda.so.1 with the launch API of the C tests is not built (make check-python builds it)")
+    return fake
+
+
+KERNELS_STATUS = ("import json, cudaload; d = cudaload.probe()['devices'][0]; "
+                  "print(json.dumps([d['kernels'], d['kernels_status'], d['kernels_reason']]))")
+
+
+def spoil_archive(path, how):
+    """The package's lib/libcudaload.a, spoilt one way (what a partial install, a file of another
+    build or a disk error leaves)."""
+    data = bytearray(path.read_bytes())
+    fatbin = data.find(bytes([0x50, 0xED, 0x55, 0xBA, 1, 0]))  # the fatbin's header
+    assert fatbin > 0
+    if how == "missing":
+        path.unlink()
+    elif how == "byte":  # one byte of the fatbin changed: the checksum differs
+        data[fatbin + 5000] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif how == "truncated":  # ends inside the fatbin
+        path.write_bytes(bytes(data[:fatbin + 4096]))
+    elif how == "not_archive":
+        path.write_bytes(b"\x7fELF" + bytes(data[4:]))
+    elif how == "no_member":  # an archive without fatbin.o
+        path.unlink()
+        other = path.parent / "status.o"
+        other.write_bytes(b"\x7fELF" + b"\0" * 60)
+        sh(["ar", "rc", str(path), str(other)])
+        other.unlink()
+    elif how == "empty":
+        path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("how", ["missing", "byte", "truncated", "not_archive", "no_member", "empty"])
+def test_kernels_file_refused_unless_the_builds(shim_target, tmp_path, how):
+    """On a device (the fake driver with the launch API: it refuses an image without a fatbin's
+    header, as the real one does), the kernels run when the package's lib/libcudaload.a is this
+    build's, and are refused with CUDALOAD_ERROR_KERNELS_FILE, naming the file, when it is missing
+    or spoilt (SAXPY/SGEMM then take cuBLAS, backend auto); the status raises
+    KernelsUnavailableError with the reinstall fix."""
+    if not nvcc_available():
+        pytest.skip("no nvcc: the package has no kernels")
+    fake = fake_launch_driver()
+    env = clean_env(CUDALOAD_DRIVER_PATH=fake, CUDALOAD_SOURCES="caller")
+    venv = make_venv("venv-bare")
+    copy = tmp_path / "t"
+    shutil.copytree(shim_target, copy, symlinks=True)
+    ok = json.loads(run_py(venv / "bin" / "python", KERNELS_STATUS, dict(env, PYTHONPATH=str(copy))).stdout)
+    assert ok[:2] == ["sass", "CUDALOAD_OK"], ok
+    archive = copy / "cudaload" / "lib" / "libcudaload.a"
+    spoil_archive(archive, how)
+    bad = json.loads(run_py(venv / "bin" / "python", KERNELS_STATUS, dict(env, PYTHONPATH=str(copy))).stdout)
+    assert bad[:2] == ["none", "CUDALOAD_ERROR_KERNELS_FILE"], bad
+    assert str(archive) in bad[2], bad
+    r = run_py(venv / "bin" / "python", "import cudaload\n"
+               "try:\n    cudaload._raise(cudaload._cudaload.StatusError(19, 'detail', None))\n"
+               "except cudaload.KernelsUnavailableError as e:\n    print(e.status, '|'.join(e.fixes))\n",
+               dict(env, PYTHONPATH=str(copy)))
+    assert r.stdout.startswith("CUDALOAD_ERROR_KERNELS_FILE ") and "--force-reinstall" in r.stdout, r.stdout
 
 
 def test_auditwheel_show_and_repair(shim_wheel, tmp_path):

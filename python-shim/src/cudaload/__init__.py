@@ -97,6 +97,7 @@ _CLASSES = {
     "CUDALOAD_ERROR_NO_DEVICE": NoDeviceError,
     "CUDALOAD_ERROR_KERNELS_NOT_BUILT": KernelsUnavailableError,
     "CUDALOAD_ERROR_NO_KERNEL_IMAGE": KernelsUnavailableError,
+    "CUDALOAD_ERROR_KERNELS_FILE": KernelsUnavailableError,
     "CUDALOAD_ERROR_CUDA": CudaError,
     # a load asked from a library's constructor or version call that a load of the same thread
     # runs (a callback into Python from such code): no subclass, nothing to install
@@ -112,6 +113,10 @@ def _fixes_for(status, lib):
     the probe's code, with this interpreter's pip), or for a driver that shows no device."""
     if status == "CUDALOAD_ERROR_KERNELS_NOT_BUILT":
         return ['cudaload.set_backend("auto") or ("cublas"): this build has no bundled kernels (built without nvcc)']
+    if status == "CUDALOAD_ERROR_KERNELS_FILE":
+        return ["%s -m pip install --force-reinstall --no-deps cudaload==%s: the package's lib/libcudaload.a, which "
+                "holds the bundled kernels, is missing or of another build" % (_sys.executable, __version__),
+                'cudaload.set_backend("auto") or ("cublas") in the meantime']
     if lib:
         return _cudaload._fixes(_USES if lib in _USES else (lib,), False, _sys.executable)
     if status == "CUDALOAD_ERROR_NO_DEVICE":
