@@ -53,7 +53,7 @@ VENDORED = HERE / "libcudaload-src"
 # (make dev-tree).
 LIB_FILES = ["Makefile", "mk", "include", "libcudaload", "kernels", "stubs", "cmake", "tools/cuda-pins.txt",
              "tools/wheel_files.py", "tools/api/wheel-libs.txt", "tools/api/wheel-older.txt",
-             "tools/api/wheel-files.sha256"]
+             "tools/api/wheel-files.sha256", "tools/image_sum.c"]
 LIMITED_API = sys.version_info >= (3, 11)  # abi3: Py_buffer is in the limited API from 3.11
 
 

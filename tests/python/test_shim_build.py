@@ -236,7 +236,9 @@ def test_sdist_carries_the_library_and_builds_outside_the_repo(tmp_path):
               "backend/cudaload_backend.py", "libcudaload-src/tools/cuda-pins.txt",
               # the wheel-only stubs' headers: the pins, the older ones, and the digests they are verified with
               "libcudaload-src/tools/wheel_files.py", "libcudaload-src/tools/api/wheel-libs.txt",
-              "libcudaload-src/tools/api/wheel-older.txt", "libcudaload-src/tools/api/wheel-files.sha256"):
+              "libcudaload-src/tools/api/wheel-older.txt", "libcudaload-src/tools/api/wheel-files.sha256",
+              # the module's kernels read from the archive: what checks them, at build and run time
+              "libcudaload-src/tools/image_sum.c", "libcudaload-src/libcudaload/kernels_image.c"):
         assert top + f in names, (f, names)
     # the probe's report, every file of it (gather, diagnose, self-test, render, ...)
     probe_files = sorted(p.name for p in (REPO / "tools").glob("probe_*.[ch]"))
