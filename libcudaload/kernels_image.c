@@ -25,7 +25,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0 /* Linux's: the buffer's pages made at once, not one fault at a time */
+#endif
 
 /* the fatbin's member of the archive, and its section there (fatbin.S) */
 #define CL_IMAGE_MEMBER "fatbin.o"
@@ -132,9 +137,11 @@ out:
 }
 
 /* The archive beside this module (CL_KERNELS_IMAGE_FILE, relative to the module's directory), its
- * fatbin read and checked into a buffer of the heap. */
+ * fatbin read and checked into pages of its own (made at once: faulting in 1 MB page by page cost
+ * more than reading it). */
 cudaload_status cl_kernels_image_get(const void **image, cl_buf *why) {
     *image = NULL;
+    double t0 = cl_plat_now_us();
     /* the module's own file: dladdr takes ld.so's lock, and no lock of libcudaload's is held here */
     char *self = cl_plat_self_path((const void *)cl_kernels_image_get);
     if (!self) {
@@ -161,9 +168,11 @@ cudaload_status cl_kernels_image_get(const void **image, cl_buf *why) {
         size_t n = CL_KERNELS_IMAGE_BYTES;
         if (s_len != n + 1) {
             cl_buf_printf(&what, "its fatbin is %zu bytes, and this module was built with one of %zu", s_len ? s_len - 1 : 0, n);
-        } else if (!(p = malloc(n))) {
+        } else if ((p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)) ==
+                   MAP_FAILED) {
+            p = NULL;
             st = CUDALOAD_ERROR_OUT_OF_MEMORY;
-            cl_buf_printf(&what, "out of memory for its %zu bytes", n);
+            cl_buf_printf(&what, "cannot map %zu bytes for it: %s", n, strerror(errno));
         } else if (cl_image_pread(fd, p, n, s_off, "fatbin", &what)) {
             uint64_t sum = cl_image_sum(p, n);
             if (sum == CL_KERNELS_IMAGE_SUM) {
@@ -177,8 +186,10 @@ cudaload_status cl_kernels_image_get(const void **image, cl_buf *why) {
     if (fd >= 0) close(fd);
     if (st == CUDALOAD_OK) {
         *image = p;
+        cl_debug("kernels: %zu bytes read from %s and checked in %.0f us", (size_t)CL_KERNELS_IMAGE_BYTES,
+                 cl_buf_str(&path), cl_plat_now_us() - t0);
     } else {
-        free(p);
+        if (p) munmap(p, CL_KERNELS_IMAGE_BYTES);
         cl_buf_printf(why, "the bundled kernels are read from %s, which the package installs with this module: %s%s",
                       cl_buf_str(&path), cl_buf_str(&what),
                       st == CUDALOAD_ERROR_KERNELS_FILE ? "; reinstall the package" : "");
@@ -188,7 +199,9 @@ cudaload_status cl_kernels_image_get(const void **image, cl_buf *why) {
     return st;
 }
 
-void cl_kernels_image_release(const void *image) { free((void *)image); }
+void cl_kernels_image_release(const void *image) {
+    if (image) munmap((void *)image, CL_KERNELS_IMAGE_BYTES);
+}
 
 #elif !defined(CL_NO_KERNELS)
 /* fatbin.S (fatbin_windows.S) */
