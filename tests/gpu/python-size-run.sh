@@ -21,7 +21,8 @@ for w in "$@"; do
     "$py" -m pip install --no-deps --no-index --disable-pip-version-check --target "$d" "$w" > "$out/install-$name.txt" 2>&1 ||
         { echo "python-size-run.sh: installing $w failed"; tail -5 "$out/install-$name.txt"; exit 1; }
     so=$(ls "$d"/cudaload/_cudaload*.so)
-    echo "$name: $(stat -c %s "$w") bytes wheel; module $(stat -c %s "$so") bytes unpacked; $(readelf -S -W "$so" | grep -c cudaload_fatbin) fatbin section(s) in it" >> "$out/wheels.txt"
+    fatbins=$("$py" -c 'import sys; print(open(sys.argv[1], "rb").read().count(bytes([0x50, 0xED, 0x55, 0xBA, 1, 0])))' "$so")
+    echo "$name: $(stat -c %s "$w") bytes wheel; module $(stat -c %s "$so") bytes unpacked, holding $fatbins fatbin(s)" >> "$out/wheels.txt"
     dirs+=("$d")
 done
 PYTHON=$py bench/run-python-first-call.sh "${dirs[@]}" > "$out/first-call.txt" 2>&1; echo "rc=$?" >> "$out/first-call.txt"
