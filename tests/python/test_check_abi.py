@@ -4,8 +4,8 @@ planted in a copy of the library's sources are each named (a member moved in a p
 function removed, an enumerator's value changed, a member appended to a struct without a size
 field, a parameter's type changed, an entry gone from a wheel library's table as libcudaload
 holds it, an export no header declares, a declaration nothing exports), while the changes
-abi/suppressions.abignore allows pass (a member appended to an info struct with a size field,
-a status appended before its count, a new function), and so do CUDA's own types changed; a stub built with an export its library
+allowed pass (a member appended to an info struct with a size field, abi/suppressions.abignore;
+a status appended before its count, tools/check_abi.py; a new function), and so do CUDA's own types changed; a stub built with an export its library
 lacks, NVIDIA's version on one export and a function missing is named on each, and the same
 stub made faithfully passes.
 
