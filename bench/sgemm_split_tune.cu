@@ -15,35 +15,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include "sgemm.cu"
+#include "sgemm_bench.cuh"
 typedef void (*E)(int, int, int, float, const float *, long long, const float *, long long, float, float *, long long, int, long long);
 struct T { const char *name; E fn; int bm, bn, th; bool vec; };
 static T tiles[] = {{"256x128", cudaload_sgemm_256x128_nn, 256, 128, 256, true}, {"128x128", cudaload_sgemm_128x128_nn, 128, 128, 256, false},
                     {"128x64", cudaload_sgemm_128x64_nn, 128, 64, 128, true}, {"64x64", cudaload_sgemm_64x64_nn, 64, 64, 128, false},
                     {"128x128v", cudaload_sgemm_128x128v_nn, 128, 128, 128, true}};
-// The split-k sum as libcudaload launches it: a programmatic dependent of the partial products'
-// kernel on sm_90 and up (libcudaload/kernels_launch.c: cl_launch_dependent), else an ordinary launch.
-static bool dependent_launch;
-static void reduce(unsigned blocks, int m, int n, int sp, const float *W, long long ws, float *C, int ldc) {
-    if (!dependent_launch) {
-        cudaload_sgemm_splitk_reduce<<<blocks, 256>>>(m, n, sp, W, ws, 1.f, 0.f, C, ldc);
-        return;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks), cfg.blockDim = dim3(256);
-    cudaLaunchAttribute at = {};
-    at.id = cudaLaunchAttributeProgrammaticStreamSerialization, at.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &at, cfg.numAttrs = 1;
-    cudaLaunchKernelEx(&cfg, cudaload_sgemm_splitk_reduce, m, n, sp, W, ws, 1.f, 0.f, C, (long long)ldc);
-}
-static float med(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
-// operands: uniform in [-0.5, 0.5) (random data draws the power a real product does; zeros less)
-__global__ void fill(float *p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)i * 2654435761u ^ seed;
-        x ^= x >> 13, x *= 0x5bd1e995u, x ^= x >> 15;
-        p[i] = (x & 0xffffff) / 16777216.0f - 0.5f;
-    }
-}
 int main() {
     cublasHandle_t h; cublasCreate(&h);
     int major = 0; cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
@@ -92,7 +69,7 @@ int main() {
                         long long ws = (long long)m * n;
                         t.fn<<<g, t.th>>>(m, n, k, 1.f, A, lda, B, ldb, 0.f, W, m, kc, ws);
                         cudaEventRecord(mid);
-                        reduce((unsigned)(((m + 3) / 4 * (long long)n + 255) / 256), m, n, sp, W, ws, C, ldc);
+                        launch_sum(cudaload_sgemm_splitk_reduce, sum_blocks(m, n), m, n, sp, (const float *)W, ws, 1.f, 0.f, C, (long long)ldc);
                     }
                 }
                 cudaEventRecord(b); cudaEventSynchronize(b);

@@ -45,6 +45,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include "sgemm.cu"
+#include "sgemm_bench.cuh"
 
 #define CK(x)                                                                                   \
     do {                                                                                        \
@@ -146,25 +147,6 @@ __global__ void __launch_bounds__(256) streamk_reduce(int m, int n, int k, int G
         }
 }
 
-static bool dependent_launch;
-// A sum kernel as libcudaload launches cudaload_sgemm_splitk_reduce: a programmatic dependent of
-// the partial products' kernel on sm_90 and up (libcudaload/kernels_launch.c), else an ordinary
-// launch (bench/sgemm_split_tune.cu).
-template <typename... P, typename... Q>
-static void launch_sum(void (*fn)(P...), unsigned blocks, Q... args) {
-    if (!dependent_launch) {
-        fn<<<blocks, 256>>>(args...);
-        return;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks), cfg.blockDim = dim3(256);
-    cudaLaunchAttribute at = {};
-    at.id = cudaLaunchAttributeProgrammaticStreamSerialization, at.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &at, cfg.numAttrs = 1;
-    cudaLaunchKernelEx(&cfg, fn, ((P)args)...);
-}
-static unsigned sum_blocks(int m, int n) { return (unsigned)(((m + 3) / 4 * (long long)n + 255) / 256); }
-
 // Shipped: cudaload_sgemm_128x128v_nn split 4 ways (the split rule of bench/sgemm_split_tune.cu:
 // slices a multiple of 16 deep), then the sum. W: 4 * m * n floats.
 static void shipped(int m, int n, int k, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
@@ -205,16 +187,6 @@ static void streamk(const SkPlan &pl, float alpha, const float *A, int lda, cons
     if (mid) cudaEventRecord(mid);
     launch_sum(streamk_reduce, sum_blocks(pl.m, pl.n), pl.m, pl.n, pl.k, pl.G, (const float *)W, alpha, beta, C,
                (long long)ldc);
-}
-
-static float med(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
-// operands: uniform in [-0.5, 0.5) (random data draws the power a real product does; zeros less)
-__global__ void fill(float *p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)i * 2654435761u ^ seed;
-        x ^= x >> 13, x *= 0x5bd1e995u, x ^= x >> 15;
-        p[i] = (x & 0xffffff) / 16777216.0f - 0.5f;
-    }
 }
 
 // max |x - ref| / max |ref| over the m x n matrices (ld ldc); NaN anywhere in x: infinity.
