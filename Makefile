@@ -76,7 +76,8 @@ LIBS       := -ldl -lpthread
 WALK_SRC   := libcudaload/walk.c libcudaload/walk_steps.c libcudaload/walk_file.c libcudaload/walk_deps.c \
               libcudaload/walk_majors.c libcudaload/candidates.c libcudaload/driver_like.c libcudaload/cuda_compat.c
 # the launch step (kernels.c: the public calls) and its parts: the SGEMM plan, the device's
-# kernels (the only file that needs KERNEL_DEF), the launch, the cuBLAS fallback
+# kernels and where their fatbin comes from (the two files that need KERNEL_DEF), the launch, the
+# cuBLAS fallback
 KERNELS_SRC := libcudaload/kernels.c libcudaload/sgemm_plan.c libcudaload/kernels_device.c libcudaload/kernels_image.c \
               libcudaload/kernels_launch.c libcudaload/cublas_pool.c
 LIB_SRC    := libcudaload/context.c libcudaload/status.c libcudaload/catalogue.c libcudaload/config.c libcudaload/search.c \

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernels_device.c -- the bundled kernels on one device: gated, loaded into its primary context
- * once, on first use, and what they were built with (kernels_build.h, the fatbin fatbin.S
- * embeds). The only file of the launch step that knows how the kernels were built.
+ * once, on first use, and what they were built with (kernels_build.h; the fatbin itself, embedded
+ * or read from a file, comes from kernels_image.c). With kernels_image.c, the only files of the
+ * launch step that know how the kernels were built.
  *
  * Gate, per device, before the first launch:
  *   - the driver must be of the toolkit's major or newer (SASS built by CUDA 13 needs a
