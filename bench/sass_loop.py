@@ -6,11 +6,15 @@ many are FFMAs, and the stall cycles the compiler encoded in their control bits 
 later: bits 41-44 of each instruction's second word). It compares our kernels with cuBLAS's
 without a GPU (docs/performance.md: the branchy fetch after each barrier showed here first).
 
-usage: sass_loop.py [--list] FILE.sass:KERNEL ...
+usage: sass_loop.py [--list] [--lds] FILE.sass:KERNEL ...
   FILE.sass: `cuobjdump -sass` output (cuobjdump from the toolkit, or the pip wheel
   nvidia-cuda-cuobjdump), e.g. of `nvcc -cubin -O3 -std=c++17 -arch=sm_90 -Ikernels
   kernels/all.cu`, or of a cubin `cuobjdump -xelf all libcublasLt.so.13` extracted.
   --list: also print the loop's other instructions, with their stall counts, in order.
+  --lds: also print each shared-memory read (LDS) of the loop and how far ahead of its first
+  use it is issued: instructions, and the stall cycles encoded between them (around the loop's
+  end where the use is in the next turn). ptxas issues a fragment read a few tens of cycles
+  before its FFMAs; cuBLAS's SIMT kernels issue theirs 130-240 ahead.
 """
 import collections
 import re
@@ -41,7 +45,33 @@ def opcode(text):
     return (words[1] if words[0].startswith("@") else words[0]).split(".")[0]
 
 
-def analyze(path, kernel, listing):
+def registers(text):
+    """The general registers an instruction's operand text names (R7, R7.reuse, [R7+0x10])."""
+    return [int(r) for r in re.findall(r"\bR(\d+)\b", text)]
+
+
+def lds_distances(body):
+    """(address, text, instructions, cycles) of each LDS of the loop: how far its first use
+    follows it, walking on around the loop's end."""
+    out = []
+    for i, (addr, text, _) in enumerate(body):
+        if opcode(text) != "LDS" or text.startswith("@!PT"):  # @!PT: never executed (padding)
+            continue
+        operands = text.split(None, 2 if text.startswith("@") else 1)[-1]
+        dest = registers(operands.split(",")[0])
+        width = 4 if ".128" in text else 2 if ".64" in text else 1
+        written = {dest[0] + j for j in range(width)} if dest else set()
+        cycles = 0
+        for d in range(1, len(body) + 1):
+            cycles += (body[(i + d - 1) % len(body)][2] >> 41) & 0xF
+            nxt = body[(i + d) % len(body)][1]
+            if "," in nxt and written & set(registers(nxt.split(",", 1)[1])):
+                out.append((addr, text, d, cycles))
+                break
+    return out
+
+
+def analyze(path, kernel, listing, lds=False):
     ins = load(path, kernel)
     if not ins:
         sys.exit(f"{path}: no kernel {kernel}")
@@ -60,6 +90,14 @@ def analyze(path, kernel, listing):
           f"{stalls} stall cycles ({len(body) / max(nffma, 1):.3f} instructions and {stalls / max(nffma, 1):.3f} "
           f"cycles per FFMA)")
     print("   other:", ", ".join(f"{k} {v}" for k, v in ops.most_common() if k != "FFMA"))
+    if lds:
+        dist = lds_distances(body)
+        if dist:
+            cyc = sorted(c for _, _, _, c in dist)
+            print(f"   LDS ahead of first use: {len(dist)} reads, cycles min {cyc[0]}, median {cyc[len(cyc) // 2]}, "
+                  f"max {cyc[-1]}; under 60: {sum(c < 60 for c in cyc)}")
+            for addr, text, d, c in dist:
+                print(f"   {addr:5x}  {text:44s} {d:4d} instructions {c:4d} cycles")
     if listing:
         run = 0
         for addr, text, hi in body:
@@ -77,9 +115,10 @@ def analyze(path, kernel, listing):
 if __name__ == "__main__":
     args = sys.argv[1:]
     listing = "--list" in args
-    specs = [a for a in args if a != "--list"]
+    lds = "--lds" in args
+    specs = [a for a in args if a not in ("--list", "--lds")]
     if not specs:
         sys.exit(__doc__)
     for spec in specs:
         path, kernel = spec.split(":", 1)
-        analyze(path, kernel, listing)
+        analyze(path, kernel, listing, lds)
