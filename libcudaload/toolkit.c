@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #ifndef _WIN32
 #include <dirent.h>
@@ -655,14 +656,30 @@ static cudaload_status cl_tree_at(const char *dir, const cl_plan *pl, const char
     return cl_tree_write(dir, pl, what, why) == 0 ? CUDALOAD_OK : CUDALOAD_ERROR_INVALID_ARGUMENT;
 }
 
+/* A maker's own directory (.toolkit-<hash>.XXXXXX, or .old.XXXXXX while one is moved out) lives
+ * for the milliseconds its links take; one older than this was left by a maker that was killed. */
+#define CL_TREE_ABANDONED_S (60 * 60)
+
 /* Removes the cache's trees whose nvcc is gone (made for a build environment pip has since
  * deleted, or wheels since uninstalled): a tree that lost its nvcc is no toolkit any more, and
- * one is left behind by every isolated build. Only trees of links this file made are touched. */
+ * one is left behind by every isolated build. Also the makers' directories that no maker has
+ * touched for CL_TREE_ABANDONED_S (a maker killed half-way: they are never renamed in, so
+ * nothing else would remove them). Only trees of links this file made are touched. */
 static void cl_tree_prune(const char *base) {
     DIR *d = opendir(base);
     if (!d) return;
+    const time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d))) {
+        if (strncmp(e->d_name, ".toolkit-", 9) == 0) {
+            char *tmp = cl_path_join(base, e->d_name);
+            struct stat st;
+            if (tmp && lstat(tmp, &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > CL_TREE_ABANDONED_S &&
+                cl_tree_only_ours(tmp))
+                cl_tree_remove(tmp);
+            free(tmp);
+            continue;
+        }
         if (strncmp(e->d_name, "toolkit-", 8) != 0) continue;
         char *tree = cl_path_join(base, e->d_name);
         char *nvcc = tree ? cl_path_join(tree, "bin/nvcc") : NULL;

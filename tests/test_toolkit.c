@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudaload.h"
@@ -657,7 +658,9 @@ static void test_toolkit_root_from_site(void **state) {
 }
 
 /* A tree in the cache whose nvcc is gone (a build environment pip deleted) is removed when
- * another tree is made; a live tree, and a directory of someone else's, are left. */
+ * another tree is made, and so is a maker's directory that a killed maker left (untouched for
+ * more than an hour); a live tree, a maker's directory of a minute ago, and a directory of
+ * someone else's, are left. */
 static void test_toolkit_root_stale_trees_pruned(void **state) {
     (void)state;
     need_trees();
@@ -679,12 +682,33 @@ static void test_toolkit_root_stale_trees_pruned(void **state) {
     write_file(pth("%s/toolkit-0000000000000000/notes.txt", cache), "mine\n", 0644);
     /* the first site's nvcc is gone: its tree is stale */
     assert_int_equal(unlink(pth("%s/nvidia/cu13/bin/nvcc", gone)), 0);
+    /* makers' directories: one killed two hours ago, half-way through its links; one of a minute
+     * ago (a maker at work); an old one that holds a file of someone else's */
+    const char *killed = pth("%s/.toolkit-00000000000000aa.Kx3PqZ", cache);
+    const char *working = pth("%s/.toolkit-00000000000000bb.Wm7TzQ", cache);
+    const char *foreign = pth("%s/.toolkit-00000000000000cc.old.Fr9LpA", cache);
+    const char *dirs[] = {killed, working, foreign};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mkdir(dirs[i], 0755), 0);
+        assert_int_equal(mkdir(pth("%s/bin", dirs[i]), 0755), 0);
+        assert_int_equal(symlink(pth("%s/bin/nvcc", kept), pth("%s/bin/nvcc", dirs[i])), 0);
+    }
+    write_file(pth("%s/notes.txt", foreign), "mine\n", 0644);
+    const time_t now = time(NULL);
+    const long age[] = {2 * 3600, 60, 2 * 3600};
+    for (int i = 0; i < 3; i++) {
+        struct timespec ts[2] = {{.tv_sec = now - age[i]}, {.tv_sec = now - age[i]}};
+        assert_int_equal(utimensat(AT_FDCWD, dirs[i], ts, 0), 0);
+    }
     tk_scene c = {.roots = {site13}, .n_roots = 1, .sources = SRC(CALLER), .toolkit_calls = 1};
     run_scene(&c, env);
     expect_root(0, CUDALOAD_OK);
     assert_false(exists(stale));
     assert_true(exists(pth("%s/bin/nvcc", kept)));
     assert_true(exists(pth("%s/toolkit-0000000000000000/notes.txt", cache)));
+    assert_false(exists(killed));
+    assert_true(exists(pth("%s/bin/nvcc", working)));
+    assert_true(exists(pth("%s/notes.txt", foreign)));
 }
 
 /* An explicit dir: made when absent; a non-empty dir that is no tree is refused, untouched; an
