@@ -13,8 +13,8 @@ usage: sass_loop.py [--list] [--lds] FILE.sass:KERNEL ...
   --list: also print the loop's other instructions, with their stall counts, in order.
   --lds: also print each shared-memory read (LDS) of the loop and how far ahead of its first
   use it is issued: instructions, and the stall cycles encoded between them (around the loop's
-  end where the use is in the next turn). ptxas issues a fragment read a few tens of cycles
-  before its FFMAs; cuBLAS's SIMT kernels issue theirs 130-240 ahead.
+  end where the use is in the next turn). ptxas issues our fragment reads a few tens of cycles
+  before their FFMAs; cuBLAS's 128 x 128 SIMT kernel issues its own 84-239 ahead (median 185).
 """
 import collections
 import re

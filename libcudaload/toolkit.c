@@ -656,8 +656,10 @@ static cudaload_status cl_tree_at(const char *dir, const cl_plan *pl, const char
     return cl_tree_write(dir, pl, what, why) == 0 ? CUDALOAD_OK : CUDALOAD_ERROR_INVALID_ARGUMENT;
 }
 
-/* A maker's own directory (.toolkit-<hash>.XXXXXX, or .old.XXXXXX while one is moved out) lives
- * for the milliseconds its links take; one older than this was left by a maker that was killed. */
+/* A maker's own directory (.toolkit-<hash>.XXXXXX) lives for the milliseconds its links take; one
+ * untouched for longer than this was left by a maker that was killed. (An .old.XXXXXX one holds a
+ * tree being moved out, which may be older: removing it is what its maker does next anyway, and
+ * two removals of one tree both end with it gone.) */
 #define CL_TREE_ABANDONED_S (60 * 60)
 
 /* Removes the cache's trees whose nvcc is gone (made for a build environment pip has since
